@@ -1,0 +1,9 @@
+import { listBanks } from '#shared/banks/index.ts';
+import { httpHandler } from '#shared/http/stack.ts';
+
+/** GET /banks (and /banks/list): public, cacheable for an hour. */
+export const handler = httpHandler({}, async () => ({
+  message: 'Banks retrieved',
+  data: listBanks(),
+  headers: { 'Cache-Control': 'public, max-age=3600' },
+}));

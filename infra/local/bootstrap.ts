@@ -1,0 +1,107 @@
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { localCredentials } from '#infra/local/process.ts';
+import {
+  deadLetterQueueName,
+  PAYMENT_EVENTS_QUEUE,
+  type QueueDefinition,
+  visibilityTimeoutSeconds,
+} from '#infra/queues.ts';
+import { TABLE_LIST, type TableDefinition } from '#infra/tables.ts';
+
+function createTableInput(prefix: string, table: TableDefinition): CreateTableCommandInput {
+  const keys = [table, ...(table.indexes ?? [])].flatMap((k) => [
+    k.partitionKey,
+    ...(k.sortKey ? [k.sortKey] : []),
+  ]);
+  const attributes = new Map(keys.map((k) => [k.name, k.type]));
+  const keySchema = (k: Pick<TableDefinition, 'partitionKey' | 'sortKey'>) => [
+    { AttributeName: k.partitionKey.name, KeyType: 'HASH' as const },
+    ...(k.sortKey ? [{ AttributeName: k.sortKey.name, KeyType: 'RANGE' as const }] : []),
+  ];
+  return {
+    TableName: prefix + table.name,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+      AttributeName,
+      AttributeType,
+    })),
+    KeySchema: keySchema(table),
+    GlobalSecondaryIndexes: table.indexes?.map((index) => ({
+      IndexName: index.name,
+      KeySchema: keySchema(index),
+      Projection: { ProjectionType: 'ALL' },
+    })),
+  };
+}
+
+/** Creates every table of `infra/tables.ts` that does not exist yet. */
+export async function createTables(endpoint: string, prefix: string): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: localCredentials });
+  try {
+    for (const table of TABLE_LIST) {
+      try {
+        await client.send(new CreateTableCommand(createTableInput(prefix, table)));
+      } catch (error) {
+        if (!(error instanceof ResourceInUseException)) throw error;
+        continue;
+      }
+      if (table.ttlAttribute) {
+        await client.send(
+          new UpdateTimeToLiveCommand({
+            TableName: prefix + table.name,
+            TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true },
+          }),
+        );
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Creates a queue and its dead-letter queue (idempotent); returns the queue's URL. */
+async function createQueue(client: SQSClient, prefix: string, queue: QueueDefinition): Promise<string> {
+  const dlq = await client.send(
+    new CreateQueueCommand({
+      QueueName: prefix + deadLetterQueueName(queue),
+      Attributes: { MessageRetentionPeriod: String(14 * 24 * 3600) },
+    }),
+  );
+  const dlqAttributes = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  const created = await client.send(
+    new CreateQueueCommand({
+      QueueName: prefix + queue.name,
+      Attributes: {
+        VisibilityTimeout: String(visibilityTimeoutSeconds(queue)),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: dlqAttributes.Attributes?.QueueArn,
+          maxReceiveCount: queue.maxReceiveCount,
+        }),
+      },
+    }),
+  );
+  if (!created.QueueUrl) throw new Error(`queue ${queue.name} was not created`);
+  return created.QueueUrl;
+}
+
+/** Creates the service's queues; returns the environment that points the handlers at them. */
+export async function createQueues(
+  endpoint: string,
+  prefix: string,
+): Promise<{ PAYMENTS_QUEUE_URL: string }> {
+  const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: localCredentials });
+  try {
+    return { PAYMENTS_QUEUE_URL: await createQueue(client, prefix, PAYMENT_EVENTS_QUEUE) };
+  } finally {
+    client.destroy();
+  }
+}

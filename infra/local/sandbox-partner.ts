@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { findBank } from '#shared/banks/index.ts';
+import { isValidNuban } from '#shared/banks/nuban.ts';
+
+/**
+ * The sandbox banking partner (API.md §5): a separate HTTP server that behaves like a bank's API,
+ * with deterministic test accounts. Serial prefixes trigger the partner's failure modes.
+ */
+export const SANDBOX_TRIGGERS = {
+  accountNotFound: '99999',
+  timeout: '88888',
+  rejectTransfers: '77777',
+} as const;
+
+const FIRST_NAMES = [
+  'Adaeze',
+  'Babatunde',
+  'Chiamaka',
+  'Chinedu',
+  'Damilola',
+  'Emeka',
+  'Fatima',
+  'Folake',
+  'Ibrahim',
+  'Ifeoma',
+  'Kehinde',
+  'Ngozi',
+  'Nnamdi',
+  'Olumide',
+  'Oluwaseun',
+  'Segun',
+  'Tobechukwu',
+  'Uche',
+  'Yetunde',
+  'Zainab',
+];
+const SURNAMES = [
+  'Abubakar',
+  'Adebayo',
+  'Adeyemi',
+  'Afolabi',
+  'Balogun',
+  'Bello',
+  'Eze',
+  'Igwe',
+  'Nwachukwu',
+  'Obi',
+  'Okafor',
+  'Okonkwo',
+  'Okoro',
+  'Olawale',
+  'Onyeka',
+  'Suleiman',
+  'Uchenna',
+  'Usman',
+  'Yusuf',
+  'Nwosu',
+];
+
+/** The account holder's name the sandbox gives an account number: the same number, the same name. */
+export function sandboxAccountName(accountNumber: string): string {
+  const digest = createHash('sha256').update(accountNumber).digest();
+  const pick = (list: string[], byte: number) => list[(digest[byte] ?? 0) % list.length] ?? '';
+  return `${pick(SURNAMES, 0)} ${pick(FIRST_NAMES, 1)} ${pick(FIRST_NAMES, 2)}`.toUpperCase();
+}
+
+export interface SandboxPartnerOptions {
+  port: number;
+  host?: string;
+  /** How long a "timeout" account keeps the caller waiting before the sandbox answers 504. */
+  hangMs?: number;
+}
+
+export interface SandboxPartner {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+function reply(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
+  response.end(JSON.stringify(body));
+}
+
+async function readJson(request: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  try {
+    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Waits `ms`, or less if the caller hangs up. */
+function hang(request: IncomingMessage, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    request.socket.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+async function nameEnquiry(request: IncomingMessage, response: ServerResponse, hangMs: number) {
+  const { bank_code: bankCode, account_number: accountNumber } = await readJson(request);
+  if (typeof bankCode !== 'string' || typeof accountNumber !== 'string' || !/^\d{10}$/.test(accountNumber)) {
+    return reply(response, 400, { error: 'invalid_request' });
+  }
+  const bank = findBank(bankCode);
+  if (!bank) return reply(response, 400, { error: 'unknown_bank' });
+  if (bank.nuban && !isValidNuban(bank.code, accountNumber))
+    return reply(response, 400, { error: 'invalid_account' });
+  if (accountNumber.startsWith(SANDBOX_TRIGGERS.timeout)) {
+    await hang(request, hangMs);
+    return response.destroyed ? undefined : reply(response, 504, { error: 'timeout' });
+  }
+  if (accountNumber.startsWith(SANDBOX_TRIGGERS.accountNotFound)) {
+    return reply(response, 404, { error: 'account_not_found' });
+  }
+  return reply(response, 200, {
+    account_name: sandboxAccountName(accountNumber),
+    account_number: accountNumber,
+    bank_code: bank.code,
+  });
+}
+
+/** Starts the sandbox partner's HTTP server. */
+export async function startSandboxPartner(options: SandboxPartnerOptions): Promise<SandboxPartner> {
+  const hangMs = options.hangMs ?? 60_000;
+  const server = createServer((request, response) => {
+    const route = `${request.method} ${new URL(request.url ?? '/', 'http://localhost').pathname}`;
+    const work =
+      route === 'POST /v1/name-enquiry'
+        ? nameEnquiry(request, response, hangMs)
+        : Promise.resolve(reply(response, 404, { error: 'not_found' }));
+    work.catch((error: unknown) => {
+      console.error('sandbox partner failed', error);
+      if (!response.headersSent) reply(response, 500, { error: 'internal' });
+    });
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,57 @@
+import { createQueues, createTables } from '#infra/local/bootstrap.ts';
+import { startDynamoDbLocal } from '#infra/local/dynamodb.ts';
+import { localCredentials } from '#infra/local/process.ts';
+import { startSandboxPartner } from '#infra/local/sandbox-partner.ts';
+import { startLocalSqs } from '#infra/local/sqs.ts';
+
+export interface LocalServicesOptions {
+  ports: { dynamodb: number; sqs: number; sandbox: number };
+  tablePrefix: string;
+  /** Keeps DynamoDB data on disk here; in memory without it. */
+  dataDir?: string;
+  /** How long the sandbox keeps a "timeout" account's caller waiting. */
+  sandboxHangMs?: number;
+}
+
+export interface LocalServices {
+  /** The environment that points the unchanged handlers at the local stand-ins. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * DynamoDB Local, the local SQS server and the sandbox partner, with tables and queues created from
+ * the shared definitions. Used by `npm start` and by the test suite's global setup.
+ */
+export async function startLocalServices(options: LocalServicesOptions): Promise<LocalServices> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const stopOne of stops.reverse()) await stopOne().catch(() => undefined);
+  };
+  try {
+    const dynamo = await startDynamoDbLocal({ port: options.ports.dynamodb, dataDir: options.dataDir });
+    stops.push(dynamo.stop);
+    const sqs = await startLocalSqs({ port: options.ports.sqs });
+    stops.push(sqs.stop);
+    const sandbox = await startSandboxPartner({ port: options.ports.sandbox, hangMs: options.sandboxHangMs });
+    stops.push(sandbox.close);
+    await createTables(dynamo.endpoint, options.tablePrefix);
+    const queues = await createQueues(sqs.endpoint, options.tablePrefix);
+    return {
+      env: {
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: localCredentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: localCredentials.secretAccessKey,
+        DYNAMODB_ENDPOINT: dynamo.endpoint,
+        SQS_ENDPOINT: sqs.endpoint,
+        TABLE_PREFIX: options.tablePrefix,
+        PARTNER_BASE_URL: sandbox.url,
+        ...queues,
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,100 @@
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startGateway } from '#infra/local/gateway.ts';
+import { type Poller, type SqsHandler, startPoller } from '#infra/local/poller.ts';
+import { startLocalServices } from '#infra/local/services.ts';
+import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
+
+/**
+ * `npm start`: the whole service on this machine. DynamoDB Local, local SQS, the sandbox partner,
+ * the local API gateway and the queue poller; the handlers are the ones deployed to Lambda.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const fresh = process.argv.includes('--fresh');
+const env = process.env;
+const portOf = (name: string, fallback: number) => {
+  const value = Number(env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 1 || value > 65535)
+    throw new Error(`${name} must be a port number`);
+  return value;
+};
+
+async function main() {
+  const dataDir = path.resolve(root, env.DATA_DIR ?? '.data');
+  if (fresh) rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(path.join(dataDir, 'dynamodb'), { recursive: true });
+
+  const stops: (() => Promise<void>)[] = [];
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\nStopping...');
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  try {
+    const services = await startLocalServices({
+      ports: {
+        dynamodb: portOf('DYNAMODB_PORT', 8000),
+        sqs: portOf('SQS_PORT', 9324),
+        sandbox: portOf('SANDBOX_PORT', 3100),
+      },
+      tablePrefix: env.TABLE_PREFIX ?? 'naira-local-',
+      dataDir: path.join(dataDir, 'dynamodb'),
+    });
+    stops.push(services.stop);
+    // Handlers read their configuration from the environment, exactly as on Lambda.
+    Object.assign(process.env, services.env);
+
+    const gateway = await startGateway({ port: portOf('PORT', 3000), rootDir: root });
+    stops.push(gateway.close);
+
+    const consumerFile = path.join(root, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`);
+    if (existsSync(consumerFile)) {
+      const { handler } = (await import(pathToFileURL(consumerFile).href)) as { handler: SqsHandler };
+      const poller: Poller = await startPoller({
+        endpoint: services.env.SQS_ENDPOINT ?? '',
+        queueUrl: services.env.PAYMENTS_QUEUE_URL ?? '',
+        handler,
+        batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
+        onError: (error) => console.error('queue poller:', error),
+      });
+      stops.push(poller.stop);
+    }
+
+    console.log(
+      [
+        '',
+        `Payments API running at ${gateway.url}`,
+        `  routes served:    ${gateway.routes.map((route) => route.name).join(', ')}`,
+        `  sandbox partner:  ${services.env.PARTNER_BASE_URL}`,
+        `  DynamoDB Local:   ${services.env.DYNAMODB_ENDPOINT} (data in .data/, --fresh wipes it)`,
+        `  local SQS:        ${services.env.SQS_ENDPOINT}`,
+        '',
+        'Try:',
+        `  curl -s ${gateway.url}/api/v1/developer/banks`,
+        '',
+        'Ctrl-C stops everything.',
+      ].join('\n'),
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const inUse = /EADDRINUSE|Address already in use|BindException/.test(
+      `${message} ${String((error as Error)?.cause)}`,
+    );
+    console.error(`\nCould not start: ${message}`);
+    if (inUse) {
+      console.error(
+        'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT.',
+      );
+    }
+    await shutdown(1);
+  }
+}
+
+void main();

@@ -1,0 +1,29 @@
+/**
+ * Queue definitions, read by the CDK stack and the local bootstrap. Physical name = TABLE_PREFIX +
+ * `name`. The consumer is the function (under `functions/`) that the queue drives.
+ */
+export interface QueueDefinition {
+  readonly name: string;
+  readonly consumer: string;
+  readonly consumerTimeoutSeconds: number;
+  /** Receives before a message moves to the dead-letter queue. */
+  readonly maxReceiveCount: number;
+  readonly batchSize: number;
+}
+
+export const PAYMENT_EVENTS_QUEUE: QueueDefinition = {
+  name: 'payment-events',
+  consumer: 'process-payment-events',
+  consumerTimeoutSeconds: 30,
+  maxReceiveCount: 5,
+  batchSize: 10,
+};
+
+/** AWS asks for a visibility timeout of at least 6x the consumer's timeout. */
+export function visibilityTimeoutSeconds(queue: QueueDefinition): number {
+  return queue.consumerTimeoutSeconds * 6;
+}
+
+export function deadLetterQueueName(queue: QueueDefinition): string {
+  return `${queue.name}-dlq`;
+}

@@ -1,0 +1,115 @@
+/**
+ * The route table: the one list of the service's HTTP endpoints. The CDK stack and the local
+ * gateway both read it; adding an endpoint is one entry here plus its handler file.
+ */
+
+/** Every route is served under this prefix and at its bare path (API.md §1). */
+export const API_PREFIX = '/api/v1/developer';
+
+/** Per-key limit of API.md §2, shared by the local limiter and the API Gateway usage plan. */
+export const RATE_LIMIT = { requests: 100, windowSeconds: 60 } as const;
+
+export type HttpMethod = 'GET' | 'POST';
+
+/** `api_key`: both credential headers; `none`: public; `webhook`: the partner's signature, no limit. */
+export type RouteAuth = 'api_key' | 'none' | 'webhook';
+
+export interface Route {
+  /** Function name, kebab-case verb-noun, also the handler's file name under `functions/`. */
+  readonly name: string;
+  readonly method: HttpMethod;
+  /** Bare paths; API Gateway style `{param}` segments. The first is the canonical one. */
+  readonly paths: readonly string[];
+  readonly auth: RouteAuth;
+  readonly summary: string;
+}
+
+export const ROUTES: readonly Route[] = [
+  {
+    name: 'list-banks',
+    method: 'GET',
+    paths: ['/banks', '/banks/list'],
+    auth: 'none',
+    summary: 'List supported banks',
+  },
+  {
+    name: 'validate-account',
+    method: 'POST',
+    paths: ['/validate-account'],
+    auth: 'api_key',
+    summary: 'Validate a bank account (name enquiry)',
+  },
+  {
+    name: 'get-balance',
+    method: 'GET',
+    paths: ['/balance'],
+    auth: 'api_key',
+    summary: 'Read the wallet balance',
+  },
+  {
+    name: 'create-beneficiary',
+    method: 'POST',
+    paths: ['/beneficiaries'],
+    auth: 'api_key',
+    summary: 'Save a beneficiary',
+  },
+  {
+    name: 'list-beneficiaries',
+    method: 'GET',
+    paths: ['/beneficiaries'],
+    auth: 'api_key',
+    summary: 'List beneficiaries',
+  },
+  {
+    name: 'create-transfer',
+    method: 'POST',
+    paths: ['/transfers'],
+    auth: 'api_key',
+    summary: 'Send a transfer',
+  },
+  {
+    name: 'list-transactions',
+    method: 'GET',
+    paths: ['/transactions'],
+    auth: 'api_key',
+    summary: 'List transactions',
+  },
+  {
+    name: 'get-transaction',
+    method: 'GET',
+    paths: ['/transactions/{reference}'],
+    auth: 'api_key',
+    summary: 'Get one transaction',
+  },
+  {
+    name: 'create-virtual-account',
+    method: 'POST',
+    paths: ['/virtual-accounts'],
+    auth: 'api_key',
+    summary: 'Create a temporary virtual account',
+  },
+  {
+    name: 'get-payment',
+    method: 'GET',
+    paths: ['/payments/{reference}'],
+    auth: 'api_key',
+    summary: 'Get a payment status',
+  },
+  {
+    name: 'receive-payment-webhook',
+    method: 'POST',
+    paths: ['/webhooks/payments'],
+    auth: 'webhook',
+    summary: 'Partner webhook (signed)',
+  },
+];
+
+/** Every path a route answers on: each bare path and the same under `API_PREFIX`. */
+export function servedPaths(route: Route): string[] {
+  return route.paths.flatMap((path) => [`${API_PREFIX}${path}`, path]);
+}
+
+/** The handler file of a route, relative to the project root. */
+export function handlerFile(route: Route): string {
+  return `functions/${route.name}.ts`;
+}

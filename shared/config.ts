@@ -1,0 +1,47 @@
+import * as z from 'zod/mini';
+
+const port = z.pipe(z.coerce.number(), z.int().check(z.gte(1), z.lte(65535)));
+const positiveInt = z.pipe(z.coerce.number(), z.int().check(z.gte(1)));
+const optionalUrl = z.optional(z.url());
+
+const EnvSchema = z.object({
+  AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
+  /** Set locally (DynamoDB Local); unset on AWS so the SDK uses the regional endpoint. */
+  DYNAMODB_ENDPOINT: optionalUrl,
+  SQS_ENDPOINT: optionalUrl,
+  /** Every table name is this prefix plus the logical name of `infra/tables.ts`. */
+  TABLE_PREFIX: z._default(z.string().check(z.regex(/^[A-Za-z0-9_.-]*$/)), 'naira-local-'),
+  PAYMENTS_QUEUE_URL: optionalUrl,
+  PARTNER_BASE_URL: z._default(z.url(), 'http://127.0.0.1:3100'),
+  PARTNER_TIMEOUT_MS: z._default(positiveInt, 5000),
+  LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
+  PORT: z._default(port, 3000),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+/**
+ * Parses and validates the service configuration from an environment. Throws at cold start with
+ * every problem listed, so a misconfigured function fails loudly instead of on its first request.
+ */
+export function loadConfig(env: Record<string, string | undefined>) {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  return {
+    region: e.AWS_REGION,
+    dynamoEndpoint: e.DYNAMODB_ENDPOINT,
+    sqsEndpoint: e.SQS_ENDPOINT,
+    tablePrefix: e.TABLE_PREFIX,
+    paymentsQueueUrl: e.PAYMENTS_QUEUE_URL,
+    partner: { baseUrl: e.PARTNER_BASE_URL, timeoutMs: e.PARTNER_TIMEOUT_MS },
+    logLevel: e.LOG_LEVEL,
+    port: e.PORT,
+  } as const;
+}
+
+/** The configuration of this process, validated once at module load. */
+export const config: Config = loadConfig(process.env);

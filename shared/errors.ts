@@ -1,0 +1,85 @@
+/** Machine-readable error codes of API.md §3. */
+export type ErrorCode =
+  | 'validation_error'
+  | 'unknown_bank'
+  | 'invalid_account_number'
+  | 'unauthorized'
+  | 'invalid_signature'
+  | 'not_found'
+  | 'route_not_found'
+  | 'method_not_allowed'
+  | 'duplicate_reference'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'account_not_found'
+  | 'insufficient_funds'
+  | 'beneficiary_not_found'
+  | 'session_expired'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'partner_unavailable';
+
+/** One field-level problem of a rejected request. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/**
+ * An error the API reports to its caller: domain code throws these, and the HTTP stack turns them
+ * into the envelope with the status that belongs to `code` (see `shared/http/errors.ts`).
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, { cause: details.cause });
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends ApiError {
+  constructor(errors: FieldError[], message = 'Request validation failed') {
+    super('validation_error', message, { errors });
+  }
+}
+
+export class Unauthorized extends ApiError {
+  constructor(reason: string) {
+    // The reason is for logs only: every authentication failure answers the same body.
+    super('unauthorized', 'Invalid API credentials', { cause: reason });
+  }
+}
+
+export class NotFound extends ApiError {
+  constructor(what = 'Resource') {
+    super('not_found', `${what} not found`);
+  }
+}
+
+export class UnknownBank extends ApiError {
+  constructor() {
+    super('unknown_bank', 'bank_code is not a supported bank');
+  }
+}
+
+export class InvalidAccountNumber extends ApiError {
+  constructor() {
+    super('invalid_account_number', 'account_number is not a valid NUBAN for this bank');
+  }
+}
+
+export class PartnerUnavailable extends ApiError {
+  constructor(retryAfterSeconds: number, cause?: unknown) {
+    super('partner_unavailable', 'The banking partner is unavailable, please retry', {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+      cause,
+    });
+  }
+}

@@ -1,0 +1,48 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { ApiError, type ErrorCode } from '#shared/errors.ts';
+import { jsonResult } from '#shared/http/envelope.ts';
+
+/** The one place where an error code gets its HTTP status (API.md §3). */
+export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
+  validation_error: 400,
+  unknown_bank: 400,
+  invalid_account_number: 400,
+  unauthorized: 401,
+  invalid_signature: 401,
+  not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  duplicate_reference: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  account_not_found: 422,
+  insufficient_funds: 422,
+  beneficiary_not_found: 422,
+  session_expired: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  partner_unavailable: 503,
+};
+
+/** The exact 401 body of API.md §2: no code, nothing that tells which check failed. */
+export const UNAUTHORIZED_BODY = { status: 'error', message: 'Invalid API credentials' } as const;
+
+const INTERNAL = new ApiError('internal_error', 'An internal error occurred');
+
+/** Whether an error will be answered as a server fault (and so must be logged with its stack). */
+export function isServerFault(error: unknown): boolean {
+  return !(error instanceof ApiError) || STATUS_BY_CODE[error.code] >= 500;
+}
+
+/**
+ * The error envelope for any thrown value. Anything that is not an `ApiError` becomes a plain 500:
+ * its message, name and stack never reach the client.
+ */
+export function errorResult(error: unknown, requestId: string): APIGatewayProxyResult {
+  const apiError = error instanceof ApiError ? error : INTERNAL;
+  const status = STATUS_BY_CODE[apiError.code];
+  if (apiError.code === 'unauthorized') return jsonResult(status, UNAUTHORIZED_BODY, requestId);
+  const body: Record<string, unknown> = { status: 'error', message: apiError.message, code: apiError.code };
+  if (apiError.details.errors) body.errors = apiError.details.errors;
+  return jsonResult(status, body, requestId, apiError.details.headers);
+}

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { BANKS } from '#shared/banks/data.ts';
+import { call, startTestGateway } from '#test/support/gateway.ts';
+
+let gateway: LocalGateway;
+beforeAll(async () => {
+  gateway = await startTestGateway();
+});
+afterAll(() => gateway.close());
+
+const expectEnvelopeHeaders = (headers: Headers) => {
+  expect(headers.get('content-type')).toBe('application/json; charset=utf-8');
+  expect(headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+};
+
+describe('GET /banks through the local gateway', () => {
+  it.each(['/banks', '/banks/list', '/api/v1/developer/banks', '/api/v1/developer/banks/list'])(
+    '%s lists every bank, sorted by name, cacheable for an hour',
+    async (path) => {
+      const response = await call(gateway, 'GET', path);
+      expect(response.status).toBe(200);
+      expectEnvelopeHeaders(response.headers);
+      expect(response.headers.get('cache-control')).toBe('public, max-age=3600');
+      expect(response.body).toMatchObject({ status: 'success', message: expect.any(String) });
+      const data = response.body?.data as { code: string; name: string }[];
+      expect(data).toHaveLength(BANKS.length);
+      expect(data).toContainEqual({ code: '058', name: 'Guaranty Trust Bank' });
+    },
+  );
+
+  it('needs no credentials and accepts them when sent', async () => {
+    const response = await call(gateway, 'GET', '/banks', {
+      headers: { 'X-API-Key': 'pk_whatever', 'X-API-Secret': 'sk_whatever' },
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it('gives every response its own request id', async () => {
+    const [a, b] = await Promise.all([call(gateway, 'GET', '/banks'), call(gateway, 'GET', '/banks')]);
+    expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'));
+  });
+});
+
+describe('routing errors', () => {
+  it.each(['/nope', '/api/v1/developer/nope', '/api/v2/developer/banks', '/banks/list/extra'])(
+    '%s is 404 route_not_found with the envelope',
+    async (path) => {
+      const response = await call(gateway, 'GET', path);
+      expect(response.status).toBe(404);
+      expectEnvelopeHeaders(response.headers);
+      expect(response.body).toEqual({
+        status: 'error',
+        message: expect.any(String),
+        code: 'route_not_found',
+      });
+    },
+  );
+
+  it('a route whose handler does not exist yet is absent, not a stub', async () => {
+    const served = gateway.routes.map((route) => route.name);
+    expect(served).toContain('list-banks');
+    const absent = ['create-transfer', 'get-payment'].filter((name) => !served.includes(name));
+    for (const name of absent) {
+      const path = name === 'create-transfer' ? '/transfers' : '/payments/abc';
+      expect((await call(gateway, name === 'create-transfer' ? 'POST' : 'GET', path)).status).toBe(404);
+    }
+  });
+
+  it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('%s on a GET path is 405 with Allow', async (method) => {
+    const response = await call(gateway, method, '/api/v1/developer/banks');
+    expect(response.status).toBe(405);
+    expectEnvelopeHeaders(response.headers);
+    expect(response.headers.get('allow')).toBe('GET');
+    expect(response.body).toMatchObject({ status: 'error', code: 'method_not_allowed' });
+  });
+});

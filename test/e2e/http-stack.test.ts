@@ -1,0 +1,63 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { call, PROJECT_ROOT, startTestGateway } from '#test/support/gateway.ts';
+
+// The stack's body handling over real HTTP, through a fixture POST route served by the gateway.
+let gateway: LocalGateway;
+beforeAll(async () => {
+  gateway = await startTestGateway({
+    rootDir: path.join(PROJECT_ROOT, 'test', 'fixtures'),
+    routes: [{ name: 'echo', method: 'POST', paths: ['/echo'], auth: 'none', summary: 'echo' }],
+  });
+});
+afterAll(() => gateway.close());
+
+describe('JSON bodies over HTTP', () => {
+  it('serves the route at both paths', async () => {
+    for (const p of ['/echo', '/api/v1/developer/echo']) {
+      const response = await call(gateway, 'POST', p, { body: { amount: 5 } });
+      expect(response.status).toBe(201);
+      expect(response.body).toEqual({ status: 'success', message: 'Echoed', data: { amount: 5 } });
+    }
+  });
+
+  it('answers 413 above 16 KiB and 413 with the envelope for a huge body', async () => {
+    const big = await call(gateway, 'POST', '/echo', { body: { amount: 1, note: 'x'.repeat(17_000) } });
+    expect(big.status).toBe(413);
+    expect(big.body).toMatchObject({ status: 'error', code: 'payload_too_large' });
+    const huge = await call(gateway, 'POST', '/echo', {
+      rawBody: 'x'.repeat(2 * 1024 * 1024),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(huge.status).toBe(413);
+    expect(huge.headers.get('x-request-id')).toBeTruthy();
+    expect(huge.body).toMatchObject({ code: 'payload_too_large' });
+  });
+
+  it('answers 415 for a form body', async () => {
+    const response = await call(gateway, 'POST', '/echo', {
+      rawBody: 'amount=1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(response.status).toBe(415);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.body).toMatchObject({ status: 'error', code: 'unsupported_media_type' });
+  });
+
+  it('answers 400 for malformed JSON', async () => {
+    const response = await call(gateway, 'POST', '/echo', {
+      rawBody: '{"amount":',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'validation_error' });
+  });
+
+  it('answers 500 without internals, with the request id the client saw', async () => {
+    const response = await call(gateway, 'POST', '/echo', { body: { amount: 1, note: 'explode' } });
+    expect(response.status).toBe(500);
+    expect(JSON.stringify(response.body)).not.toContain('srv');
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

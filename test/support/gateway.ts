@@ -1,0 +1,34 @@
+import path from 'node:path';
+import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
+import type { Route } from '#infra/routes.ts';
+
+export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+/** A local gateway on a free port, serving the project's handlers (or fixture routes). */
+export function startTestGateway(
+  options: { rootDir?: string; routes?: readonly Route[] } = {},
+): Promise<LocalGateway> {
+  return startGateway({ port: 0, rootDir: options.rootDir ?? PROJECT_ROOT, routes: options.routes });
+}
+
+/** A JSON request to the gateway; returns status, headers and the parsed body. */
+export async function call(
+  gateway: LocalGateway,
+  method: string,
+  pathAndQuery: string,
+  options: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+) {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${gateway.url}${pathAndQuery}`, { method, headers, body });
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
+  };
+}

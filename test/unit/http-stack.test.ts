@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { handler } from '#test/fixtures/functions/echo.ts';
+import { apiEvent, jsonEvent, lambdaContext } from '#test/support/events.ts';
+
+const invoke = async (event: ReturnType<typeof apiEvent>) => {
+  const result = await handler(event, lambdaContext);
+  return { ...result, json: JSON.parse(result.body) as Record<string, unknown> };
+};
+
+describe('the shared HTTP stack', () => {
+  it('wraps a handler reply in the success envelope with the JSON content type and request id', async () => {
+    const result = await invoke(jsonEvent({ amount: 100 }));
+    expect(result.statusCode).toBe(201);
+    expect(result.json).toEqual({ status: 'success', message: 'Echoed', data: { amount: 100 } });
+    expect(result.headers).toMatchObject({
+      'Content-Type': 'application/json; charset=utf-8',
+      'X-Request-Id': 'req-test-1',
+    });
+  });
+
+  it('makes up a request id when the event has none', async () => {
+    const event = jsonEvent({ amount: 1 });
+    event.requestContext = {} as typeof event.requestContext;
+    const result = await invoke(event);
+    expect(result.headers?.['X-Request-Id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('rejects unknown fields, naming each', async () => {
+    const result = await invoke(jsonEvent({ amount: 100, amuont: 5, extra: true }));
+    expect(result.statusCode).toBe(400);
+    expect(result.json).toMatchObject({ status: 'error', code: 'validation_error' });
+    expect(result.json.errors).toEqual(
+      expect.arrayContaining([
+        { field: 'amuont', message: 'Unknown field' },
+        { field: 'extra', message: 'Unknown field' },
+      ]),
+    );
+  });
+
+  it.each([
+    ['a string', '100'],
+    ['a fraction', 100.5],
+    ['zero', 0],
+    ['a negative number', -100],
+    ['an unsafe integer', 2 ** 53],
+    ['null', null],
+  ])('rejects an amount that is %s', async (_label, amount) => {
+    const result = await invoke(jsonEvent({ amount }));
+    expect(result.statusCode).toBe(400);
+    expect(result.json.code).toBe('validation_error');
+    expect(result.json.errors).toEqual([expect.objectContaining({ field: 'amount' })]);
+  });
+
+  it('rejects a missing field', async () => {
+    const result = await invoke(jsonEvent({}));
+    expect(result.statusCode).toBe(400);
+    expect(result.json.errors).toEqual([expect.objectContaining({ field: 'amount' })]);
+  });
+
+  it('answers malformed JSON with 400 validation_error', async () => {
+    const result = await invoke(jsonEvent('{"amount": 1'));
+    expect(result.statusCode).toBe(400);
+    expect(result.json).toMatchObject({ code: 'validation_error', message: 'Malformed JSON body' });
+  });
+
+  it('answers a JSON array or scalar body with 400', async () => {
+    for (const body of ['[1,2]', '42', 'null']) {
+      const result = await invoke(jsonEvent(body));
+      expect(result.statusCode).toBe(400);
+      expect(result.json.code).toBe('validation_error');
+    }
+  });
+
+  it('answers a non-JSON body with 415 and a missing content type too', async () => {
+    const form = await invoke(apiEvent({ headers: { 'content-type': 'text/plain' }, body: 'amount=1' }));
+    expect(form.statusCode).toBe(415);
+    expect(form.json.code).toBe('unsupported_media_type');
+    const none = await invoke(apiEvent({ body: '{"amount":1}' }));
+    expect(none.statusCode).toBe(415);
+  });
+
+  it('accepts header names in any case and a charset parameter', async () => {
+    const result = await invoke(
+      jsonEvent({ amount: 1 }, { 'CONTENT-TYPE': 'Application/JSON; charset=UTF-8' }),
+    );
+    expect(result.statusCode).toBe(201);
+  });
+
+  it('answers a body over 16 KiB with 413, counting bytes not characters', async () => {
+    const ascii = await invoke(jsonEvent({ amount: 1, note: 'a'.repeat(16 * 1024) }));
+    expect(ascii.statusCode).toBe(413);
+    expect(ascii.json.code).toBe('payload_too_large');
+    const multibyte = await invoke(jsonEvent({ amount: 1, note: '₦'.repeat(6000) }));
+    expect(multibyte.statusCode).toBe(413);
+    const fits = await invoke(jsonEvent({ amount: 1, note: 'a'.repeat(16 * 1024 - 40) }));
+    expect(fits.statusCode).toBe(201);
+  });
+
+  it('maps a typed domain error to its status and code', async () => {
+    const result = await invoke(jsonEvent({ amount: 1, note: 'conflict' }));
+    expect(result.statusCode).toBe(409);
+    expect(result.json).toEqual({
+      status: 'error',
+      message: 'Reference already used',
+      code: 'duplicate_reference',
+    });
+  });
+
+  it('answers an unexpected error with a 500 that reveals nothing', async () => {
+    const result = await invoke(jsonEvent({ amount: 1, note: 'explode' }));
+    expect(result.statusCode).toBe(500);
+    expect(result.json).toEqual({
+      status: 'error',
+      message: 'An internal error occurred',
+      code: 'internal_error',
+    });
+    expect(result.body).not.toMatch(/secret|srv|Error|stack/);
+    expect(result.headers?.['X-Request-Id']).toBe('req-test-1');
+  });
+
+  it('ignores a __proto__ key instead of polluting objects, and reports it as unknown', async () => {
+    const result = await invoke(jsonEvent('{"amount":1,"__proto__":{"polluted":true}}'));
+    expect(result.statusCode).toBe(400);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
