@@ -1,8 +1,8 @@
 import { listBanks } from '#shared/banks/index.ts';
-import { httpHandler } from '#shared/http/stack.ts';
+import { publicHttpHandler } from '#shared/http/stack.ts';
 
 /** GET /banks (and /banks/list): public, cacheable for an hour. */
-export const handler = httpHandler({}, async () => ({
+export const handler = publicHttpHandler('list-banks', {}, async () => ({
   message: 'Banks retrieved',
   data: listBanks(),
   headers: { 'Cache-Control': 'public, max-age=3600' },

@@ -25,6 +25,39 @@ export const TABLES = {
     partitionKey: { name: 'merchant_id', type: 'S' },
     money: true,
   },
+  /** Every account number the service was issued (wallets, virtual accounts): never issued twice. */
+  accountNumbers: {
+    name: 'account-numbers',
+    partitionKey: { name: 'account_number', type: 'S' },
+    money: true,
+  },
+  /** API keys: only an HMAC of the secret is stored. */
+  apiKeys: {
+    name: 'api-keys',
+    partitionKey: { name: 'api_key', type: 'S' },
+    indexes: [
+      {
+        name: 'by-merchant',
+        partitionKey: { name: 'merchant_id', type: 'S' },
+        sortKey: { name: 'created_at', type: 'S' },
+      },
+    ],
+    money: false,
+  },
+  /** Account validation sessions (`session_id`), bound to a merchant, 30 minutes. */
+  accountSessions: {
+    name: 'account-sessions',
+    partitionKey: { name: 'session_id', type: 'S' },
+    ttlAttribute: 'ttl',
+    money: false,
+  },
+  /** Name enquiry results per bank account, so repeated lookups cost no partner call. */
+  nameEnquiries: {
+    name: 'name-enquiries',
+    partitionKey: { name: 'account_key', type: 'S' },
+    ttlAttribute: 'ttl',
+    money: false,
+  },
 } as const satisfies Record<string, TableDefinition>;
 
 export type TableName = keyof typeof TABLES;

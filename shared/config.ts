@@ -14,6 +14,13 @@ const EnvSchema = z.object({
   PAYMENTS_QUEUE_URL: optionalUrl,
   PARTNER_BASE_URL: z._default(z.url(), 'http://127.0.0.1:3100'),
   PARTNER_TIMEOUT_MS: z._default(positiveInt, 5000),
+  /** The bank that issues wallet and virtual account numbers: the partner's own CBN code. */
+  PARTNER_BANK_CODE: z._default(z.string().check(z.regex(/^\d{3}$|^\d{6}$/)), '101'),
+  /** Server-side pepper for API secret hashes. Required wherever keys are verified or created. */
+  API_KEY_PEPPER: z.optional(z.string().check(z.minLength(32))),
+  /** How long a verified key record may be reused; revocation must land within 60 s. */
+  AUTH_CACHE_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0), z.lte(60))), 30),
+  NAME_ENQUIRY_CACHE_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0))), 3600),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   PORT: z._default(port, 3000),
 });
@@ -37,7 +44,10 @@ export function loadConfig(env: Record<string, string | undefined>) {
     sqsEndpoint: e.SQS_ENDPOINT,
     tablePrefix: e.TABLE_PREFIX,
     paymentsQueueUrl: e.PAYMENTS_QUEUE_URL,
-    partner: { baseUrl: e.PARTNER_BASE_URL, timeoutMs: e.PARTNER_TIMEOUT_MS },
+    partner: { baseUrl: e.PARTNER_BASE_URL, timeoutMs: e.PARTNER_TIMEOUT_MS, bankCode: e.PARTNER_BANK_CODE },
+    apiKeyPepper: e.API_KEY_PEPPER,
+    authCacheSeconds: e.AUTH_CACHE_SECONDS,
+    nameEnquiryCacheSeconds: e.NAME_ENQUIRY_CACHE_SECONDS,
     logLevel: e.LOG_LEVEL,
     port: e.PORT,
   } as const;

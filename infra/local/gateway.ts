@@ -4,7 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { handlerFile, ROUTES, type Route, servedPaths } from '#infra/routes.ts';
+import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
+import { handlerFile, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#infra/routes.ts';
 import { ApiError } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
 
@@ -26,6 +27,8 @@ export interface GatewayOptions {
   /** Project root that handler files are resolved from. */
   rootDir: string;
   routes?: readonly Route[];
+  /** Per-key limit; defaults to the shared RATE_LIMIT. */
+  rateLimit?: { requests: number; windowSeconds: number };
 }
 
 export interface LocalGateway {
@@ -158,6 +161,8 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   );
   const compiled = served.flatMap((route) => servedPaths(route).map((resource) => compile(route, resource)));
   const handlers = new Map<string, Promise<ProxyHandler>>();
+  const rateLimit = options.rateLimit ?? RATE_LIMIT;
+  const limiter = new SlidingWindowLimiter(rateLimit.requests, rateLimit.windowSeconds * 1000);
   const loadHandler = (route: Route) => {
     let loaded = handlers.get(route.name);
     if (!loaded) {
@@ -183,6 +188,25 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       const result = errorResult(new ApiError('method_not_allowed', 'Method not allowed'), requestId);
       return send(response, { ...result, headers: { ...result.headers, Allow: allow } });
     }
+    // Per API key, or per client IP without one; the partner webhook is never limited.
+    let limitHeaders: Record<string, string> = {};
+    if (chosen.entry.route.auth !== 'webhook') {
+      const apiKey = request.headers['x-api-key'];
+      const decision = limiter.take(
+        typeof apiKey === 'string' && apiKey ? `key:${apiKey}` : `ip:${sourceIp(request)}`,
+      );
+      limitHeaders = {
+        'X-RateLimit-Limit': String(decision.limit),
+        'X-RateLimit-Remaining': String(decision.remaining),
+      };
+      if (!decision.allowed) {
+        const result = errorResult(new ApiError('rate_limited', 'Rate limit exceeded'), requestId);
+        return send(response, {
+          ...result,
+          headers: { ...result.headers, ...limitHeaders, 'Retry-After': String(decision.retryAfterSeconds) },
+        });
+      }
+    }
     const body = await readBody(request);
     if (body === 'too_large') {
       return send(
@@ -196,7 +220,8 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     });
     const event = toEvent(request, url, chosen.entry, params, body, requestId);
     const handler = await loadHandler(chosen.entry.route);
-    send(response, await handler(event, lambdaContext(chosen.entry.route.name, requestId)));
+    const result = await handler(event, lambdaContext(chosen.entry.route.name, requestId));
+    send(response, { ...result, headers: { ...limitHeaders, ...result.headers } });
   };
 
   const server = createServer((request, response) => {

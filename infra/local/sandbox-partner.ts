@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { findBank } from '#shared/banks/index.ts';
-import { isValidNuban } from '#shared/banks/nuban.ts';
+import { isValidNuban, toNuban } from '#shared/banks/nuban.ts';
 
 /**
  * The sandbox banking partner (API.md §5): a separate HTTP server that behaves like a bank's API,
@@ -70,6 +70,8 @@ export interface SandboxPartnerOptions {
   host?: string;
   /** How long a "timeout" account keeps the caller waiting before the sandbox answers 504. */
   hangMs?: number;
+  /** The sandbox bank's own CBN code: the bank of the accounts it issues. */
+  bankCode?: string;
 }
 
 export interface SandboxPartner {
@@ -105,8 +107,14 @@ function hang(request: IncomingMessage, ms: number): Promise<void> {
   });
 }
 
-async function nameEnquiry(request: IncomingMessage, response: ServerResponse, hangMs: number) {
+async function nameEnquiry(
+  request: IncomingMessage,
+  response: ServerResponse,
+  hangMs: number,
+  calls: Map<string, number>,
+) {
   const { bank_code: bankCode, account_number: accountNumber } = await readJson(request);
+  if (typeof accountNumber === 'string') calls.set(accountNumber, (calls.get(accountNumber) ?? 0) + 1);
   if (typeof bankCode !== 'string' || typeof accountNumber !== 'string' || !/^\d{10}$/.test(accountNumber)) {
     return reply(response, 400, { error: 'invalid_request' });
   }
@@ -128,15 +136,39 @@ async function nameEnquiry(request: IncomingMessage, response: ServerResponse, h
   });
 }
 
+/**
+ * Issues an account number of the sandbox bank. Serials start with 5, so an issued account never
+ * carries a trigger prefix; the service itself guarantees that no number is used twice.
+ */
+async function issueAccount(request: IncomingMessage, response: ServerResponse, bankCode: string) {
+  const { kind, name } = await readJson(request);
+  if ((kind !== 'wallet' && kind !== 'virtual_account') || typeof name !== 'string' || name.length === 0) {
+    return reply(response, 400, { error: 'invalid_request' });
+  }
+  const serial = `5${String(randomInt(0, 100_000_000)).padStart(8, '0')}`;
+  return reply(response, 201, {
+    account_number: toNuban(bankCode, serial),
+    account_name: `NAIRAPAY/${name.toUpperCase()}`.slice(0, 60),
+    bank_code: bankCode,
+  });
+}
+
 /** Starts the sandbox partner's HTTP server. */
 export async function startSandboxPartner(options: SandboxPartnerOptions): Promise<SandboxPartner> {
   const hangMs = options.hangMs ?? 60_000;
+  const bankCode = options.bankCode ?? '101';
+  // Name enquiries received per account number: the sandbox's request log, for tests and debugging.
+  const nameEnquiries = new Map<string, number>();
   const server = createServer((request, response) => {
     const route = `${request.method} ${new URL(request.url ?? '/', 'http://localhost').pathname}`;
     const work =
       route === 'POST /v1/name-enquiry'
-        ? nameEnquiry(request, response, hangMs)
-        : Promise.resolve(reply(response, 404, { error: 'not_found' }));
+        ? nameEnquiry(request, response, hangMs, nameEnquiries)
+        : route === 'POST /v1/accounts'
+          ? issueAccount(request, response, bankCode)
+          : route === 'GET /v1/_calls'
+            ? Promise.resolve(reply(response, 200, { name_enquiries: Object.fromEntries(nameEnquiries) }))
+            : Promise.resolve(reply(response, 404, { error: 'not_found' }));
     work.catch((error: unknown) => {
       console.error('sandbox partner failed', error);
       if (!response.headersSent) reply(response, 500, { error: 'internal' });

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startGateway } from '#infra/local/gateway.ts';
 import { type Poller, type SqsHandler, startPoller } from '#infra/local/poller.ts';
+import { loadLocalSecrets } from '#infra/local/secrets.ts';
 import { startLocalServices } from '#infra/local/services.ts';
 import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
 
@@ -19,6 +20,38 @@ const portOf = (name: string, fallback: number) => {
     throw new Error(`${name} must be a port number`);
   return value;
 };
+
+interface DemoMerchant {
+  merchant_id: string;
+  name: string;
+  account_number: string;
+  api_key: string;
+  api_secret: string;
+}
+
+/**
+ * The demo merchant: created on first start, its key pair kept in the data folder (a local
+ * convenience only) so every start can print it.
+ */
+async function demoMerchant(dataDir: string): Promise<DemoMerchant> {
+  const file = path.join(dataDir, 'demo-merchant.json');
+  const { getMerchant } = await import('#shared/merchants/store.ts');
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as DemoMerchant;
+    if (await getMerchant(saved.merchant_id)) return saved;
+  }
+  const { onboardMerchant } = await import('#shared/merchants/onboard.ts');
+  const { merchant, key, apiSecret } = await onboardMerchant('Demo Merchant');
+  const demo = {
+    merchant_id: merchant.merchant_id,
+    name: merchant.name,
+    account_number: merchant.account_number,
+    api_key: key.api_key,
+    api_secret: apiSecret,
+  };
+  writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+  return demo;
+}
 
 async function main() {
   const dataDir = path.resolve(root, env.DATA_DIR ?? '.data');
@@ -49,7 +82,8 @@ async function main() {
     });
     stops.push(services.stop);
     // Handlers read their configuration from the environment, exactly as on Lambda.
-    Object.assign(process.env, services.env);
+    const secrets = loadLocalSecrets(dataDir);
+    Object.assign(process.env, services.env, secrets);
 
     const gateway = await startGateway({ port: portOf('PORT', 3000), rootDir: root });
     stops.push(gateway.close);
@@ -67,6 +101,8 @@ async function main() {
       stops.push(poller.stop);
     }
 
+    const demo = await demoMerchant(dataDir);
+    const auth = `-H "X-API-Key: ${demo.api_key}" -H "X-API-Secret: ${demo.api_secret}"`;
     console.log(
       [
         '',
@@ -76,8 +112,15 @@ async function main() {
         `  DynamoDB Local:   ${services.env.DYNAMODB_ENDPOINT} (data in .data/, --fresh wipes it)`,
         `  local SQS:        ${services.env.SQS_ENDPOINT}`,
         '',
+        `Demo merchant ${demo.merchant_id} (wallet ${demo.account_number}):`,
+        `  X-API-Key:    ${demo.api_key}`,
+        `  X-API-Secret: ${demo.api_secret}`,
+        `Partner webhook secret (PARTNER_WEBHOOK_SECRET): ${secrets.PARTNER_WEBHOOK_SECRET}`,
+        '',
         'Try:',
         `  curl -s ${gateway.url}/api/v1/developer/banks`,
+        `  curl -s ${gateway.url}/api/v1/developer/balance ${auth}`,
+        `  curl -s ${gateway.url}/api/v1/developer/validate-account ${auth} -H "Content-Type: application/json" -d '{"account_number":"0000014579","bank_code":"011"}'`,
         '',
         'Ctrl-C stops everything.',
       ].join('\n'),

@@ -3,6 +3,8 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
+import { ROUTES, type Route, type RouteAuth } from '#infra/routes.ts';
+import { authenticate, type Caller } from '#shared/api-keys/authenticate.ts';
 import { ApiError, ValidationError } from '#shared/errors.ts';
 import { type Reply, successResult } from '#shared/http/envelope.ts';
 import { errorResult, isServerFault } from '#shared/http/errors.ts';
@@ -31,12 +33,17 @@ export interface EndpointSpec<
 
 type Parsed<S> = S extends Schema ? z.output<S> : undefined;
 
-/** The validated request a handler works with. */
-export interface EndpointInput<B, Q, P> {
+/** The validated request a public handler works with. */
+export interface PublicInput<B, Q, P> {
   body: Parsed<B>;
   query: Parsed<Q>;
   params: Parsed<P>;
   requestId: string;
+}
+
+/** The validated, authenticated request of a merchant's handler. */
+export interface MerchantInput<B, Q, P> extends PublicInput<B, Q, P> {
+  caller: Caller;
 }
 
 /**
@@ -84,6 +91,23 @@ function mapErrors(): Middleware {
   };
 }
 
+/** Both credential headers checked against the key store; every failure is the one 401. */
+function requireApiKey(): Middleware {
+  return {
+    before: async (request) => {
+      const { headers, requestContext } = request.event;
+      const caller = await authenticate({
+        apiKey: headers['x-api-key'],
+        apiSecret: headers['x-api-secret'],
+        sourceIp: requestContext.identity?.sourceIp,
+      });
+      // Where API Gateway puts an authorizer's context, so handlers read it the same way on AWS.
+      request.event.requestContext.authorizer = { ...caller };
+      logger.appendKeys({ merchant_id: caller.merchantId });
+    },
+  };
+}
+
 /** Content type (415) and size (413) of a JSON body, checked before it is parsed. */
 function guardJsonBody(): Middleware {
   return {
@@ -120,27 +144,69 @@ function parseJsonBody(): Middleware {
   };
 }
 
+function routeNamed(nameOrRoute: string | Route, auth: RouteAuth): Route {
+  const route =
+    typeof nameOrRoute === 'string'
+      ? ROUTES.find((candidate) => candidate.name === nameOrRoute)
+      : nameOrRoute;
+  if (!route) throw new Error(`no route named ${String(nameOrRoute)} in infra/routes.ts`);
+  const name = route.name;
+  if (route.auth !== auth) throw new Error(`route ${name} is declared with auth ${route.auth}, not ${auth}`);
+  return route;
+}
+
 /**
- * Builds an API Gateway (REST, proxy) handler from an endpoint's schemas and its domain call. Every
- * HTTP handler of the service goes through this one chain.
+ * The one chain every HTTP handler goes through: observe, map errors, authenticate (where the route
+ * table says so), guard and parse the JSON body, validate, call the domain, wrap the reply.
+ */
+function buildHandler<
+  B extends Schema | undefined,
+  Q extends Schema | undefined,
+  P extends Schema | undefined,
+>(route: Route, spec: EndpointSpec<B, Q, P>, handle: (input: MerchantInput<B, Q, P>) => Promise<Reply>) {
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
+    .use(observe())
+    .use(mapErrors());
+  if (route.auth === 'api_key') chain.use(requireApiKey());
+  if (spec.body) chain.use(guardJsonBody()).use(parseJsonBody());
+  return chain.handler(async (event) => {
+    const requestId = event.requestContext.requestId;
+    const input = {
+      caller: event.requestContext.authorizer as Caller | undefined,
+      body: spec.body ? parseOrThrow(spec.body, event.body) : undefined,
+      query: spec.query ? parseOrThrow(spec.query, event.queryStringParameters ?? {}, 'query') : undefined,
+      params: spec.params ? parseOrThrow(spec.params, event.pathParameters ?? {}, 'path') : undefined,
+      requestId,
+    } as MerchantInput<B, Q, P>;
+    return successResult(await handle(input), requestId);
+  });
+}
+
+/**
+ * A handler for a route that needs API credentials (`auth: 'api_key'` in the route table): the
+ * domain call receives the authenticated `caller`.
  */
 export function httpHandler<
   B extends Schema | undefined = undefined,
   Q extends Schema | undefined = undefined,
   P extends Schema | undefined = undefined,
->(spec: EndpointSpec<B, Q, P>, handle: (input: EndpointInput<B, Q, P>) => Promise<Reply>) {
-  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
-    .use(observe())
-    .use(mapErrors());
-  if (spec.body) chain.use(guardJsonBody()).use(parseJsonBody());
-  return chain.handler(async (event) => {
-    const requestId = event.requestContext.requestId;
-    const input = {
-      body: spec.body ? parseOrThrow(spec.body, event.body) : undefined,
-      query: spec.query ? parseOrThrow(spec.query, event.queryStringParameters ?? {}, 'query') : undefined,
-      params: spec.params ? parseOrThrow(spec.params, event.pathParameters ?? {}, 'path') : undefined,
-      requestId,
-    } as EndpointInput<B, Q, P>;
-    return successResult(await handle(input), requestId);
-  });
+>(
+  route: string | Route,
+  spec: EndpointSpec<B, Q, P>,
+  handle: (input: MerchantInput<B, Q, P>) => Promise<Reply>,
+) {
+  return buildHandler(routeNamed(route, 'api_key'), spec, handle);
+}
+
+/** A handler for a public route (`auth: 'none'`): no credentials needed, none checked. */
+export function publicHttpHandler<
+  B extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+>(
+  route: string | Route,
+  spec: EndpointSpec<B, Q, P>,
+  handle: (input: PublicInput<B, Q, P>) => Promise<Reply>,
+) {
+  return buildHandler(routeNamed(route, 'none'), spec, handle);
 }

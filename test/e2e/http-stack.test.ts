@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
+import { ECHO_ROUTE } from '#test/fixtures/routes.ts';
 import { call, PROJECT_ROOT, startTestGateway } from '#test/support/gateway.ts';
 
 // The stack's body handling over real HTTP, through a fixture POST route served by the gateway.
@@ -8,7 +9,7 @@ let gateway: LocalGateway;
 beforeAll(async () => {
   gateway = await startTestGateway({
     rootDir: path.join(PROJECT_ROOT, 'test', 'fixtures'),
-    routes: [{ name: 'echo', method: 'POST', paths: ['/echo'], auth: 'none', summary: 'echo' }],
+    routes: [ECHO_ROUTE],
   });
 });
 afterAll(() => gateway.close());

@@ -15,6 +15,7 @@ export default async function setup() {
   Object.assign(process.env, services.env, {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'SILENT',
     PARTNER_TIMEOUT_MS: '1000',
+    API_KEY_PEPPER: 'test-pepper-0123456789abcdef0123456789abcdef',
   });
   return () => services.stop();
 }

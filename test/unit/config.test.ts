@@ -5,7 +5,8 @@ describe('config', () => {
   it('has local defaults for an empty environment', () => {
     const config = loadConfig({});
     expect(config.tablePrefix).toBe('naira-local-');
-    expect(config.partner).toEqual({ baseUrl: 'http://127.0.0.1:3100', timeoutMs: 5000 });
+    expect(config.partner).toEqual({ baseUrl: 'http://127.0.0.1:3100', timeoutMs: 5000, bankCode: '101' });
+    expect(config.apiKeyPepper).toBeUndefined();
     expect(config.dynamoEndpoint).toBeUndefined();
   });
 
@@ -25,5 +26,7 @@ describe('config', () => {
       /PARTNER_TIMEOUT_MS.*DYNAMODB_ENDPOINT|DYNAMODB_ENDPOINT.*PARTNER_TIMEOUT_MS/,
     );
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT/);
+    expect(() => loadConfig({ API_KEY_PEPPER: 'short' })).toThrow(/API_KEY_PEPPER/);
+    expect(() => loadConfig({ AUTH_CACHE_SECONDS: '61' })).toThrow(/AUTH_CACHE_SECONDS/);
   });
 });

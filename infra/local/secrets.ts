@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Secrets of a local installation: made once per data folder, kept beside the data. */
+export interface LocalSecrets {
+  API_KEY_PEPPER: string;
+  PARTNER_WEBHOOK_SECRET: string;
+}
+
+/**
+ * Reads `<dataDir>/local-secrets.json`, creating it with fresh random values on first use.
+ * Environment variables of the same names win, so an operator can pin them.
+ */
+export function loadLocalSecrets(dataDir: string): LocalSecrets {
+  const file = path.join(dataDir, 'local-secrets.json');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    const fresh: LocalSecrets = {
+      API_KEY_PEPPER: randomBytes(32).toString('base64url'),
+      PARTNER_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+    };
+    writeFileSync(file, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600 });
+  }
+  const stored = JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
+  return {
+    API_KEY_PEPPER: process.env.API_KEY_PEPPER ?? stored.API_KEY_PEPPER,
+    PARTNER_WEBHOOK_SECRET: process.env.PARTNER_WEBHOOK_SECRET ?? stored.PARTNER_WEBHOOK_SECRET,
+  };
+}

@@ -1,0 +1,109 @@
+import { BlockList, isIP } from 'node:net';
+import { secretMatches } from '#shared/api-keys/secrets.ts';
+import { type ApiKeyRecord, getApiKey, requirePepper, touchLastUsed } from '#shared/api-keys/store.ts';
+import { config } from '#shared/config.ts';
+import { Unauthorized } from '#shared/errors.ts';
+import { logger } from '#shared/logger.ts';
+
+/** Who is calling: the merchant the verified key belongs to. */
+export interface Caller {
+  merchantId: string;
+  apiKey: string;
+}
+
+export interface Credentials {
+  apiKey: string | undefined;
+  apiSecret: string | undefined;
+  /** From the request context (the connection), never from X-Forwarded-For. */
+  sourceIp: string | undefined;
+}
+
+interface CachedKey {
+  record: ApiKeyRecord;
+  allowlist: BlockList | undefined;
+  fetchedAt: number;
+}
+
+/**
+ * Key records read in the last AUTH_CACHE_SECONDS (≤ 60 s, so a revocation lands within a minute).
+ * Only the record is cached, never a verdict: every request's secret is hashed and compared again.
+ */
+const cache = new Map<string, CachedKey>();
+const MAX_CACHED_KEYS = 10_000;
+
+/** Parses CIDR blocks (or single addresses) into a BlockList; throws on a malformed entry. */
+export function toAllowlist(cidrs: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const [address = '', prefixText] = cidr.split('/');
+    const family = isIP(address);
+    if (family === 0) throw new Error(`not an IP address or CIDR block: ${cidr}`);
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    const max = family === 4 ? 32 : 128;
+    const prefix = prefixText === undefined ? max : Number(prefixText);
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || (prefixText ?? '0') === '') {
+      throw new Error(`bad prefix length in ${cidr}`);
+    }
+    list.addSubnet(address, prefix, type);
+  }
+  return list;
+}
+
+function isAllowedFrom(allowlist: BlockList, ip: string | undefined): boolean {
+  const family = ip ? isIP(ip) : 0;
+  if (!ip || family === 0) return false;
+  return allowlist.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+async function loadKey(apiKey: string, now: number): Promise<CachedKey | undefined> {
+  const cached = cache.get(apiKey);
+  if (cached && now - cached.fetchedAt < config.authCacheSeconds * 1000) return cached;
+  const record = await getApiKey(apiKey);
+  if (!record) {
+    cache.delete(apiKey);
+    return undefined;
+  }
+  const entry = {
+    record,
+    allowlist: record.allowed_ips?.length ? toAllowlist(record.allowed_ips) : undefined,
+    fetchedAt: now,
+  };
+  if (cache.size >= MAX_CACHED_KEYS) cache.clear();
+  cache.set(apiKey, entry);
+  return entry;
+}
+
+const KEY_PATTERN = /^pk_[0-9a-f]{32}$/;
+
+/**
+ * Verifies a request's API key and secret. Every failure throws `Unauthorized` (one 401 body for
+ * all); the reason is logged without the secret.
+ */
+export async function authenticate(credentials: Credentials, now = Date.now()): Promise<Caller> {
+  const { apiKey, apiSecret, sourceIp } = credentials;
+  const fail = (reason: string): never => {
+    logger.warn('authentication failed', {
+      reason,
+      api_key: apiKey && KEY_PATTERN.test(apiKey) ? apiKey : undefined,
+    });
+    throw new Unauthorized(reason);
+  };
+  if (!apiKey || !apiSecret) return fail('missing credentials');
+  if (!KEY_PATTERN.test(apiKey) || apiSecret.length > 256) return fail('malformed credentials');
+  const pepper = requirePepper();
+  const key = await loadKey(apiKey, now);
+  if (!key) return fail('unknown key');
+  if (!secretMatches(apiSecret, key.record.secret_hash, pepper)) return fail('wrong secret');
+  if (key.record.status !== 'active') return fail('revoked key');
+  if (key.record.expires_at && Date.parse(key.record.expires_at) <= now) return fail('expired key');
+  if (key.allowlist && !isAllowedFrom(key.allowlist, sourceIp)) return fail('ip not allowed');
+  await touchLastUsed(apiKey, new Date(now)).catch((error: unknown) =>
+    logger.warn('could not record key use', { error: String(error) }),
+  );
+  return { merchantId: key.record.merchant_id, apiKey };
+}
+
+/** Forgets cached key records (tests, and operators' tools that revoke in-process). */
+export function clearAuthCache(): void {
+  cache.clear();
+}

@@ -1,0 +1,120 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { generateKeyPair, hashSecret } from '#shared/api-keys/secrets.ts';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { config } from '#shared/config.ts';
+import { NotFound } from '#shared/errors.ts';
+import { nowIso } from '#shared/ids.ts';
+
+export type ApiKeyStatus = 'active' | 'revoked';
+
+/** An API key as stored. The secret itself is never stored, only `secret_hash`. */
+export interface ApiKeyRecord {
+  api_key: string;
+  merchant_id: string;
+  secret_hash: string;
+  status: ApiKeyStatus;
+  /** CIDR blocks (IPv4 or IPv6) the key may be used from; absent = anywhere. */
+  allowed_ips?: string[];
+  expires_at?: string;
+  created_at: string;
+  last_used_at?: string;
+  revoked_at?: string;
+}
+
+/** How often `last_used_at` is written at most, per key. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** The pepper for secret hashes; keys can be neither made nor checked without it. */
+export function requirePepper(): string {
+  if (!config.apiKeyPepper) throw new Error('API_KEY_PEPPER is not configured');
+  return config.apiKeyPepper;
+}
+
+/** Creates a key pair for a merchant; the plain secret is returned once and never stored. */
+export async function createApiKey(
+  merchantId: string,
+  options: { allowedIps?: string[]; expiresAt?: string } = {},
+): Promise<{ record: ApiKeyRecord; apiSecret: string }> {
+  const { apiKey, apiSecret } = generateKeyPair();
+  const record: ApiKeyRecord = {
+    api_key: apiKey,
+    merchant_id: merchantId,
+    secret_hash: hashSecret(apiSecret, requirePepper()),
+    status: 'active',
+    allowed_ips: options.allowedIps?.length ? options.allowedIps : undefined,
+    expires_at: options.expiresAt,
+    created_at: nowIso(),
+  };
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName('apiKeys'),
+      Item: record,
+      ConditionExpression: 'attribute_not_exists(api_key)',
+    }),
+  );
+  return { record, apiSecret };
+}
+
+export async function getApiKey(apiKey: string): Promise<ApiKeyRecord | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: tableName('apiKeys'), Key: { api_key: apiKey } }),
+  );
+  return Item as ApiKeyRecord | undefined;
+}
+
+/** A merchant's keys, newest first. */
+export async function listApiKeys(merchantId: string): Promise<ApiKeyRecord[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName('apiKeys'),
+      IndexName: 'by-merchant',
+      KeyConditionExpression: 'merchant_id = :m',
+      ExpressionAttributeValues: { ':m': merchantId },
+      ScanIndexForward: false,
+    }),
+  );
+  return (Items ?? []) as ApiKeyRecord[];
+}
+
+/** Revokes a key. Revoking a revoked key changes nothing; an unknown key is `NotFound`. */
+export async function revokeApiKey(apiKey: string): Promise<ApiKeyRecord> {
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('apiKeys'),
+        Key: { api_key: apiKey },
+        UpdateExpression: 'SET #status = :revoked, revoked_at = if_not_exists(revoked_at, :now)',
+        ConditionExpression: 'attribute_exists(api_key)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':revoked': 'revoked', ':now': nowIso() },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes as ApiKeyRecord;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new NotFound('API key');
+    throw error;
+  }
+}
+
+/** Records a use of the key, at most once a minute so busy keys do not cost a write per request. */
+export async function touchLastUsed(apiKey: string, now = new Date()): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('apiKeys'),
+        Key: { api_key: apiKey },
+        UpdateExpression: 'SET last_used_at = :now',
+        ConditionExpression:
+          'attribute_exists(api_key) AND (attribute_not_exists(last_used_at) OR last_used_at < :stale)',
+        ExpressionAttributeValues: {
+          ':now': now.toISOString(),
+          ':stale': new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString(),
+        },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}

@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { clearAuthCache } from '#shared/api-keys/authenticate.ts';
+import { isValidNuban } from '#shared/banks/nuban.ts';
+import { config } from '#shared/config.ts';
+import { call, PROJECT_ROOT, startTestGateway } from '#test/support/gateway.ts';
+
+const run = promisify(execFile);
+
+/** Runs `npm run keys -- …` as an operator would (the test environment points it at the test stack). */
+async function keys(...args: string[]) {
+  try {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'infra/cli/keys.ts', ...args], {
+      cwd: PROJECT_ROOT,
+      env: process.env,
+    });
+    return { code: 0, stdout };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+let gateway: LocalGateway;
+beforeAll(async () => {
+  gateway = await startTestGateway();
+});
+afterAll(() => gateway.close());
+
+describe('npm run keys', () => {
+  it('creates a merchant with a wallet and a working key pair, lists, rotates and revokes keys', async () => {
+    const created = await keys('create', '--name', 'Acme Ltd', '--json');
+    expect(created.code).toBe(0);
+    const merchant = JSON.parse(created.stdout.trim()) as Record<string, string>;
+    expect(Object.keys(merchant).sort()).toEqual([
+      'account_name',
+      'account_number',
+      'api_key',
+      'api_secret',
+      'merchant_id',
+    ]);
+    expect(isValidNuban(config.partner.bankCode, merchant.account_number ?? '')).toBe(true);
+    const headers = { 'X-API-Key': merchant.api_key ?? '', 'X-API-Secret': merchant.api_secret ?? '' };
+    const balance = await call(gateway, 'GET', '/balance', { headers });
+    expect(balance.status).toBe(200);
+    expect(balance.body?.data).toMatchObject({ account_number: merchant.account_number, balance: 0 });
+
+    const rotated = await keys(
+      'create',
+      '--merchant',
+      merchant.merchant_id ?? '',
+      '--ip',
+      '127.0.0.1/32',
+      '--json',
+    );
+    const second = JSON.parse(rotated.stdout.trim()) as Record<string, string>;
+    expect(second.merchant_id).toBe(merchant.merchant_id);
+    expect(second.api_key).not.toBe(merchant.api_key);
+
+    const listed = JSON.parse(
+      (await keys('list', '--merchant', merchant.merchant_id ?? '', '--json')).stdout.trim(),
+    );
+    expect(listed).toHaveLength(2);
+    const first = listed.find((k: { api_key: string }) => k.api_key === merchant.api_key);
+    expect(first).toMatchObject({ status: 'active', last_used_at: expect.any(String) });
+    expect(JSON.stringify(listed)).not.toContain(merchant.api_secret);
+
+    const revoked = await keys('revoke', merchant.api_key ?? '');
+    expect(revoked.code).toBe(0);
+    clearAuthCache();
+    expect((await call(gateway, 'GET', '/balance', { headers })).status).toBe(401);
+    const after = JSON.parse(
+      (await keys('list', '--merchant', merchant.merchant_id ?? '', '--json')).stdout.trim(),
+    );
+    expect(after.find((k: { api_key: string }) => k.api_key === merchant.api_key).status).toBe('revoked');
+  });
+
+  it('prints the secret once in plain text mode too', async () => {
+    const created = await keys('create', '--name', 'Plain Text Ltd');
+    expect(created.stdout).toMatch(/api_key: +pk_[0-9a-f]{32}/);
+    expect(created.stdout).toMatch(/api_secret: +sk_/);
+  });
+
+  it('refuses bad input with usage and exit code 2', async () => {
+    expect((await keys('create', '--name', 'X', '--ip', '300.1.1.1/8')).code).toBe(2);
+    expect((await keys('create')).code).toBe(2);
+    expect((await keys('create', '--name', 'X', '--merchant', 'mer_1')).code).toBe(2);
+    expect((await keys('create', '--merchant', 'mer_missing')).code).toBe(2);
+    expect((await keys('revoke', `pk_${'0'.repeat(32)}`)).code).toBe(2);
+    expect((await keys('frobnicate')).code).toBe(2);
+  });
+});

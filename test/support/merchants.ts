@@ -1,0 +1,45 @@
+import { createApiKey } from '#shared/api-keys/store.ts';
+import { toNuban } from '#shared/banks/nuban.ts';
+import { config } from '#shared/config.ts';
+import { type KeyOptions, onboardMerchant } from '#shared/merchants/onboard.ts';
+
+/** A merchant with a fresh key pair, and the headers that authenticate as it. */
+export async function aMerchant(keyOptions: KeyOptions = {}) {
+  const { merchant, key, apiSecret } = await onboardMerchant(
+    `Test Merchant ${Math.random().toString(36).slice(2, 8)}`,
+    keyOptions,
+  );
+  return {
+    merchant,
+    apiKey: key.api_key,
+    apiSecret,
+    headers: { 'X-API-Key': key.api_key, 'X-API-Secret': apiSecret },
+  };
+}
+
+/** Another key pair for an existing merchant. */
+export async function anotherKey(merchantId: string, keyOptions: KeyOptions = {}) {
+  const { record, apiSecret } = await createApiKey(merchantId, keyOptions);
+  return {
+    apiKey: record.api_key,
+    apiSecret,
+    headers: { 'X-API-Key': record.api_key, 'X-API-Secret': apiSecret },
+  };
+}
+
+/**
+ * A NUBAN-valid account number at `bankCode` whose serial starts with `prefix` (a sandbox trigger
+ * such as 99999, or digits of your own) and is unique to this call.
+ */
+export function anAccount(bankCode = '058', prefix = '1'): string {
+  const rest = 9 - prefix.length;
+  const serial = prefix + String(Math.floor(Math.random() * 10 ** rest)).padStart(rest, '0');
+  return toNuban(bankCode, serial);
+}
+
+/** How many name enquiries the sandbox partner received for an account number. */
+export async function nameEnquiriesFor(accountNumber: string): Promise<number> {
+  const response = await fetch(new URL('/v1/_calls', config.partner.baseUrl));
+  const { name_enquiries: counts } = (await response.json()) as { name_enquiries: Record<string, number> };
+  return counts[accountNumber] ?? 0;
+}
