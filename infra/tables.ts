@@ -25,6 +25,43 @@ export const TABLES = {
     partitionKey: { name: 'merchant_id', type: 'S' },
     money: true,
   },
+  /**
+   * Immutable ledger entries, keyed by the permanent business id they apply (`transfer:…`,
+   * `reversal:…`, `payment:…`), so an id can be applied once only. `seq` numbers a merchant's entries.
+   */
+  ledgerEntries: {
+    name: 'ledger-entries',
+    partitionKey: { name: 'entry_id', type: 'S' },
+    indexes: [
+      {
+        name: 'by-merchant',
+        partitionKey: { name: 'merchant_id', type: 'S' },
+        sortKey: { name: 'seq', type: 'N' },
+      },
+    ],
+    money: true,
+  },
+  /** Transactions as the API shows them (status changes), one per merchant and reference. */
+  transactions: {
+    name: 'transactions',
+    partitionKey: { name: 'merchant_id', type: 'S' },
+    sortKey: { name: 'reference', type: 'S' },
+    indexes: [
+      {
+        name: 'by-created',
+        partitionKey: { name: 'merchant_id', type: 'S' },
+        sortKey: { name: 'created_at', type: 'S' },
+      },
+    ],
+    money: true,
+  },
+  /** A merchant's beneficiaries (`ben#<id>`, time-ordered ids) and one guard per bank account. */
+  beneficiaries: {
+    name: 'beneficiaries',
+    partitionKey: { name: 'merchant_id', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    money: false,
+  },
   /** Every account number the service was issued (wallets, virtual accounts): never issued twice. */
   accountNumbers: {
     name: 'account-numbers',

@@ -21,11 +21,34 @@ const EnvSchema = z.object({
   /** How long a verified key record may be reused; revocation must land within 60 s. */
   AUTH_CACHE_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0), z.lte(60))), 30),
   NAME_ENQUIRY_CACHE_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0))), 3600),
+  /** `max_amount:fee` tiers in kobo, ascending, the last `*:fee` (API.md §4's default schedule). */
+  TRANSFER_FEE_TIERS: z._default(z.string(), '500000:1000,5000000:2500,*:5000'),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   PORT: z._default(port, 3000),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/** One step of the transfer fee schedule: amounts up to and including `upTo` pay `fee` (kobo). */
+export interface FeeTier {
+  upTo: number;
+  fee: number;
+}
+
+/** Parses `500000:1000,5000000:2500,*:5000`; throws unless ascending and ending in `*`. */
+export function parseFeeTiers(text: string): FeeTier[] {
+  const tiers = text.split(',').map((part) => {
+    const [limit = '', fee = ''] = part.trim().split(':');
+    const upTo = limit === '*' ? Number.POSITIVE_INFINITY : Number(limit);
+    if (!(upTo > 0) || !/^\d+$/.test(fee)) throw new Error(`TRANSFER_FEE_TIERS: bad tier "${part}"`);
+    return { upTo, fee: Number(fee) };
+  });
+  const ascending = tiers.every((tier, i) => i === 0 || tier.upTo > (tiers[i - 1]?.upTo ?? 0));
+  if (!ascending || tiers.at(-1)?.upTo !== Number.POSITIVE_INFINITY) {
+    throw new Error('TRANSFER_FEE_TIERS: tiers must ascend and end with *:fee');
+  }
+  return tiers;
+}
 
 /**
  * Parses and validates the service configuration from an environment. Throws at cold start with
@@ -48,6 +71,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
     apiKeyPepper: e.API_KEY_PEPPER,
     authCacheSeconds: e.AUTH_CACHE_SECONDS,
     nameEnquiryCacheSeconds: e.NAME_ENQUIRY_CACHE_SECONDS,
+    transferFeeTiers: parseFeeTiers(e.TRANSFER_FEE_TIERS),
     logLevel: e.LOG_LEVEL,
     port: e.PORT,
   } as const;

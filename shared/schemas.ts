@@ -8,4 +8,22 @@ export const bankCodeSchema = z
   .string()
   .check(z.minLength(1, 'Must not be empty'), z.maxLength(10, 'Too long'));
 
-export const sessionIdSchema = z.string().check(z.regex(/^ses_[0-9a-f]{32}$/, 'Not a session id'));
+/** A merchant's reference: 1-64 of A-Z a-z 0-9 . _ - (the idempotency key of transfers). */
+export const referenceSchema = z
+  .string()
+  .check(z.regex(/^[A-Za-z0-9._-]{1,64}$/, 'Must be 1-64 of A-Z a-z 0-9 . _ -'));
+
+/** Free text a person reads: bounded, no control characters. */
+export function textSchema(max: number) {
+  return z
+    .string()
+    .check(
+      z.maxLength(max, `Must be at most ${max} characters`),
+      z.regex(/^[^\p{Cc}]*$/u, 'Must not contain control characters'),
+    );
+}
+
+/** An id or session id in a body: any reasonable string; whether it resolves is the domain's answer. */
+export const opaqueIdSchema = z
+  .string()
+  .check(z.minLength(1, 'Must not be empty'), z.maxLength(100, 'Too long'));

@@ -11,6 +11,8 @@ export const SANDBOX_TRIGGERS = {
   accountNotFound: '99999',
   timeout: '88888',
   rejectTransfers: '77777',
+  /** An extension of API.md §5: transfers to these are left pending (processing). */
+  pendingTransfers: '66666',
 } as const;
 
 const FIRST_NAMES = [
@@ -153,22 +155,67 @@ async function issueAccount(request: IncomingMessage, response: ServerResponse, 
   });
 }
 
+type TransferAnswer = { status: number; body: Record<string, unknown> };
+
+/**
+ * Executes a transfer, idempotent on the caller's reference: a repeated reference gets the first
+ * answer again, never a second payment.
+ */
+async function transfer(
+  request: IncomingMessage,
+  response: ServerResponse,
+  hangMs: number,
+  done: Map<string, TransferAnswer>,
+) {
+  const order = await readJson(request);
+  const { reference, amount, bank_code: bankCode, account_number: accountNumber } = order;
+  if (
+    typeof reference !== 'string' ||
+    !Number.isSafeInteger(amount) ||
+    typeof bankCode !== 'string' ||
+    typeof accountNumber !== 'string'
+  ) {
+    return reply(response, 400, { error: 'invalid_request' });
+  }
+  const previous = done.get(reference);
+  if (previous) return reply(response, previous.status, previous.body);
+  if (accountNumber.startsWith(SANDBOX_TRIGGERS.timeout)) {
+    await hang(request, hangMs);
+    return response.destroyed ? undefined : reply(response, 504, { error: 'timeout' });
+  }
+  const answer: TransferAnswer = accountNumber.startsWith(SANDBOX_TRIGGERS.rejectTransfers)
+    ? { status: 422, body: { status: 'failed', reference, reason: 'Beneficiary bank rejected the transfer' } }
+    : accountNumber.startsWith(SANDBOX_TRIGGERS.pendingTransfers)
+      ? { status: 202, body: { status: 'pending', reference } }
+      : { status: 200, body: { status: 'success', reference, session_id: nipSessionId() } };
+  done.set(reference, answer);
+  return reply(response, answer.status, answer.body);
+}
+
+/** A NIBSS-style 30-digit session id. */
+export function nipSessionId(): string {
+  return Array.from({ length: 30 }, () => randomInt(0, 10)).join('');
+}
+
 /** Starts the sandbox partner's HTTP server. */
 export async function startSandboxPartner(options: SandboxPartnerOptions): Promise<SandboxPartner> {
   const hangMs = options.hangMs ?? 60_000;
   const bankCode = options.bankCode ?? '101';
   // Name enquiries received per account number: the sandbox's request log, for tests and debugging.
   const nameEnquiries = new Map<string, number>();
+  const transfers = new Map<string, TransferAnswer>();
+  type Route = (request: IncomingMessage, response: ServerResponse) => Promise<void> | void;
+  const routes: Record<string, Route> = {
+    'POST /v1/name-enquiry': (request, response) => nameEnquiry(request, response, hangMs, nameEnquiries),
+    'POST /v1/transfers': (request, response) => transfer(request, response, hangMs, transfers),
+    'POST /v1/accounts': (request, response) => issueAccount(request, response, bankCode),
+    'GET /v1/_calls': (_request, response) =>
+      reply(response, 200, { name_enquiries: Object.fromEntries(nameEnquiries) }),
+  };
+  const notFound: Route = (_request, response) => reply(response, 404, { error: 'not_found' });
   const server = createServer((request, response) => {
     const route = `${request.method} ${new URL(request.url ?? '/', 'http://localhost').pathname}`;
-    const work =
-      route === 'POST /v1/name-enquiry'
-        ? nameEnquiry(request, response, hangMs, nameEnquiries)
-        : route === 'POST /v1/accounts'
-          ? issueAccount(request, response, bankCode)
-          : route === 'GET /v1/_calls'
-            ? Promise.resolve(reply(response, 200, { name_enquiries: Object.fromEntries(nameEnquiries) }))
-            : Promise.resolve(reply(response, 404, { error: 'not_found' }));
+    const work = Promise.resolve().then(() => (routes[route] ?? notFound)(request, response));
     work.catch((error: unknown) => {
       console.error('sandbox partner failed', error);
       if (!response.headersSent) reply(response, 500, { error: 'internal' });

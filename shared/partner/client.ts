@@ -70,3 +70,36 @@ export async function issueAccount(kind: 'wallet' | 'virtual_account', name: str
     bank_code: String(json.bank_code),
   };
 }
+
+export interface TransferOrder {
+  /** Our permanent reference: the partner is idempotent on it, so a resend can never pay twice. */
+  reference: string;
+  amount: number;
+  bank_code: string;
+  account_number: string;
+  account_name: string;
+  narration: string | null;
+}
+
+/** What the partner said about a transfer: done, refused (with a reason), or still processing. */
+export type TransferOutcome =
+  | { status: 'success' }
+  | { status: 'failed'; reason: string }
+  | { status: 'pending' };
+
+/**
+ * Sends a transfer. A timeout or 5xx throws `PartnerUnavailable`: the transfer's fate is then
+ * unknown, and it stays pending until the partner's webhook settles it.
+ */
+export async function sendTransfer(order: TransferOrder): Promise<TransferOutcome> {
+  const { status, json } = await partnerCall('/v1/transfers', order);
+  if (status === 200 && json.status === 'success') return { status: 'success' };
+  if (status === 202) return { status: 'pending' };
+  if (status === 422 && json.status === 'failed') {
+    return {
+      status: 'failed',
+      reason: typeof json.reason === 'string' ? json.reason : 'Rejected by the bank',
+    };
+  }
+  throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected transfer answer ${status}`);
+}

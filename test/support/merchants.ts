@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createApiKey } from '#shared/api-keys/store.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
@@ -42,4 +43,15 @@ export async function nameEnquiriesFor(accountNumber: string): Promise<number> {
   const response = await fetch(new URL('/v1/_calls', config.partner.baseUrl));
   const { name_enquiries: counts } = (await response.json()) as { name_enquiries: Record<string, number> };
   return counts[accountNumber] ?? 0;
+}
+
+/**
+ * Puts money in a merchant's wallet through the ledger, as a payment would (Money in will credit
+ * through the same call); returns the entry id.
+ */
+export async function fund(merchantId: string, amount: number): Promise<string> {
+  const { credit } = await import('#shared/ledger/ledger.ts');
+  const entryId = `payment:test-${randomUUID()}`;
+  await credit({ entryId, merchantId, amount, category: 'payment', reference: entryId });
+  return entryId;
 }

@@ -1,0 +1,60 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import type { LedgerEntry } from '#shared/ledger/ledger.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+
+export interface AuditReport {
+  merchantId: string;
+  balance: number;
+  entries: number;
+  sumOfEntries: number;
+  /** Every broken invariant, in words; empty when the ledger of this merchant is sound. */
+  problems: string[];
+}
+
+/** Every entry of a merchant in `seq` order (read from the `by-merchant` index). */
+export async function entriesOf(merchantId: string): Promise<LedgerEntry[]> {
+  const entries: LedgerEntry[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName('ledgerEntries'),
+        IndexName: 'by-merchant',
+        KeyConditionExpression: 'merchant_id = :m',
+        ExpressionAttributeValues: { ':m': merchantId },
+        ExclusiveStartKey: start,
+      }),
+    );
+    entries.push(...((page.Items ?? []) as LedgerEntry[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return entries;
+}
+
+/**
+ * Checks a merchant's ledger invariants: balance = sum of signed entries; no balance below zero,
+ * ever; `seq` runs 1..n without gaps; each `balance_after` = the previous one + the entry's amount.
+ * (The index it reads is eventually consistent on AWS: audit a quiet merchant.)
+ */
+export async function auditMerchant(merchantId: string): Promise<AuditReport> {
+  const merchant = await getMerchant(merchantId);
+  if (!merchant) throw new Error(`no merchant ${merchantId}`);
+  const entries = await entriesOf(merchantId);
+  const problems: string[] = [];
+  let running = 0;
+  entries.forEach((entry, i) => {
+    if (entry.seq !== i + 1) problems.push(`entry ${entry.entry_id} has seq ${entry.seq}, expected ${i + 1}`);
+    running += entry.amount;
+    if (entry.balance_after !== running) {
+      problems.push(`entry ${entry.entry_id} has balance_after ${entry.balance_after}, expected ${running}`);
+    }
+    if (entry.balance_after < 0)
+      problems.push(`entry ${entry.entry_id} left the balance at ${entry.balance_after}`);
+  });
+  if (merchant.balance !== running) problems.push(`balance ${merchant.balance} != sum of entries ${running}`);
+  if (merchant.version !== entries.length)
+    problems.push(`version ${merchant.version} != ${entries.length} entries`);
+  if (merchant.balance < 0) problems.push(`balance is negative: ${merchant.balance}`);
+  return { merchantId, balance: merchant.balance, entries: entries.length, sumOfEntries: running, problems };
+}

@@ -1,0 +1,215 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { ApiError } from '#shared/errors.ts';
+import { logger } from '#shared/logger.ts';
+
+/**
+ * The ledger: the only code that changes a balance. Each change is one DynamoDB transaction that
+ * puts an immutable entry keyed by a permanent business id (`attribute_not_exists`) and moves the
+ * merchant's balance with an optimistic version check, so every entry knows its `balance_after` and
+ * a merchant's entries form a gap-free sequence (`seq` = the balance item's new version).
+ */
+
+export type EntryCategory = 'payment' | 'transfer' | 'reversal';
+
+/** An applied ledger entry, as stored. `amount` is signed: credits positive, debits negative. */
+export interface LedgerEntry {
+  entry_id: string;
+  merchant_id: string;
+  seq: number;
+  amount: number;
+  balance_after: number;
+  category: EntryCategory;
+  reference: string;
+  created_at: string;
+}
+
+/** What a posting's companion writes may depend on: the entry as it will be stored. */
+export type Companions = (
+  entry: LedgerEntry,
+) => NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>;
+
+export interface Posting {
+  /** Derived from a permanent business id: the same id is applied once, ever. */
+  entryId: string;
+  merchantId: string;
+  /** Signed kobo: positive credits, negative debits. */
+  amount: number;
+  category: EntryCategory;
+  reference: string;
+  /** Writes that must happen in the same transaction as the entry (records, statuses). */
+  companions?: Companions;
+}
+
+export interface PostResult {
+  entry: LedgerEntry;
+  /** False when the entry already existed: a retry of something applied before. */
+  applied: boolean;
+}
+
+export class InsufficientFunds extends ApiError {
+  constructor() {
+    super('insufficient_funds', 'The balance does not cover the amount and fee');
+  }
+}
+
+/** A companion write's condition failed: the caller's precondition no longer holds. */
+export class CompanionConflict extends Error {
+  constructor(readonly index: number) {
+    super(`companion write ${index} of a ledger posting failed its condition`);
+  }
+}
+
+/** Retries of a posting whose balance version moved underneath it (other postings of the merchant). */
+const MAX_ATTEMPTS = 60;
+const BASE_DELAY_MS = 5;
+const MAX_DELAY_MS = 250;
+
+async function readBalance(merchantId: string): Promise<{ balance: number; version: number }> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName('merchants'),
+      Key: { merchant_id: merchantId },
+      ProjectionExpression: 'balance, version',
+      ConsistentRead: true,
+    }),
+  );
+  if (!Item) throw new Error(`no wallet for merchant ${merchantId}`);
+  return { balance: Number(Item.balance), version: Number(Item.version) };
+}
+
+/** The stored entry of a business id, if it was applied. */
+export async function getEntry(entryId: string): Promise<LedgerEntry | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName('ledgerEntries'),
+      Key: { entry_id: entryId },
+      ConsistentRead: true,
+    }),
+  );
+  return Item as LedgerEntry | undefined;
+}
+
+/**
+ * Applies one posting exactly once. A debit that the balance does not cover throws
+ * `InsufficientFunds` and writes nothing. A posting whose entry exists already is reported as
+ * `applied: false` with the stored entry: a retry, never a second application.
+ */
+export async function post(posting: Posting): Promise<PostResult> {
+  for (let attempt = 1; ; attempt++) {
+    const existing = attempt === 1 ? undefined : await getEntry(posting.entryId);
+    if (existing) return { entry: existing, applied: false };
+    const { balance, version } = await readBalance(posting.merchantId);
+    const balanceAfter = balance + posting.amount;
+    if (balanceAfter < 0) {
+      // The balance read is current (consistent read); still, a concurrent debit may have applied
+      // this very entry: only a missing entry makes this an insufficient-funds answer.
+      const applied = await getEntry(posting.entryId);
+      if (applied) return { entry: applied, applied: false };
+      throw new InsufficientFunds();
+    }
+    const now = new Date().toISOString();
+    const entry: LedgerEntry = {
+      entry_id: posting.entryId,
+      merchant_id: posting.merchantId,
+      seq: version + 1,
+      amount: posting.amount,
+      balance_after: balanceAfter,
+      category: posting.category,
+      reference: posting.reference,
+      created_at: now,
+    };
+    try {
+      await dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName('merchants'),
+                Key: { merchant_id: posting.merchantId },
+                UpdateExpression: 'SET balance = :after, version = :next, updated_at = :now',
+                // The version pins the balance this entry was computed from (so balance_after and
+                // seq are exact); a debit also states its cover in the same condition.
+                ConditionExpression:
+                  posting.amount < 0 ? 'version = :version AND balance >= :debit' : 'version = :version',
+                ExpressionAttributeValues: {
+                  ':after': balanceAfter,
+                  ':next': version + 1,
+                  ':version': version,
+                  ':now': now,
+                  ...(posting.amount < 0 ? { ':debit': -posting.amount } : {}),
+                },
+              },
+            },
+            {
+              Put: {
+                TableName: tableName('ledgerEntries'),
+                Item: entry,
+                ConditionExpression: 'attribute_not_exists(entry_id)',
+              },
+            },
+            ...(posting.companions?.(entry) ?? []),
+          ],
+        }),
+      );
+      return { entry, applied: true };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const reasons = error.CancellationReasons ?? [];
+      if (reasons[1]?.Code === 'ConditionalCheckFailed') {
+        const stored = await getEntry(posting.entryId);
+        if (stored) return { entry: stored, applied: false };
+      }
+      const companion = reasons.findIndex((reason, i) => i >= 2 && reason.Code === 'ConditionalCheckFailed');
+      if (companion >= 2) throw new CompanionConflict(companion - 2);
+      if (attempt >= MAX_ATTEMPTS) {
+        logger.error('ledger posting gave up after conflicts', {
+          entry_id: posting.entryId,
+          attempts: attempt,
+        });
+        throw error;
+      }
+      // The version moved (another posting won) or the transaction conflicted: back off, re-read.
+      await sleep(Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** Math.min(attempt, 8)));
+    }
+  }
+}
+
+/** Credits `amount` kobo (> 0) once per entry id. */
+export function credit(posting: Omit<Posting, 'amount'> & { amount: number }): Promise<PostResult> {
+  if (!(posting.amount > 0)) throw new RangeError('a credit is a positive amount');
+  return post(posting);
+}
+
+/** Debits `amount` kobo (> 0) once per entry id, only if the balance covers it. */
+export function debit(posting: Omit<Posting, 'amount'> & { amount: number }): Promise<PostResult> {
+  if (!(posting.amount > 0)) throw new RangeError('a debit is a positive amount');
+  return post({ ...posting, amount: -posting.amount });
+}
+
+/** The entry id that reverses an entry: one reversal per original, ever. */
+export function reversalEntryId(originalEntryId: string): string {
+  return `reversal:${originalEntryId}`;
+}
+
+/**
+ * Gives back what an entry took: a credit of the same amount under `reversal:<entry id>`. Applies
+ * once however often it is called; the original must exist and be a debit.
+ */
+export async function reverse(
+  originalEntryId: string,
+  details: { reference: string; companions?: Companions },
+): Promise<PostResult> {
+  const original = await getEntry(originalEntryId);
+  if (!original || original.amount >= 0) throw new Error(`no debit ${originalEntryId} to reverse`);
+  return post({
+    entryId: reversalEntryId(originalEntryId),
+    merchantId: original.merchant_id,
+    amount: -original.amount,
+    category: 'reversal',
+    reference: details.reference,
+    companions: details.companions,
+  });
+}

@@ -1,0 +1,27 @@
+import * as z from 'zod/mini';
+import { config, type FeeTier } from '#shared/config.ts';
+
+/** NGN 1 = 100 kobo. */
+export const KOBO_PER_NAIRA = 100;
+
+/** Smallest and largest amount of a transfer or virtual account: NGN 1 to NGN 10,000,000. */
+export const MIN_AMOUNT = 100;
+export const MAX_AMOUNT = 10_000_000 * KOBO_PER_NAIRA;
+
+/**
+ * An amount in kobo as requests carry it: a JSON integer (never a string, fraction or unsafe
+ * number) between NGN 1 and NGN 10,000,000.
+ */
+export const amountSchema = z
+  .int('Must be an integer number of kobo')
+  .check(
+    z.gte(MIN_AMOUNT, `Must be at least ${MIN_AMOUNT} kobo`),
+    z.lte(MAX_AMOUNT, `Must be at most ${MAX_AMOUNT} kobo`),
+  );
+
+/** The fee (kobo) of a transfer of `amount` kobo under a schedule (default: the configured one). */
+export function transferFee(amount: number, tiers: readonly FeeTier[] = config.transferFeeTiers): number {
+  const tier = tiers.find((candidate) => amount <= candidate.upTo);
+  if (!tier) throw new RangeError(`no fee tier for ${amount}`);
+  return tier.fee;
+}

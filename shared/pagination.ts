@@ -1,0 +1,50 @@
+import * as z from 'zod/mini';
+import { ValidationError } from '#shared/errors.ts';
+
+/** `?limit=` 1..100, default 20 (API.md §1). */
+export const limitSchema = z._default(
+  z.pipe(
+    z.string().check(z.regex(/^\d{1,3}$/, 'Must be a whole number from 1 to 100')),
+    z.pipe(
+      z.transform(Number),
+      z.int().check(z.gte(1, 'Must be at least 1'), z.lte(100, 'Must be at most 100')),
+    ),
+  ),
+  20,
+);
+
+export const cursorSchema = z.optional(
+  z.string().check(z.regex(/^[A-Za-z0-9_-]{1,512}$/, 'Not a valid cursor')),
+);
+
+/**
+ * An opaque cursor: the position inside the caller's own partition (never the partition key, which
+ * is always the caller's merchant id), base64url JSON.
+ */
+export function encodeCursor(position: Record<string, unknown> | undefined): string | null {
+  return position ? Buffer.from(JSON.stringify(position)).toString('base64url') : null;
+}
+
+/** Reads a cursor back into the fields `keys` names; anything else is a 400. */
+export function decodeCursor(
+  cursor: string | undefined,
+  keys: readonly string[],
+): Record<string, string> | undefined {
+  if (cursor === undefined) return undefined;
+  const invalid = () => new ValidationError([{ field: 'query.cursor', message: 'Not a valid cursor' }]);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (typeof parsed !== 'object' || parsed === null) throw invalid();
+  const position: Record<string, string> = {};
+  for (const key of keys) {
+    const value = (parsed as Record<string, unknown>)[key];
+    if (typeof value !== 'string' || value.length === 0 || value.length > 200) throw invalid();
+    position[key] = value;
+  }
+  if (Object.keys(parsed).length !== keys.length) throw invalid();
+  return position;
+}

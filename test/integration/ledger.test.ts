@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
+import {
+  CompanionConflict,
+  credit,
+  debit,
+  getEntry,
+  InsufficientFunds,
+  reverse,
+} from '#shared/ledger/ledger.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import { aMerchant, fund } from '#test/support/merchants.ts';
+
+const id = (kind: string) => `${kind}:${randomUUID()}`;
+const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
+
+describe('the ledger', () => {
+  it('credits and debits with an entry each, recording balance_after and a gap-free seq', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await credit({
+      entryId: id('payment'),
+      merchantId: m,
+      amount: 10_000,
+      category: 'payment',
+      reference: 'p1',
+    });
+    const { entry } = await debit({
+      entryId: id('transfer'),
+      merchantId: m,
+      amount: 3_500,
+      category: 'transfer',
+      reference: 't1',
+    });
+    expect(entry).toMatchObject({ seq: 2, amount: -3_500, balance_after: 6_500 });
+    expect(await balanceOf(m)).toBe(6_500);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('refuses a debit the balance does not cover and writes nothing', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, 1_000);
+    const entryId = id('transfer');
+    await expect(
+      debit({ entryId, merchantId: m, amount: 1_001, category: 'transfer', reference: 't' }),
+    ).rejects.toBeInstanceOf(InsufficientFunds);
+    expect(await getEntry(entryId)).toBeUndefined();
+    expect(await getMerchant(m)).toMatchObject({ balance: 1_000, version: 1 });
+  });
+
+  it('applies an entry id once: a repeat is reported as already applied and changes nothing', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const posting = {
+      entryId: id('payment'),
+      merchantId: m,
+      amount: 2_000,
+      category: 'payment' as const,
+      reference: 'p',
+    };
+    const first = await credit(posting);
+    const again = await credit(posting);
+    expect(first.applied).toBe(true);
+    expect(again).toEqual({ entry: first.entry, applied: false });
+    expect(await balanceOf(m)).toBe(2_000);
+  });
+
+  it('applies one of 20 concurrent postings of the same entry id', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, 50_000);
+    const entryId = id('transfer');
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        debit({ entryId, merchantId: m, amount: 5_000, category: 'transfer', reference: 'x' }),
+      ),
+    );
+    expect(results.filter((r) => r.applied)).toHaveLength(1);
+    expect(await balanceOf(m)).toBe(45_000);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('lets exactly as many concurrent debits through as the balance covers', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, 50_000);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, () =>
+        debit({
+          entryId: id('transfer'),
+          merchantId: m,
+          amount: 5_000,
+          category: 'transfer',
+          reference: 'x',
+        }),
+      ),
+    );
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(10);
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    expect(refused).toHaveLength(10);
+    for (const o of refused) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(InsufficientFunds);
+    expect(await balanceOf(m)).toBe(0);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('reverses a debit once, however often asked', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, 9_000);
+    const entryId = id('transfer');
+    await debit({ entryId, merchantId: m, amount: 4_000, category: 'transfer', reference: 't' });
+    const results = await Promise.all([1, 2, 3].map(() => reverse(entryId, { reference: 'reversal:t' })));
+    expect(results.filter((r) => r.applied)).toHaveLength(1);
+    expect(results[0]?.entry).toMatchObject({
+      entry_id: `reversal:${entryId}`,
+      amount: 4_000,
+      category: 'reversal',
+    });
+    expect(await balanceOf(m)).toBe(9_000);
+    await expect(reverse(id('transfer'), { reference: 'nothing' })).rejects.toThrow();
+  });
+
+  it('writes companions in the same transaction: a failed companion condition writes nothing at all', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, 1_000);
+    const entryId = id('transfer');
+    await expect(
+      debit({
+        entryId,
+        merchantId: m,
+        amount: 500,
+        category: 'transfer',
+        reference: 't',
+        companions: () => [
+          {
+            ConditionCheck: {
+              TableName: tableName('merchants'),
+              Key: { merchant_id: m },
+              ConditionExpression: 'attribute_not_exists(merchant_id)',
+            },
+          },
+        ],
+      }),
+    ).rejects.toBeInstanceOf(CompanionConflict);
+    expect(await getEntry(entryId)).toBeUndefined();
+    expect(await getMerchant(m)).toMatchObject({ balance: 1_000, version: 1 });
+  });
+
+  it('keeps every entry id unique across the whole table', async () => {
+    const { Items } = await dynamo.send(
+      new ScanCommand({ TableName: tableName('ledgerEntries'), ProjectionExpression: 'entry_id' }),
+    );
+    const ids = (Items ?? []).map((item) => item.entry_id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('lists a merchant’s entries in seq order for audits', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 100);
+    await fund(merchant.merchant_id, 200);
+    expect((await entriesOf(merchant.merchant_id)).map((e) => e.seq)).toEqual([1, 2]);
+  });
+});

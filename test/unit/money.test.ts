@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { parseFeeTiers } from '#shared/config.ts';
+import { amountSchema, MAX_AMOUNT, MIN_AMOUNT, transferFee } from '#shared/money.ts';
+import { decodeCursor, encodeCursor, limitSchema } from '#shared/pagination.ts';
+
+describe('the transfer fee schedule', () => {
+  it('is 1,000 kobo up to and including NGN 5,000, 2,500 up to NGN 50,000, 5,000 above', () => {
+    expect(transferFee(100)).toBe(1_000);
+    expect(transferFee(500_000)).toBe(1_000);
+    expect(transferFee(500_001)).toBe(2_500);
+    expect(transferFee(5_000_000)).toBe(2_500);
+    expect(transferFee(5_000_001)).toBe(5_000);
+    expect(transferFee(MAX_AMOUNT)).toBe(5_000);
+  });
+
+  it('is configurable', () => {
+    const tiers = parseFeeTiers('1000:0, 2000:50, *:75');
+    expect([500, 1000, 1001, 2000, 2001].map((amount) => transferFee(amount, tiers))).toEqual([
+      0, 0, 50, 50, 75,
+    ]);
+  });
+
+  it.each(['', '100:10', '*:5,100:10', '200:10,100:5,*:1', 'abc:1,*:2', '100:-1,*:2', '100:1.5,*:2'])(
+    'refuses the schedule %j',
+    (text) => {
+      expect(() => parseFeeTiers(text)).toThrow(/TRANSFER_FEE_TIERS/);
+    },
+  );
+});
+
+describe('amounts', () => {
+  it('accept integer kobo from NGN 1 to NGN 10,000,000 only', () => {
+    expect(amountSchema.safeParse(MIN_AMOUNT).success).toBe(true);
+    expect(amountSchema.safeParse(MAX_AMOUNT).success).toBe(true);
+    for (const bad of [
+      MIN_AMOUNT - 1,
+      MAX_AMOUNT + 1,
+      150.5,
+      '150',
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      null,
+      2 ** 53,
+    ]) {
+      expect(amountSchema.safeParse(bad).success).toBe(false);
+    }
+  });
+});
+
+describe('pagination', () => {
+  it('parses ?limit= from 1 to 100 with 20 by default', () => {
+    expect(limitSchema.parse(undefined)).toBe(20);
+    expect(limitSchema.parse('1')).toBe(1);
+    expect(limitSchema.parse('100')).toBe(100);
+    for (const bad of ['0', '101', '-1', '1.5', 'ten', '', '0010'])
+      expect(limitSchema.safeParse(bad).success).toBe(false);
+  });
+
+  it('round-trips a cursor and refuses anything else', () => {
+    const cursor = encodeCursor({ created_at: '2026-01-01T00:00:00.000Z', reference: 'r1' }) ?? '';
+    expect(decodeCursor(cursor, ['created_at', 'reference'])).toEqual({
+      created_at: '2026-01-01T00:00:00.000Z',
+      reference: 'r1',
+    });
+    expect(encodeCursor(undefined)).toBeNull();
+    const junk = [
+      'x',
+      Buffer.from('[1]').toString('base64url'),
+      encodeCursor({ created_at: 1, reference: 'r' }) ?? '',
+      encodeCursor({ created_at: 'a', reference: 'r', merchant_id: 'mer_other' }) ?? '',
+      encodeCursor({ created_at: 'a' }) ?? '',
+    ];
+    for (const bad of junk) expect(() => decodeCursor(bad, ['created_at', 'reference'])).toThrow();
+  });
+});
