@@ -62,6 +62,26 @@ export const TABLES = {
     sortKey: { name: 'sk', type: 'S' },
     money: false,
   },
+  /** Temporary virtual accounts, one per merchant and reference; totals move with each payment. */
+  virtualAccounts: {
+    name: 'virtual-accounts',
+    partitionKey: { name: 'merchant_id', type: 'S' },
+    sortKey: { name: 'reference', type: 'S' },
+    money: true,
+  },
+  /** Payments received into a virtual account (`<merchant_id>#<reference>`), one per partner session. */
+  payments: {
+    name: 'payments',
+    partitionKey: { name: 'virtual_account', type: 'S' },
+    sortKey: { name: 'session_id', type: 'S' },
+    money: true,
+  },
+  /** Payments that could not be credited to anyone (unknown account, conflicting session): for operators. */
+  unmatchedPayments: {
+    name: 'unmatched-payments',
+    partitionKey: { name: 'session_id', type: 'S' },
+    money: true,
+  },
   /** Every account number the service was issued (wallets, virtual accounts): never issued twice. */
   accountNumbers: {
     name: 'account-numbers',

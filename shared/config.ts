@@ -23,6 +23,8 @@ const EnvSchema = z.object({
   NAME_ENQUIRY_CACHE_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0))), 3600),
   /** `max_amount:fee` tiers in kobo, ascending, the last `*:fee` (API.md §4's default schedule). */
   TRANSFER_FEE_TIERS: z._default(z.string(), '500000:1000,5000000:2500,*:5000'),
+  /** `whsec_<base64>` secrets of the partner's webhooks, space-separated (rotation: old and new). */
+  PARTNER_WEBHOOK_SECRET: z.optional(z.string()),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   PORT: z._default(port, 3000),
 });
@@ -33,6 +35,22 @@ export type Config = ReturnType<typeof loadConfig>;
 export interface FeeTier {
   upTo: number;
   fee: number;
+}
+
+/**
+ * Parses `whsec_<base64> [whsec_<base64>…]` into HMAC keys; each must decode to at least 24 bytes.
+ */
+export function parseWebhookSecrets(text: string): Buffer[] {
+  const secrets = text.split(/\s+/).filter(Boolean);
+  if (secrets.length === 0) throw new Error('PARTNER_WEBHOOK_SECRET: no secret given');
+  return secrets.map((secret, i) => {
+    const body = secret.startsWith('whsec_') ? secret.slice(6) : '';
+    const key = Buffer.from(body, 'base64');
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(body) || key.length < 24) {
+      throw new Error(`PARTNER_WEBHOOK_SECRET: secret ${i + 1} must be whsec_ + base64 of at least 24 bytes`);
+    }
+    return key;
+  });
 }
 
 /** Parses `500000:1000,5000000:2500,*:5000`; throws unless ascending and ending in `*`. */
@@ -72,6 +90,8 @@ export function loadConfig(env: Record<string, string | undefined>) {
     authCacheSeconds: e.AUTH_CACHE_SECONDS,
     nameEnquiryCacheSeconds: e.NAME_ENQUIRY_CACHE_SECONDS,
     transferFeeTiers: parseFeeTiers(e.TRANSFER_FEE_TIERS),
+    webhookSecrets:
+      e.PARTNER_WEBHOOK_SECRET === undefined ? undefined : parseWebhookSecrets(e.PARTNER_WEBHOOK_SECRET),
     logLevel: e.LOG_LEVEL,
     port: e.PORT,
   } as const;

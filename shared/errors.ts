@@ -83,3 +83,9 @@ export class PartnerUnavailable extends ApiError {
     });
   }
 }
+
+export class DuplicateReference extends ApiError {
+  constructor() {
+    super('duplicate_reference', 'This reference was already used with different parameters');
+  }
+}

@@ -1,7 +1,8 @@
-import { createHash, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { findBank } from '#shared/banks/index.ts';
 import { isValidNuban, toNuban } from '#shared/banks/nuban.ts';
+import { sign } from '#shared/webhooks/signature.ts';
 
 /**
  * The sandbox banking partner (API.md §5): a separate HTTP server that behaves like a bank's API,
@@ -74,6 +75,11 @@ export interface SandboxPartnerOptions {
   hangMs?: number;
   /** The sandbox bank's own CBN code: the bank of the accounts it issues. */
   bankCode?: string;
+  /** Where the sandbox delivers its signed webhooks, and the `whsec_` secret it signs them with. */
+  webhookUrl?: string;
+  webhookSecret?: string;
+  /** How long a transfer it leaves pending waits before the sandbox sends `transfer.success`. */
+  settleAfterMs?: number;
 }
 
 export interface SandboxPartner {
@@ -166,6 +172,7 @@ async function transfer(
   response: ServerResponse,
   hangMs: number,
   done: Map<string, TransferAnswer>,
+  onPending: (reference: string) => void,
 ) {
   const order = await readJson(request);
   const { reference, amount, bank_code: bankCode, account_number: accountNumber } = order;
@@ -189,12 +196,95 @@ async function transfer(
       ? { status: 202, body: { status: 'pending', reference } }
       : { status: 200, body: { status: 'success', reference, session_id: nipSessionId() } };
   done.set(reference, answer);
+  if (answer.status === 202) onPending(reference);
   return reply(response, answer.status, answer.body);
 }
 
 /** A NIBSS-style 30-digit session id. */
 export function nipSessionId(): string {
   return Array.from({ length: 30 }, () => randomInt(0, 10)).join('');
+}
+
+/** A signed Standard Webhooks delivery of a partner event to the service. */
+export async function deliverWebhook(
+  url: string,
+  secret: string,
+  event: { type: string; data: Record<string, unknown> },
+  webhookId = `msg_${randomBytes(12).toString('hex')}`,
+): Promise<{ status: number; body: string; webhookId: string }> {
+  const body = JSON.stringify(event);
+  const timestamp = Math.floor(Date.now() / 1000);
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': webhookId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': sign(key, webhookId, timestamp, body),
+    },
+    body,
+  });
+  return { status: response.status, body: await response.text(), webhookId };
+}
+
+/** A customer's payment into an account, as the partner reports it. */
+export function paymentEvent(input: {
+  account_number: string;
+  amount: number;
+  session_id?: string;
+  sender?: { account_name: string; account_number: string; bank_code: string };
+  narration?: string;
+}) {
+  return {
+    type: 'payment.received',
+    data: {
+      session_id: input.session_id ?? nipSessionId(),
+      account_number: input.account_number,
+      amount: input.amount,
+      sender: input.sender ?? {
+        account_name: 'ADEBAYO CHIOMA',
+        account_number: '0123456789',
+        bank_code: '058',
+      },
+      narration: input.narration ?? 'Transfer from customer',
+      paid_at: new Date().toISOString(),
+    },
+  };
+}
+
+/**
+ * `POST /v1/_simulate/payment`: the sandbox's tool for a customer paying into an account. It signs
+ * and delivers `payment.received` to the service and reports what the service answered.
+ */
+async function simulatePayment(
+  request: IncomingMessage,
+  response: ServerResponse,
+  webhook: Webhook | undefined,
+) {
+  const input = await readJson(request);
+  const url = typeof input.webhook_url === 'string' ? input.webhook_url : webhook?.url;
+  if (!url || !webhook?.secret) return reply(response, 400, { error: 'no webhook url or secret configured' });
+  if (typeof input.account_number !== 'string' || !Number.isSafeInteger(input.amount)) {
+    return reply(response, 400, { error: 'account_number and amount (kobo) are required' });
+  }
+  const event = paymentEvent({
+    account_number: input.account_number,
+    amount: input.amount as number,
+    session_id: typeof input.session_id === 'string' ? input.session_id : undefined,
+  });
+  const delivered = await deliverWebhook(url, webhook.secret, event);
+  return reply(response, 200, {
+    session_id: event.data.session_id,
+    webhook_id: delivered.webhookId,
+    webhook_status: delivered.status,
+    webhook_response: delivered.body,
+  });
+}
+
+interface Webhook {
+  url: string | undefined;
+  secret: string | undefined;
 }
 
 /** Starts the sandbox partner's HTTP server. */
@@ -204,10 +294,28 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
   // Name enquiries received per account number: the sandbox's request log, for tests and debugging.
   const nameEnquiries = new Map<string, number>();
   const transfers = new Map<string, TransferAnswer>();
+  const webhook: Webhook = { url: options.webhookUrl, secret: options.webhookSecret };
+  const timers = new Set<NodeJS.Timeout>();
+  // The bank completes what it left processing, and tells the service with a signed webhook.
+  const settleLater = (reference: string) => {
+    if (!webhook.url || !webhook.secret) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      const event = {
+        type: 'transfer.success',
+        data: { reference, session_id: nipSessionId(), reason: null },
+      };
+      deliverWebhook(webhook.url ?? '', webhook.secret ?? '', event).catch((error: unknown) =>
+        console.error('sandbox partner: transfer.success delivery failed', error),
+      );
+    }, options.settleAfterMs ?? 5000);
+    timers.add(timer);
+  };
   type Route = (request: IncomingMessage, response: ServerResponse) => Promise<void> | void;
   const routes: Record<string, Route> = {
     'POST /v1/name-enquiry': (request, response) => nameEnquiry(request, response, hangMs, nameEnquiries),
-    'POST /v1/transfers': (request, response) => transfer(request, response, hangMs, transfers),
+    'POST /v1/transfers': (request, response) => transfer(request, response, hangMs, transfers, settleLater),
+    'POST /v1/_simulate/payment': (request, response) => simulatePayment(request, response, webhook),
     'POST /v1/accounts': (request, response) => issueAccount(request, response, bankCode),
     'GET /v1/_calls': (_request, response) =>
       reply(response, 200, { name_enquiries: Object.fromEntries(nameEnquiries) }),
@@ -233,6 +341,7 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
     server,
     close: () =>
       new Promise((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
         server.closeAllConnections();
         server.close(() => resolve());
       }),

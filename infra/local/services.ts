@@ -9,8 +9,8 @@ export interface LocalServicesOptions {
   tablePrefix: string;
   /** Keeps DynamoDB data on disk here; in memory without it. */
   dataDir?: string;
-  /** How long the sandbox keeps a "timeout" account's caller waiting. */
-  sandboxHangMs?: number;
+  /** Sandbox partner behaviour: where its webhooks go and how it times out and settles. */
+  sandbox?: { hangMs?: number; webhookUrl?: string; webhookSecret?: string; settleAfterMs?: number };
 }
 
 export interface LocalServices {
@@ -33,7 +33,7 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     stops.push(dynamo.stop);
     const sqs = await startLocalSqs({ port: options.ports.sqs });
     stops.push(sqs.stop);
-    const sandbox = await startSandboxPartner({ port: options.ports.sandbox, hangMs: options.sandboxHangMs });
+    const sandbox = await startSandboxPartner({ port: options.ports.sandbox, ...options.sandbox });
     stops.push(sandbox.close);
     await createTables(dynamo.endpoint, options.tablePrefix);
     const queues = await createQueues(sqs.endpoint, options.tablePrefix);

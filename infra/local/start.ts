@@ -71,6 +71,8 @@ async function main() {
   process.on('SIGTERM', () => void shutdown(0));
 
   try {
+    const port = portOf('PORT', 3000);
+    const secrets = loadLocalSecrets(dataDir);
     const services = await startLocalServices({
       ports: {
         dynamodb: portOf('DYNAMODB_PORT', 8000),
@@ -79,13 +81,16 @@ async function main() {
       },
       tablePrefix: env.TABLE_PREFIX ?? 'naira-local-',
       dataDir: path.join(dataDir, 'dynamodb'),
+      sandbox: {
+        webhookUrl: `http://127.0.0.1:${port}/webhooks/payments`,
+        webhookSecret: secrets.PARTNER_WEBHOOK_SECRET,
+      },
     });
     stops.push(services.stop);
     // Handlers read their configuration from the environment, exactly as on Lambda.
-    const secrets = loadLocalSecrets(dataDir);
     Object.assign(process.env, services.env, secrets);
 
-    const gateway = await startGateway({ port: portOf('PORT', 3000), rootDir: root });
+    const gateway = await startGateway({ port, rootDir: root });
     stops.push(gateway.close);
 
     const consumerFile = path.join(root, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`);
@@ -120,7 +125,9 @@ async function main() {
         'Try:',
         `  curl -s ${gateway.url}/api/v1/developer/banks`,
         `  curl -s ${gateway.url}/api/v1/developer/balance ${auth}`,
-        `  curl -s ${gateway.url}/api/v1/developer/validate-account ${auth} -H "Content-Type: application/json" -d '{"account_number":"0000014579","bank_code":"011"}'`,
+        `  curl -s ${gateway.url}/api/v1/developer/virtual-accounts ${auth} -H "Content-Type: application/json" -d '{"amount":500000}'`,
+        '  npm run sandbox -- pay --account <account_number> --amount 500000',
+        `  curl -s ${gateway.url}/api/v1/developer/payments/<reference> ${auth}`,
         '',
         'Ctrl-C stops everything.',
       ].join('\n'),

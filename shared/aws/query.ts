@@ -21,3 +21,15 @@ export async function queryPage<T>(
   } while (start && found.length < wanted);
   return { items: found.slice(0, limit), more: found.length > limit };
 }
+
+/** Every item of a query, across all of DynamoDB's pages. */
+export async function queryAll<T>(input: QueryCommandInput): Promise<T[]> {
+  const items: T[] = [];
+  let start = input.ExclusiveStartKey;
+  do {
+    const page = await dynamo.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    items.push(...((page.Items ?? []) as T[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}

@@ -4,7 +4,8 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 export interface Reply<T = unknown> {
   status?: number;
   message: string;
-  data: T;
+  /** Omitted from the envelope when undefined (the webhook's bare acknowledgement). */
+  data?: T;
   meta?: { next_cursor: string | null };
   headers?: Record<string, string>;
 }
@@ -27,7 +28,8 @@ export function jsonResult(
 
 /** Turns a handler's reply into the success envelope. */
 export function successResult(reply: Reply, requestId: string): APIGatewayProxyResult {
-  const body: Record<string, unknown> = { status: 'success', message: reply.message, data: reply.data };
+  const body: Record<string, unknown> = { status: 'success', message: reply.message };
+  if (reply.data !== undefined) body.data = reply.data;
   if (reply.meta) body.meta = reply.meta;
   return jsonResult(reply.status ?? 200, body, requestId, reply.headers);
 }

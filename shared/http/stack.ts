@@ -55,9 +55,11 @@ function observe(): Middleware {
     const { requestId, startedAt } = request.internal;
     const response = request.response ?? errorResult(request.error, requestId);
     request.response = response;
+    const { event } = request;
+    const v2 = event.requestContext as unknown as { http?: { method: string } };
     logger.info('request completed', {
-      method: request.event.httpMethod,
-      path: request.event.path,
+      method: event.httpMethod ?? v2.http?.method,
+      path: event.path ?? (event as unknown as { rawPath?: string }).rawPath,
       status: response.statusCode,
       duration_ms: Date.now() - startedAt,
     });
@@ -180,6 +182,32 @@ function buildHandler<
     } as MerchantInput<B, Q, P>;
     return successResult(await handle(input), requestId);
   });
+}
+
+/** What a webhook handler receives: the body exactly as sent, for signature checks. */
+export interface WebhookInput {
+  rawBody: string;
+  headers: Record<string, string | undefined>;
+  requestId: string;
+}
+
+/**
+ * A handler for a partner webhook route (`auth: 'webhook'`): no API key, JSON content type and size
+ * checked, and the raw body handed over unparsed so the signature is verified on exactly what was
+ * sent. Accepts API Gateway REST events and Lambda function URL (payload v2) events alike.
+ */
+export function webhookHandler(route: string | Route, handle: (input: WebhookInput) => Promise<Reply>) {
+  routeNamed(route, 'webhook');
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
+    .use(observe())
+    .use(mapErrors())
+    .use(guardJsonBody())
+    .handler(async (event) => {
+      const raw = event.body ?? '';
+      const rawBody = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+      const requestId = event.requestContext.requestId;
+      return successResult(await handle({ rawBody, headers: event.headers, requestId }), requestId);
+    });
 }
 
 /**

@@ -1,5 +1,5 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { tableName } from '#shared/aws/clients.ts';
+import { queryAll } from '#shared/aws/query.ts';
 import type { LedgerEntry } from '#shared/ledger/ledger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 
@@ -13,23 +13,13 @@ export interface AuditReport {
 }
 
 /** Every entry of a merchant in `seq` order (read from the `by-merchant` index). */
-export async function entriesOf(merchantId: string): Promise<LedgerEntry[]> {
-  const entries: LedgerEntry[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName('ledgerEntries'),
-        IndexName: 'by-merchant',
-        KeyConditionExpression: 'merchant_id = :m',
-        ExpressionAttributeValues: { ':m': merchantId },
-        ExclusiveStartKey: start,
-      }),
-    );
-    entries.push(...((page.Items ?? []) as LedgerEntry[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return entries;
+export function entriesOf(merchantId: string): Promise<LedgerEntry[]> {
+  return queryAll<LedgerEntry>({
+    TableName: tableName('ledgerEntries'),
+    IndexName: 'by-merchant',
+    KeyConditionExpression: 'merchant_id = :m',
+    ExpressionAttributeValues: { ':m': merchantId },
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { claimAccountNumberItem } from '#shared/accounts/account-numbers.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { newId, nowIso } from '#shared/ids.ts';
 import { issueAccount } from '#shared/partner/client.ts';
@@ -43,18 +44,12 @@ export async function createMerchant(name: string): Promise<Merchant> {
       await dynamo.send(
         new TransactWriteCommand({
           TransactItems: [
-            {
-              Put: {
-                TableName: tableName('accountNumbers'),
-                Item: {
-                  account_number: merchant.account_number,
-                  kind: 'wallet',
-                  merchant_id: merchant.merchant_id,
-                  created_at: now,
-                },
-                ConditionExpression: 'attribute_not_exists(account_number)',
-              },
-            },
+            claimAccountNumberItem({
+              account_number: merchant.account_number,
+              kind: 'wallet',
+              merchant_id: merchant.merchant_id,
+              created_at: now,
+            }),
             {
               Put: {
                 TableName: tableName('merchants'),

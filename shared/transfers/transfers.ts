@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { accountNamedBy, namesAccount } from '#shared/accounts/destination.ts';
 import { BeneficiaryNotFound, getBeneficiary } from '#shared/beneficiaries/store.ts';
-import { ApiError, PartnerUnavailable, ValidationError } from '#shared/errors.ts';
+import { DuplicateReference, PartnerUnavailable, ValidationError } from '#shared/errors.ts';
 import { CompanionConflict, debit, reverse } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import { transferFee } from '#shared/money.ts';
@@ -15,12 +15,6 @@ import {
   type TransactionRecord,
   transactionRecord,
 } from '#shared/transactions/store.ts';
-
-export class DuplicateReference extends ApiError {
-  constructor() {
-    super('duplicate_reference', 'This reference was already used with different parameters');
-  }
-}
 
 export interface TransferRequest {
   reference: string;

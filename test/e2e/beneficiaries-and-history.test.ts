@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { sandboxAccountName } from '#infra/local/sandbox-partner.ts';
-import { call, startTestGateway } from '#test/support/gateway.ts';
+import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
 
 let gateway: LocalGateway;
@@ -12,7 +12,6 @@ afterAll(() => gateway.close());
 
 type Merchant = Awaited<ReturnType<typeof aMerchant>>;
 type Body = { body: Record<string, unknown> | null };
-const data = <T = Record<string, unknown>>(response: Body) => response.body?.data as T;
 const nextCursor = (response: Body) => {
   const meta = response.body?.meta as { next_cursor: string | null } | undefined;
   return meta?.next_cursor;

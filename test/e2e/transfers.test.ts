@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
-import { call, startTestGateway } from '#test/support/gateway.ts';
+import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
 
 let gateway: LocalGateway;
@@ -16,8 +16,6 @@ const ref = () => `ref-${Math.random().toString(36).slice(2, 12)}`;
 const transfer = (m: Merchant, body: Record<string, unknown>) =>
   call(gateway, 'POST', '/api/v1/developer/transfers', { body, headers: m.headers });
 const balanceOf = async (m: Merchant) => (await getMerchant(m.merchant.merchant_id))?.balance;
-const data = (response: { body: Record<string, unknown> | null }) =>
-  response.body?.data as Record<string, unknown>;
 
 describe('POST /transfers', () => {
   it('debits amount + fee, asks the partner, and answers 201 with a successful transaction', async () => {

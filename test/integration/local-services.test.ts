@@ -1,6 +1,5 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
-  CreateQueueCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -12,6 +11,7 @@ import { startPoller } from '#infra/local/poller.ts';
 import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
 import { TABLE_LIST } from '#infra/tables.ts';
 import { config } from '#shared/config.ts';
+import { aQueueWithDlq } from '#test/support/queues.ts';
 
 const dynamo = new DynamoDBClient({ endpoint: config.dynamoEndpoint, region: config.region });
 const sqs = new SQSClient({ endpoint: config.sqsEndpoint, region: config.region });
@@ -49,24 +49,7 @@ describe('local bootstrap', () => {
 
 describe('the local queue poller', () => {
   it('deletes what the consumer handled, redelivers what it reported failed, and dead-letters a poison message', async () => {
-    const suffix = Math.random().toString(36).slice(2, 8);
-    const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `poller-dlq-${suffix}` }));
-    const dlqArn = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
-    );
-    const queue = await sqs.send(
-      new CreateQueueCommand({
-        QueueName: `poller-${suffix}`,
-        Attributes: {
-          VisibilityTimeout: '2',
-          RedrivePolicy: JSON.stringify({
-            deadLetterTargetArn: dlqArn.Attributes?.QueueArn,
-            maxReceiveCount: 2,
-          }),
-        },
-      }),
-    );
-    const queueUrl = queue.QueueUrl ?? '';
+    const { queueUrl, dlqUrl } = await aQueueWithDlq('poller');
     await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: queueUrl,
@@ -98,7 +81,7 @@ describe('the local queue poller', () => {
         .poll(() => receiveCounts.length, { timeout: 20_000, interval: 200 })
         .toBeGreaterThanOrEqual(2);
       const inDlq = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: dlq.QueueUrl, WaitTimeSeconds: 5, MaxNumberOfMessages: 10 }),
+        new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 5, MaxNumberOfMessages: 10 }),
       );
       expect(inDlq.Messages?.map((m) => m.Body)).toEqual(['poison']);
     } finally {

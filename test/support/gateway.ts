@@ -32,3 +32,8 @@ export async function call(
     body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
   };
 }
+
+/** The `data` of a response's envelope, typed as the test expects it. */
+export function data<T = Record<string, unknown>>(response: { body: Record<string, unknown> | null }): T {
+  return response.body?.data as T;
+}

@@ -1,21 +1,52 @@
+import path from 'node:path';
+import { startGateway } from '#infra/local/gateway.ts';
+import { type SqsHandler, startPoller } from '#infra/local/poller.ts';
 import { freePort } from '#infra/local/process.ts';
 import { startLocalServices } from '#infra/local/services.ts';
+import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
+
+/** The webhook secret of the test run's sandbox partner. */
+export const TEST_WEBHOOK_SECRET = `whsec_${Buffer.from('test-webhook-secret-0123456789abcdef').toString('base64')}`;
 
 /**
- * Starts DynamoDB Local (in memory), the local SQS server and the sandbox partner once per test run.
- * Their environment is set before the test workers start, so the handlers under test read it at
- * import exactly as they read Lambda's.
+ * Starts the local stack once per test run, as `npm start` does: DynamoDB Local (in memory), the
+ * local SQS server, the sandbox partner, a gateway that receives the sandbox's webhooks, and the
+ * queue poller driving the consumer. The environment is set before the test workers start, so the
+ * handlers under test read it at import exactly as they read Lambda's.
  */
 export default async function setup() {
+  const gatewayPort = await freePort();
   const services = await startLocalServices({
     ports: { dynamodb: await freePort(), sqs: await freePort(), sandbox: await freePort() },
     tablePrefix: 'test-',
-    sandboxHangMs: 3000,
+    sandbox: {
+      hangMs: 3000,
+      webhookUrl: `http://127.0.0.1:${gatewayPort}/webhooks/payments`,
+      webhookSecret: TEST_WEBHOOK_SECRET,
+      settleAfterMs: 500,
+    },
   });
   Object.assign(process.env, services.env, {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'SILENT',
     PARTNER_TIMEOUT_MS: '1000',
     API_KEY_PEPPER: 'test-pepper-0123456789abcdef0123456789abcdef',
+    PARTNER_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+    WEBHOOK_GATEWAY_URL: `http://127.0.0.1:${gatewayPort}`,
   });
-  return () => services.stop();
+  const root = path.resolve(import.meta.dirname, '..', '..');
+  const gateway = await startGateway({ port: gatewayPort, rootDir: root });
+  const { handler } = (await import(path.join(root, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`))) as {
+    handler: SqsHandler;
+  };
+  const poller = await startPoller({
+    endpoint: services.env.SQS_ENDPOINT ?? '',
+    queueUrl: services.env.PAYMENTS_QUEUE_URL ?? '',
+    handler,
+    batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
+  });
+  return async () => {
+    await poller.stop();
+    await gateway.close();
+    await services.stop();
+  };
 }

@@ -55,3 +55,32 @@ export async function fund(merchantId: string, amount: number): Promise<string> 
   await credit({ entryId, merchantId, amount, category: 'payment', reference: entryId });
   return entryId;
 }
+
+/**
+ * A transfer that is debited and pending, as a partner timeout leaves one (and that the sandbox will
+ * not settle by itself): the same ledger posting and record `createTransfer` makes.
+ */
+export async function aPendingTransfer(merchantId: string, reference: string, amount: number, fee = 1_000) {
+  const { debit } = await import('#shared/ledger/ledger.ts');
+  const { putTransactionItem, transactionRecord } = await import('#shared/transactions/store.ts');
+  const { transferEntryId } = await import('#shared/transfers/transfers.ts');
+  await debit({
+    entryId: transferEntryId(merchantId, reference),
+    merchantId,
+    amount: amount + fee,
+    category: 'transfer',
+    reference,
+    companions: (entry) => [
+      putTransactionItem(
+        transactionRecord(entry, {
+          reference,
+          amount,
+          fee,
+          status: 'pending',
+          narration: null,
+          counterparty: { account_name: 'PENDING PAYEE', account_number: '0000014579', bank_code: '011' },
+        }),
+      ),
+    ],
+  });
+}

@@ -1,0 +1,57 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { config } from '#shared/config.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import { PROJECT_ROOT } from '#test/support/gateway.ts';
+import { aMerchant } from '#test/support/merchants.ts';
+
+const run = promisify(execFile);
+
+/** `npm run sandbox -- …` against the test run's sandbox, which delivers to the test run's service. */
+async function sandbox(...args: string[]) {
+  const env = { ...process.env, SANDBOX_PORT: new URL(config.partner.baseUrl).port };
+  try {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'infra/local/sandbox-cli.ts', ...args],
+      { cwd: PROJECT_ROOT, env },
+    );
+    return { code: 0, stdout };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string };
+    return { code: failed.code, stdout: failed.stdout };
+  }
+}
+
+describe('npm run sandbox -- pay', () => {
+  it('makes the sandbox sign and send payment.received, and the service credits it once', async () => {
+    const { merchant } = await aMerchant();
+    const paid = await sandbox('pay', '--account', merchant.account_number, '--amount', '125000');
+    expect(paid.code).toBe(0);
+    expect(paid.stdout).toContain('webhook:     200 {"status":"success","message":"Accepted"}');
+    const sessionId = /session_id: +(\d+)/.exec(paid.stdout)?.[1] ?? '';
+    await expect
+      .poll(async () => (await getMerchant(merchant.merchant_id))?.balance, { timeout: 15_000 })
+      .toBe(125_000);
+
+    const replay = await sandbox(
+      'pay',
+      '--account',
+      merchant.account_number,
+      '--amount',
+      '125000',
+      '--session-id',
+      sessionId,
+    );
+    expect(replay.code).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(125_000);
+  });
+
+  it('refuses bad arguments with exit code 2', async () => {
+    expect((await sandbox('pay', '--account', '123', '--amount', '100')).code).toBe(2);
+    expect((await sandbox('pay', '--account', '0000014579', '--amount', '1.5')).code).toBe(2);
+    expect((await sandbox('refund')).code).toBe(2);
+  });
+});

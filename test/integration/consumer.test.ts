@@ -1,0 +1,111 @@
+import { ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { handler } from '#functions/process-payment-events.ts';
+import { startPoller } from '#infra/local/poller.ts';
+import { sqs } from '#shared/aws/clients.ts';
+import { config } from '#shared/config.ts';
+import { auditMerchant } from '#shared/ledger/audit.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import { aMerchant } from '#test/support/merchants.ts';
+import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
+import { aQueueWithDlq } from '#test/support/queues.ts';
+
+const aQueue = () => aQueueWithDlq('consumer');
+
+const queued = (event: ReturnType<typeof paymentEvent>) =>
+  JSON.stringify({ ...event, webhook_id: `msg_${Math.random()}`, received_at: new Date().toISOString() });
+const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
+
+describe('the payment events consumer', () => {
+  it('sends a poison message to the DLQ while the rest of its batch is credited', async () => {
+    const { merchant } = await aMerchant();
+    const { queueUrl, dlqUrl } = await aQueue();
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: [
+          queued(paymentEvent({ account_number: merchant.account_number, amount: 1_000 })),
+          'this is not json',
+          queued(paymentEvent({ account_number: merchant.account_number, amount: 2_000 })),
+        ].map((MessageBody, i) => ({ Id: String(i), MessageBody })),
+      }),
+    );
+    const poller = await startPoller({
+      endpoint: config.sqsEndpoint ?? '',
+      queueUrl,
+      handler,
+      batchSize: 10,
+    });
+    try {
+      await expect.poll(() => balanceOf(merchant.merchant_id), { timeout: 10_000 }).toBe(3_000);
+      await expect
+        .poll(
+          async () =>
+            (
+              await sqs.send(
+                new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 1, VisibilityTimeout: 30 }),
+              )
+            ).Messages?.map((m) => m.Body),
+          { timeout: 20_000, interval: 500 },
+        )
+        .toEqual(['this is not json']);
+    } finally {
+      await poller.stop();
+    }
+    expect(await balanceOf(merchant.merchant_id)).toBe(3_000);
+  }, 40_000);
+
+  it('credits nothing twice when it crashes after the ledger write, before the message is deleted', async () => {
+    const { merchant } = await aMerchant();
+    const { queueUrl } = await aQueue();
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: [1_500, 2_500].map((amount, i) => ({
+          Id: String(i),
+          MessageBody: queued(
+            paymentEvent({ account_number: merchant.account_number, amount, session_id: nipSessionId() }),
+          ),
+        })),
+      }),
+    );
+    let invocations = 0;
+    // The first invocation does all its work, then dies: the poller deletes nothing, SQS redelivers.
+    const crashingOnce = async (event: SQSEvent, context: Context) => {
+      invocations += 1;
+      const result = await handler(event, context);
+      if (invocations === 1) throw new Error('injected crash after the ledger write');
+      return result;
+    };
+    const poller = await startPoller({
+      endpoint: config.sqsEndpoint ?? '',
+      queueUrl,
+      handler: crashingOnce,
+      batchSize: 10,
+    });
+    try {
+      await expect.poll(() => invocations, { timeout: 15_000, interval: 100 }).toBeGreaterThanOrEqual(2);
+    } finally {
+      await poller.stop();
+    }
+    expect(await balanceOf(merchant.merchant_id)).toBe(4_000);
+    expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  }, 30_000);
+
+  it('credits a shuffled batch with duplicates once per session', async () => {
+    const { merchant } = await aMerchant();
+    const events = [1, 2, 3].map((n) =>
+      paymentEvent({ account_number: merchant.account_number, amount: n * 100 }),
+    );
+    const bodies = [...events, events[0], events[2], events[0]].map((event) =>
+      queued(event as ReturnType<typeof paymentEvent>),
+    );
+    const records = bodies
+      .sort(() => Math.random() - 0.5)
+      .map((body, i) => ({ messageId: `m${i}`, body }) as SQSEvent['Records'][number]);
+    const result = await handler({ Records: records }, {} as Context);
+    expect(result.batchItemFailures).toEqual([]);
+    expect(await balanceOf(merchant.merchant_id)).toBe(600);
+  });
+});

@@ -1,0 +1,34 @@
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
+
+export { nipSessionId, paymentEvent };
+
+/** Signs (with the test run's partner secret) and delivers a partner event to a gateway's webhook. */
+export function deliver(
+  gateway: LocalGateway | string,
+  event: { type: string; data: Record<string, unknown> },
+  webhookId?: string,
+) {
+  const base = typeof gateway === 'string' ? gateway : gateway.url;
+  return deliverWebhook(
+    `${base}/webhooks/payments`,
+    process.env.PARTNER_WEBHOOK_SECRET ?? '',
+    event,
+    webhookId,
+  );
+}
+
+/** A customer's payment into an account, delivered as the partner would. */
+export function pay(
+  gateway: LocalGateway,
+  accountNumber: string,
+  amount: number,
+  sessionId = nipSessionId(),
+  webhookId?: string,
+) {
+  return deliver(
+    gateway,
+    paymentEvent({ account_number: accountNumber, amount, session_id: sessionId }),
+    webhookId,
+  );
+}

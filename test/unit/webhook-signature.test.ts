@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { parseWebhookSecrets } from '#shared/config.ts';
+import { sign, signatureProblem } from '#shared/webhooks/signature.ts';
+
+const secret = `whsec_${randomBytes(32).toString('base64')}`;
+const [key] = parseWebhookSecrets(secret) as [Buffer];
+const now = 1_800_000_000_000;
+const ts = String(now / 1000);
+const body = '{"type":"payment.received","data":{"session_id":"s1","amount":100}}';
+const good = { id: 'msg_1', timestamp: ts, signature: sign(key, 'msg_1', ts, body), body };
+
+describe('Standard Webhooks signatures', () => {
+  it('accept a correct signature', () => {
+    expect(signatureProblem(good, [key], now)).toBeUndefined();
+  });
+
+  it.each([
+    ['a tampered body', { body: body.replace('100', '900') }],
+    ['re-serialised JSON', { body: JSON.stringify(JSON.parse(body), null, 1) }],
+    ['another webhook id', { id: 'msg_2' }],
+    ['a stale timestamp (6 minutes old)', { timestamp: String(now / 1000 - 360) }],
+    ['a future timestamp (6 minutes ahead)', { timestamp: String(now / 1000 + 360) }],
+    ['a non-numeric timestamp', { timestamp: '17e8' }],
+    ['a missing id', { id: undefined }],
+    ['a missing timestamp', { timestamp: undefined }],
+    ['a missing signature', { signature: undefined }],
+    ['a short signature', { signature: 'v1,AAAA' }],
+    ['an empty signature', { signature: 'v1,' }],
+    ['an over-long signature header', { signature: `v1,${'A'.repeat(5000)}` }],
+    ['a signature without the v1 prefix', { signature: good.signature.slice(3) }],
+    ['a v2 signature', { signature: good.signature.replace('v1,', 'v2,') }],
+  ])('reject %s', (_label, change) => {
+    expect(signatureProblem({ ...good, ...change }, [key], now)).toEqual(expect.any(String));
+  });
+
+  it('reject a signature made with another secret', () => {
+    const other = Buffer.from(randomBytes(32));
+    expect(signatureProblem({ ...good, signature: sign(other, 'msg_1', ts, body) }, [key], now)).toBe(
+      'signature mismatch',
+    );
+  });
+
+  it('accept the timestamp at the edge of the ±5 minute tolerance', () => {
+    for (const offset of [-300, 300]) {
+      const t = String(now / 1000 + offset);
+      expect(
+        signatureProblem({ ...good, timestamp: t, signature: sign(key, 'msg_1', t, body) }, [key], now),
+      ).toBeUndefined();
+    }
+  });
+
+  it('accept any one valid signature among several, and any of several secrets (rotation)', () => {
+    const old = Buffer.from(randomBytes(32));
+    const many = `v1,${randomBytes(32).toString('base64')} ${good.signature}`;
+    expect(signatureProblem({ ...good, signature: many }, [key], now)).toBeUndefined();
+    expect(signatureProblem(good, [old, key], now)).toBeUndefined();
+    expect(signatureProblem(good, [old], now)).toBe('signature mismatch');
+  });
+});
+
+describe('webhook secrets', () => {
+  it('parse one or several space-separated whsec_ secrets', () => {
+    const two = `${secret}  whsec_${randomBytes(24).toString('base64')}`;
+    expect(parseWebhookSecrets(two)).toHaveLength(2);
+  });
+
+  it.each(['', 'plain', 'whsec_', `whsec_${randomBytes(16).toString('base64')}`, 'whsec_!!!!'])(
+    'refuse %j',
+    (text) => {
+      expect(() => parseWebhookSecrets(text)).toThrow(/PARTNER_WEBHOOK_SECRET/);
+    },
+  );
+});
