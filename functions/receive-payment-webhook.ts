@@ -1,7 +1,7 @@
-import { config } from '#shared/config.ts';
 import { ApiError } from '#shared/errors.ts';
 import { webhookHandler } from '#shared/http/stack.ts';
 import { logger } from '#shared/logger.ts';
+import { webhookKeys } from '#shared/secrets.ts';
 import { parsePartnerEvent } from '#shared/webhooks/events.ts';
 import { enqueue } from '#shared/webhooks/queue.ts';
 import { signatureProblem } from '#shared/webhooks/signature.ts';
@@ -11,7 +11,6 @@ import { signatureProblem } from '#shared/webhooks/signature.ts';
  * queue the event, and only then answer 200. It never touches a balance.
  */
 export const handler = webhookHandler('receive-payment-webhook', async ({ rawBody, headers }) => {
-  if (!config.webhookSecrets) throw new Error('PARTNER_WEBHOOK_SECRET is not configured');
   const webhookId = headers['webhook-id'];
   const problem = signatureProblem(
     {
@@ -20,7 +19,7 @@ export const handler = webhookHandler('receive-payment-webhook', async ({ rawBod
       signature: headers['webhook-signature'],
       body: rawBody,
     },
-    config.webhookSecrets,
+    await webhookKeys(),
   );
   if (problem) {
     logger.warn('webhook rejected', { reason: problem });

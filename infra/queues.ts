@@ -2,9 +2,13 @@
  * Queue definitions, read by the CDK stack and the local bootstrap. Physical name = TABLE_PREFIX +
  * `name`. The consumer is the function (under `functions/`) that the queue drives.
  */
+import type { Access } from '#infra/routes.ts';
+
 export interface QueueDefinition {
   readonly name: string;
   readonly consumer: string;
+  /** What the consumer may touch (least privilege on AWS). */
+  readonly consumerAccess: Access;
   readonly consumerTimeoutSeconds: number;
   /** Receives before a message moves to the dead-letter queue. */
   readonly maxReceiveCount: number;
@@ -14,6 +18,10 @@ export interface QueueDefinition {
 export const PAYMENT_EVENTS_QUEUE: QueueDefinition = {
   name: 'payment-events',
   consumer: 'process-payment-events',
+  consumerAccess: {
+    read: ['accountNumbers'],
+    write: ['merchants', 'ledgerEntries', 'transactions', 'payments', 'virtualAccounts', 'unmatchedPayments'],
+  },
   consumerTimeoutSeconds: 30,
   maxReceiveCount: 5,
   batchSize: 10,

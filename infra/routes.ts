@@ -1,3 +1,5 @@
+import type { TableName } from '#infra/tables.ts';
+
 /**
  * The route table: the one list of the service's HTTP endpoints. The CDK stack and the local
  * gateway both read it; adding an endpoint is one entry here plus its handler file.
@@ -11,6 +13,20 @@ export const RATE_LIMIT = { requests: 100, windowSeconds: 60 } as const;
 
 export type HttpMethod = 'GET' | 'POST';
 
+/**
+ * What a function may touch, for least-privilege grants on AWS: tables it reads, tables it writes
+ * (read included), and whether it sends to the payment events queue. Routes with `auth: 'api_key'`
+ * also get the API key table and the pepper secret; the webhook gets its signing secret.
+ */
+export interface Access {
+  readonly read?: readonly TableName[];
+  readonly write?: readonly TableName[];
+  readonly sendsEvents?: boolean;
+}
+
+/** Tables whose writers move money: only money-moving functions may write them. */
+export const LEDGER_TABLES: readonly TableName[] = ['merchants', 'ledgerEntries', 'transactions'];
+
 /** `api_key`: both credential headers; `none`: public; `webhook`: the partner's signature, no limit. */
 export type RouteAuth = 'api_key' | 'none' | 'webhook';
 
@@ -22,6 +38,7 @@ export interface Route {
   readonly paths: readonly string[];
   readonly auth: RouteAuth;
   readonly summary: string;
+  readonly access: Access;
 }
 
 export const ROUTES: readonly Route[] = [
@@ -31,6 +48,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/banks', '/banks/list'],
     auth: 'none',
     summary: 'List supported banks',
+    access: {},
   },
   {
     name: 'validate-account',
@@ -38,6 +56,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/validate-account'],
     auth: 'api_key',
     summary: 'Validate a bank account (name enquiry)',
+    access: { write: ['nameEnquiries', 'accountSessions'] },
   },
   {
     name: 'get-balance',
@@ -45,6 +64,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/balance'],
     auth: 'api_key',
     summary: 'Read the wallet balance',
+    access: { read: ['merchants'] },
   },
   {
     name: 'create-beneficiary',
@@ -52,6 +72,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/beneficiaries'],
     auth: 'api_key',
     summary: 'Save a beneficiary',
+    access: { read: ['accountSessions'], write: ['nameEnquiries', 'beneficiaries'] },
   },
   {
     name: 'list-beneficiaries',
@@ -59,6 +80,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/beneficiaries'],
     auth: 'api_key',
     summary: 'List beneficiaries',
+    access: { read: ['beneficiaries'] },
   },
   {
     name: 'create-transfer',
@@ -66,6 +88,10 @@ export const ROUTES: readonly Route[] = [
     paths: ['/transfers'],
     auth: 'api_key',
     summary: 'Send a transfer',
+    access: {
+      read: ['beneficiaries', 'accountSessions'],
+      write: ['nameEnquiries', 'merchants', 'ledgerEntries', 'transactions'],
+    },
   },
   {
     name: 'list-transactions',
@@ -73,6 +99,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/transactions'],
     auth: 'api_key',
     summary: 'List transactions',
+    access: { read: ['transactions'] },
   },
   {
     name: 'get-transaction',
@@ -80,6 +107,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/transactions/{reference}'],
     auth: 'api_key',
     summary: 'Get one transaction',
+    access: { read: ['transactions'] },
   },
   {
     name: 'create-virtual-account',
@@ -87,6 +115,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/virtual-accounts'],
     auth: 'api_key',
     summary: 'Create a temporary virtual account',
+    access: { read: ['merchants'], write: ['accountNumbers', 'virtualAccounts'] },
   },
   {
     name: 'get-payment',
@@ -94,6 +123,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/payments/{reference}'],
     auth: 'api_key',
     summary: 'Get a payment status',
+    access: { read: ['virtualAccounts', 'payments'] },
   },
   {
     name: 'receive-payment-webhook',
@@ -101,6 +131,7 @@ export const ROUTES: readonly Route[] = [
     paths: ['/webhooks/payments'],
     auth: 'webhook',
     summary: 'Partner webhook (signed)',
+    access: { sendsEvents: true },
   },
 ];
 

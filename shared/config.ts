@@ -16,8 +16,9 @@ const EnvSchema = z.object({
   PARTNER_TIMEOUT_MS: z._default(positiveInt, 5000),
   /** The bank that issues wallet and virtual account numbers: the partner's own CBN code. */
   PARTNER_BANK_CODE: z._default(z.string().check(z.regex(/^\d{3}$|^\d{6}$/)), '101'),
-  /** Server-side pepper for API secret hashes. Required wherever keys are verified or created. */
+  /** Server-side pepper for API secret hashes (locally); on AWS the Secrets Manager secret below. */
   API_KEY_PEPPER: z.optional(z.string().check(z.minLength(32))),
+  API_KEY_PEPPER_SECRET: z.optional(z.string().check(z.minLength(1))),
   /** How long a verified key record may be reused; revocation must land within 60 s. */
   AUTH_CACHE_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0), z.lte(60))), 30),
   NAME_ENQUIRY_CACHE_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0))), 3600),
@@ -25,6 +26,7 @@ const EnvSchema = z.object({
   TRANSFER_FEE_TIERS: z._default(z.string(), '500000:1000,5000000:2500,*:5000'),
   /** `whsec_<base64>` secrets of the partner's webhooks, space-separated (rotation: old and new). */
   PARTNER_WEBHOOK_SECRET: z.optional(z.string()),
+  PARTNER_WEBHOOK_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   PORT: z._default(port, 3000),
 });
@@ -87,11 +89,13 @@ export function loadConfig(env: Record<string, string | undefined>) {
     paymentsQueueUrl: e.PAYMENTS_QUEUE_URL,
     partner: { baseUrl: e.PARTNER_BASE_URL, timeoutMs: e.PARTNER_TIMEOUT_MS, bankCode: e.PARTNER_BANK_CODE },
     apiKeyPepper: e.API_KEY_PEPPER,
+    apiKeyPepperSecret: e.API_KEY_PEPPER_SECRET,
     authCacheSeconds: e.AUTH_CACHE_SECONDS,
     nameEnquiryCacheSeconds: e.NAME_ENQUIRY_CACHE_SECONDS,
     transferFeeTiers: parseFeeTiers(e.TRANSFER_FEE_TIERS),
     webhookSecrets:
       e.PARTNER_WEBHOOK_SECRET === undefined ? undefined : parseWebhookSecrets(e.PARTNER_WEBHOOK_SECRET),
+    webhookSecretArn: e.PARTNER_WEBHOOK_SECRET_ARN,
     logLevel: e.LOG_LEVEL,
     port: e.PORT,
   } as const;

@@ -1,19 +1,29 @@
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { gatewayKeys, loadStageConfig, useStageEnvironment } from '#infra/cli/aws-stage.ts';
 import { localCredentials } from '#infra/local/process.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
 
 /**
- * Operator CLI (API.md §6): `npm run keys -- create|revoke|list`. Talks to the DynamoDB that
- * `npm start` runs (it must be running: new wallets are issued by the sandbox partner).
+ * Operator CLI (API.md §6): `npm run keys -- create|revoke|list`. Without `--stage` it talks to
+ * the DynamoDB of a running `npm start`; with `--stage <name>` to a deployed stack (AWS credentials
+ * from the usual chain), where it also registers each key in the API Gateway usage plan.
  */
 const USAGE = `Usage:
-  npm run keys -- create --name "Acme Ltd" [--ip 203.0.113.0/24]... [--expires 2027-01-01T00:00:00Z] [--json]
-  npm run keys -- create --merchant <merchant_id> [--ip CIDR]... [--expires ISO-8601] [--json]
-  npm run keys -- revoke <api_key>
-  npm run keys -- list --merchant <merchant_id> [--json]`;
+  npm run keys -- create --name "Acme Ltd" [--ip 203.0.113.0/24]... [--expires 2027-01-01T00:00:00Z] [--json] [--stage prod]
+  npm run keys -- create --merchant <merchant_id> [--ip CIDR]... [--expires ISO-8601] [--json] [--stage prod]
+  npm run keys -- revoke <api_key> [--stage prod]
+  npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]`;
 
 const root = path.resolve(import.meta.dirname, '..', '..');
+
+/** A mistake in the command line: printed with the usage, exit code 2. */
+export class UsageError extends Error {}
+
+const usage = (message: string): never => {
+  throw new UsageError(message);
+};
 
 /** Points the shared modules at the local stand-ins, unless the environment says otherwise. */
 function useLocalEnvironment(): void {
@@ -23,16 +33,11 @@ function useLocalEnvironment(): void {
   env.AWS_SECRET_ACCESS_KEY ??= localCredentials.secretAccessKey;
   env.DYNAMODB_ENDPOINT ??= `http://127.0.0.1:${env.DYNAMODB_PORT ?? 8000}`;
   env.PARTNER_BASE_URL ??= `http://127.0.0.1:${env.SANDBOX_PORT ?? 3100}`;
-  env.LOG_LEVEL ??= 'ERROR';
   env.API_KEY_PEPPER ??= loadLocalSecrets(path.resolve(root, env.DATA_DIR ?? '.data')).API_KEY_PEPPER;
 }
 
-function fail(message: string): never {
-  console.error(`${message}\n\n${USAGE}`);
-  process.exit(2);
-}
-
-async function main(argv: string[]): Promise<void> {
+/** Runs one CLI command; returns what it prints. */
+export async function runKeys(argv: string[]): Promise<string> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -41,107 +46,121 @@ async function main(argv: string[]): Promise<void> {
       merchant: { type: 'string' },
       ip: { type: 'string', multiple: true },
       expires: { type: 'string' },
+      stage: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   const [command, ...rest] = positionals;
-  if (values.help || !command) {
-    console.log(USAGE);
-    return;
+  if (values.help || !command) return USAGE;
+  if (!['create', 'revoke', 'list'].includes(command)) usage(`unknown command ${command}`);
+  process.env.LOG_LEVEL ??= 'ERROR';
+  let gateway: ReturnType<typeof gatewayKeys> | undefined;
+  if (values.stage !== undefined) {
+    const stageConfig = await loadStageConfig(values.stage);
+    useStageEnvironment(stageConfig);
+    gateway = gatewayKeys(stageConfig.usagePlanId);
+  } else {
+    useLocalEnvironment();
   }
-  useLocalEnvironment();
   // Imported after the environment is set: the shared modules read their configuration at load.
   const { toAllowlist } = await import('#shared/api-keys/authenticate.ts');
   const keys = await import('#shared/api-keys/store.ts');
   const { onboardMerchant } = await import('#shared/merchants/onboard.ts');
   const { getMerchant } = await import('#shared/merchants/store.ts');
-  const print = (json: object, text: string) => console.log(values.json ? JSON.stringify(json) : text);
+  const print = (json: object, text: string) => (values.json ? JSON.stringify(json) : text);
 
-  switch (command) {
-    case 'create': {
-      const allowedIps = values.ip ?? [];
-      try {
-        toAllowlist(allowedIps);
-      } catch (error) {
-        fail(`--ip: ${(error as Error).message}`);
-      }
-      if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) {
-        fail('--expires must be an ISO 8601 date-time');
-      }
-      const keyOptions = { allowedIps, expiresAt: values.expires && new Date(values.expires).toISOString() };
-      if ((values.name !== undefined) === (values.merchant !== undefined))
-        fail('give exactly one of --name or --merchant');
-      if (values.name !== undefined) {
-        if (!values.name.trim()) fail('--name must not be empty');
-        const { merchant, key, apiSecret } = await onboardMerchant(values.name.trim(), keyOptions);
-        return print(
-          {
-            merchant_id: merchant.merchant_id,
-            api_key: key.api_key,
-            api_secret: apiSecret,
-            account_number: merchant.account_number,
-            account_name: merchant.account_name,
-          },
-          [
-            `Merchant created: ${merchant.merchant_id} (${merchant.name})`,
-            `  wallet:     ${merchant.account_number} ${merchant.account_name}`,
-            `  api_key:    ${key.api_key}`,
-            `  api_secret: ${apiSecret}`,
-            'The secret is shown once: store it now.',
-          ].join('\n'),
-        );
-      }
-      const merchantId = values.merchant ?? '';
-      if (!(await getMerchant(merchantId))) fail(`no merchant ${merchantId}`);
-      const { record, apiSecret } = await keys.createApiKey(merchantId, keyOptions);
+  if (command === 'create') {
+    const allowedIps = values.ip ?? [];
+    try {
+      toAllowlist(allowedIps);
+    } catch (error) {
+      usage(`--ip: ${(error as Error).message}`);
+    }
+    if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) {
+      usage('--expires must be an ISO 8601 date-time');
+    }
+    const keyOptions = { allowedIps, expiresAt: values.expires && new Date(values.expires).toISOString() };
+    if ((values.name !== undefined) === (values.merchant !== undefined))
+      usage('give exactly one of --name or --merchant');
+    if (values.name !== undefined) {
+      if (!values.name.trim()) usage('--name must not be empty');
+      const { merchant, key, apiSecret } = await onboardMerchant(values.name.trim(), keyOptions);
+      await gateway?.register(key.api_key, merchant.merchant_id);
       return print(
-        { merchant_id: merchantId, api_key: record.api_key, api_secret: apiSecret },
-        `New key for ${merchantId}\n  api_key:    ${record.api_key}\n  api_secret: ${apiSecret}\nThe secret is shown once: store it now.`,
+        {
+          merchant_id: merchant.merchant_id,
+          api_key: key.api_key,
+          api_secret: apiSecret,
+          account_number: merchant.account_number,
+          account_name: merchant.account_name,
+        },
+        [
+          `Merchant created: ${merchant.merchant_id} (${merchant.name})`,
+          `  wallet:     ${merchant.account_number} ${merchant.account_name}`,
+          `  api_key:    ${key.api_key}`,
+          `  api_secret: ${apiSecret}`,
+          'The secret is shown once: store it now.',
+        ].join('\n'),
       );
     }
-    case 'revoke': {
-      const apiKey = rest[0] ?? fail('revoke needs the api_key');
-      const record = await keys.revokeApiKey(apiKey).catch(() => fail(`no key ${apiKey}`));
-      return print(
-        { api_key: record.api_key, status: record.status, revoked_at: record.revoked_at },
-        `Revoked ${record.api_key} (takes effect within 60 seconds)`,
-      );
-    }
-    case 'list': {
-      const merchantId = values.merchant ?? fail('list needs --merchant <merchant_id>');
-      const list = (await keys.listApiKeys(merchantId)).map((key) => ({
-        api_key: key.api_key,
-        status: key.status,
-        created_at: key.created_at,
-        last_used_at: key.last_used_at ?? null,
-        expires_at: key.expires_at ?? null,
-        allowed_ips: key.allowed_ips ?? [],
-      }));
-      return print(
-        list,
-        list.length === 0
-          ? `No keys for ${merchantId}`
-          : list
-              .map(
-                (k) =>
-                  `${k.api_key}  ${k.status.padEnd(7)}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}` +
-                  (k.expires_at ? `  expires ${k.expires_at}` : '') +
-                  (k.allowed_ips.length ? `  ips ${k.allowed_ips.join(',')}` : ''),
-              )
-              .join('\n'),
-      );
-    }
-    default:
-      fail(`unknown command ${command}`);
+    const merchantId = values.merchant ?? '';
+    if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
+    const { record, apiSecret } = await keys.createApiKey(merchantId, keyOptions);
+    await gateway?.register(record.api_key, merchantId);
+    return print(
+      { merchant_id: merchantId, api_key: record.api_key, api_secret: apiSecret },
+      `New key for ${merchantId}\n  api_key:    ${record.api_key}\n  api_secret: ${apiSecret}\nThe secret is shown once: store it now.`,
+    );
   }
+  if (command === 'revoke') {
+    const apiKey = rest[0] ?? usage('revoke needs the api_key');
+    const record = await keys.revokeApiKey(apiKey).catch(() => usage(`no key ${apiKey}`));
+    await gateway?.disable(apiKey);
+    return print(
+      { api_key: record.api_key, status: record.status, revoked_at: record.revoked_at },
+      `Revoked ${record.api_key} (takes effect within 60 seconds)`,
+    );
+  }
+  const merchantId = values.merchant ?? usage('list needs --merchant <merchant_id>');
+  const list = (await keys.listApiKeys(merchantId)).map((key) => ({
+    api_key: key.api_key,
+    status: key.status,
+    created_at: key.created_at,
+    last_used_at: key.last_used_at ?? null,
+    expires_at: key.expires_at ?? null,
+    allowed_ips: key.allowed_ips ?? [],
+  }));
+  if (values.json) return JSON.stringify(list);
+  if (list.length === 0) return `No keys for ${merchantId}`;
+  return list
+    .map(
+      (k) =>
+        `${k.api_key}  ${k.status.padEnd(7)}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}` +
+        (k.expires_at ? `  expires ${k.expires_at}` : '') +
+        (k.allowed_ips.length ? `  ips ${k.allowed_ips.join(',')}` : ''),
+    )
+    .join('\n');
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  const text = String((error as Error)?.message ?? error);
-  const down = /ECONNREFUSED|fetch failed|partner is unavailable/i.test(
-    `${text} ${String((error as Error)?.cause)}`,
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  runKeys(process.argv.slice(2)).then(
+    (output) => console.log(output),
+    (error: unknown) => {
+      if (error instanceof UsageError) {
+        console.error(`${error.message}\n\n${USAGE}`);
+        process.exit(2);
+      }
+      const text = String((error as Error)?.message ?? error);
+      const down = /ECONNREFUSED|fetch failed|partner is unavailable/i.test(
+        `${text} ${String((error as Error)?.cause)}`,
+      );
+      console.error(
+        down
+          ? 'Could not reach the service: is `npm start` running (or the partner, with --stage)?'
+          : `Failed: ${text}`,
+      );
+      process.exit(1);
+    },
   );
-  console.error(down ? 'Could not reach the local service: is `npm start` running?' : `Failed: ${text}`);
-  process.exit(1);
-});
+}

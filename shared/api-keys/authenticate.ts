@@ -1,9 +1,10 @@
 import { BlockList, isIP } from 'node:net';
 import { secretMatches } from '#shared/api-keys/secrets.ts';
-import { type ApiKeyRecord, getApiKey, requirePepper, touchLastUsed } from '#shared/api-keys/store.ts';
+import { type ApiKeyRecord, getApiKey, touchLastUsed } from '#shared/api-keys/store.ts';
 import { config } from '#shared/config.ts';
 import { Unauthorized } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
+import { apiKeyPepper } from '#shared/secrets.ts';
 
 /** Who is calling: the merchant the verified key belongs to. */
 export interface Caller {
@@ -90,7 +91,7 @@ export async function authenticate(credentials: Credentials, now = Date.now()): 
   };
   if (!apiKey || !apiSecret) return fail('missing credentials');
   if (!KEY_PATTERN.test(apiKey) || apiSecret.length > 256) return fail('malformed credentials');
-  const pepper = requirePepper();
+  const pepper = await apiKeyPepper();
   const key = await loadKey(apiKey, now);
   if (!key) return fail('unknown key');
   if (!secretMatches(apiSecret, key.record.secret_hash, pepper)) return fail('wrong secret');

@@ -2,9 +2,9 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateKeyPair, hashSecret } from '#shared/api-keys/secrets.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
-import { config } from '#shared/config.ts';
 import { NotFound } from '#shared/errors.ts';
 import { nowIso } from '#shared/ids.ts';
+import { apiKeyPepper } from '#shared/secrets.ts';
 
 export type ApiKeyStatus = 'active' | 'revoked';
 
@@ -25,12 +25,6 @@ export interface ApiKeyRecord {
 /** How often `last_used_at` is written at most, per key. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** The pepper for secret hashes; keys can be neither made nor checked without it. */
-export function requirePepper(): string {
-  if (!config.apiKeyPepper) throw new Error('API_KEY_PEPPER is not configured');
-  return config.apiKeyPepper;
-}
-
 /** Creates a key pair for a merchant; the plain secret is returned once and never stored. */
 export async function createApiKey(
   merchantId: string,
@@ -40,7 +34,7 @@ export async function createApiKey(
   const record: ApiKeyRecord = {
     api_key: apiKey,
     merchant_id: merchantId,
-    secret_hash: hashSecret(apiSecret, requirePepper()),
+    secret_hash: hashSecret(apiSecret, await apiKeyPepper()),
     status: 'active',
     allowed_ips: options.allowedIps?.length ? options.allowedIps : undefined,
     expires_at: options.expiresAt,

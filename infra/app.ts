@@ -1,0 +1,4 @@
+import { App } from 'aws-cdk-lib';
+import { buildPaymentsApp } from '#infra/payments-app.ts';
+
+buildPaymentsApp(new App());

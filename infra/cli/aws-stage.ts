@@ -1,0 +1,69 @@
+import {
+  APIGatewayClient,
+  CreateApiKeyCommand,
+  CreateUsagePlanKeyCommand,
+  GetApiKeysCommand,
+  UpdateApiKeyCommand,
+} from '@aws-sdk/client-api-gateway';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { operatorConfigParameter } from '#infra/stack-names.ts';
+
+/** What the stack publishes for operators (SSM parameter, no secrets). */
+export interface StageConfig {
+  tablePrefix: string;
+  usagePlanId: string;
+  pepperSecretArn: string;
+  partnerBaseUrl: string;
+  partnerBankCode: string;
+}
+
+/** Reads a deployed stage's operator config from SSM. */
+export async function loadStageConfig(stage: string, ssm = new SSMClient({})): Promise<StageConfig> {
+  const { Parameter } = await ssm.send(new GetParameterCommand({ Name: operatorConfigParameter(stage) }));
+  if (!Parameter?.Value)
+    throw new Error(`stage ${stage} is not deployed (no ${operatorConfigParameter(stage)})`);
+  return JSON.parse(Parameter.Value) as StageConfig;
+}
+
+/** Points the shared modules at a deployed stage: its tables, partner and pepper secret, real AWS endpoints. */
+export function useStageEnvironment(config: StageConfig): void {
+  const env = process.env;
+  for (const local of ['DYNAMODB_ENDPOINT', 'SQS_ENDPOINT', 'API_KEY_PEPPER']) delete env[local];
+  env.TABLE_PREFIX = config.tablePrefix;
+  env.PARTNER_BASE_URL = config.partnerBaseUrl;
+  env.PARTNER_BANK_CODE = config.partnerBankCode;
+  env.API_KEY_PEPPER_SECRET = config.pepperSecretArn;
+}
+
+/**
+ * The stage's API Gateway side of a key: API Gateway reads X-API-Key (key source HEADER) and
+ * throttles each registered key by the usage plan; a revoked key is disabled there too.
+ */
+export function gatewayKeys(usagePlanId: string, client = new APIGatewayClient({})) {
+  return {
+    async register(apiKey: string, merchantId: string): Promise<void> {
+      const created = await client.send(
+        new CreateApiKeyCommand({
+          name: apiKey,
+          value: apiKey,
+          enabled: true,
+          description: `merchant ${merchantId}`,
+        }),
+      );
+      await client.send(
+        new CreateUsagePlanKeyCommand({ usagePlanId, keyId: created.id, keyType: 'API_KEY' }),
+      );
+    },
+    async disable(apiKey: string): Promise<void> {
+      const { items } = await client.send(new GetApiKeysCommand({ nameQuery: apiKey, includeValues: false }));
+      for (const key of (items ?? []).filter((item) => item.name === apiKey)) {
+        await client.send(
+          new UpdateApiKeyCommand({
+            apiKey: key.id,
+            patchOperations: [{ op: 'replace', path: '/enabled', value: 'false' }],
+          }),
+        );
+      }
+    },
+  };
+}

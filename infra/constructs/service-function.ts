@@ -1,0 +1,88 @@
+import path from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { BUNDLING } from '#infra/bundling.ts';
+
+export interface ServiceFunctionProps {
+  /** The function's name under `functions/` (kebab-case, without `.ts`). */
+  name: string;
+  projectRoot: string;
+  stage: string;
+  environment: Record<string, string>;
+  timeout?: Duration;
+  memorySize?: number;
+  logRetention: RetentionDays;
+}
+
+/**
+ * Every function of the service, with the defaults in one place: nodejs22.x on arm64, ESM bundle
+ * with the AWS SDK inside, JSON logs kept for a set time, source maps on. Grants go through the
+ * bind methods, which also set the environment the shared config reads.
+ */
+export class ServiceFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      logGroupName: `/aws/lambda/naira-${props.stage}-${props.name}`,
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    super(scope, id, {
+      functionName: `naira-${props.stage}-${props.name}`,
+      entry: path.join(props.projectRoot, 'functions', `${props.name}.ts`),
+      handler: 'handler',
+      projectRoot: props.projectRoot,
+      depsLockFilePath: path.join(props.projectRoot, 'package-lock.json'),
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(10),
+      bundling: BUNDLING,
+      logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'naira-pay',
+        LOG_LEVEL: 'INFO',
+        ...props.environment,
+      },
+    });
+  }
+
+  /** Read access to a table (the prefix that names it is in the environment already). */
+  readsTable(table: ITable): this {
+    table.grantReadData(this);
+    return this;
+  }
+
+  /** Read and write access to a table. */
+  writesTable(table: ITable): this {
+    table.grantReadWriteData(this);
+    return this;
+  }
+
+  /** Only `UpdateItem` on a table: recording a key's last use is all an API call may write there. */
+  updatesTable(table: ITable): this {
+    table.grant(this, 'dynamodb:UpdateItem');
+    return this;
+  }
+
+  /** Sending to a queue, whose URL the function gets as `envName`. */
+  sendsTo(queue: IQueue, envName: string): this {
+    queue.grantSendMessages(this);
+    this.addEnvironment(envName, queue.queueUrl);
+    return this;
+  }
+
+  /** Reading a secret, whose ARN the function gets as `envName`. */
+  readsSecret(secret: ISecret, envName: string): this {
+    secret.grantRead(this);
+    this.addEnvironment(envName, secret.secretArn);
+    return this;
+  }
+}

@@ -1,0 +1,388 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  ApiKeySourceType,
+  type IResource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  MockIntegration,
+  PassthroughBehavior,
+  ResponseType,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { AttributeType, Billing, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { StringParameter } from 'aws-cdk-lib/aws-ssm';
+import type { Construct } from 'constructs';
+import { ServiceFunction } from '#infra/constructs/service-function.ts';
+import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE, visibilityTimeoutSeconds } from '#infra/queues.ts';
+import { type Access, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#infra/routes.ts';
+import { operatorConfigParameter } from '#infra/stack-names.ts';
+import { TABLE_LIST, TABLES, type TableName } from '#infra/tables.ts';
+
+export interface PaymentsStackProps extends StackProps {
+  /** `dev` (default) or `prod`: names every resource; prod retains and protects money tables. */
+  stage: string;
+  projectRoot: string;
+  /** The banking partner's API. */
+  partnerBaseUrl: string;
+  partnerBankCode: string;
+}
+
+/** The header values of every gateway-made response: JSON, and the request id. */
+const JSON_HEADERS = {
+  'Content-Type': "'application/json; charset=utf-8'",
+  'X-Request-Id': 'context.requestId',
+};
+
+/**
+ * The whole service on AWS: DynamoDB tables from `infra/tables.ts`, one Lambda per route of
+ * `infra/routes.ts` behind a REST API (both paths), the per-key usage plan, the payment events
+ * queue with its consumer, and the alarms that tell operators when money needs a look.
+ */
+export class PaymentsStack extends Stack {
+  readonly api: RestApi;
+  readonly functions = new Map<string, ServiceFunction>();
+  readonly tables = new Map<TableName, TableV2>();
+
+  constructor(scope: Construct, id: string, props: PaymentsStackProps) {
+    super(scope, id, props);
+    const { stage, projectRoot } = props;
+    const prod = stage === 'prod';
+    const prefix = `naira-${stage}-`;
+
+    const tables = this.tables;
+    for (const [key, definition] of Object.entries(TABLES) as [TableName, (typeof TABLES)[TableName]][]) {
+      const table = new TableV2(this, `Table-${definition.name}`, {
+        tableName: prefix + definition.name,
+        partitionKey: {
+          name: definition.partitionKey.name,
+          type: AttributeType[definition.partitionKey.type === 'S' ? 'STRING' : 'NUMBER'],
+        },
+        sortKey:
+          'sortKey' in definition && definition.sortKey
+            ? {
+                name: definition.sortKey.name,
+                type: definition.sortKey.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
+              }
+            : undefined,
+        billing: Billing.onDemand(),
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+        timeToLiveAttribute: 'ttlAttribute' in definition ? definition.ttlAttribute : undefined,
+        deletionProtection: prod,
+        // Prod keeps every table (money, keys, beneficiaries) if the stack is ever deleted.
+        removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+        globalSecondaryIndexes: ('indexes' in definition ? definition.indexes : []).map((index) => ({
+          indexName: index.name,
+          partitionKey: {
+            name: index.partitionKey.name,
+            type: index.partitionKey.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
+          },
+          sortKey: index.sortKey
+            ? {
+                name: index.sortKey.name,
+                type: index.sortKey.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
+              }
+            : undefined,
+        })),
+      });
+      tables.set(key, table);
+    }
+    if (tables.size !== TABLE_LIST.length) throw new Error('every table definition must become a table');
+
+    // The pepper is made here and never leaves Secrets Manager; the webhook secret is the partner's,
+    // set by the operator after deploy (until then the webhook answers 5xx and the partner retries).
+    const pepper = new Secret(this, 'ApiKeyPepper', {
+      secretName: `naira/${stage}/api-key-pepper`,
+      description: 'Server-side pepper of API secret hashes (rotating it invalidates every key)',
+      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+    });
+    const webhookSecret = new Secret(this, 'PartnerWebhookSecret', {
+      secretName: `naira/${stage}/partner-webhook-secret`,
+      description: "The partner's webhook signing secret(s): whsec_<base64>, space-separated when rotating",
+      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+    });
+
+    const deadLetters = new Queue(this, 'PaymentEventsDlq', {
+      queueName: prefix + deadLetterQueueName(PAYMENT_EVENTS_QUEUE),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    const queue = new Queue(this, 'PaymentEvents', {
+      queueName: prefix + PAYMENT_EVENTS_QUEUE.name,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(PAYMENT_EVENTS_QUEUE)),
+      retentionPeriod: Duration.days(14),
+      deadLetterQueue: { queue: deadLetters, maxReceiveCount: PAYMENT_EVENTS_QUEUE.maxReceiveCount },
+    });
+
+    const logRetention = prod ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH;
+    const environment = {
+      TABLE_PREFIX: prefix,
+      PARTNER_BASE_URL: props.partnerBaseUrl,
+      PARTNER_BANK_CODE: props.partnerBankCode,
+    };
+    const grant = (fn: ServiceFunction, access: Access) => {
+      for (const name of access.read ?? []) fn.readsTable(tables.get(name) as TableV2);
+      for (const name of access.write ?? []) fn.writesTable(tables.get(name) as TableV2);
+      if (access.sendsEvents) fn.sendsTo(queue, 'PAYMENTS_QUEUE_URL');
+    };
+
+    for (const route of ROUTES) {
+      const fn = new ServiceFunction(this, `Fn-${route.name}`, {
+        name: route.name,
+        projectRoot,
+        stage,
+        environment,
+        logRetention,
+      });
+      grant(fn, route.access);
+      if (route.auth === 'api_key') {
+        fn.readsTable(tables.get('apiKeys') as TableV2).updatesTable(tables.get('apiKeys') as TableV2);
+        fn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
+      }
+      if (route.auth === 'webhook') fn.readsSecret(webhookSecret, 'PARTNER_WEBHOOK_SECRET_ARN');
+      this.functions.set(route.name, fn);
+    }
+
+    const consumer = new ServiceFunction(this, 'Fn-consumer', {
+      name: PAYMENT_EVENTS_QUEUE.consumer,
+      projectRoot,
+      stage,
+      environment,
+      logRetention,
+      timeout: Duration.seconds(PAYMENT_EVENTS_QUEUE.consumerTimeoutSeconds),
+    });
+    grant(consumer, PAYMENT_EVENTS_QUEUE.consumerAccess);
+    consumer.addEventSource(
+      new SqsEventSource(queue, { batchSize: PAYMENT_EVENTS_QUEUE.batchSize, reportBatchItemFailures: true }),
+    );
+    this.functions.set(PAYMENT_EVENTS_QUEUE.consumer, consumer);
+
+    const webhook = this.functions.get('receive-payment-webhook') as ServiceFunction;
+    const webhookUrl = webhook.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
+
+    this.api = this.restApi(stage, logRetention);
+    const methods = new Map<IResource, Set<string>>();
+    for (const route of ROUTES)
+      this.routeToFunction(route, this.functions.get(route.name) as ServiceFunction, methods);
+    for (const [resource, allowed] of methods) this.answerOtherMethods(resource, [...allowed]);
+
+    // Per-key limit: API Gateway reads X-API-Key (key source HEADER); the operator CLI registers
+    // every api_key in this plan. Routes without an API key are not in any plan (never throttled by it).
+    const plan = this.api.addUsagePlan('PerKeyLimit', {
+      name: `naira-${stage}-per-key`,
+      throttle: {
+        rateLimit: RATE_LIMIT.requests / RATE_LIMIT.windowSeconds,
+        burstLimit: RATE_LIMIT.requests,
+      },
+      apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+    });
+
+    this.alarms(stage, { queue, deadLetters, consumer });
+
+    new StringParameter(this, 'OperatorConfig', {
+      parameterName: operatorConfigParameter(stage),
+      description: 'Where the operator CLI finds this stage (no secrets)',
+      stringValue: JSON.stringify({
+        tablePrefix: prefix,
+        usagePlanId: plan.usagePlanId,
+        pepperSecretArn: pepper.secretArn,
+        partnerBaseUrl: props.partnerBaseUrl,
+        partnerBankCode: props.partnerBankCode,
+      }),
+    });
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
+    new CfnOutput(this, 'WebhookFunctionUrl', {
+      value: webhookUrl.url,
+      description: 'Give this to the partner',
+    });
+    new CfnOutput(this, 'UsagePlanId', { value: plan.usagePlanId });
+    new CfnOutput(this, 'PartnerWebhookSecretArn', { value: webhookSecret.secretArn });
+  }
+
+  private restApi(stage: string, logRetention: RetentionDays): RestApi {
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+      logGroupName: `/aws/apigateway/naira-${stage}-access`,
+      retention: logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const api = new RestApi(this, 'Api', {
+      restApiName: `naira-${stage}`,
+      description: 'Payments and banking API (NGN)',
+      apiKeySourceType: ApiKeySourceType.HEADER,
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
+      deployOptions: {
+        stageName: stage,
+        throttlingRateLimit: 1000,
+        throttlingBurstLimit: 2000,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.jsonWithStandardFields({
+          caller: false,
+          httpMethod: true,
+          ip: true,
+          protocol: true,
+          requestTime: true,
+          resourcePath: true,
+          responseLength: true,
+          status: true,
+          user: false,
+        }),
+      },
+    });
+    const body = (value: object) => ({ 'application/json': JSON.stringify(value) });
+    const unauthorized = body({ status: 'error', message: 'Invalid API credentials' });
+    // A missing or unknown X-API-Key is API Gateway's 403: the contract says 401 with the exact body.
+    for (const type of [
+      ResponseType.UNAUTHORIZED,
+      ResponseType.INVALID_API_KEY,
+      ResponseType.ACCESS_DENIED,
+    ]) {
+      api.addGatewayResponse(`Gw-${type.responseType}`, {
+        type,
+        statusCode: '401',
+        responseHeaders: JSON_HEADERS,
+        templates: unauthorized,
+      });
+    }
+    for (const type of [ResponseType.THROTTLED, ResponseType.QUOTA_EXCEEDED]) {
+      api.addGatewayResponse(`Gw-${type.responseType}`, {
+        type,
+        statusCode: '429',
+        responseHeaders: { ...JSON_HEADERS, 'Retry-After': `'${RATE_LIMIT.windowSeconds}'` },
+        templates: body({ status: 'error', message: 'Rate limit exceeded', code: 'rate_limited' }),
+      });
+    }
+    // REST APIs answer an unknown path with 403 "Missing Authentication Token": it is a 404 here.
+    api.addGatewayResponse('Gw-MISSING_AUTHENTICATION_TOKEN', {
+      type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+      statusCode: '404',
+      responseHeaders: JSON_HEADERS,
+      templates: body({ status: 'error', message: 'Route not found', code: 'route_not_found' }),
+    });
+    api.addGatewayResponse('Gw-REQUEST_TOO_LARGE', {
+      type: ResponseType.REQUEST_TOO_LARGE,
+      statusCode: '413',
+      responseHeaders: JSON_HEADERS,
+      templates: body({ status: 'error', message: 'Request body too large', code: 'payload_too_large' }),
+    });
+    api.addGatewayResponse('Gw-DEFAULT_5XX', {
+      type: ResponseType.DEFAULT_5XX,
+      responseHeaders: JSON_HEADERS,
+      templates: body({ status: 'error', message: 'An internal error occurred', code: 'internal_error' }),
+    });
+    return api;
+  }
+
+  /** The route at every path it is served on; only `api_key` routes need (and count) an API key. */
+  private routeToFunction(route: Route, fn: ServiceFunction, methods: Map<IResource, Set<string>>): void {
+    const integration = new LambdaIntegration(fn);
+    for (const path of servedPaths(route)) {
+      const resource = this.api.root.resourceForPath(path);
+      resource.addMethod(route.method, integration, { apiKeyRequired: route.auth === 'api_key' });
+      methods.set(resource, (methods.get(resource) ?? new Set()).add(route.method));
+    }
+  }
+
+  /** Any other method on a known path: 405 with Allow, from API Gateway itself. */
+  private answerOtherMethods(resource: IResource, allowed: string[]): void {
+    const allow = allowed.sort().join(', ');
+    resource.addMethod(
+      'ANY',
+      new MockIntegration({
+        passthroughBehavior: PassthroughBehavior.NEVER,
+        requestTemplates: { 'application/json': '{"statusCode": 405}' },
+        integrationResponses: [
+          {
+            statusCode: '405',
+            responseParameters: {
+              'method.response.header.Allow': `'${allow}'`,
+              'method.response.header.Content-Type': "'application/json; charset=utf-8'",
+              'method.response.header.X-Request-Id': 'context.requestId',
+            },
+            responseTemplates: {
+              'application/json': JSON.stringify({
+                status: 'error',
+                message: 'Method not allowed',
+                code: 'method_not_allowed',
+              }),
+            },
+          },
+        ],
+      }),
+      {
+        methodResponses: [
+          {
+            statusCode: '405',
+            responseParameters: {
+              'method.response.header.Allow': true,
+              'method.response.header.Content-Type': true,
+              'method.response.header.X-Request-Id': true,
+            },
+          },
+        ],
+      },
+    );
+  }
+
+  private alarms(
+    stage: string,
+    parts: { queue: Queue; deadLetters: Queue; consumer: ServiceFunction },
+  ): void {
+    const topic = new Topic(this, 'Alarms', { topicName: `naira-${stage}-alarms`, enforceSSL: true });
+    const notify = new SnsAction(topic);
+    const alarm = (id: string, props: ConstructorParameters<typeof Alarm>[2]) =>
+      new Alarm(this, id, props).addAlarmAction(notify);
+    alarm('DeadLettersAlarm', {
+      alarmDescription: 'Payment events in the dead-letter queue: a credit or settlement needs an operator',
+      metric: parts.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    alarm('ConsumerErrorsAlarm', {
+      alarmDescription: 'The payment events consumer failed',
+      metric: parts.consumer.metricErrors({ period: Duration.minutes(1) }),
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    alarm('Api5xxAlarm', {
+      alarmDescription: 'More than 1% of API requests answered 5xx',
+      metric: this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Average' }),
+      threshold: 0.01,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    const unmatched = new MetricFilter(this, 'UnmatchedPaymentsFilter', {
+      logGroup: parts.consumer.logGroup as LogGroup,
+      filterPattern: FilterPattern.stringValue('$.message', '=', 'payment kept as unmatched'),
+      metricNamespace: 'NairaPay',
+      metricName: `UnmatchedPayments-${stage}`,
+      metricValue: '1',
+    });
+    alarm('UnmatchedPaymentsAlarm', {
+      alarmDescription: 'A payment arrived that could not be credited to anyone (kept in unmatched-payments)',
+      metric: unmatched.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+  }
+}

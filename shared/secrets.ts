@@ -1,0 +1,31 @@
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import { config, parseWebhookSecrets } from '#shared/config.ts';
+
+/** How long a container reuses a secret read from Secrets Manager (a rotation lands within this). */
+const SECRET_MAX_AGE_SECONDS = 300;
+
+async function fromSecretsManager(name: string): Promise<string> {
+  const value = await getSecret(name, { maxAge: SECRET_MAX_AGE_SECONDS });
+  if (typeof value !== 'string' || value.length === 0) throw new Error(`secret ${name} is empty`);
+  return value.trim();
+}
+
+/**
+ * The pepper of API secret hashes: `API_KEY_PEPPER` locally, the Secrets Manager secret named by
+ * `API_KEY_PEPPER_SECRET` on AWS (read once per container, cached). Keys can be neither made nor
+ * checked without it.
+ */
+export async function apiKeyPepper(): Promise<string> {
+  if (config.apiKeyPepper) return config.apiKeyPepper;
+  if (!config.apiKeyPepperSecret) throw new Error('API_KEY_PEPPER is not configured');
+  const pepper = await fromSecretsManager(config.apiKeyPepperSecret);
+  if (pepper.length < 32) throw new Error('the API key pepper must be at least 32 characters');
+  return pepper;
+}
+
+/** The partner's webhook signing keys: `PARTNER_WEBHOOK_SECRET` locally, Secrets Manager on AWS. */
+export async function webhookKeys(): Promise<Buffer[]> {
+  if (config.webhookSecrets) return config.webhookSecrets;
+  if (!config.webhookSecretArn) throw new Error('PARTNER_WEBHOOK_SECRET is not configured');
+  return parseWebhookSecrets(await fromSecretsManager(config.webhookSecretArn));
+}

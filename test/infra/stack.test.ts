@@ -1,0 +1,316 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPaymentsApp } from '#infra/payments-app.ts';
+import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
+import { LEDGER_TABLES, RATE_LIMIT, ROUTES, servedPaths } from '#infra/routes.ts';
+import { TABLE_LIST, type TABLES } from '#infra/tables.ts';
+import { PROJECT_ROOT } from '#test/support/gateway.ts';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+const outdirs: string[] = [];
+
+/** The app as `cdk synth` builds it (cdk.json's context), without bundling, for one stage. */
+function synth(stage: string) {
+  const cdkJson = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
+  const outdir = mkdtempSync(path.join(tmpdir(), 'cdk-test-'));
+  outdirs.push(outdir);
+  const app = new App({ outdir, context: { ...cdkJson.context, stage, 'aws:cdk:bundling-stacks': [] } });
+  const stack = buildPaymentsApp(app);
+  // Runs the cdk-nag validation plugin: any unacknowledged finding throws here.
+  app.synth();
+  const template = Template.fromStack(stack);
+  return { stack, template, resources: template.toJSON().Resources as Record<string, Resource> };
+}
+
+let dev: ReturnType<typeof synth>;
+let prod: ReturnType<typeof synth>;
+beforeAll(() => {
+  dev = synth('dev');
+  prod = synth('prod');
+});
+afterAll(() => {
+  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const ofType = (resources: Record<string, Resource>, type: string) =>
+  Object.entries(resources).filter(([, r]) => r.Type === type);
+
+/** Full paths of the REST API's resources, from their PathPart/ParentId chain. */
+function resourcePaths(resources: Record<string, Resource>): Map<string, string> {
+  const paths = new Map<string, string>();
+  const pathOf = (id: string): string => {
+    const known = paths.get(id);
+    if (known !== undefined) return known;
+    const resource = resources[id];
+    if (!resource || resource.Type !== 'AWS::ApiGateway::Resource') return '';
+    const parent = resource.Properties.ParentId as { Ref?: string; 'Fn::GetAtt'?: string[] };
+    const full = `${parent.Ref ? pathOf(parent.Ref) : ''}/${resource.Properties.PathPart as string}`;
+    paths.set(id, full);
+    return full;
+  };
+  for (const [id] of ofType(resources, 'AWS::ApiGateway::Resource')) pathOf(id);
+  return paths;
+}
+
+describe('the AWS stack', () => {
+  it('has one nodejs22.x arm64 function per route plus the consumer, each named after its handler file', () => {
+    const functions = ofType(dev.resources, 'AWS::Lambda::Function').map(([, r]) => r.Properties);
+    expect(functions).toHaveLength(12);
+    const names = functions.map((f) => f.FunctionName).sort();
+    expect(names).toEqual(
+      [...ROUTES.map((r) => `naira-dev-${r.name}`), `naira-dev-${PAYMENT_EVENTS_QUEUE.consumer}`].sort(),
+    );
+    for (const fn of functions) {
+      expect(fn).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
+      expect((fn.Environment as { Variables: Record<string, string> }).Variables).toMatchObject({
+        TABLE_PREFIX: 'naira-dev-',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+    }
+    for (const name of [...ROUTES.map((r) => r.name), PAYMENT_EVENTS_QUEUE.consumer]) {
+      expect(() => readFileSync(path.join(PROJECT_ROOT, 'functions', `${name}.ts`))).not.toThrow();
+    }
+  });
+
+  it('serves every route at both paths, with an API key exactly where the route table asks for one', () => {
+    const paths = resourcePaths(dev.resources);
+    const methods = ofType(dev.resources, 'AWS::ApiGateway::Method').map(([, r]) => r.Properties);
+    const served = new Map<string, boolean>();
+    for (const method of methods) {
+      if (method.HttpMethod === 'ANY') continue;
+      const resourceId = (method.ResourceId as { Ref: string }).Ref;
+      served.set(`${method.HttpMethod} ${paths.get(resourceId)}`, method.ApiKeyRequired === true);
+    }
+    const expected = new Map(
+      ROUTES.flatMap((route) =>
+        servedPaths(route).map((p) => [`${route.method} ${p}`, route.auth === 'api_key'] as const),
+      ),
+    );
+    expect(served).toEqual(expected);
+    expect(expected.get('GET /banks/list')).toBe(false);
+    expect(expected.get('POST /webhooks/payments')).toBe(false);
+    expect(expected.get('POST /api/v1/developer/transfers')).toBe(true);
+    // Every served path also answers other methods with 405 and Allow.
+    const anyMethods = methods.filter((m) => m.HttpMethod === 'ANY');
+    expect(anyMethods).toHaveLength(new Set(ROUTES.flatMap(servedPaths)).size);
+  });
+
+  it('limits each API key with a usage plan from the shared RATE_LIMIT (100 per 60 s, burst 100), keys from the header', () => {
+    dev.template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Throttle: {
+        RateLimit: RATE_LIMIT.requests / RATE_LIMIT.windowSeconds,
+        BurstLimit: RATE_LIMIT.requests,
+      },
+    });
+    dev.template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'HEADER' });
+    dev.template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'dev',
+      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 }),
+      ]),
+    });
+  });
+
+  it('answers 401, 429 and unknown paths with the contract bodies', () => {
+    const responses = new Map(
+      ofType(dev.resources, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [
+        r.Properties.ResponseType,
+        r.Properties,
+      ]),
+    );
+    for (const type of ['UNAUTHORIZED', 'INVALID_API_KEY', 'ACCESS_DENIED']) {
+      expect(responses.get(type)).toMatchObject({
+        StatusCode: '401',
+        ResponseTemplates: { 'application/json': '{"status":"error","message":"Invalid API credentials"}' },
+      });
+    }
+    for (const type of ['THROTTLED', 'QUOTA_EXCEEDED']) {
+      expect(responses.get(type)).toMatchObject({
+        StatusCode: '429',
+        ResponseTemplates: {
+          'application/json': '{"status":"error","message":"Rate limit exceeded","code":"rate_limited"}',
+        },
+        ResponseParameters: { 'gatewayresponse.header.Retry-After': "'60'" },
+      });
+    }
+    expect(responses.get('MISSING_AUTHENTICATION_TOKEN')).toMatchObject({
+      StatusCode: '404',
+      ResponseTemplates: { 'application/json': expect.stringContaining('"code":"route_not_found"') },
+    });
+    for (const response of responses.values()) {
+      expect(response.ResponseParameters).toMatchObject({
+        'gatewayresponse.header.Content-Type': "'application/json; charset=utf-8'",
+        'gatewayresponse.header.X-Request-Id': 'context.requestId',
+      });
+    }
+  });
+
+  it('gives the webhook a function URL with auth NONE (its own signature check)', () => {
+    dev.template.resourceCountIs('AWS::Lambda::Url', 1);
+    const [, url] = ofType(dev.resources, 'AWS::Lambda::Url')[0] as [string, Resource];
+    expect(url.Properties.AuthType).toBe('NONE');
+    const target = (url.Properties.TargetFunctionArn as { 'Fn::GetAtt': string[] })[
+      'Fn::GetAtt'
+    ][0] as string;
+    expect(dev.resources[target]?.Properties.FunctionName).toBe('naira-dev-receive-payment-webhook');
+  });
+
+  it('queues payment events encrypted, over TLS only, with a 14-day DLQ after 5 receives and a consumer reporting item failures', () => {
+    const queues = ofType(dev.resources, 'AWS::SQS::Queue').map(([id, r]) => [id, r.Properties] as const);
+    expect(queues).toHaveLength(2);
+    for (const [, queue] of queues)
+      expect(queue).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
+    const main = queues.find(([, q]) => q.QueueName === 'naira-dev-payment-events')?.[1];
+    expect(main).toMatchObject({
+      VisibilityTimeout: PAYMENT_EVENTS_QUEUE.consumerTimeoutSeconds * 6,
+      RedrivePolicy: { maxReceiveCount: 5 },
+    });
+    for (const [, policy] of ofType(dev.resources, 'AWS::SQS::QueuePolicy')) {
+      expect(JSON.stringify(policy.Properties)).toContain('"aws:SecureTransport":"false"');
+    }
+    dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: PAYMENT_EVENTS_QUEUE.batchSize,
+    });
+    const consumer = ofType(dev.resources, 'AWS::Lambda::Function').find(
+      ([, r]) => r.Properties.FunctionName === 'naira-dev-process-payment-events',
+    );
+    expect(consumer?.[1].Properties.Timeout).toBe(PAYMENT_EVENTS_QUEUE.consumerTimeoutSeconds);
+  });
+
+  it('alarms on dead letters, consumer errors, the API 5xx rate and unmatched payments', () => {
+    const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
+    expect(alarms).toHaveLength(4);
+    const metrics = alarms.map((a) => a.MetricName).sort();
+    expect(metrics).toEqual(
+      ['5XXError', 'ApproximateNumberOfMessagesVisible', 'Errors', 'UnmatchedPayments-dev'].sort(),
+    );
+    for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
+    dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: Match.stringLikeRegexp('payment kept as unmatched'),
+    });
+  });
+
+  it('makes every table on demand with point-in-time recovery and its TTL, named by stage', () => {
+    const tables = ofType(dev.resources, 'AWS::DynamoDB::GlobalTable').map(([, r]) => r.Properties);
+    expect(tables.map((t) => t.TableName).sort()).toEqual(
+      TABLE_LIST.map((t) => `naira-dev-${t.name}`).sort(),
+    );
+    for (const table of tables) {
+      expect(table.BillingMode).toBe('PAY_PER_REQUEST');
+      expect((table.Replicas as Record<string, unknown>[])[0]).toMatchObject({
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: false,
+      });
+      const definition = TABLE_LIST.find((t) => `naira-dev-${t.name}` === table.TableName);
+      if (definition?.ttlAttribute) {
+        expect(table.TimeToLiveSpecification).toEqual({
+          AttributeName: definition.ttlAttribute,
+          Enabled: true,
+        });
+      } else {
+        expect(table.TimeToLiveSpecification).toBeUndefined();
+      }
+    }
+  });
+
+  it('protects and retains every table in prod, the money tables included', () => {
+    for (const [, resource] of ofType(prod.resources, 'AWS::DynamoDB::GlobalTable')) {
+      const definition = TABLE_LIST.find((t) => `naira-prod-${t.name}` === resource.Properties.TableName);
+      expect((resource.Properties.Replicas as Record<string, unknown>[])[0]).toMatchObject({
+        DeletionProtectionEnabled: true,
+      });
+      if (definition?.money)
+        expect((resource as unknown as { DeletionPolicy: string }).DeletionPolicy).toBe('Retain');
+    }
+  });
+
+  it('keeps secrets out of the template: functions get Secrets Manager ARNs, never values', () => {
+    const variables = ofType(dev.resources, 'AWS::Lambda::Function').map(
+      ([, r]) => (r.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+    );
+    for (const vars of variables) {
+      expect(vars.API_KEY_PEPPER).toBeUndefined();
+      expect(vars.PARTNER_WEBHOOK_SECRET).toBeUndefined();
+    }
+    expect(variables.filter((v) => v.API_KEY_PEPPER_SECRET)).toHaveLength(
+      ROUTES.filter((r) => r.auth === 'api_key').length,
+    );
+    expect(variables.filter((v) => v.PARTNER_WEBHOOK_SECRET_ARN)).toHaveLength(1);
+  });
+});
+
+describe('least privilege', () => {
+  const WRITES = [
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+  ];
+
+  /** For one function: the DynamoDB actions its role may take, per table logical id. */
+  function grantsOf(functionName: string): Map<string, Set<string>> {
+    const { resources } = dev;
+    const [, fn] = ofType(resources, 'AWS::Lambda::Function').find(
+      ([, r]) => r.Properties.FunctionName === functionName,
+    ) as [string, Resource];
+    const role = (fn.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    const grants = new Map<string, Set<string>>();
+    for (const [, policy] of ofType(resources, 'AWS::IAM::Policy')) {
+      if (!(policy.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role)) continue;
+      const statements = (
+        policy.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }
+      ).Statement;
+      for (const statement of statements) {
+        const actions = [statement.Action].flat().filter((a) => a.startsWith('dynamodb:'));
+        for (const table of JSON.stringify(statement.Resource).match(
+          /Table[A-Za-z0-9]+(?=\.Arn|",\s*"Arn")/g,
+        ) ?? []) {
+          const set = grants.get(table) ?? new Set();
+          for (const action of actions) set.add(action);
+          grants.set(table, set);
+        }
+      }
+    }
+    return grants;
+  }
+
+  const tableId = (name: string) => {
+    const table = dev.stack.tables.get(name as keyof typeof TABLES);
+    return dev.stack.getLogicalId(table?.node.defaultChild as never);
+  };
+
+  it('lets only money-moving functions write the ledger tables', () => {
+    const ledger = new Set(LEDGER_TABLES.map(tableId));
+    const writers = [...ROUTES.map((r) => r.name), PAYMENT_EVENTS_QUEUE.consumer].filter((name) =>
+      [...grantsOf(`naira-dev-${name}`)].some(
+        ([table, actions]) => ledger.has(table) && WRITES.some((w) => actions.has(w)),
+      ),
+    );
+    expect(writers.sort()).toEqual(['create-transfer', PAYMENT_EVENTS_QUEUE.consumer].sort());
+  });
+
+  it('gives read-only endpoints no write but UpdateItem on the key table (last use)', () => {
+    const apiKeys = tableId('apiKeys');
+    for (const name of [
+      'get-balance',
+      'list-beneficiaries',
+      'list-transactions',
+      'get-transaction',
+      'get-payment',
+    ]) {
+      for (const [table, actions] of grantsOf(`naira-dev-${name}`)) {
+        const writes = WRITES.filter((w) => actions.has(w));
+        expect(writes, `${name} on ${table}`).toEqual(table === apiKeys ? ['dynamodb:UpdateItem'] : []);
+      }
+    }
+    expect(grantsOf('naira-dev-list-banks').size).toBe(0);
+  });
+});
