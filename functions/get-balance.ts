@@ -1,9 +1,10 @@
+import { getBalanceRequest } from '#shared/contract/requests.ts';
 import { NotFound } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/stack.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 
 /** GET /balance: the authenticated merchant's own wallet. */
-export const handler = httpHandler('get-balance', {}, async ({ caller }) => {
+export const handler = httpHandler('get-balance', getBalanceRequest, async ({ caller }) => {
   const merchant = await getMerchant(caller.merchantId);
   if (!merchant) throw new NotFound('Merchant');
   return {

@@ -1,12 +1,10 @@
-import * as z from 'zod/mini';
+import { getPaymentRequest } from '#shared/contract/requests.ts';
 import { NotFound } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/stack.ts';
 import { getVirtualAccount, paymentsOf, toApiPayment } from '#shared/payments/virtual-accounts.ts';
 
-const params = z.object({ reference: z.string() });
-
 /** GET /payments/{reference}: status from the totals and the clock, and every payment received. */
-export const handler = httpHandler('get-payment', { params }, async ({ params, caller }) => {
+export const handler = httpHandler('get-payment', getPaymentRequest, async ({ params, caller }) => {
   const account =
     params.reference.length <= 100 && (await getVirtualAccount(caller.merchantId, params.reference));
   if (!account) throw new NotFound('Payment');

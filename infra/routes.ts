@@ -41,7 +41,7 @@ export interface Route {
   readonly access: Access;
 }
 
-export const ROUTES: readonly Route[] = [
+export const ROUTES = [
   {
     name: 'list-banks',
     method: 'GET',
@@ -133,7 +133,10 @@ export const ROUTES: readonly Route[] = [
     summary: 'Partner webhook (signed)',
     access: { sendsEvents: true },
   },
-];
+] as const satisfies readonly Route[];
+
+/** The name of a route of the table. */
+export type RouteName = (typeof ROUTES)[number]['name'];
 
 /** Every path a route answers on: each bare path and the same under `API_PREFIX`. */
 export function servedPaths(route: Route): string[] {

@@ -23,8 +23,9 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
+import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE, visibilityTimeoutSeconds } from '#infra/queues.ts';
-import { type Access, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#infra/routes.ts';
+import { type Access, API_PREFIX, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#infra/routes.ts';
 import { operatorConfigParameter } from '#infra/stack-names.ts';
 import { TABLE_LIST, TABLES, type TableName } from '#infra/tables.ts';
 
@@ -177,6 +178,7 @@ export class PaymentsStack extends Stack {
     for (const route of ROUTES)
       this.routeToFunction(route, this.functions.get(route.name) as ServiceFunction, methods);
     for (const [resource, allowed] of methods) this.answerOtherMethods(resource, [...allowed]);
+    this.serveOpenApiDocument();
 
     // Per-key limit: API Gateway reads X-API-Key (key source HEADER); the operator CLI registers
     // every api_key in this plan. Routes without an API key are not in any plan (never throttled by it).
@@ -293,6 +295,45 @@ export class PaymentsStack extends Stack {
       const resource = this.api.root.resourceForPath(path);
       resource.addMethod(route.method, integration, { apiKeyRequired: route.auth === 'api_key' });
       methods.set(resource, (methods.get(resource) ?? new Set()).add(route.method));
+    }
+  }
+
+  /**
+   * `GET /openapi.json` (and under the prefix): the generated document, answered by API Gateway
+   * itself. Its server URLs are relative, so they resolve under the stage's URL. The JSON sits in a
+   * Velocity unparsed block, so `$ref` and `#/…` pass through untouched.
+   */
+  private serveOpenApiDocument(): void {
+    const document = JSON.stringify(buildOpenApiDocument('.'));
+    for (const path of ['/openapi.json', `${API_PREFIX}/openapi.json`]) {
+      this.api.root.resourceForPath(path).addMethod(
+        'GET',
+        new MockIntegration({
+          passthroughBehavior: PassthroughBehavior.NEVER,
+          requestTemplates: { 'application/json': '{"statusCode": 200}' },
+          integrationResponses: [
+            {
+              statusCode: '200',
+              responseParameters: {
+                'method.response.header.Content-Type': "'application/json; charset=utf-8'",
+                'method.response.header.X-Request-Id': 'context.requestId',
+              },
+              responseTemplates: { 'application/json': `#[[${document}]]#` },
+            },
+          ],
+        }),
+        {
+          methodResponses: [
+            {
+              statusCode: '200',
+              responseParameters: {
+                'method.response.header.Content-Type': true,
+                'method.response.header.X-Request-Id': true,
+              },
+            },
+          ],
+        },
+      );
     }
   }
 

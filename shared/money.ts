@@ -17,7 +17,11 @@ export const amountSchema = z
   .check(
     z.gte(MIN_AMOUNT, `Must be at least ${MIN_AMOUNT} kobo`),
     z.lte(MAX_AMOUNT, `Must be at most ${MAX_AMOUNT} kobo`),
-  );
+  )
+  .register(z.globalRegistry, {
+    description: 'Amount in kobo (NGN 1 = 100 kobo): 100 (NGN 1) to 1,000,000,000 (NGN 10,000,000)',
+    examples: [250000],
+  });
 
 /** The fee (kobo) of a transfer of `amount` kobo under a schedule (default: the configured one). */
 export function transferFee(amount: number, tiers: readonly FeeTier[] = config.transferFeeTiers): number {

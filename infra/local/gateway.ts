@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
 import { handlerFile, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#infra/routes.ts';
 import { ApiError } from '#shared/errors.ts';
@@ -173,9 +174,12 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     return loaded;
   };
 
+  let docs: ReturnType<typeof docsResponder> | undefined;
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const requestId = randomUUID();
     const url = new URL(request.url ?? '/', 'http://localhost');
+    const page = request.method === 'GET' ? await docs?.(url.pathname, requestId) : undefined;
+    if (page) return send(response, page);
     const candidates = compiled
       .map((entry) => ({ entry, found: entry.pattern.exec(url.pathname) }))
       .filter(({ found }) => found !== null);
@@ -238,8 +242,10 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
+  const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
+  docs = docsResponder(url);
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url,
     server,
     routes: served,
     close: () =>

@@ -171,7 +171,7 @@ function buildHandler<
     .use(mapErrors());
   if (route.auth === 'api_key') chain.use(requireApiKey());
   if (spec.body) chain.use(guardJsonBody()).use(parseJsonBody());
-  return chain.handler(async (event) => {
+  const handler = chain.handler(async (event) => {
     const requestId = event.requestContext.requestId;
     const input = {
       caller: event.requestContext.authorizer as Caller | undefined,
@@ -182,6 +182,8 @@ function buildHandler<
     } as MerchantInput<B, Q, P>;
     return successResult(await handle(input), requestId);
   });
+  // Which route and schemas this handler serves: the contract tests check them against the document.
+  return Object.assign(handler, { route, spec });
 }
 
 /** What a webhook handler receives: the body exactly as sent, for signature checks. */

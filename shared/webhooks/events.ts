@@ -11,7 +11,7 @@ const sender = z.looseObject({
   bank_code: z.optional(z.nullable(z.string().check(z.maxLength(10)))),
 });
 
-const paymentReceived = z.looseObject({
+export const paymentReceived = z.looseObject({
   type: z.literal('payment.received'),
   data: z.looseObject({
     session_id: z.string().check(z.minLength(1), z.maxLength(100)),
@@ -23,7 +23,7 @@ const paymentReceived = z.looseObject({
   }),
 });
 
-const transferSettled = z.looseObject({
+export const transferSettled = z.looseObject({
   type: z.enum(['transfer.success', 'transfer.failed']),
   data: z.looseObject({
     reference: z.string().check(z.minLength(1), z.maxLength(200)),

@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(() => gateway.close());
 
-describe('npm run keys', () => {
+describe('npm run keys', { timeout: 60_000 }, () => {
   it('creates a merchant with a wallet and a working key pair, lists, rotates and revokes keys', async () => {
     const created = await keys('create', '--name', 'Acme Ltd', '--json');
     expect(created.code).toBe(0);

@@ -24,7 +24,7 @@ async function sandbox(...args: string[]) {
   }
 }
 
-describe('npm run sandbox -- pay', () => {
+describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
   it('makes the sandbox sign and send payment.received, and the service credits it once', async () => {
     const { merchant } = await aMerchant();
     const paid = await sandbox('pay', '--account', merchant.account_number, '--amount', '125000');

@@ -83,9 +83,9 @@ describe('the AWS stack', () => {
     const methods = ofType(dev.resources, 'AWS::ApiGateway::Method').map(([, r]) => r.Properties);
     const served = new Map<string, boolean>();
     for (const method of methods) {
-      if (method.HttpMethod === 'ANY') continue;
-      const resourceId = (method.ResourceId as { Ref: string }).Ref;
-      served.set(`${method.HttpMethod} ${paths.get(resourceId)}`, method.ApiKeyRequired === true);
+      const resourcePath = paths.get((method.ResourceId as { Ref: string }).Ref) ?? '';
+      if (method.HttpMethod === 'ANY' || resourcePath.endsWith('/openapi.json')) continue;
+      served.set(`${method.HttpMethod} ${resourcePath}`, method.ApiKeyRequired === true);
     }
     const expected = new Map(
       ROUTES.flatMap((route) =>
@@ -149,6 +149,26 @@ describe('the AWS stack', () => {
         'gatewayresponse.header.Content-Type': "'application/json; charset=utf-8'",
         'gatewayresponse.header.X-Request-Id': 'context.requestId',
       });
+    }
+  });
+
+  it('serves the generated OpenAPI document at both paths from API Gateway, without credentials', () => {
+    const paths = resourcePaths(dev.resources);
+    const documents = ofType(dev.resources, 'AWS::ApiGateway::Method')
+      .map(([, r]) => r.Properties)
+      .filter((method) =>
+        (paths.get((method.ResourceId as { Ref: string }).Ref) ?? '').endsWith('/openapi.json'),
+      );
+    expect(documents.map((m) => paths.get((m.ResourceId as { Ref: string }).Ref)).sort()).toEqual([
+      '/api/v1/developer/openapi.json',
+      '/openapi.json',
+    ]);
+    for (const method of documents) {
+      expect(method).toMatchObject({ HttpMethod: 'GET', Integration: { Type: 'MOCK' } });
+      expect(method.ApiKeyRequired).not.toBe(true);
+      const template = JSON.stringify(method.Integration);
+      expect(template).toContain('"openapi\\":\\"3.1.0');
+      expect(template).toContain('createTransfer');
     }
   });
 

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import type { Route } from '#infra/routes.ts';
+import { assertMatchesContract } from '#test/support/contract.ts';
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -26,11 +27,10 @@ export async function call(
   }
   const response = await fetch(`${gateway.url}${pathAndQuery}`, { method, headers, body });
   const text = await response.text();
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
-  };
+  const json = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+  // Every response an e2e test sees must match the OpenAPI document.
+  assertMatchesContract(method, pathAndQuery, response.status, json);
+  return { status: response.status, headers: response.headers, body: json };
 }
 
 /** The `data` of a response's envelope, typed as the test expects it. */

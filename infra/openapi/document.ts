@@ -1,0 +1,281 @@
+import * as z from 'zod/mini';
+import { ENDPOINTS, WEBHOOK_EVENTS } from '#infra/openapi/endpoints.ts';
+import { GETTING_STARTED } from '#infra/openapi/guide.ts';
+import { API_PREFIX, ROUTES, type RouteName } from '#infra/routes.ts';
+import * as responses from '#shared/contract/responses.ts';
+import type { ErrorCode } from '#shared/errors.ts';
+import { STATUS_BY_CODE } from '#shared/http/errors.ts';
+
+type Json = Record<string, unknown>;
+
+/** JSON Schema (2020-12, as OpenAPI 3.1 uses it) of a zod schema, without the `$schema` key. */
+function jsonSchema(schema: z.ZodMiniType, io: 'input' | 'output'): Json {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
+  return rest;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
+
+const COMPONENTS: Record<string, z.ZodMiniType> = {
+  Bank: responses.bank,
+  ValidatedAccount: responses.validatedAccount,
+  Balance: responses.balance,
+  Beneficiary: responses.beneficiary,
+  Transaction: responses.transaction,
+  VirtualAccount: responses.virtualAccount,
+  PaymentStatus: responses.paymentStatus,
+  Error: responses.errorEnvelope,
+  Unauthorized: responses.unauthorizedEnvelope,
+  Accepted: responses.accepted,
+};
+const componentOf = new Map<z.ZodMiniType, string>(
+  Object.entries(COMPONENTS).map(([name, schema]) => [schema, name]),
+);
+
+/** A data schema as a reference to its component where it has one (arrays of components too). */
+function dataSchema(schema: z.ZodMiniType): Json {
+  const name = componentOf.get(schema);
+  if (name) return ref(name);
+  const element = (schema as unknown as { _zod: { def: { type: string; element?: z.ZodMiniType } } })._zod
+    .def;
+  if (element.type === 'array' && element.element && componentOf.has(element.element)) {
+    return { type: 'array', items: ref(componentOf.get(element.element) as string) };
+  }
+  return jsonSchema(schema, 'output');
+}
+
+function successEnvelope(data: Json, list: boolean): Json {
+  return {
+    type: 'object',
+    required: ['status', 'message', 'data', ...(list ? ['meta'] : [])],
+    additionalProperties: false,
+    properties: {
+      status: { const: 'success' },
+      message: { type: 'string' },
+      data,
+      ...(list
+        ? {
+            meta: {
+              type: 'object',
+              required: ['next_cursor'],
+              additionalProperties: false,
+              properties: {
+                next_cursor: {
+                  type: ['string', 'null'],
+                  description: 'Pass as `cursor` for the next page; null on the last',
+                },
+              },
+            },
+          }
+        : {}),
+    },
+  };
+}
+
+/** The error responses of an endpoint, grouped by status, each listing its codes. */
+function errorResponses(route: (typeof ROUTES)[number], codes: ErrorCode[]): Json {
+  const all = new Set<ErrorCode>([...codes, 'internal_error']);
+  if (route.auth !== 'webhook') all.add('rate_limited');
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of all)
+    byStatus.set(STATUS_BY_CODE[code], [...(byStatus.get(STATUS_BY_CODE[code]) ?? []), code]);
+  const result: Json = {};
+  if (route.auth === 'api_key') {
+    result['401'] = {
+      description: 'Missing, unknown, revoked or expired key, wrong secret, or an IP outside the allowlist',
+      headers: REQUEST_ID,
+      content: {
+        'application/json': {
+          schema: ref('Unauthorized'),
+          example: { status: 'error', message: 'Invalid API credentials' },
+        },
+      },
+    };
+  }
+  for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    result[String(status)] = {
+      description: `Error codes: ${statusCodes.map((code) => `\`${code}\``).join(', ')}`,
+      headers: {
+        ...REQUEST_ID,
+        ...(status === 429 || status === 503
+          ? { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }
+          : {}),
+      },
+      content: {
+        'application/json': {
+          schema: ref('Error'),
+          examples: Object.fromEntries(
+            statusCodes.map((code) => [
+              code,
+              { value: { status: 'error', message: `Example message for ${code}`, code } },
+            ]),
+          ),
+        },
+      },
+    };
+  }
+  return result;
+}
+
+function parameters(route: (typeof ROUTES)[number], doc: (typeof ENDPOINTS)[RouteName]): Json[] {
+  const params: Json[] = [];
+  for (const [location, schema] of [
+    ['path', doc.request.params],
+    ['query', doc.request.query],
+  ] as const) {
+    if (!schema) continue;
+    const object = jsonSchema(schema, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, property] of Object.entries(object.properties ?? {})) {
+      params.push({
+        name,
+        in: location,
+        required: location === 'path' || (object.required ?? []).includes(name),
+        schema: property,
+        ...(typeof property.description === 'string' ? { description: property.description } : {}),
+      });
+    }
+  }
+  if (route.auth === 'webhook') {
+    params.push(
+      {
+        name: 'webhook-id',
+        in: 'header',
+        required: true,
+        schema: { type: 'string' },
+        description: 'Unique id of the delivery',
+      },
+      {
+        name: 'webhook-timestamp',
+        in: 'header',
+        required: true,
+        schema: { type: 'string', pattern: '^\\d+$' },
+        description: 'Unix seconds, within ±5 minutes',
+      },
+      {
+        name: 'webhook-signature',
+        in: 'header',
+        required: true,
+        schema: { type: 'string' },
+        description: '`v1,<base64 HMAC-SHA256>`; several space-separated signatures are accepted',
+      },
+    );
+  }
+  return params;
+}
+
+const operationId = (name: string) => name.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
+
+/**
+ * The OpenAPI 3.1 document of the API, generated from the route table and the contract's schemas:
+ * it lists exactly the routes of `infra/routes.ts`, at their bare paths (the servers add the
+ * `/api/v1/developer` prefix).
+ */
+export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of ROUTES) {
+    const doc = ENDPOINTS[route.name];
+    const [path, ...aliases] = route.paths;
+    const success: Json = {};
+    for (const status of doc.success.statuses) {
+      const created = status === 201;
+      success[String(status)] = {
+        description: created
+          ? 'Created'
+          : doc.success.statuses.includes(201)
+            ? 'Already exists (an idempotent retry)'
+            : 'OK',
+        headers: REQUEST_ID,
+        content: {
+          'application/json': {
+            schema: doc.success.data
+              ? successEnvelope(dataSchema(doc.success.data), doc.success.list ?? false)
+              : ref('Accepted'),
+            example: doc.success.data
+              ? {
+                  status: 'success',
+                  message: route.summary,
+                  data: doc.example.response,
+                  ...(doc.success.list ? { meta: { next_cursor: null } } : {}),
+                }
+              : doc.example.response,
+          },
+        },
+      };
+    }
+    const requestBody =
+      route.auth === 'webhook'
+        ? {
+            required: true,
+            content: {
+              'application/json': {
+                schema: { oneOf: WEBHOOK_EVENTS.map((event) => jsonSchema(event, 'input')) },
+                example: doc.example.request,
+              },
+            },
+          }
+        : doc.request.body
+          ? {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: jsonSchema(doc.request.body, 'input'),
+                  example: doc.example.request,
+                },
+              },
+            }
+          : undefined;
+    paths[path as string] = {
+      ...(paths[path as string] ?? {}),
+      [route.method.toLowerCase()]: {
+        operationId: operationId(route.name),
+        summary: route.summary,
+        description: aliases.length
+          ? `${doc.description}\n\nAlso served at ${aliases.map((a) => `\`${a}\``).join(', ')}.`
+          : doc.description,
+        tags: [doc.tag],
+        security: route.auth === 'api_key' ? [{ ApiKey: [], ApiSecret: [] }] : [],
+        parameters: parameters(route, doc),
+        ...(requestBody ? { requestBody } : {}),
+        responses: { ...success, ...errorResponses(route, doc.errors) },
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Naira Pay API',
+      version: '1.0.0',
+      description: GETTING_STARTED.trim(),
+      license: { name: 'Proprietary' },
+    },
+    servers: [
+      { url: `${baseUrl}${API_PREFIX}`, description: 'Versioned prefix' },
+      { url: baseUrl || '/', description: 'Bare paths' },
+    ],
+    tags: [
+      { name: 'Bank', description: 'Banks, account validation, balance' },
+      { name: 'Beneficiary', description: 'Saved bank accounts' },
+      { name: 'Transaction', description: 'Transfers and history' },
+      { name: 'Payment', description: 'Virtual accounts, payment status, partner webhook' },
+    ],
+    paths,
+    components: {
+      schemas: Object.fromEntries(
+        Object.entries(COMPONENTS).map(([name, schema]) => [name, jsonSchema(schema, 'output')]),
+      ),
+      securitySchemes: {
+        ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The public key, `pk_…`' },
+        ApiSecret: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Secret',
+          description: 'The secret, `sk_…`, shown once at creation',
+        },
+      },
+      headers: {
+        RequestId: { description: 'Identifies the request in our logs', schema: { type: 'string' } },
+      },
+    },
+  };
+}

@@ -1,0 +1,249 @@
+import type * as z from 'zod/mini';
+import type { RouteName } from '#infra/routes.ts';
+import * as requests from '#shared/contract/requests.ts';
+import * as responses from '#shared/contract/responses.ts';
+import type { ErrorCode } from '#shared/errors.ts';
+import { paymentReceived, transferSettled } from '#shared/webhooks/events.ts';
+
+/** How one endpoint is documented: its schemas, its answers, and examples. */
+export interface EndpointDoc {
+  tag: 'Bank' | 'Beneficiary' | 'Transaction' | 'Payment';
+  description: string;
+  request: { body?: z.ZodMiniType; query?: z.ZodMiniType; params?: z.ZodMiniType };
+  /** Success statuses and the `data` they carry (undefined: the bare webhook acknowledgement). */
+  success: { statuses: number[]; data?: z.ZodMiniType; list?: boolean };
+  /** Error codes beyond the common ones (401 and 429 where they apply, 500). */
+  errors: ErrorCode[];
+  example: { request?: unknown; response: unknown };
+}
+
+const bodyErrors: ErrorCode[] = ['validation_error', 'payload_too_large', 'unsupported_media_type'];
+const account = { account_number: '0000014579', bank_code: '011' };
+const transactionExample = {
+  reference: 'inv-2026-0042',
+  type: 'debit',
+  category: 'transfer',
+  amount: 250000,
+  fee: 1000,
+  currency: 'NGN',
+  status: 'success',
+  narration: 'Invoice 42',
+  counterparty: { account_name: 'UCHENNA CHIAMAKA SEGUN', account_number: '0000014579', bank_code: '011' },
+  balance_after: 749000,
+  created_at: '2026-11-21T10:15:30.000Z',
+  updated_at: '2026-11-21T10:15:31.000Z',
+};
+
+/** Every route of the route table, documented. A route without an entry here does not compile. */
+export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
+  'list-banks': {
+    tag: 'Bank',
+    description:
+      'Every supported bank, microfinance bank and wallet, sorted by name. Public: no credentials needed (they are allowed). Also served at `/banks/list`. `Cache-Control: public, max-age=3600`.',
+    request: requests.listBanksRequest,
+    success: { statuses: [200], data: responses.bankList },
+    errors: [],
+    example: {
+      response: [
+        { code: '044', name: 'Access Bank' },
+        { code: '058', name: 'Guaranty Trust Bank' },
+      ],
+    },
+  },
+  'validate-account': {
+    tag: 'Bank',
+    description:
+      "Confirms a bank account and returns the holder's name from the partner bank. The NUBAN check digit is verified first (no partner call for a wrong one). The `session_id` stands in for the account in POST /beneficiaries and POST /transfers for 30 minutes.",
+    request: requests.validateAccountRequest,
+    success: { statuses: [200], data: responses.validatedAccount },
+    errors: [
+      ...bodyErrors,
+      'unknown_bank',
+      'invalid_account_number',
+      'account_not_found',
+      'partner_unavailable',
+    ],
+    example: {
+      request: account,
+      response: {
+        account_name: 'UCHENNA CHIAMAKA SEGUN',
+        account_number: '0000014579',
+        bank: { code: '011', name: 'First Bank of Nigeria' },
+        session_id: 'ses_5ab667399f4ce9afb502a6cfaff31c61',
+      },
+    },
+  },
+  'get-balance': {
+    tag: 'Bank',
+    description: "The authenticated merchant's own wallet; amounts in kobo.",
+    request: requests.getBalanceRequest,
+    success: { statuses: [200], data: responses.balance },
+    errors: ['not_found'],
+    example: {
+      response: {
+        account_number: '5261753142',
+        account_name: 'NAIRAPAY/ACME LTD',
+        balance: 500000,
+        currency: 'NGN',
+        updated_at: '2026-11-21T10:15:30.000Z',
+      },
+    },
+  },
+  'create-beneficiary': {
+    tag: 'Beneficiary',
+    description:
+      "Saves a bank account as a beneficiary, from a `session_id` of your own validation or from `account_number` + `bank_code`. The name always comes from the partner's name enquiry. The same bank account saved again answers 200 with the existing beneficiary.",
+    request: requests.createBeneficiaryRequest,
+    success: { statuses: [201, 200], data: responses.beneficiary },
+    errors: [
+      ...bodyErrors,
+      'unknown_bank',
+      'invalid_account_number',
+      'account_not_found',
+      'session_expired',
+      'partner_unavailable',
+    ],
+    example: {
+      request: { ...account, nickname: 'Supplier' },
+      response: {
+        id: 'ben_019a4c3e2f1b7d2e9a0c4b5d6e7f8a9b',
+        account_name: 'UCHENNA CHIAMAKA SEGUN',
+        account_number: '0000014579',
+        bank: { code: '011', name: 'First Bank of Nigeria' },
+        nickname: 'Supplier',
+        created_at: '2026-11-21T10:15:30.000Z',
+      },
+    },
+  },
+  'list-beneficiaries': {
+    tag: 'Beneficiary',
+    description:
+      'Your beneficiaries, newest first; `limit` 1-100 (default 20), `cursor` from the previous page.',
+    request: requests.listBeneficiariesRequest,
+    success: { statuses: [200], data: responses.beneficiaryList, list: true },
+    errors: ['validation_error'],
+    example: { response: [] },
+  },
+  'create-transfer': {
+    tag: 'Transaction',
+    description:
+      'Sends money from your wallet. `reference` is the idempotency key: the same reference and body again answer 200 with the same transaction and never debit twice; another body is 409. The debit of `amount + fee` is atomic with the check that the balance covers it. Fee: 1,000 kobo up to NGN 5,000, 2,500 up to NGN 50,000, 5,000 above. The partner rejects → `failed` and a `reversal:<reference>` credit gives `amount + fee` back; the partner does not answer → `pending` until its webhook settles it.',
+    request: requests.createTransferRequest,
+    success: { statuses: [201, 200], data: responses.transaction },
+    errors: [
+      ...bodyErrors,
+      'unknown_bank',
+      'invalid_account_number',
+      'duplicate_reference',
+      'account_not_found',
+      'insufficient_funds',
+      'beneficiary_not_found',
+      'session_expired',
+      'partner_unavailable',
+    ],
+    example: {
+      request: { reference: 'inv-2026-0042', amount: 250000, ...account, narration: 'Invoice 42' },
+      response: transactionExample,
+    },
+  },
+  'list-transactions': {
+    tag: 'Transaction',
+    description:
+      'Your transactions, newest first, filtered by `type`, `status` and the `from`/`to` date range.',
+    request: requests.listTransactionsRequest,
+    success: { statuses: [200], data: responses.transactionList, list: true },
+    errors: ['validation_error'],
+    example: { response: [transactionExample] },
+  },
+  'get-transaction': {
+    tag: 'Transaction',
+    description: "One of your transactions by reference. Another merchant's reference is 404, never 403.",
+    request: requests.getTransactionRequest,
+    success: { statuses: [200], data: responses.transaction },
+    errors: ['not_found'],
+    example: { response: transactionExample },
+  },
+  'create-virtual-account': {
+    tag: 'Payment',
+    description:
+      'A temporary account at the partner bank for a fixed amount. The account number is never issued twice, so a late payment always finds it. Same `reference` and body → 200 with the same account; another body → 409.',
+    request: requests.createVirtualAccountRequest,
+    success: { statuses: [201, 200], data: responses.virtualAccount },
+    errors: [...bodyErrors, 'duplicate_reference', 'not_found', 'partner_unavailable'],
+    example: {
+      request: {
+        amount: 500000,
+        reference: 'order-1',
+        customer: { name: 'Ada Obi', email: 'ada@example.com' },
+      },
+      response: {
+        reference: 'order-1',
+        account_number: '5016114154',
+        account_name: 'NAIRAPAY/ADA OBI',
+        bank: { code: '101', name: 'Providus Bank' },
+        amount: 500000,
+        currency: 'NGN',
+        status: 'pending',
+        expires_at: '2026-11-21T10:45:30.000Z',
+        created_at: '2026-11-21T10:15:30.000Z',
+      },
+    },
+  },
+  'get-payment': {
+    tag: 'Payment',
+    description:
+      'The status of a virtual account: `pending` (nothing yet), `partially_paid`, `paid` (exact), `overpaid`, `expired` (nothing received and past `expires_at`), and every payment received. Every payment is credited exactly once, partial, excess and late ones included.',
+    request: requests.getPaymentRequest,
+    success: { statuses: [200], data: responses.paymentStatus },
+    errors: ['not_found'],
+    example: {
+      response: {
+        reference: 'order-1',
+        status: 'paid',
+        amount: 500000,
+        amount_received: 500000,
+        currency: 'NGN',
+        account_number: '5016114154',
+        bank: { code: '101', name: 'Providus Bank' },
+        expires_at: '2026-11-21T10:45:30.000Z',
+        paid_at: '2026-11-21T10:20:02.000Z',
+        created_at: '2026-11-21T10:15:30.000Z',
+        payments: [
+          {
+            session_id: '100004261121102002123456789012',
+            amount: 500000,
+            sender_name: 'ADEBAYO CHIOMA',
+            sender_account_number: '0123456789',
+            sender_bank_code: '058',
+            received_at: '2026-11-21T10:20:02.000Z',
+          },
+        ],
+      },
+    },
+  },
+  'receive-payment-webhook': {
+    tag: 'Payment',
+    description:
+      'Called by the banking partner, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp` within ±5 minutes, `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{raw body}` keyed with the base64-decoded part of the secret after `whsec_`). Answers 200 only once the event is durably queued; a redelivery (same `webhook-id` or `session_id`) is 200 and credits nothing again. Unknown fields are ignored. On AWS also served at the webhook function URL.',
+    request: { body: undefined },
+    success: { statuses: [200] },
+    errors: ['validation_error', 'invalid_signature', 'payload_too_large', 'unsupported_media_type'],
+    example: {
+      request: {
+        type: 'payment.received',
+        data: {
+          session_id: '100004261121102002123456789012',
+          account_number: '5016114154',
+          amount: 500000,
+          sender: { account_name: 'ADEBAYO CHIOMA', account_number: '0123456789', bank_code: '058' },
+          narration: 'Order 1',
+          paid_at: '2026-11-21T10:20:02.000Z',
+        },
+      },
+      response: { status: 'success', message: 'Accepted' },
+    },
+  },
+};
+
+/** The partner events the webhook takes. */
+export const WEBHOOK_EVENTS = [paymentReceived, transferSettled] as const;

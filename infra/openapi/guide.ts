@@ -1,0 +1,63 @@
+/** The getting-started section of the docs page (Markdown, rendered by Redoc above the reference). */
+export const GETTING_STARTED = `
+Payments and banking for Nigerian businesses, in naira. Every amount is an integer number of
+**kobo** (NGN 1 = 100 kobo). Every route is served under \`/api/v1/developer\` and at its bare
+path.
+
+## Keys
+
+Every endpoint but \`GET /banks\` and the partner webhook needs two headers: \`X-API-Key\`
+(\`pk_…\`) and \`X-API-Secret\` (\`sk_…\`). Locally, \`npm start\` creates a demo merchant and
+prints its pair; \`npm run keys -- create --name "Acme Ltd"\` makes more. The secret is shown once
+and stored only as a hash: keep it in an environment variable, never in client-side code, restrict
+keys to your servers' IPs with \`--ip\`, and rotate them (\`create --merchant\`, then \`revoke\`).
+Any authentication failure is \`401 {"status":"error","message":"Invalid API credentials"}\`. At
+most 100 requests per key per minute: request 101 is \`429\` with \`Retry-After\`.
+
+## First call
+
+\`\`\`sh
+curl -s http://127.0.0.1:3000/api/v1/developer/balance \\
+  -H "X-API-Key: $NAIRA_API_KEY" -H "X-API-Secret: $NAIRA_API_SECRET"
+\`\`\`
+
+Answers are \`{"status":"success","message":…,"data":…}\` (lists add \`meta.next_cursor\`) or
+\`{"status":"error","message":…,"code":…}\` with a machine code; every answer has an
+\`X-Request-Id\`.
+
+## Sandbox test accounts
+
+The local partner bank resolves every NUBAN-valid number at a listed bank to a name derived from
+the number. Serials (the first 9 digits) starting with \`99999\` do not exist
+(\`account_not_found\`), \`88888\` time out (\`partner_unavailable\`), \`77777\` refuse transfers
+(the transfer ends \`failed\` with a reversal), \`66666\` leave transfers pending until the bank's
+\`transfer.success\` webhook. Ready-made, bank \`011\`: \`0000014579\`, \`9999900003\`,
+\`8888800006\`, \`7777700009\`, \`6666600002\`. Pay into a virtual account with
+\`npm run sandbox -- pay --account <number> --amount <kobo>\`.
+
+## Webhooks and signature verification
+
+The partner's events reach \`POST /webhooks/payments\` signed per Standard Webhooks. To verify a
+signature yourself (TypeScript, Node):
+
+\`\`\`ts
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export function verify(secret: string, headers: Record<string, string>, rawBody: string): boolean {
+  const id = headers['webhook-id'];
+  const timestamp = headers['webhook-timestamp'];
+  const signatures = headers['webhook-signature'];
+  if (!id || !timestamp || !signatures) return false;
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false; // ±5 minutes
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const expected = createHmac('sha256', key).update(\`\${id}.\${timestamp}.\${rawBody}\`).digest();
+  return signatures.split(' ').some((part) => {
+    const given = Buffer.from(part.replace(/^v1,/, ''), 'base64');
+    return part.startsWith('v1,') && given.length === expected.length && timingSafeEqual(given, expected);
+  });
+}
+\`\`\`
+
+Always verify the **raw** body (re-serialised JSON does not match), and treat the partner's
+\`session_id\` as the payment's identity: a redelivery carries the same one.
+`;

@@ -1,0 +1,111 @@
+import * as z from 'zod/mini';
+import { amountSchema } from '#shared/money.ts';
+import { cursorSchema, limitSchema } from '#shared/pagination.ts';
+import {
+  accountNumberSchema,
+  bankCodeSchema,
+  opaqueIdSchema,
+  referenceSchema,
+  textSchema,
+} from '#shared/schemas.ts';
+
+/**
+ * The request schemas of every endpoint: what the handlers validate, and what the OpenAPI document
+ * shows. One named export per endpoint, so a handler's bundle carries only its own.
+ */
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An ISO date or date-time; a bare date means the start (`from`) or the end (`to`) of that day. */
+const dateBound = (end: 'start' | 'end') =>
+  z.optional(
+    z.pipe(
+      z
+        .string()
+        .check(
+          z.refine(
+            (value) => (DATE.test(value) || DATE_TIME.test(value)) && !Number.isNaN(Date.parse(value)),
+            {
+              message: 'Must be an ISO 8601 date or date-time',
+            },
+          ),
+        )
+        .register(z.globalRegistry, {
+          description: `ISO 8601 date or date-time (UTC); a bare date covers the whole day (inclusive ${end === 'start' ? 'start' : 'end'})`,
+          examples: [end === 'start' ? '2026-11-01' : '2026-11-30'],
+        }),
+      z.transform((value) =>
+        DATE.test(value)
+          ? `${value}T${end === 'start' ? '00:00:00.000' : '23:59:59.999'}Z`
+          : new Date(value).toISOString(),
+      ),
+    ),
+  );
+
+const page = { limit: limitSchema, cursor: cursorSchema };
+const referenceParam = z.object({ reference: z.string() });
+
+export const listBanksRequest = {};
+
+export const validateAccountRequest = {
+  body: z.strictObject({ account_number: accountNumberSchema, bank_code: bankCodeSchema }),
+};
+
+export const getBalanceRequest = {};
+
+export const createBeneficiaryRequest = {
+  body: z.strictObject({
+    session_id: z.optional(opaqueIdSchema),
+    account_number: z.optional(accountNumberSchema),
+    bank_code: z.optional(bankCodeSchema),
+    nickname: z.optional(textSchema(50)),
+  }),
+};
+
+export const listBeneficiariesRequest = { query: z.strictObject(page) };
+
+export const createTransferRequest = {
+  body: z.strictObject({
+    reference: referenceSchema,
+    amount: amountSchema,
+    beneficiary_id: z.optional(opaqueIdSchema),
+    session_id: z.optional(opaqueIdSchema),
+    account_number: z.optional(accountNumberSchema),
+    bank_code: z.optional(bankCodeSchema),
+    narration: z.optional(textSchema(100)),
+  }),
+};
+
+export const listTransactionsRequest = {
+  query: z.strictObject({
+    type: z.optional(z.enum(['credit', 'debit'])),
+    status: z.optional(z.enum(['pending', 'success', 'failed', 'reversed'])),
+    from: dateBound('start'),
+    to: dateBound('end'),
+    ...page,
+  }),
+};
+
+export const getTransactionRequest = { params: referenceParam };
+
+export const createVirtualAccountRequest = {
+  body: z.strictObject({
+    amount: amountSchema,
+    reference: z.optional(referenceSchema),
+    expires_in_minutes: z._default(
+      z
+        .int('Must be a whole number of minutes')
+        .check(z.gte(5, 'Must be at least 5'), z.lte(1440, 'Must be at most 1440')),
+      30,
+    ),
+    customer: z.optional(
+      z.strictObject({
+        name: textSchema(100).check(z.minLength(1, 'Must not be empty')),
+        email: z.email('Must be an email address').check(z.maxLength(254)),
+      }),
+    ),
+  }),
+};
+
+export const getPaymentRequest = { params: referenceParam };

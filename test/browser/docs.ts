@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { freePort } from '#infra/local/process.ts';
+import { ROUTES } from '#infra/routes.ts';
+
+/**
+ * `npm run test:browser`: opens the docs page of a real `npm start` in Debian's Chromium (headless,
+ * no network but loopback), checks that all eleven operations are rendered and that the page asked
+ * nothing of any host but localhost, and saves a screenshot to test-results/docs.png.
+ */
+const root = path.resolve(import.meta.dirname, '..', '..');
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const results: { name: string; ok: boolean; detail?: string }[] = [];
+const check = (name: string, ok: boolean, detail?: string) => {
+  results.push({ name, ok, detail });
+  console.log(`${ok ? '✓' : '✗'} ${name}${ok || !detail ? '' : `: ${detail}`}`);
+};
+
+async function startService(): Promise<{ url: string; child: ChildProcess; dataDir: string }> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-docs-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DYNAMODB_PORT: String(await freePort()),
+      SQS_PORT: String(await freePort()),
+      SANDBOX_PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'WARN',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('Payments API running at')) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { url: `http://127.0.0.1:${port}`, child, dataDir };
+}
+
+async function main(): Promise<number> {
+  const service = await startService();
+  const browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-default-apps',
+      '--disable-extensions',
+    ],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+    const response = await page.goto(`${service.url}/docs`, { waitUntil: 'load' });
+    check('GET /docs answers 200 with HTML', response?.status() === 200);
+
+    const operations = page.locator('[data-section-id^="operation/"]');
+    await operations
+      .nth(ROUTES.length - 1)
+      .waitFor({ state: 'attached', timeout: 30_000 })
+      .catch(() => undefined);
+    const rendered = await operations.evaluateAll((nodes) =>
+      nodes.map((node) => node.getAttribute('data-section-id')),
+    );
+    check(
+      `all ${ROUTES.length} operations are listed`,
+      rendered.length === ROUTES.length,
+      `found ${rendered.length}: ${rendered.join(', ')}`,
+    );
+    const text = await page.locator('body').innerText();
+    const missing = ROUTES.filter((route) => !text.includes(route.summary)).map((route) => route.summary);
+    check('every operation shows its summary', missing.length === 0, `missing ${missing.join(', ')}`);
+    check(
+      'the getting-started guide is rendered',
+      text.includes('Sandbox test accounts') && text.includes('timingSafeEqual'),
+    );
+
+    await page.waitForLoadState('networkidle', { timeout: 10_000 }).catch(() => undefined);
+    const outside = requested.filter((url) => {
+      const { protocol, hostname } = new URL(url);
+      return (
+        !['data:', 'blob:', 'about:'].includes(protocol) &&
+        !['127.0.0.1', 'localhost', '[::1]'].includes(hostname)
+      );
+    });
+    check('the page made no request outside localhost', outside.length === 0, outside.join(', '));
+    check(
+      'it loaded Redoc from the service itself',
+      requested.some((url) => url.endsWith('/docs/redoc.standalone.js')),
+    );
+
+    mkdirSync(path.join(root, 'test-results'), { recursive: true });
+    const screenshot = path.join(root, 'test-results', 'docs.png');
+    await page.screenshot({ path: screenshot });
+    console.log(`screenshot: ${path.relative(root, screenshot)}`);
+  } finally {
+    await browser.close();
+    const exited = new Promise((resolve) => service.child.once('exit', resolve));
+    service.child.kill('SIGTERM');
+    await exited;
+    rmSync(service.dataDir, { recursive: true, force: true });
+  }
+  const failed = results.filter((result) => !result.ok).length;
+  console.log(`${results.length - failed} passed, ${failed} failed`);
+  return failed === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  },
+);

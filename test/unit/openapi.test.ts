@@ -1,0 +1,125 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '#infra/openapi/document.ts';
+import { ENDPOINTS } from '#infra/openapi/endpoints.ts';
+import { ROUTES } from '#infra/routes.ts';
+import { PROJECT_ROOT } from '#test/support/gateway.ts';
+
+type Operation = {
+  operationId: string;
+  security: Record<string, string[]>[];
+  parameters: { name: string; in: string; required: boolean }[];
+  requestBody?: { content: { 'application/json': { schema: object; example: unknown } } };
+  responses: Record<
+    string,
+    { description: string; content?: { 'application/json': { schema: object; example?: unknown } } }
+  >;
+};
+
+const document = buildOpenApiDocument() as {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, { type: string; in: string; name: string }> };
+};
+const operations = Object.entries(document.paths).flatMap(([p, methods]) =>
+  Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${p}`, operation })),
+);
+const routeOf = (key: string) => ROUTES.find((route) => `${route.method} ${route.paths[0]}` === key);
+
+describe('the OpenAPI document', () => {
+  it('is OpenAPI 3.1 and lists exactly the routes of the route table, once each', () => {
+    expect(document.openapi).toBe('3.1.0');
+    expect(operations.map((o) => o.key).sort()).toEqual(
+      ROUTES.map((r) => `${r.method} ${r.paths[0]}`).sort(),
+    );
+    expect(operations).toHaveLength(11);
+    expect(new Set(operations.map((o) => o.operation.operationId)).size).toBe(11);
+  });
+
+  it('has a documented contract for every route, and every handler validates with exactly that contract', async () => {
+    expect(Object.keys(ENDPOINTS).sort()).toEqual(ROUTES.map((r) => r.name).sort());
+    const handlerFiles = readdirSync(path.join(PROJECT_ROOT, 'functions')).map((file) =>
+      file.replace(/\.ts$/, ''),
+    );
+    for (const route of ROUTES.filter((r) => r.auth !== 'webhook')) {
+      expect(handlerFiles).toContain(route.name);
+      const module = (await import(path.join(PROJECT_ROOT, 'functions', `${route.name}.ts`))) as {
+        handler: { route: { name: string }; spec: object };
+      };
+      expect(module.handler.route.name).toBe(route.name);
+      expect(module.handler.spec).toBe(ENDPOINTS[route.name].request);
+    }
+  });
+
+  it('declares both credential headers as security schemes and requires them exactly where the route table does', () => {
+    expect(document.components.securitySchemes).toMatchObject({
+      ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      ApiSecret: { type: 'apiKey', in: 'header', name: 'X-API-Secret' },
+    });
+    for (const { key, operation } of operations) {
+      const route = routeOf(key);
+      expect(operation.security, key).toEqual(
+        route?.auth === 'api_key' ? [{ ApiKey: [], ApiSecret: [] }] : [],
+      );
+      if (route?.auth === 'api_key') expect(operation.responses['401'], key).toBeDefined();
+    }
+  });
+
+  it('documents the webhook with its signature headers and both event shapes', () => {
+    const webhook = document.paths['/webhooks/payments']?.post as Operation;
+    const headers = webhook.parameters.filter((p) => p.in === 'header' && p.required).map((p) => p.name);
+    expect(headers.sort()).toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp']);
+    expect(JSON.stringify(webhook.requestBody)).toContain('payment.received');
+    expect(JSON.stringify(webhook.requestBody)).toContain('transfer.success');
+    expect(webhook.responses['401']?.description).toContain('invalid_signature');
+  });
+
+  it('lists every error response with its codes, and documents amounts as kobo', () => {
+    for (const { key, operation } of operations) {
+      expect(operation.responses['500']?.description, key).toContain('internal_error');
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) >= 400 && status !== '401')
+          expect(response.description, `${key} ${status}`).toMatch(/`[a-z_]+`/);
+      }
+    }
+    const transfer = JSON.stringify(document.paths['/transfers']?.post?.requestBody);
+    expect(transfer).toContain('Amount in kobo');
+    expect(JSON.stringify(document.paths['/virtual-accounts']?.post?.requestBody)).toContain(
+      'Amount in kobo',
+    );
+  });
+
+  it('has examples for every operation, and every example matches its own schema', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema(document, 'doc');
+    const escapePointer = (part: string) => part.replaceAll('~', '~0').replaceAll('/', '~1');
+    for (const [p, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        if (operation.requestBody) {
+          const body = operation.requestBody.content['application/json'];
+          expect(body.example, `${method} ${p} request example`).toBeDefined();
+          const validate = ajv.compile({
+            $ref: `doc#/paths/${escapePointer(p)}/${method}/requestBody/content/application~1json/schema`,
+          });
+          expect(validate(body.example), `${method} ${p} request: ${ajv.errorsText(validate.errors)}`).toBe(
+            true,
+          );
+        }
+        const [status, success] = Object.entries(operation.responses)[0] as [
+          string,
+          Operation['responses'][string],
+        ];
+        const example = success.content?.['application/json'].example;
+        expect(example, `${method} ${p} response example`).toBeDefined();
+        const validate = ajv.compile({
+          $ref: `doc#/paths/${escapePointer(p)}/${method}/responses/${status}/content/application~1json/schema`,
+        });
+        expect(validate(example), `${method} ${p} ${status}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      }
+    }
+  });
+});
