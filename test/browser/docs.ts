@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { freePort } from '#infra/local/process.ts';
 import { ROUTES } from '#infra/routes.ts';
+import { startNpmStart } from '#test/support/npm-start.ts';
 
 /**
  * `npm run test:browser`: opens the docs page of a real `npm start` in Debian's Chromium (headless,
@@ -19,40 +17,8 @@ const check = (name: string, ok: boolean, detail?: string) => {
   console.log(`${ok ? '✓' : '✗'} ${name}${ok || !detail ? '' : `: ${detail}`}`);
 };
 
-async function startService(): Promise<{ url: string; child: ChildProcess; dataDir: string }> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-docs-'));
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DYNAMODB_PORT: String(await freePort()),
-      SQS_PORT: String(await freePort()),
-      SANDBOX_PORT: String(await freePort()),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'WARN',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('Payments API running at')) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      throw new Error(`npm start did not come up:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return { url: `http://127.0.0.1:${port}`, child, dataDir };
-}
-
 async function main(): Promise<number> {
-  const service = await startService();
+  const service = await startNpmStart({ LOG_LEVEL: 'WARN' });
   const browser = await chromium.launch({
     executablePath,
     headless: true,
@@ -116,10 +82,7 @@ async function main(): Promise<number> {
     console.log(`screenshot: ${path.relative(root, screenshot)}`);
   } finally {
     await browser.close();
-    const exited = new Promise((resolve) => service.child.once('exit', resolve));
-    service.child.kill('SIGTERM');
-    await exited;
-    rmSync(service.dataDir, { recursive: true, force: true });
+    await service.stop();
   }
   const failed = results.filter((result) => !result.ok).length;
   console.log(`${results.length - failed} passed, ${failed} failed`);
