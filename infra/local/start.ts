@@ -112,6 +112,7 @@ async function main() {
       [
         '',
         `Payments API running at ${gateway.url}`,
+        `  API reference:    ${gateway.url}/docs (OpenAPI: ${gateway.url}/openapi.json)`,
         `  routes served:    ${gateway.routes.map((route) => route.name).join(', ')}`,
         `  sandbox partner:  ${services.env.PARTNER_BASE_URL}`,
         `  DynamoDB Local:   ${services.env.DYNAMODB_ENDPOINT} (data in .data/, --fresh wipes it)`,
