@@ -177,6 +177,83 @@ export async function post(posting: Posting): Promise<PostResult> {
   }
 }
 
+/** A group posting could not be applied as one: some entry existed, or a companion's condition failed. */
+export class GroupNotApplied extends Error {
+  constructor(readonly reason: 'already_applied' | 'companion_conflict') {
+    super(`group posting not applied: ${reason}`);
+  }
+}
+
+/** Most operations DynamoDB takes in one transaction. */
+const MAX_TRANSACTION_ITEMS = 100;
+
+/**
+ * Applies several credits of one merchant in one transaction: one version step per entry, so the
+ * entries get consecutive `seq` and chained `balance_after` exactly as one-by-one postings would.
+ * This is how a hot merchant's batch of payments costs one balance write instead of a race of many.
+ * All or nothing: if any entry already exists or a companion condition fails, nothing is written
+ * and `GroupNotApplied` tells the caller to post them one by one (which handles duplicates).
+ * `groupCompanions` are writes that belong to the group as a whole (e.g. one total per account).
+ */
+export async function postAll(
+  merchantId: string,
+  postings: readonly Omit<Posting, 'merchantId'>[],
+  groupCompanions?: (entries: LedgerEntry[]) => ReturnType<Companions>,
+): Promise<LedgerEntry[]> {
+  if (postings.some((posting) => !(posting.amount > 0))) throw new RangeError('postAll takes credits only');
+  if (new Set(postings.map((posting) => posting.entryId)).size !== postings.length) {
+    throw new RangeError('postAll takes distinct entry ids');
+  }
+  for (let attempt = 1; ; attempt++) {
+    const { balance, version } = await readBalance(merchantId);
+    const now = new Date().toISOString();
+    let running = balance;
+    const entries: LedgerEntry[] = postings.map((posting, i) => {
+      running += posting.amount;
+      return {
+        entry_id: posting.entryId,
+        merchant_id: merchantId,
+        seq: version + 1 + i,
+        amount: posting.amount,
+        balance_after: running,
+        category: posting.category,
+        reference: posting.reference,
+        created_at: now,
+      };
+    });
+    const items = [
+      {
+        Update: {
+          TableName: tableName('merchants'),
+          Key: { merchant_id: merchantId },
+          UpdateExpression: 'SET balance = :after, version = :next, updated_at = :now',
+          ConditionExpression: 'version = :version',
+          ExpressionAttributeValues: { ':after': running, ':next': version + entries.length, ':version': version, ':now': now },
+        },
+      },
+      ...entries.map((entry) => ({
+        Put: { TableName: tableName('ledgerEntries'), Item: entry, ConditionExpression: 'attribute_not_exists(entry_id)' },
+      })),
+      ...postings.flatMap((posting, i) => posting.companions?.(entries[i] as LedgerEntry) ?? []),
+      ...(groupCompanions?.(entries) ?? []),
+    ];
+    if (items.length > MAX_TRANSACTION_ITEMS) throw new RangeError(`a group of ${items.length} writes is over ${MAX_TRANSACTION_ITEMS}`);
+    try {
+      await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+      return entries;
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const reasons = error.CancellationReasons ?? [];
+      const failed = (from: number, to: number) =>
+        reasons.slice(from, to).some((reason) => reason.Code === 'ConditionalCheckFailed');
+      if (failed(1, 1 + entries.length)) throw new GroupNotApplied('already_applied');
+      if (failed(1 + entries.length, items.length)) throw new GroupNotApplied('companion_conflict');
+      if (attempt >= MAX_ATTEMPTS) throw error;
+      await sleep(Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** Math.min(attempt, 8)));
+    }
+  }
+}
+
 /** Credits `amount` kobo (> 0) once per entry id. */
 export function credit(posting: Omit<Posting, 'amount'> & { amount: number }): Promise<PostResult> {
   if (!(posting.amount > 0)) throw new RangeError('a credit is a positive amount');

@@ -1,8 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ownerOf } from '#shared/accounts/account-numbers.ts';
+import { type AccountNumberOwner, ownerOf } from '#shared/accounts/account-numbers.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
-import { credit } from '#shared/ledger/ledger.ts';
+import { credit, GroupNotApplied, type Posting, postAll } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import { type Payment, paymentsKey } from '#shared/payments/virtual-accounts.ts';
 import { putTransactionItem, transactionRecord } from '#shared/transactions/store.ts';
@@ -35,20 +35,9 @@ function receivedAt(event: QueuedEvent & PaymentReceived): string {
   return Number.isNaN(paid) ? event.received_at : new Date(paid).toISOString();
 }
 
-/**
- * Credits a received payment exactly once: one ledger transaction puts the entry keyed by the
- * partner's session id, the payment's transaction record, and (for a virtual account) the payment
- * and the account's new total. A redelivery finds the entry and changes nothing.
- */
-export async function receivePayment(
-  event: QueuedEvent & PaymentReceived,
-): Promise<'credited' | 'duplicate' | 'unmatched'> {
+/** The ledger posting of a payment, its own companion writes, and the account total it adds to. */
+function paymentPosting(event: QueuedEvent & PaymentReceived, owner: AccountNumberOwner) {
   const { data } = event;
-  const owner = await ownerOf(data.account_number);
-  if (!owner) {
-    await keepUnmatched(event, 'unknown account number');
-    return 'unmatched';
-  }
   const payment: Payment = {
     session_id: data.session_id,
     amount: data.amount,
@@ -58,9 +47,9 @@ export async function receivePayment(
     received_at: receivedAt(event),
   };
   const entryId = paymentEntryId(data.session_id);
-  const { entry, applied } = await credit({
+  const virtualAccount = owner.kind === 'virtual_account' && owner.reference ? owner.reference : undefined;
+  const posting: Omit<Posting, 'merchantId'> = {
     entryId,
-    merchantId: owner.merchant_id,
     amount: data.amount,
     category: 'payment',
     reference: entryId,
@@ -79,35 +68,157 @@ export async function receivePayment(
           },
         }),
       ),
-      ...(owner.kind === 'virtual_account' && owner.reference
+      ...(virtualAccount
         ? [
             {
               Put: {
                 TableName: tableName('payments'),
-                Item: { virtual_account: paymentsKey(owner.merchant_id, owner.reference), ...payment },
+                Item: { virtual_account: paymentsKey(owner.merchant_id, virtualAccount), ...payment },
                 ConditionExpression: 'attribute_not_exists(session_id)',
-              },
-            },
-            {
-              Update: {
-                TableName: tableName('virtualAccounts'),
-                Key: { merchant_id: owner.merchant_id, reference: owner.reference },
-                UpdateExpression: 'ADD amount_received :amount, payment_count :one',
-                ConditionExpression: 'attribute_exists(merchant_id)',
-                ExpressionAttributeValues: { ':amount': data.amount, ':one': 1 },
               },
             },
           ]
         : []),
     ],
+  };
+  return { posting, virtualAccount, amount: data.amount };
+}
+
+/** One write that adds payments to a virtual account's totals. */
+function accountTotalItem(merchantId: string, reference: string, amount: number, count: number) {
+  return {
+    Update: {
+      TableName: tableName('virtualAccounts'),
+      Key: { merchant_id: merchantId, reference },
+      UpdateExpression: 'ADD amount_received :amount, payment_count :count',
+      ConditionExpression: 'attribute_exists(merchant_id)',
+      ExpressionAttributeValues: { ':amount': amount, ':count': count },
+    },
+  };
+}
+
+export type PaymentOutcome = 'credited' | 'duplicate' | 'unmatched';
+
+/**
+ * Credits a received payment exactly once: one ledger transaction puts the entry keyed by the
+ * partner's session id, the payment's transaction record, and (for a virtual account) the payment
+ * and the account's new total. A redelivery finds the entry and changes nothing.
+ */
+export async function receivePayment(
+  event: QueuedEvent & PaymentReceived,
+  known?: AccountNumberOwner,
+): Promise<PaymentOutcome> {
+  const owner = known ?? (await ownerOf(event.data.account_number));
+  if (!owner) {
+    await keepUnmatched(event, 'unknown account number');
+    return 'unmatched';
+  }
+  const { posting, virtualAccount, amount } = paymentPosting(event, owner);
+  const { entry, applied } = await credit({
+    ...posting,
+    merchantId: owner.merchant_id,
+    companions: (posted) => [
+      ...(posting.companions?.(posted) ?? []),
+      ...(virtualAccount ? [accountTotalItem(owner.merchant_id, virtualAccount, amount, 1)] : []),
+    ],
   });
   if (applied) return 'credited';
-  if (entry.merchant_id !== owner.merchant_id || entry.amount !== data.amount) {
+  if (entry.merchant_id !== owner.merchant_id || entry.amount !== amount) {
     // The partner reused a session id for a different payment: never credit it as the first one.
     await keepUnmatched(event, `session id already credited with other details (${entry.entry_id})`);
     return 'unmatched';
   }
   return 'duplicate';
+}
+
+/** Payments credited per transaction at most when grouped (each is 3 writes; DynamoDB takes 100). */
+const GROUP_LIMIT = 25;
+
+/**
+ * Credits a batch of payments, each exactly once, with one ledger transaction per merchant where
+ * it can: a merchant's payments in the batch move its balance in one write instead of racing each
+ * other for it. If a group cannot be applied whole (a redelivered payment among them), its payments
+ * are credited one by one. Resolves with each event's outcome, or the error that stopped it.
+ */
+export async function receivePayments(
+  events: readonly (QueuedEvent & PaymentReceived)[],
+): Promise<PromiseSettledResult<PaymentOutcome>[]> {
+  const owners = new Map<string, Promise<AccountNumberOwner | undefined>>();
+  const ownerOfCached = (accountNumber: string) => {
+    let owner = owners.get(accountNumber);
+    if (!owner) owners.set(accountNumber, (owner = ownerOf(accountNumber)));
+    return owner;
+  };
+  const results: PromiseSettledResult<PaymentOutcome>[] = new Array(events.length);
+  const groups = new Map<string, { index: number; owner: AccountNumberOwner }[]>();
+  const unknown: number[] = [];
+  const repeats: { index: number; owner: AccountNumberOwner }[] = [];
+  const seen = new Set<string>();
+  await Promise.all(
+    events.map(async (event, index) => {
+      const owner = await ownerOfCached(event.data.account_number).catch(() => undefined);
+      // Unknown accounts, and repeats of a session within the batch, take the one-by-one path.
+      if (!owner) return unknown.push(index);
+      if (seen.has(event.data.session_id)) return repeats.push({ index, owner });
+      seen.add(event.data.session_id);
+      groups.set(owner.merchant_id, [...(groups.get(owner.merchant_id) ?? []), { index, owner }]);
+    }),
+  );
+  const oneByOne = async (index: number, owner?: AccountNumberOwner) => {
+    try {
+      results[index] = {
+        status: 'fulfilled',
+        value: await receivePayment(events[index] as QueuedEvent & PaymentReceived, owner),
+      };
+    } catch (reason) {
+      results[index] = { status: 'rejected', reason };
+    }
+  };
+  const creditGroup = async (merchantId: string, members: { index: number; owner: AccountNumberOwner }[]) => {
+    if (members.length === 1) return oneByOne(members[0]?.index ?? 0, members[0]?.owner);
+    const built = members.map(({ index, owner }) =>
+      paymentPosting(events[index] as QueuedEvent & PaymentReceived, owner),
+    );
+    const totals = new Map<string, { amount: number; count: number }>();
+    for (const { virtualAccount, amount } of built) {
+      if (!virtualAccount) continue;
+      const total = totals.get(virtualAccount) ?? { amount: 0, count: 0 };
+      totals.set(virtualAccount, { amount: total.amount + amount, count: total.count + 1 });
+    }
+    try {
+      await postAll(
+        merchantId,
+        built.map(({ posting }) => posting),
+        () =>
+          [...totals].map(([reference, total]) =>
+            accountTotalItem(merchantId, reference, total.amount, total.count),
+          ),
+      );
+      for (const { index } of members) results[index] = { status: 'fulfilled', value: 'credited' };
+    } catch (error) {
+      if (!(error instanceof GroupNotApplied)) throw error;
+      for (const { index, owner } of members) await oneByOne(index, owner);
+    }
+  };
+  await Promise.all([
+    ...[...groups].flatMap(([merchantId, members]) => {
+      const chunks = [];
+      for (let i = 0; i < members.length; i += GROUP_LIMIT) chunks.push(members.slice(i, i + GROUP_LIMIT));
+      return [
+        (async () => {
+          for (const chunk of chunks) {
+            await creditGroup(merchantId, chunk).catch(async () => {
+              for (const { index, owner } of chunk) await oneByOne(index, owner);
+            });
+          }
+        })(),
+      ];
+    }),
+    ...unknown.map((index) => oneByOne(index)),
+  ]);
+  // After the groups, so a repeat cannot get in first and force its whole group one by one.
+  await Promise.all(repeats.map(({ index, owner }) => oneByOne(index, owner)));
+  return results;
 }
 
 /** A partner's verdict on a transfer: settles it once; a reference that is not ours is only logged. */

@@ -1,9 +1,10 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { handler } from '#functions/process-payment-events.ts';
 import { startPoller } from '#infra/local/poller.ts';
-import { sqs } from '#shared/aws/clients.ts';
+import { dynamo, sqs } from '#shared/aws/clients.ts';
 import { config } from '#shared/config.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
@@ -92,6 +93,55 @@ describe('the payment events consumer', () => {
     expect(await balanceOf(merchant.merchant_id)).toBe(4_000);
     expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
   }, 30_000);
+
+  it("credits one merchant's batch in one ledger transaction, and a redelivery among them once", async () => {
+    const { merchant } = await aMerchant();
+    const events = Array.from({ length: 9 }, (_, i) =>
+      paymentEvent({ account_number: merchant.account_number, amount: 1_000 + i }),
+    );
+    const first = events[0] as ReturnType<typeof paymentEvent>;
+    const transactions = vi.spyOn(dynamo, 'send');
+    const result = await handler(
+      {
+        Records: [...events, first].map(
+          (event, i) => ({ messageId: `g${i}`, body: queued(event) }) as SQSEvent['Records'][number],
+        ),
+      },
+      {} as Context,
+    );
+    const writes = transactions.mock.calls.filter(
+      ([command]) => command instanceof TransactWriteCommand,
+    ).length;
+    transactions.mockRestore();
+    expect(result.batchItemFailures).toEqual([]);
+    // 9 distinct payments in one transaction; the repeat of the first goes one by one (and finds it applied).
+    expect(writes).toBeLessThanOrEqual(2);
+    expect(await balanceOf(merchant.merchant_id)).toBe(events.reduce((sum, e) => sum + e.data.amount, 0));
+    expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  });
+
+  it('falls back to one by one when a grouped payment was credited before, crediting the rest once', async () => {
+    const { merchant } = await aMerchant();
+    const events = [1, 2, 3].map((n) =>
+      paymentEvent({ account_number: merchant.account_number, amount: n * 1_000 }),
+    );
+    await handler({
+      Records: [
+        {
+          messageId: 'early',
+          body: queued(events[1] as ReturnType<typeof paymentEvent>),
+        } as SQSEvent['Records'][number],
+      ],
+    });
+    const result = await handler({
+      Records: events.map(
+        (event, i) => ({ messageId: `late${i}`, body: queued(event) }) as SQSEvent['Records'][number],
+      ),
+    });
+    expect(result.batchItemFailures).toEqual([]);
+    expect(await balanceOf(merchant.merchant_id)).toBe(6_000);
+    expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  });
 
   it('credits a shuffled batch with duplicates once per session', async () => {
     const { merchant } = await aMerchant();
