@@ -47,7 +47,10 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
   const outcomes = await receivePayments(payments.map(({ event }) => event));
   outcomes.forEach((outcome, i) => {
     const { record, event } = payments[i] as Queued<PaymentReceived>;
-    if (outcome.status === 'rejected') return fail(record, 'payment failed', outcome.reason);
+    if (outcome.status === 'rejected') {
+      fail(record, 'payment failed', outcome.reason);
+      return;
+    }
     logger.info('payment processed', {
       message_id: record.messageId,
       webhook_id: event.webhook_id,

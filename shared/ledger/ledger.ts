@@ -228,16 +228,26 @@ export async function postAll(
           Key: { merchant_id: merchantId },
           UpdateExpression: 'SET balance = :after, version = :next, updated_at = :now',
           ConditionExpression: 'version = :version',
-          ExpressionAttributeValues: { ':after': running, ':next': version + entries.length, ':version': version, ':now': now },
+          ExpressionAttributeValues: {
+            ':after': running,
+            ':next': version + entries.length,
+            ':version': version,
+            ':now': now,
+          },
         },
       },
       ...entries.map((entry) => ({
-        Put: { TableName: tableName('ledgerEntries'), Item: entry, ConditionExpression: 'attribute_not_exists(entry_id)' },
+        Put: {
+          TableName: tableName('ledgerEntries'),
+          Item: entry,
+          ConditionExpression: 'attribute_not_exists(entry_id)',
+        },
       })),
       ...postings.flatMap((posting, i) => posting.companions?.(entries[i] as LedgerEntry) ?? []),
       ...(groupCompanions?.(entries) ?? []),
     ];
-    if (items.length > MAX_TRANSACTION_ITEMS) throw new RangeError(`a group of ${items.length} writes is over ${MAX_TRANSACTION_ITEMS}`);
+    if (items.length > MAX_TRANSACTION_ITEMS)
+      throw new RangeError(`a group of ${items.length} writes is over ${MAX_TRANSACTION_ITEMS}`);
     try {
       await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
       return entries;

@@ -145,8 +145,10 @@ export async function receivePayments(
 ): Promise<PromiseSettledResult<PaymentOutcome>[]> {
   const owners = new Map<string, Promise<AccountNumberOwner | undefined>>();
   const ownerOfCached = (accountNumber: string) => {
-    let owner = owners.get(accountNumber);
-    if (!owner) owners.set(accountNumber, (owner = ownerOf(accountNumber)));
+    const known = owners.get(accountNumber);
+    if (known) return known;
+    const owner = ownerOf(accountNumber);
+    owners.set(accountNumber, owner);
     return owner;
   };
   const results: PromiseSettledResult<PaymentOutcome>[] = new Array(events.length);

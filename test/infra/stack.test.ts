@@ -48,7 +48,7 @@ function resourcePaths(resources: Record<string, Resource>): Map<string, string>
     const known = paths.get(id);
     if (known !== undefined) return known;
     const resource = resources[id];
-    if (!resource || resource.Type !== 'AWS::ApiGateway::Resource') return '';
+    if (resource?.Type !== 'AWS::ApiGateway::Resource') return '';
     const parent = resource.Properties.ParentId as { Ref?: string; 'Fn::GetAtt'?: string[] };
     const full = `${parent.Ref ? pathOf(parent.Ref) : ''}/${resource.Properties.PathPart as string}`;
     paths.set(id, full);
