@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
@@ -60,6 +66,15 @@ function sourceIp(request: IncomingMessage): string {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
+/** A path parameter, percent-decoded; a malformed escape is kept as sent (it then names nothing). */
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 function readBody(request: IncomingMessage): Promise<Buffer | 'too_large'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -108,16 +123,17 @@ function toEvent(
   body: Buffer,
   requestId: string,
 ): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Null-prototype maps: a header or parameter may be called `constructor` or `__proto__`.
+  const headers: Record<string, string> = Object.create(null);
+  const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let i = 0; i < request.rawHeaders.length; i += 2) {
     const name = request.rawHeaders[i] ?? '';
     const value = request.rawHeaders[i + 1] ?? '';
     headers[name] = value;
     multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
-  const query: Record<string, string> = {};
-  const multiValueQuery: Record<string, string[]> = {};
+  const query: Record<string, string> = Object.create(null);
+  const multiValueQuery: Record<string, string[]> = Object.create(null);
   for (const [name, value] of url.searchParams) {
     query[name] = value;
     multiValueQuery[name] = [...(multiValueQuery[name] ?? []), value];
@@ -218,9 +234,9 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
         errorResult(new ApiError('payload_too_large', 'Request body too large'), requestId),
       );
     }
-    const params: Record<string, string> = {};
+    const params: Record<string, string> = Object.create(null);
     chosen.entry.paramNames.forEach((name, i) => {
-      params[name] = decodeURIComponent(chosen.found?.[i + 1] ?? '');
+      params[name] = decodePathSegment(chosen.found?.[i + 1] ?? '');
     });
     const event = toEvent(request, url, chosen.entry, params, body, requestId);
     const handler = await loadHandler(chosen.entry.route);
@@ -234,6 +250,25 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       if (!response.headersSent) send(response, errorResult(error, randomUUID()));
       else response.destroy();
     });
+  });
+  // Requests Node refuses before any handler sees them (header block over 16 KiB, malformed
+  // HTTP) still get the envelope and a request id.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return;
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const result = errorResult(
+      tooLarge
+        ? new ApiError('payload_too_large', 'Request line or headers too large')
+        : new ApiError('validation_error', 'Malformed HTTP request'),
+      randomUUID(),
+    );
+    const head = [
+      `HTTP/1.1 ${result.statusCode} ${STATUS_CODES[result.statusCode] ?? ''}`,
+      ...Object.entries(result.headers ?? {}).map(([name, value]) => `${name}: ${value}`),
+      `Content-Length: ${Buffer.byteLength(result.body)}`,
+      'Connection: close',
+    ];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${result.body}`);
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

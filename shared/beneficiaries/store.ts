@@ -4,6 +4,7 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ResolvedAccount } from '#shared/accounts/resolve.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryPage } from '#shared/aws/query.ts';
+import { retryingConflicts } from '#shared/aws/transactions.ts';
 import { ApiError, ValidationError } from '#shared/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
 
@@ -59,19 +60,21 @@ export async function saveBeneficiary(
     created_at: new Date(now).toISOString(),
   };
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: tableName('beneficiaries'),
-              Item: { merchant_id: merchantId, sk: guardKey, beneficiary_id: id },
-              ConditionExpression: 'attribute_not_exists(sk)',
+    await retryingConflicts(() =>
+      dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: tableName('beneficiaries'),
+                Item: { merchant_id: merchantId, sk: guardKey, beneficiary_id: id },
+                ConditionExpression: 'attribute_not_exists(sk)',
+              },
             },
-          },
-          { Put: { TableName: tableName('beneficiaries'), Item: item } },
-        ],
-      }),
+            { Put: { TableName: tableName('beneficiaries'), Item: item } },
+          ],
+        }),
+      ),
     );
     return { beneficiary: strip(item), created: true };
   } catch (error) {

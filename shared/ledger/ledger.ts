@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { backoff } from '#shared/aws/transactions.ts';
 import { ApiError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 
@@ -64,8 +64,6 @@ export class CompanionConflict extends Error {
 
 /** Retries of a posting whose balance version moved underneath it (other postings of the merchant). */
 const MAX_ATTEMPTS = 60;
-const BASE_DELAY_MS = 5;
-const MAX_DELAY_MS = 250;
 
 async function readBalance(merchantId: string): Promise<{ balance: number; version: number }> {
   const { Item } = await dynamo.send(
@@ -172,7 +170,7 @@ export async function post(posting: Posting): Promise<PostResult> {
         throw error;
       }
       // The version moved (another posting won) or the transaction conflicted: back off, re-read.
-      await sleep(Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** Math.min(attempt, 8)));
+      await backoff(attempt);
     }
   }
 }
@@ -259,7 +257,7 @@ export async function postAll(
       if (failed(1, 1 + entries.length)) throw new GroupNotApplied('already_applied');
       if (failed(1 + entries.length, items.length)) throw new GroupNotApplied('companion_conflict');
       if (attempt >= MAX_ATTEMPTS) throw error;
-      await sleep(Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** Math.min(attempt, 8)));
+      await backoff(attempt);
     }
   }
 }

@@ -2,6 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { claimAccountNumberItem } from '#shared/accounts/account-numbers.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { retryingConflicts } from '#shared/aws/transactions.ts';
 import { newId, nowIso } from '#shared/ids.ts';
 import { issueAccount } from '#shared/partner/client.ts';
 
@@ -41,24 +42,26 @@ export async function createMerchant(name: string): Promise<Merchant> {
       updated_at: now,
     };
     try {
-      await dynamo.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            claimAccountNumberItem({
-              account_number: merchant.account_number,
-              kind: 'wallet',
-              merchant_id: merchant.merchant_id,
-              created_at: now,
-            }),
-            {
-              Put: {
-                TableName: tableName('merchants'),
-                Item: merchant,
-                ConditionExpression: 'attribute_not_exists(merchant_id)',
+      await retryingConflicts(() =>
+        dynamo.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              claimAccountNumberItem({
+                account_number: merchant.account_number,
+                kind: 'wallet',
+                merchant_id: merchant.merchant_id,
+                created_at: now,
+              }),
+              {
+                Put: {
+                  TableName: tableName('merchants'),
+                  Item: merchant,
+                  ConditionExpression: 'attribute_not_exists(merchant_id)',
+                },
               },
-            },
-          ],
-        }),
+            ],
+          }),
+        ),
       );
       return merchant;
     } catch (error) {

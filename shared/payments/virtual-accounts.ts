@@ -4,6 +4,7 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { claimAccountNumberItem } from '#shared/accounts/account-numbers.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
+import { retryingConflicts } from '#shared/aws/transactions.ts';
 import { findBank } from '#shared/banks/index.ts';
 import { DuplicateReference } from '#shared/errors.ts';
 import { newId } from '#shared/ids.ts';
@@ -127,26 +128,28 @@ export async function createVirtualAccount(
       fingerprint: fingerprint(request),
     };
     try {
-      await dynamo.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            claimAccountNumberItem({
-              account_number: account.account_number,
-              kind: 'virtual_account',
-              merchant_id: merchantId,
-              reference,
-              created_at: account.created_at,
-            }),
-            {
-              Put: {
-                TableName: tableName('virtualAccounts'),
-                Item: account,
-                ConditionExpression: 'attribute_not_exists(#reference)',
-                ExpressionAttributeNames: { '#reference': 'reference' },
+      await retryingConflicts(() =>
+        dynamo.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              claimAccountNumberItem({
+                account_number: account.account_number,
+                kind: 'virtual_account',
+                merchant_id: merchantId,
+                reference,
+                created_at: account.created_at,
+              }),
+              {
+                Put: {
+                  TableName: tableName('virtualAccounts'),
+                  Item: account,
+                  ConditionExpression: 'attribute_not_exists(#reference)',
+                  ExpressionAttributeNames: { '#reference': 'reference' },
+                },
               },
-            },
-          ],
-        }),
+            ],
+          }),
+        ),
       );
       return { account, created: true };
     } catch (error) {

@@ -499,15 +499,10 @@ describe('the webhook when SQS fails', () => {
   });
 });
 
-describe('known defects found by fault injection', () => {
-  // saveBeneficiary (shared/beneficiaries/store.ts) and createVirtualAccount
-  // (shared/payments/virtual-accounts.ts) treat a TransactionCanceledException whose reasons are not
-  // ConditionalCheckFailed as fatal. DynamoDB cancels a transaction with `TransactionConflict` when
-  // another transaction touches the same item at that moment (concurrent saves of one bank account,
-  // concurrent requests with one reference), and the SDK does not retry that: the client gets 500
-  // internal_error where API.md promises 201/200. No money is involved and a client retry succeeds;
-  // the ledger (shared/ledger/ledger.ts) already backs off and retries the same cancellation.
-  // `it.fails` keeps this visible and turns red once fixed: then make it a plain `it`.
+describe('TransactionConflict outside the ledger (found by fault injection, fixed)', () => {
+  // DynamoDB cancels a transaction with TransactionConflict when another one touches the same item
+  // at that moment, and the SDK does not retry it; saving a beneficiary and opening a virtual
+  // account used to answer 500. They now back off and retry (shared/aws/transactions.ts).
   const conflict = () =>
     new TransactionCanceledException({
       ...injected,
@@ -515,7 +510,7 @@ describe('known defects found by fault injection', () => {
       CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
     });
 
-  it.fails('saves a beneficiary whose transaction met a TransactionConflict once', async () => {
+  it('saves a beneficiary whose transaction met a TransactionConflict once', async () => {
     const m = await aMerchant();
     const fault = failAttempts('TransactWriteItemsCommand', 1, conflict);
     const response = await call(gateway, 'POST', '/beneficiaries', {
@@ -526,7 +521,7 @@ describe('known defects found by fault injection', () => {
     expect(response.status).toBe(201);
   });
 
-  it.fails('opens a virtual account whose transaction met a TransactionConflict once', async () => {
+  it('opens a virtual account whose transaction met a TransactionConflict once', async () => {
     const m = await aMerchant();
     const fault = failAttempts('TransactWriteItemsCommand', 1, conflict);
     const response = await call(gateway, 'POST', '/virtual-accounts', {
