@@ -1,0 +1,199 @@
+/**
+ * Cold start proxy: every function bundled as the CDK stack bundles it (esbuild, `infra/bundling.ts`),
+ * then the time a fresh `node` process takes to import each bundle.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BuildOptions, build, type Metafile } from 'esbuild';
+import { median } from './stats.ts';
+
+const execFileAsync = promisify(execFile);
+
+/** A bundle on disk and what it is made of. */
+export interface Bundle {
+  name: string;
+  file: string;
+  bytes: number;
+  /** Bytes in the output per package (or per top folder for project code), largest first. */
+  contents: { input: string; bytes: number }[];
+}
+
+/** Options the stack sets that this benchmark does not reproduce: refuse rather than measure wrong. */
+const UNSUPPORTED: readonly (keyof BundlingOptions)[] = [
+  'esbuildArgs',
+  'preCompilation',
+  'nodeModules',
+  'commandHooks',
+  'charset',
+  'forceDockerBundling',
+];
+
+/**
+ * The esbuild JS API options equivalent to the command line `NodejsFunction` runs for `bundling`
+ * (aws-cdk-lib `Bundling.buildEsbuildArgs`: `--bundle <entry> --target --platform=node --format
+ * --outfile --minify --sourcemap --sources-content --external --loader --define --log-level
+ * --keep-names --tsconfig --banner:js --footer:js --main-fields --inject`), plus a metafile, which
+ * does not change the output.
+ */
+export function esbuildOptions(
+  bundling: BundlingOptions,
+  entry: string,
+  outfile: string,
+  runtimeTarget = 'node22',
+): BuildOptions {
+  const unsupported = UNSUPPORTED.filter((option) => bundling[option] !== undefined);
+  if (unsupported.length > 0) {
+    throw new Error(
+      `bench: bundling option(s) ${unsupported.join(', ')} are not reproduced by the benchmark`,
+    );
+  }
+  if (bundling.sourceMap === false && bundling.sourceMapMode) {
+    throw new Error('sourceMapMode cannot be used when sourceMap is false');
+  }
+  const sourceMapEnabled = bundling.sourceMapMode ?? bundling.sourceMap;
+  const sourceMapValue =
+    bundling.sourceMapMode && bundling.sourceMapMode !== 'default' ? bundling.sourceMapMode : true;
+  return {
+    entryPoints: [entry],
+    bundle: true,
+    target: bundling.target ?? runtimeTarget,
+    // `platform` in BundlingOptions is Docker's; NodejsFunction always passes --platform=node.
+    platform: 'node',
+    format: bundling.format,
+    outfile,
+    minify: bundling.minify ?? false,
+    sourcemap: sourceMapEnabled ? (sourceMapValue as BuildOptions['sourcemap']) : false,
+    sourcesContent: bundling.sourcesContent ?? true,
+    external: bundling.externalModules ?? (bundling.bundleAwsSDK ? [] : ['@aws-sdk/*']),
+    loader: bundling.loader as BuildOptions['loader'],
+    define: bundling.define,
+    keepNames: bundling.keepNames ?? false,
+    tsconfig: bundling.tsconfig,
+    banner: bundling.banner === undefined ? undefined : { js: bundling.banner },
+    footer: bundling.footer === undefined ? undefined : { js: bundling.footer },
+    mainFields: bundling.mainFields,
+    inject: bundling.inject,
+    logLevel: 'warning',
+    metafile: true,
+  };
+}
+
+/** `node_modules/@scope/pkg/...` → `@scope/pkg`; project files → their top folder (`shared/`). */
+function inputGroup(input: string): string {
+  const inPackage = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+  if (inPackage?.[1]) {
+    // Nested node_modules: the innermost package is the one that was bundled.
+    const all = [...input.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)/g)];
+    return all.at(-1)?.[1] ?? inPackage[1];
+  }
+  return `${input.split('/')[0] ?? input}/`;
+}
+
+function contentsOf(metafile: Metafile, outfile: string, root: string): Bundle['contents'] {
+  const key = path.relative(root, outfile).split(path.sep).join('/');
+  const output = metafile.outputs[key] ?? Object.values(metafile.outputs).find((o) => o.entryPoint);
+  const groups = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+    const group = inputGroup(input);
+    groups.set(group, (groups.get(group) ?? 0) + bytesInOutput);
+  }
+  return [...groups]
+    .map(([input, bytes]) => ({ input, bytes }))
+    .filter(({ bytes }) => bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes);
+}
+
+/** Bundles `entries` (name → entry file) into `<outDir>/<name>/index.mjs`, one after another. */
+export async function bundleAll(
+  root: string,
+  bundling: BundlingOptions,
+  entries: readonly { name: string; entry: string }[],
+  outDir: string,
+): Promise<Bundle[]> {
+  const bundles: Bundle[] = [];
+  for (const { name, entry } of entries) {
+    if (!existsSync(entry)) throw new Error(`bench: no handler file ${entry}`);
+    const dir = path.join(outDir, name);
+    await mkdir(dir, { recursive: true });
+    const file = path.join(dir, 'index.mjs');
+    const result = await build({ ...esbuildOptions(bundling, entry, file), absWorkingDir: root });
+    if (!result.metafile) throw new Error('esbuild returned no metafile');
+    bundles.push({
+      name,
+      file,
+      bytes: (await stat(file)).size,
+      contents: contentsOf(result.metafile, file, root),
+    });
+  }
+  return bundles;
+}
+
+/** The child's program: time the import of one module, print the milliseconds, exit at once. */
+const IMPORT_PROBE = [
+  'const started = performance.now();',
+  'await import(process.env.BENCH_IMPORT_URL);',
+  "process.stdout.write(String(performance.now() - started) + '\\n');",
+  'process.exit(0);',
+].join(' ');
+
+/**
+ * What a function's module scope needs to load (config parsing, clients, logger), as on Lambda:
+ * nothing inherited from this process, so no endpoint or secret leaks into the measurement.
+ */
+export const IMPORT_ENV: Readonly<Record<string, string>> = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+  TABLE_PREFIX: 'bench-',
+  LOG_LEVEL: 'SILENT',
+  POWERTOOLS_SERVICE_NAME: 'naira-pay',
+  // The SDK warns about Node 20 on client construction; Lambda runs Node 22 and prints nothing.
+  NODE_NO_WARNINGS: '1',
+};
+
+/** One fresh `node` process importing `file`; returns the import time it measured (ms). */
+export async function importOnce(
+  file: string,
+  env: Readonly<Record<string, string>> = IMPORT_ENV,
+): Promise<number> {
+  let stdout: string;
+  try {
+    ({ stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', IMPORT_PROBE], {
+      env: { PATH: process.env.PATH ?? '', ...env, BENCH_IMPORT_URL: pathToFileURL(file).href },
+      timeout: 30_000,
+    }));
+  } catch (error) {
+    // The child's stderr quotes the minified bundle: keep only the short lines (the error itself).
+    const stderr = String((error as { stderr?: unknown }).stderr ?? error);
+    const lines = stderr.split('\n').filter((line) => line.length > 0 && line.length < 300);
+    throw new Error(`bench: importing ${file} failed:\n${lines.slice(-12).join('\n')}`);
+  }
+  const ms = Number(stdout.trim());
+  if (!Number.isFinite(ms))
+    throw new Error(`bench: import probe of ${file} printed ${JSON.stringify(stdout)}`);
+  return ms;
+}
+
+/**
+ * Median import time of each file over `runs` fresh processes. Runs are sequential and interleaved
+ * (round 1 of every file, then round 2...), after one unmeasured warm-up import per file, so that
+ * drift in machine load spreads over all files alike.
+ */
+export async function medianImportTimes(
+  files: readonly string[],
+  runs: number,
+  onRound?: (round: number) => void,
+): Promise<number[]> {
+  for (const file of files) await importOnce(file);
+  const samples = files.map(() => [] as number[]);
+  for (let round = 1; round <= runs; round++) {
+    for (const [i, file] of files.entries()) samples[i]?.push(await importOnce(file));
+    onRound?.(round);
+  }
+  return samples.map((values) => median(values));
+}

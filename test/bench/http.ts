@@ -1,0 +1,193 @@
+/**
+ * Request overhead: `GET /balance` through the local gateway (autocannon) against one raw GetItem on
+ * the same DynamoDB Local, sequentially and at a fixed concurrency.
+ */
+import { Agent } from 'node:http';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import autocannon from 'autocannon';
+import { type CommandCounter, describeCounts } from './diagnostics.ts';
+
+/** Latency samples (ms) of successful requests, and how many were not successful. */
+export interface Samples {
+  latencies: number[];
+  failures: number;
+  /** Wall time of the run(s), seconds. */
+  seconds: number;
+}
+
+/** Successful requests per second. */
+export function perSecond(samples: Samples): number {
+  return samples.latencies.length / samples.seconds;
+}
+
+/** Samples of several runs as one. */
+export function mergeSamples(runs: readonly Samples[]): Samples {
+  return {
+    latencies: runs.flatMap((run) => run.latencies),
+    failures: runs.reduce((sum, run) => sum + run.failures, 0),
+    seconds: runs.reduce((sum, run) => sum + run.seconds, 0),
+  };
+}
+
+/**
+ * Runs `a` and `b` alternately, `rounds` times each, and merges each side's samples: drift in
+ * machine load (DynamoDB Local's JIT, other processes) then falls on both sides alike.
+ */
+export async function interleaved(
+  rounds: number,
+  a: () => Promise<Samples>,
+  b: () => Promise<Samples>,
+): Promise<[Samples, Samples]> {
+  const as: Samples[] = [];
+  const bs: Samples[] = [];
+  for (let round = 0; round < rounds; round++) {
+    as.push(await a());
+    bs.push(await b());
+  }
+  return [mergeSamples(as), mergeSamples(bs)];
+}
+
+export interface LoadOptions {
+  count: number;
+  concurrency: number;
+  /** Hard stop, whatever the count reached. */
+  maxMs: number;
+}
+
+/** A document client with the settings of `shared/aws/clients.ts` (keep-alive agent, same endpoint). */
+export function documentClient(region: string, endpoint: string): DynamoDBDocumentClient {
+  const requestHandler = { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) };
+  return DynamoDBDocumentClient.from(new DynamoDBClient({ region, endpoint, requestHandler }), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+}
+
+/** `count` HTTP requests through autocannon with `concurrency` connections; 2xx latencies only. */
+export async function httpLoad(
+  url: string,
+  headers: Record<string, string>,
+  options: LoadOptions,
+): Promise<Samples> {
+  const latencies: number[] = [];
+  let failures = 0;
+  const started = performance.now();
+  const instance = autocannon({
+    url,
+    method: 'GET',
+    headers,
+    connections: options.concurrency,
+    pipelining: 1,
+    amount: options.count,
+    timeout: 10,
+  });
+  // autocannon's own histogram keeps whole milliseconds; the raw per-response time is exact.
+  // autocannon notices the end of a run on its 1 s sampling tick: time the run by its responses.
+  let lastResponseAt = started;
+  instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
+    lastResponseAt = performance.now();
+    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTimeMs);
+    else failures++;
+  });
+  const timer = setTimeout(() => instance.stop(), options.maxMs);
+  try {
+    const result = await instance;
+    failures += result.errors + result.timeouts;
+  } finally {
+    clearTimeout(timer);
+  }
+  return { latencies, failures, seconds: (lastResponseAt - started) / 1000 };
+}
+
+/** `count` GetItems of one key, `concurrency` at a time, timed one by one. */
+export async function getItemLoad(
+  client: DynamoDBDocumentClient,
+  input: { TableName: string; Key: Record<string, string> },
+  options: LoadOptions,
+): Promise<Samples> {
+  const latencies: number[] = [];
+  let failures = 0;
+  let issued = 0;
+  const started = performance.now();
+  const deadline = started + options.maxMs;
+  const worker = async () => {
+    while (issued < options.count && performance.now() < deadline) {
+      issued++;
+      const t0 = performance.now();
+      try {
+        const { Item } = await client.send(new GetCommand(input));
+        if (!Item) throw new Error('item not found');
+        latencies.push(performance.now() - t0);
+      } catch {
+        failures++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  return { latencies, failures, seconds: (performance.now() - started) / 1000 };
+}
+
+export interface OverheadOptions {
+  balanceUrl: string;
+  /** A real merchant's credential headers. */
+  headers: Record<string, string>;
+  /** The bench's own client and the GetItem that `GET /balance` itself makes (the merchant's wallet). */
+  client: DynamoDBDocumentClient;
+  getInput: { TableName: string; Key: Record<string, string> };
+  sequential: number;
+  concurrent: number;
+  concurrency: number;
+  /** Counts the handlers' DynamoDB calls (attached to the service's client). */
+  counter: CommandCounter;
+  progress: (message: string) => void;
+}
+
+export interface OverheadResult {
+  balance: Samples;
+  getItem: Samples;
+  balanceC16: Samples;
+  getItemC16: Samples;
+  concurrency: number;
+  /** DynamoDB calls the handler made per GET /balance (diagnostics). */
+  balanceCalls: string;
+}
+
+/**
+ * GET /balance against GetItem: after a warm-up, sequentially and then `concurrency` in flight,
+ * each in alternating rounds.
+ */
+export async function measureOverhead(options: OverheadOptions): Promise<OverheadResult> {
+  const { balanceUrl, headers, client, getInput, concurrency, progress } = options;
+  progress('warming up GET /balance and GetItem');
+  await httpLoad(balanceUrl, headers, { count: 300, concurrency: 4, maxMs: 30_000 });
+  await getItemLoad(client, getInput, { count: 300, concurrency: 4, maxMs: 10_000 });
+  const rounds = 4;
+  const balanceRun = (count: number, inFlight: number) => () =>
+    httpLoad(balanceUrl, headers, { count: Math.ceil(count / rounds), concurrency: inFlight, maxMs: 20_000 });
+  const getItemRun = (count: number, inFlight: number) => () =>
+    getItemLoad(client, getInput, { count: Math.ceil(count / rounds), concurrency: inFlight, maxMs: 15_000 });
+  options.counter.take();
+  progress(`GET /balance and GetItem x${options.sequential} each, sequential, ${rounds} alternating rounds`);
+  const [balance, getItem] = await interleaved(
+    rounds,
+    balanceRun(options.sequential, 1),
+    getItemRun(options.sequential, 1),
+  );
+  progress(
+    `GET /balance and GetItem x${options.concurrent} each, ${concurrency} in flight, ${rounds} rounds`,
+  );
+  const [balanceC16, getItemC16] = await interleaved(
+    rounds,
+    balanceRun(options.concurrent, concurrency),
+    getItemRun(options.concurrent, concurrency),
+  );
+  const balanceCalls = describeCounts(
+    options.counter.take(),
+    balance.latencies.length + balanceC16.latencies.length,
+  );
+  progress(`  DynamoDB calls per GET /balance: ${balanceCalls}`);
+  for (const [label, samples] of Object.entries({ balance, getItem, balanceC16, getItemC16 })) {
+    if (samples.failures > 0) progress(`WARNING: ${label} had ${samples.failures} failed requests`);
+  }
+  return { balance, getItem, balanceC16, getItemC16, concurrency, balanceCalls };
+}

@@ -1,0 +1,398 @@
+/**
+ * Credit pipeline: signed `payment.received` webhooks through the local gateway, SQS, the poller and
+ * the real consumer, until every credit is visible; and its baseline, raw `TransactWriteItems` of the
+ * same shape as a credit. Imported once the environment points at the benchmark's local stack.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  PutCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
+import { tableName } from '#shared/aws/clients.ts';
+import type { LedgerEntry } from '#shared/ledger/ledger.ts';
+import { onboardMerchant } from '#shared/merchants/onboard.ts';
+import type { Merchant } from '#shared/merchants/store.ts';
+import { paymentEntryId } from '#shared/payments/receive.ts';
+import { putTransactionItem, transactionRecord } from '#shared/transactions/store.ts';
+import { type CommandCounter, describeCounts } from './diagnostics.ts';
+import { mergeSamples, perSecond, type Samples } from './http.ts';
+import { type LatencySummary, mapPool, sleep, summarize } from './stats.ts';
+
+/** A merchant payments are sent to: its id and its wallet's account number (what the consumer credits). */
+export interface Payee {
+  merchantId: string;
+  accountNumber: string;
+}
+
+export interface PipelineOptions {
+  /** The gateway's webhook URL and the secret the service verifies. */
+  webhookUrl: string;
+  webhookSecret: string;
+  payees: readonly Payee[];
+  payments: number;
+  concurrency: number;
+  /** Stops sending after this long (the rest is reported as not sent). */
+  maxSendMs: number;
+  /** Stops waiting for credits this long after the last webhook was answered. */
+  maxWaitMs: number;
+}
+
+export interface PipelineResult {
+  sent: number;
+  /** Webhooks the service answered 200 to: the credits expected. */
+  accepted: number;
+  /** Credits visible (their ledger entries) when the wait ended. */
+  credited: number;
+  complete: boolean;
+  /** First webhook sent → last webhook answered. */
+  intakeMs: number;
+  /** First webhook sent → the balance read that showed every credit. */
+  elapsedMs: number;
+  creditPerSecond: number;
+  /** Per payment: ledger entry `created_at` − the time its webhook was sent. */
+  latency: LatencySummary;
+  /** Balances above what was paid in: must be 0 (a credit applied twice). */
+  overCredited: number;
+}
+
+const BATCH_GET_KEYS = 100;
+const POLL_MS = 50;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  return Array.from({ length: Math.ceil(items.length / size) }, (_, i) =>
+    items.slice(i * size, (i + 1) * size),
+  );
+}
+
+/** BatchGet of many keys of one table, unprocessed keys retried a bounded number of times. */
+async function batchGet<T>(
+  client: DynamoDBDocumentClient,
+  table: string,
+  keys: readonly Record<string, string>[],
+): Promise<T[]> {
+  const items: T[] = [];
+  for (const chunk of chunks(keys, BATCH_GET_KEYS)) {
+    let pending: Record<string, unknown>[] = chunk;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= 20) throw new Error(`BatchGet on ${table} left keys unprocessed 20 times`);
+      const { Responses, UnprocessedKeys } = await client.send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
+      );
+      items.push(...((Responses?.[table] ?? []) as T[]));
+      pending = (UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
+      if (pending.length > 0) await sleep(10 * (attempt + 1));
+    }
+  }
+  return items;
+}
+
+async function balances(
+  client: DynamoDBDocumentClient,
+  merchantIds: readonly string[],
+): Promise<Map<string, number>> {
+  const items = await batchGet<Pick<Merchant, 'merchant_id' | 'balance'>>(
+    client,
+    tableName('merchants'),
+    merchantIds.map((merchant_id) => ({ merchant_id })),
+  );
+  return new Map(items.map((item) => [item.merchant_id, Number(item.balance)]));
+}
+
+/**
+ * Sends `payments` signed webhooks spread round-robin over `payees`, `concurrency` at a time, then
+ * waits until every accepted payment is credited (balances polled every 50 ms), and reads each
+ * payment's ledger entry for its latency.
+ */
+export async function runCreditPipeline(
+  client: DynamoDBDocumentClient,
+  options: PipelineOptions,
+): Promise<PipelineResult> {
+  const merchantIds = [...new Set(options.payees.map((payee) => payee.merchantId))];
+  const before = await balances(client, merchantIds);
+  const plan = Array.from({ length: options.payments }, (_, i) => {
+    const payee = options.payees[i % options.payees.length] as Payee;
+    return { payee, amount: 10_000 + (i % 97), sessionId: nipSessionId() };
+  });
+  const sentAt = new Map<string, number>();
+  const expected = new Map(before);
+  let firstSent = Number.POSITIVE_INFINITY;
+  let lastAnswered = 0;
+  let sent = 0;
+  const sendDeadline = Date.now() + options.maxSendMs;
+  await mapPool(plan, options.concurrency, async ({ payee, amount, sessionId }) => {
+    if (Date.now() > sendDeadline) return;
+    const event = paymentEvent({ account_number: payee.accountNumber, amount, session_id: sessionId });
+    const at = Date.now();
+    firstSent = Math.min(firstSent, at);
+    sent++;
+    const { status } = await deliverWebhook(options.webhookUrl, options.webhookSecret, event).catch(() => ({
+      status: 0,
+    }));
+    lastAnswered = Math.max(lastAnswered, Date.now());
+    if (status !== 200) return;
+    sentAt.set(sessionId, at);
+    expected.set(payee.merchantId, (expected.get(payee.merchantId) ?? 0) + amount);
+  });
+
+  if (sent === 0) throw new Error('bench: no webhook was sent');
+
+  // Done when every balance shows what was paid in; the wait is bounded.
+  let doneAt: number | undefined;
+  let overCredited = 0;
+  const waitDeadline = lastAnswered + options.maxWaitMs;
+  while (doneAt === undefined && Date.now() < waitDeadline) {
+    const now = await balances(client, merchantIds);
+    const readAt = Date.now();
+    const short = merchantIds.filter((id) => (now.get(id) ?? 0) < (expected.get(id) ?? 0));
+    overCredited = merchantIds.filter((id) => (now.get(id) ?? 0) > (expected.get(id) ?? 0)).length;
+    if (short.length === 0) doneAt = readAt;
+    else await sleep(POLL_MS);
+  }
+
+  const entries = await batchGet<LedgerEntry>(
+    client,
+    tableName('ledgerEntries'),
+    [...sentAt.keys()].map((sessionId) => ({ entry_id: paymentEntryId(sessionId) })),
+  );
+  const latencies = entries.map(
+    (entry) =>
+      Date.parse(entry.created_at) - (sentAt.get(entry.entry_id.replace(/^payment:/, '')) ?? Number.NaN),
+  );
+  const elapsedMs = (doneAt ?? Date.now()) - firstSent;
+  return {
+    sent,
+    accepted: sentAt.size,
+    credited: entries.length,
+    complete: doneAt !== undefined,
+    intakeMs: lastAnswered - firstSent,
+    elapsedMs,
+    creditPerSecond: entries.length / (elapsedMs / 1000),
+    latency: summarize(latencies),
+    overCredited,
+  };
+}
+
+export interface RawOptions {
+  merchants: number;
+  transactions: number;
+  concurrency: number;
+  maxMs: number;
+}
+
+/** Committed transactions' latencies (ms), failures and wall time: the same shape as HTTP samples. */
+export type RawResult = Samples;
+
+/**
+ * The credit's own write, alone: one TransactWriteItems per payment with the ledger's three items
+ * (balance update pinned to the version, entry put with attribute_not_exists, transaction record put
+ * with attribute_not_exists), on bench-only merchants and keys. Each merchant is in at most one
+ * transaction at a time and its version is tracked here, so no transaction conflicts and no read
+ * is needed: the ceiling of what the pipeline could reach.
+ */
+export async function rawTransactions(
+  client: DynamoDBDocumentClient,
+  options: RawOptions,
+): Promise<RawResult> {
+  if (options.merchants < options.concurrency) throw new Error('bench: fewer raw merchants than workers');
+  const run = randomUUID().slice(0, 8);
+  const idle = Array.from({ length: options.merchants }, (_, i) => ({
+    merchantId: `mer_benchraw_${run}_${i}`,
+    balance: 0,
+    version: 0,
+  }));
+  for (const merchant of idle) {
+    const now = new Date().toISOString();
+    await client.send(
+      new PutCommand({
+        TableName: tableName('merchants'),
+        Item: {
+          merchant_id: merchant.merchantId,
+          name: 'bench raw',
+          account_number: '0000000000',
+          account_name: 'BENCH RAW',
+          bank_code: '101',
+          balance: 0,
+          version: 0,
+          created_at: now,
+          updated_at: now,
+        },
+      }),
+    );
+  }
+  const latencies: number[] = [];
+  let failures = 0;
+  let issued = 0;
+  const started = performance.now();
+  const deadline = started + options.maxMs;
+  const worker = async () => {
+    while (issued < options.transactions && performance.now() < deadline) {
+      const merchant = idle.shift();
+      if (!merchant) throw new Error('bench: no idle raw merchant');
+      issued++;
+      const amount = 10_000 + (issued % 97);
+      const entryId = paymentEntryId(`raw-${run}-${issued}`);
+      const now = new Date().toISOString();
+      const entry: LedgerEntry = {
+        entry_id: entryId,
+        merchant_id: merchant.merchantId,
+        seq: merchant.version + 1,
+        amount,
+        balance_after: merchant.balance + amount,
+        category: 'payment',
+        reference: entryId,
+        created_at: now,
+      };
+      const record = transactionRecord(entry, {
+        reference: entryId,
+        amount,
+        fee: 0,
+        status: 'success',
+        narration: 'Transfer from customer',
+        counterparty: { account_name: 'ADEBAYO CHIOMA', account_number: '0123456789', bank_code: '058' },
+      });
+      const t0 = performance.now();
+      try {
+        await client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: tableName('merchants'),
+                  Key: { merchant_id: merchant.merchantId },
+                  UpdateExpression: 'SET balance = :after, version = :next, updated_at = :now',
+                  ConditionExpression: 'version = :version',
+                  ExpressionAttributeValues: {
+                    ':after': entry.balance_after,
+                    ':next': entry.seq,
+                    ':version': merchant.version,
+                    ':now': now,
+                  },
+                },
+              },
+              {
+                Put: {
+                  TableName: tableName('ledgerEntries'),
+                  Item: entry,
+                  ConditionExpression: 'attribute_not_exists(entry_id)',
+                },
+              },
+              putTransactionItem(record),
+            ],
+          }),
+        );
+        latencies.push(performance.now() - t0);
+        merchant.balance = entry.balance_after;
+        merchant.version = entry.seq;
+      } catch {
+        failures++;
+      } finally {
+        idle.push(merchant);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  return { latencies, failures, seconds: (performance.now() - started) / 1000 };
+}
+
+export interface PipelineSectionOptions {
+  client: DynamoDBDocumentClient;
+  webhookUrl: string;
+  webhookSecret: string;
+  merchants: number;
+  payments: number;
+  hotPayments: number;
+  concurrency: number;
+  /** The consumer's SQS batch size, for the report. */
+  batchSize: number;
+  /** Counts the consumer's DynamoDB calls (attached to the service's client). */
+  counter: CommandCounter;
+  progress: (message: string) => void;
+}
+
+export interface PipelineSection {
+  merchants: number;
+  concurrency: number;
+  batchSize: number;
+  spread: PipelineResult;
+  /** Raw TransactWriteItems, half before and half after the spread pipeline. */
+  raw: Samples;
+  hot: PipelineResult;
+  /** The consumer's DynamoDB calls per credit (diagnostics). */
+  spreadCalls: string;
+  hotCalls: string;
+}
+
+/**
+ * Onboards the merchants, then: raw transactions (half), a warm-up, the pipeline spread over every
+ * merchant, raw transactions (the other half), and the pipeline with every payment to one merchant.
+ */
+export async function measurePipeline(options: PipelineSectionOptions): Promise<PipelineSection> {
+  const { client, concurrency, counter, progress } = options;
+  progress(`onboarding ${options.merchants} merchants and a hot one`);
+  const payees: Payee[] = [];
+  for (let i = 0; i <= options.merchants; i++) {
+    const { merchant } = await onboardMerchant(
+      i < options.merchants ? `Bench Merchant ${i}` : 'Bench Hot Ltd',
+    );
+    payees.push({ merchantId: merchant.merchant_id, accountNumber: merchant.account_number });
+  }
+  const hotPayee = payees.pop() as Payee;
+  const run = (payeeList: readonly Payee[], payments: number) =>
+    runCreditPipeline(client, {
+      webhookUrl: options.webhookUrl,
+      webhookSecret: options.webhookSecret,
+      payees: payeeList,
+      payments,
+      concurrency,
+      maxSendMs: 60_000,
+      maxWaitMs: 90_000,
+    });
+  const raw = (transactions: number) =>
+    rawTransactions(client, { merchants: options.merchants, transactions, concurrency, maxMs: 45_000 });
+  const half = Math.ceil(options.payments / 2);
+
+  progress(`raw TransactWriteItems x${half}, ${concurrency} in flight (after a warm-up)`);
+  await raw(100);
+  const rawBefore = await raw(half);
+  progress(`  ${perSecond(rawBefore).toFixed(1)} tx/s`);
+
+  progress('warming up the webhook and the consumer (100 payments)');
+  await run(payees, 100);
+  progress(`credit pipeline: ${options.payments} webhooks over ${payees.length} merchants`);
+  counter.take();
+  const spread = await run(payees, options.payments);
+  const spreadCalls = describeCounts(counter.take(), Math.max(1, spread.credited));
+  progress(`  ${spread.creditPerSecond.toFixed(1)} credits/s; per credit: ${spreadCalls}`);
+
+  progress(`raw TransactWriteItems x${half} again`);
+  const rawAfter = await raw(half);
+  progress(`  ${perSecond(rawAfter).toFixed(1)} tx/s`);
+
+  progress(`hot merchant: ${options.hotPayments} webhooks to one merchant`);
+  counter.take();
+  const hot = await run([hotPayee], options.hotPayments);
+  const hotCalls = describeCounts(counter.take(), Math.max(1, hot.credited));
+  progress(`  ${hot.creditPerSecond.toFixed(1)} credits/s; per credit: ${hotCalls}`);
+
+  for (const [label, result] of Object.entries({ spread, hot })) {
+    if (!result.complete || result.overCredited > 0 || result.accepted !== result.sent) {
+      progress(
+        `WARNING: ${label}: sent ${result.sent}, accepted ${result.accepted}, credited ${result.credited}, ` +
+          `merchants over-credited ${result.overCredited}`,
+      );
+    }
+  }
+  return {
+    merchants: payees.length,
+    concurrency,
+    batchSize: options.batchSize,
+    spread,
+    raw: mergeSamples([rawBefore, rawAfter]),
+    hot,
+    spreadCalls,
+    hotCalls,
+  };
+}

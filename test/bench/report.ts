@@ -1,0 +1,247 @@
+/** What `npm run bench` prints: markdown tables for people, one JSON line (with `--json`) for tools. */
+import type { Bundle } from './bundles.ts';
+import { type OverheadResult, perSecond, type Samples } from './http.ts';
+import type { PipelineResult, PipelineSection } from './pipeline.ts';
+import { kb, markdownTable, percentile, round } from './stats.ts';
+
+/** The team's goals: reported next to the numbers, never asserted. */
+export const GOALS = {
+  bundleBytesMax: 400_000,
+  importRatioMax: 1.2,
+  balanceOverheadRatioMax: 1.5,
+  creditThroughputRatioMin: 0.8,
+  hotRatioMin: 0.5,
+} as const;
+
+export interface ColdStartResult {
+  functions: (Bundle & { importMs: number })[];
+  baseline: Bundle & { importMs: number };
+  runs: number;
+}
+
+export interface BenchResults {
+  coldStart: ColdStartResult;
+  overhead: OverheadResult;
+  pipeline: PipelineSection;
+  /** 1-minute load average when the run started and ended: the machine may be shared. */
+  loadAverage: { start: number; end: number };
+  wallSeconds: number;
+}
+
+const p = (samples: Samples, q: number) => round(percentile(samples.latencies, q));
+
+/** The JSON object of `--json`: the agreed field names first, extra detail after. */
+export function toJson(results: BenchResults) {
+  const { coldStart, overhead, pipeline } = results;
+  const baselineMs = coldStart.baseline.importMs;
+  const bundleBytesMax = Math.max(...coldStart.functions.map((f) => f.bytes));
+  const importRatioMax = Math.max(...coldStart.functions.map((f) => f.importMs / baselineMs));
+  const balanceP50 = p(overhead.balance, 50);
+  const getItemP50 = p(overhead.getItem, 50);
+  const creditPerS = pipeline.spread.creditPerSecond;
+  const rawPerS = perSecond(pipeline.raw);
+  const json = {
+    functions: coldStart.functions.map((f) => ({
+      name: f.name,
+      bytes: f.bytes,
+      import_ms: round(f.importMs, 1),
+    })),
+    baseline_import_ms: round(baselineMs, 1),
+    bundle_bytes_max: bundleBytesMax,
+    import_ratio_max: round(importRatioMax),
+    balance_p50_ms: balanceP50,
+    balance_p99_ms: p(overhead.balance, 99),
+    getitem_p50_ms: getItemP50,
+    balance_overhead_ratio: round(balanceP50 / getItemP50),
+    credit_per_s: round(creditPerS, 1),
+    webhook_to_credit_p50_ms: pipeline.spread.latency.p50,
+    webhook_to_credit_p99_ms: pipeline.spread.latency.p99,
+    raw_tx_per_s: round(rawPerS, 1),
+    credit_throughput_ratio: round(creditPerS / rawPerS),
+    hot_credit_per_s: round(pipeline.hot.creditPerSecond, 1),
+    hot_ratio: round(pipeline.hot.creditPerSecond / creditPerS),
+    // Extra detail.
+    baseline_bytes: coldStart.baseline.bytes,
+    import_runs: coldStart.runs,
+    getitem_p99_ms: p(overhead.getItem, 99),
+    balance_c16_p50_ms: p(overhead.balanceC16, 50),
+    balance_c16_p99_ms: p(overhead.balanceC16, 99),
+    balance_c16_rps: round(perSecond(overhead.balanceC16), 1),
+    getitem_c16_p50_ms: p(overhead.getItemC16, 50),
+    getitem_c16_p99_ms: p(overhead.getItemC16, 99),
+    getitem_c16_rps: round(perSecond(overhead.getItemC16), 1),
+    rate_limit_lifted_for_bench: true,
+    payments: pipeline.spread.accepted,
+    credits: pipeline.spread.credited,
+    credits_complete: pipeline.spread.complete,
+    merchants: pipeline.merchants,
+    webhook_concurrency: pipeline.concurrency,
+    hot_payments: pipeline.hot.accepted,
+    hot_credits: pipeline.hot.credited,
+    hot_complete: pipeline.hot.complete,
+    hot_webhook_to_credit_p50_ms: pipeline.hot.latency.p50,
+    hot_webhook_to_credit_p99_ms: pipeline.hot.latency.p99,
+    raw_tx_p50_ms: p(pipeline.raw, 50),
+    load_average_1m: [round(results.loadAverage.start), round(results.loadAverage.end)],
+    wall_s: round(results.wallSeconds, 1),
+  };
+  return { ...json, goals_missed: missedGoals(json) };
+}
+
+/** The headline numbers the goals are about. */
+interface Headline {
+  bundle_bytes_max: number;
+  import_ratio_max: number;
+  balance_overhead_ratio: number;
+  credit_throughput_ratio: number;
+  hot_ratio: number;
+}
+
+function goalRows(json: Headline): { goal: string; measured: string; met: boolean }[] {
+  return [
+    {
+      goal: `every bundle ≤ ${kb(GOALS.bundleBytesMax)}`,
+      measured: `max ${kb(json.bundle_bytes_max)}`,
+      met: json.bundle_bytes_max <= GOALS.bundleBytesMax,
+    },
+    {
+      goal: `import_ratio_max ≤ ${GOALS.importRatioMax}`,
+      measured: String(json.import_ratio_max),
+      met: json.import_ratio_max <= GOALS.importRatioMax,
+    },
+    {
+      goal: `balance_overhead_ratio ≤ ${GOALS.balanceOverheadRatioMax}`,
+      measured: String(json.balance_overhead_ratio),
+      met: json.balance_overhead_ratio <= GOALS.balanceOverheadRatioMax,
+    },
+    {
+      goal: `credit_throughput_ratio ≥ ${GOALS.creditThroughputRatioMin}`,
+      measured: String(json.credit_throughput_ratio),
+      met: json.credit_throughput_ratio >= GOALS.creditThroughputRatioMin,
+    },
+    {
+      goal: `hot_ratio ≥ ${GOALS.hotRatioMin}`,
+      measured: String(json.hot_ratio),
+      met: json.hot_ratio >= GOALS.hotRatioMin,
+    },
+  ];
+}
+
+function missedGoals(json: Headline): string[] {
+  return goalRows(json)
+    .filter((row) => !row.met)
+    .map((row) => row.goal);
+}
+
+const ms = (value: number) => `${value.toFixed(2)} ms`;
+
+/** The human report: markdown, one table per measurement, the goals last. */
+export function toMarkdown(results: BenchResults): string {
+  const json = toJson(results);
+  const { coldStart, overhead, pipeline } = results;
+  const baselineMs = coldStart.baseline.importMs;
+  const baselineBytes = new Map(coldStart.baseline.contents.map((c) => [c.input, c.bytes]));
+  // What a bundle carries beyond the baseline's SDK: where its extra size comes from.
+  const topInputs = (bundle: Bundle) =>
+    bundle.contents
+      .map((c) => ({ input: c.input, bytes: c.bytes - (baselineBytes.get(c.input) ?? 0) }))
+      .filter((c) => c.bytes >= 1000)
+      .sort((a, b) => b.bytes - a.bytes)
+      .slice(0, 6)
+      .map((c) => `${c.input} +${kb(c.bytes)}`)
+      .join(', ');
+  const coldRow = (f: ColdStartResult['baseline'], name: string, inputs: string) => [
+    name,
+    kb(f.bytes),
+    `${f.importMs.toFixed(1)} ms`,
+    (f.importMs / baselineMs).toFixed(2),
+    inputs,
+  ];
+  const coldRows = [
+    ...coldStart.functions.map((f) => coldRow(f, f.name, topInputs(f))),
+    coldRow(coldStart.baseline, 'baseline (lib-dynamodb GetItem)', 'the reference: AWS SDK only'),
+  ];
+  const load = (label: string, s: Samples) => [
+    label,
+    String(s.latencies.length),
+    ms(percentile(s.latencies, 50)),
+    ms(percentile(s.latencies, 99)),
+    perSecond(s).toFixed(0),
+    String(s.failures),
+  ];
+  const flow = (label: string, r: PipelineResult, calls: string) => [
+    label,
+    `${r.credited}/${r.accepted}${r.complete ? '' : ' (incomplete)'}`,
+    `${(r.elapsedMs / 1000).toFixed(2)} s`,
+    `${(r.accepted / (r.intakeMs / 1000)).toFixed(0)}/s`,
+    `${r.creditPerSecond.toFixed(1)}/s`,
+    ms(r.latency.p50),
+    ms(r.latency.p99),
+    calls,
+  ];
+  return [
+    `## Cold start proxy (esbuild as infra/bundling.ts; median import of ${coldStart.runs} fresh node processes)`,
+    '',
+    markdownTable(
+      [
+        'function',
+        'bundle',
+        'import',
+        'vs baseline',
+        'largest additions over the baseline (esbuild metafile)',
+      ],
+      coldRows,
+    ),
+    '',
+    `## Request overhead (GET /balance via the local gateway vs one GetItem; gateway rate limit lifted to 1e9/min for the bench)`,
+    '',
+    markdownTable(
+      ['measurement', 'requests', 'p50', 'p99', 'per s', 'failures'],
+      [
+        load('GET /balance, 1 connection', overhead.balance),
+        load('GetItem, sequential', overhead.getItem),
+        load(`GET /balance, ${overhead.concurrency} connections`, overhead.balanceC16),
+        load(`GetItem, ${overhead.concurrency} in flight`, overhead.getItemC16),
+      ],
+    ),
+    '',
+    `## Credit pipeline (webhook → gateway → SQS → poller → consumer → ledger; ${pipeline.concurrency} webhooks in flight; one poller, batches of ${pipeline.batchSize}, as npm start runs it)`,
+    '',
+    markdownTable(
+      [
+        'run',
+        'credited',
+        'first sent → all visible',
+        'webhook intake',
+        'credits',
+        'webhook→credit p50',
+        'p99',
+        'consumer DynamoDB calls per credit × mean duration',
+      ],
+      [
+        flow(`${pipeline.merchants} merchants`, pipeline.spread, pipeline.spreadCalls),
+        flow('1 hot merchant', pipeline.hot, pipeline.hotCalls),
+      ],
+    ),
+    '',
+    markdownTable(
+      ['baseline', 'transactions', 'p50', 'p99', 'per s', 'failures'],
+      [
+        load(
+          `raw TransactWriteItems (3 items, as a credit), ${pipeline.concurrency} in flight`,
+          pipeline.raw,
+        ),
+      ],
+    ),
+    '',
+    '## Goals (reported, not asserted)',
+    '',
+    markdownTable(
+      ['goal', 'measured', 'met'],
+      goalRows(json).map((row) => [row.goal, row.measured, row.met ? 'yes' : '**no**']),
+    ),
+    '',
+    `DynamoDB calls per GET /balance in the handler: ${overhead.balanceCalls}.`,
+    `Load average (1 min) at start ${json.load_average_1m[0]}, at end ${json.load_average_1m[1]} (2 cores); wall time ${json.wall_s} s.`,
+  ].join('\n');
+}

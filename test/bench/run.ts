@@ -1,0 +1,192 @@
+/**
+ * `npm run bench [-- --json] [-- --quick]`: cold start proxy, request overhead, credit pipeline and
+ * hot merchant, against a local stack this process starts (DynamoDB Local in memory, local SQS, the
+ * sandbox partner, an in-process gateway and the SQS poller) and stops again. Progress goes to
+ * stderr; the report to stdout, with `--json` one JSON object as the last line.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { BUNDLING } from '#infra/bundling.ts';
+import type { SqsHandler } from '#infra/local/poller.ts';
+import { freePort } from '#infra/local/process.ts';
+import { type LocalServices, startLocalServices } from '#infra/local/services.ts';
+import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
+import { handlerFile, ROUTES } from '#infra/routes.ts';
+import { bundleAll, medianImportTimes } from './bundles.ts';
+import { CommandCounter } from './diagnostics.ts';
+import { documentClient, measureOverhead } from './http.ts';
+import { type BenchResults, type ColdStartResult, toJson, toMarkdown } from './report.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+/** The whole run must end well inside 10 minutes; past this it stops everything and fails. */
+const HARD_LIMIT_MS = 9.5 * 60_000;
+
+const { values: args } = parseArgs({
+  options: { json: { type: 'boolean', default: false }, quick: { type: 'boolean', default: false } },
+});
+
+/** Sizes of each measurement; `--quick` is a smoke run of the same code. */
+const SIZES = args.quick
+  ? { importRuns: 3, seq: 200, c16: 400, merchants: 20, payments: 200, hotPayments: 100 }
+  : { importRuns: 31, seq: 2000, c16: 3000, merchants: 50, payments: 2000, hotPayments: 1000 };
+const CONCURRENCY = 16;
+
+const started = performance.now();
+function progress(message: string): void {
+  process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`);
+}
+
+async function coldStart(tmpDir: string): Promise<ColdStartResult> {
+  // Every function of the stack: the route handlers and the queue's consumer; the baseline last.
+  const entries = [
+    ...ROUTES.map((route) => ({ name: route.name, entry: path.join(ROOT, handlerFile(route)) })),
+    {
+      name: PAYMENT_EVENTS_QUEUE.consumer,
+      entry: path.join(ROOT, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`),
+    },
+    { name: 'baseline', entry: path.join(import.meta.dirname, 'baseline-handler.ts') },
+  ];
+  progress(`bundling ${entries.length} entries with esbuild (infra/bundling.ts options)`);
+  const bundles = await bundleAll(ROOT, BUNDLING, entries, tmpDir);
+  progress(`importing each bundle in ${SIZES.importRuns} fresh node processes (sequential, interleaved)`);
+  const times = await medianImportTimes(
+    bundles.map((bundle) => bundle.file),
+    SIZES.importRuns,
+    (round) => round % 5 === 0 && progress(`  import round ${round}/${SIZES.importRuns}`),
+  );
+  const measured = bundles.map((bundle, i) => ({ ...bundle, importMs: times[i] ?? Number.NaN }));
+  const baseline = measured.pop();
+  if (!baseline) throw new Error('no baseline bundle');
+  return { functions: measured, baseline, runs: SIZES.importRuns };
+}
+
+/**
+ * The measurements that need the local stack: gateway (rate limit lifted), poller driving the real
+ * consumer, and the shared modules, imported only now because they read the environment at import.
+ */
+async function withStack(env: Record<string, string>, webhookSecret: string) {
+  const [{ onboardMerchant }, { dynamo, tableName }, pipeline, { startGateway }, { startPoller }] =
+    await Promise.all([
+      import('#shared/merchants/onboard.ts'),
+      import('#shared/aws/clients.ts'),
+      import('./pipeline.ts'),
+      import('#infra/local/gateway.ts'),
+      import('#infra/local/poller.ts'),
+    ]);
+  const consumerFile = path.join(ROOT, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`);
+  const { handler: consumer } = (await import(consumerFile)) as { handler: SqsHandler };
+  const counter = new CommandCounter().attach(dynamo);
+  const client = documentClient(env.AWS_REGION ?? 'us-east-1', env.DYNAMODB_ENDPOINT ?? '');
+  const cleanups: (() => Promise<void>)[] = [async () => client.destroy()];
+  try {
+    // The per-key limit (100/min) would stop the benchmark within a second: lifted here, and said so.
+    const gateway = await startGateway({
+      port: await freePort(),
+      rootDir: ROOT,
+      rateLimit: { requests: 1e9, windowSeconds: 60 },
+    });
+    cleanups.unshift(gateway.close);
+    let pollerErrors = 0;
+    const poller = await startPoller({
+      endpoint: env.SQS_ENDPOINT ?? '',
+      queueUrl: env.PAYMENTS_QUEUE_URL ?? '',
+      handler: consumer,
+      batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
+      onError: (error) => {
+        pollerErrors++;
+        if (pollerErrors <= 3) progress(`poller error: ${String(error)}`);
+      },
+    });
+    cleanups.unshift(poller.stop);
+
+    const { merchant, key, apiSecret } = await onboardMerchant('Bench Balance Ltd');
+    const overhead = await measureOverhead({
+      balanceUrl: `${gateway.url}/balance`,
+      headers: { 'X-API-Key': key.api_key, 'X-API-Secret': apiSecret },
+      client,
+      getInput: { TableName: tableName('merchants'), Key: { merchant_id: merchant.merchant_id } },
+      sequential: SIZES.seq,
+      concurrent: SIZES.c16,
+      concurrency: CONCURRENCY,
+      counter,
+      progress,
+    });
+    const credits = await pipeline.measurePipeline({
+      client,
+      webhookUrl: `${gateway.url}/webhooks/payments`,
+      webhookSecret,
+      merchants: SIZES.merchants,
+      payments: SIZES.payments,
+      hotPayments: SIZES.hotPayments,
+      concurrency: CONCURRENCY,
+      batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
+      counter,
+      progress,
+    });
+    if (pollerErrors > 0) progress(`WARNING: ${pollerErrors} poller errors`);
+    return { overhead, pipeline: credits };
+  } finally {
+    for (const cleanup of cleanups) await cleanup();
+  }
+}
+
+async function measure(): Promise<BenchResults> {
+  const loadAtStart = os.loadavg()[0] ?? 0;
+  const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'naira-bench-'));
+  let services: LocalServices | undefined;
+  const stopAndExit = (message: string, code: number) => {
+    progress(message);
+    void (services?.stop() ?? Promise.resolve()).finally(() => process.exit(code));
+  };
+  const watchdog = setTimeout(
+    () => stopAndExit(`over ${HARD_LIMIT_MS / 60_000} minutes: stopping`, 2),
+    HARD_LIMIT_MS,
+  );
+  watchdog.unref();
+  process.once('SIGINT', () => stopAndExit('interrupted: stopping', 130));
+  try {
+    // 1. Cold start, before any service runs, so nothing else competes for the two cores.
+    const coldStartResult = await coldStart(tmpDir);
+
+    progress('starting DynamoDB Local (in memory), local SQS and the sandbox partner');
+    const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`;
+    services = await startLocalServices({
+      ports: { dynamodb: await freePort(), sqs: await freePort(), sandbox: await freePort() },
+      tablePrefix: 'bench-',
+    });
+    Object.assign(process.env, services.env, {
+      LOG_LEVEL: 'SILENT',
+      API_KEY_PEPPER: randomBytes(32).toString('hex'),
+      PARTNER_WEBHOOK_SECRET: webhookSecret,
+    });
+    // 2. Request overhead, 3. credit pipeline, 4. hot merchant.
+    const stack = await withStack(services.env, webhookSecret);
+    return {
+      coldStart: coldStartResult,
+      ...stack,
+      loadAverage: { start: loadAtStart, end: os.loadavg()[0] ?? 0 },
+      wallSeconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    progress('stopping the local stack');
+    await services?.stop();
+    await rm(tmpDir, { recursive: true, force: true });
+    clearTimeout(watchdog);
+  }
+}
+
+// Printed once everything is stopped, so the JSON line is the very last line of the run.
+measure().then(
+  (results) => {
+    const json = args.json ? `${JSON.stringify(toJson(results))}\n` : '';
+    // Exit once written: keep-alive sockets of the clients would otherwise hold the process open.
+    process.stdout.write(`${toMarkdown(results)}\n${json}`, () => process.exit(0));
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
