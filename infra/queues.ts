@@ -13,6 +13,8 @@ export interface QueueDefinition {
   /** Receives before a message moves to the dead-letter queue. */
   readonly maxReceiveCount: number;
   readonly batchSize: number;
+  /** Batches the local poller works on at once (Lambda's mapping starts with 5 for a standard queue). */
+  readonly localConcurrency: number;
 }
 
 export const PAYMENT_EVENTS_QUEUE: QueueDefinition = {
@@ -25,6 +27,7 @@ export const PAYMENT_EVENTS_QUEUE: QueueDefinition = {
   consumerTimeoutSeconds: 30,
   maxReceiveCount: 5,
   batchSize: 10,
+  localConcurrency: 4,
 };
 
 /** AWS asks for a visibility timeout of at least 6x the consumer's timeout. */

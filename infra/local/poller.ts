@@ -17,6 +17,8 @@ export interface PollerOptions {
   batchSize: number;
   /** Long-poll wait; short so that stopping is quick. */
   waitSeconds?: number;
+  /** Batches in flight at once, each received, handled and deleted on its own (default 1). */
+  concurrency?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -120,7 +122,7 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
     );
   };
 
-  const loop = (async () => {
+  const loop = async () => {
     while (running) {
       try {
         await pollOnce();
@@ -130,12 +132,13 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
-  })();
+  };
+  const loops = Array.from({ length: Math.max(1, options.concurrency ?? 1) }, loop);
 
   return {
     stop: async () => {
       running = false;
-      await loop;
+      await Promise.all(loops);
       client.destroy();
     },
   };

@@ -101,6 +101,7 @@ async function main() {
         queueUrl: services.env.PAYMENTS_QUEUE_URL ?? '',
         handler,
         batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
+        concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
         onError: (error) => console.error('queue poller:', error),
       });
       stops.push(poller.stop);

@@ -24,8 +24,17 @@ export function claimAccountNumberItem(owner: AccountNumberOwner) {
   };
 }
 
+/**
+ * Owners already looked up by this container. An issued number never changes owner, so a found
+ * owner is good forever; a number not found is asked again (it may be issued in the meantime).
+ */
+const knownOwners = new Map<string, AccountNumberOwner>();
+const MAX_KNOWN_OWNERS = 50_000;
+
 /** The owner of an account number the service issued, or undefined. */
 export async function ownerOf(accountNumber: string): Promise<AccountNumberOwner | undefined> {
+  const known = knownOwners.get(accountNumber);
+  if (known) return known;
   const { Item } = await dynamo.send(
     new GetCommand({
       TableName: tableName('accountNumbers'),
@@ -33,5 +42,10 @@ export async function ownerOf(accountNumber: string): Promise<AccountNumberOwner
       ConsistentRead: true,
     }),
   );
-  return Item as AccountNumberOwner | undefined;
+  const owner = Item as AccountNumberOwner | undefined;
+  if (owner) {
+    if (knownOwners.size >= MAX_KNOWN_OWNERS) knownOwners.clear();
+    knownOwners.set(accountNumber, owner);
+  }
+  return owner;
 }

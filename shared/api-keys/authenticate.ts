@@ -1,6 +1,11 @@
 import { BlockList, isIP } from 'node:net';
 import { secretMatches } from '#shared/api-keys/secrets.ts';
-import { type ApiKeyRecord, getApiKey, touchLastUsed } from '#shared/api-keys/store.ts';
+import {
+  type ApiKeyRecord,
+  getApiKey,
+  LAST_USED_RESOLUTION_MS,
+  touchLastUsed,
+} from '#shared/api-keys/store.ts';
 import { config } from '#shared/config.ts';
 import { Unauthorized } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
@@ -98,9 +103,15 @@ export async function authenticate(credentials: Credentials, now = Date.now()): 
   if (key.record.status !== 'active') return fail('revoked key');
   if (key.record.expires_at && Date.parse(key.record.expires_at) <= now) return fail('expired key');
   if (key.allowlist && !isAllowedFrom(key.allowlist, sourceIp)) return fail('ip not allowed');
-  await touchLastUsed(apiKey, new Date(now)).catch((error: unknown) =>
-    logger.warn('could not record key use', { error: String(error) }),
-  );
+  // At most one write per key per minute: the cached record remembers the last use it recorded, so
+  // a busy key does not pay a (conditional, usually refused) UpdateItem on every request.
+  const lastUsed = key.record.last_used_at ? Date.parse(key.record.last_used_at) : 0;
+  if (now - lastUsed >= LAST_USED_RESOLUTION_MS) {
+    await touchLastUsed(apiKey, new Date(now)).catch((error: unknown) =>
+      logger.warn('could not record key use', { error: String(error) }),
+    );
+    key.record.last_used_at = new Date(now).toISOString();
+  }
   return { merchantId: key.record.merchant_id, apiKey };
 }
 

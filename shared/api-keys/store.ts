@@ -23,7 +23,7 @@ export interface ApiKeyRecord {
 }
 
 /** How often `last_used_at` is written at most, per key. */
-const LAST_USED_RESOLUTION_MS = 60_000;
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Creates a key pair for a merchant; the plain secret is returned once and never stored. */
 export async function createApiKey(

@@ -1,21 +1,17 @@
 import { Agent } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TABLES } from '#infra/tables.ts';
 import { config } from '#shared/config.ts';
 
 // Local endpoints are plain HTTP: keep connections alive there too (the SDK does so for HTTPS).
-const requestHandler = { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) };
+export const requestHandler = { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) };
 
 /** The DynamoDB document client of this process, created once at cold start. */
 export const dynamo = DynamoDBDocumentClient.from(
   new DynamoDBClient({ region: config.region, endpoint: config.dynamoEndpoint, requestHandler }),
   { marshallOptions: { removeUndefinedValues: true } },
 );
-
-/** The SQS client of this process. */
-export const sqs = new SQSClient({ region: config.region, endpoint: config.sqsEndpoint, requestHandler });
 
 /** The physical name of a table of `infra/tables.ts`. */
 export function tableName(table: keyof typeof TABLES): string {

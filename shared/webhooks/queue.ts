@@ -1,5 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from '#shared/aws/clients.ts';
+import { sqs } from '#shared/aws/sqs.ts';
 import { config } from '#shared/config.ts';
 import type { QueuedEvent } from '#shared/webhooks/events.ts';
 

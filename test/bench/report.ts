@@ -205,7 +205,7 @@ export function toMarkdown(results: BenchResults): string {
       ],
     ),
     '',
-    `## Credit pipeline (webhook → gateway → SQS → poller → consumer → ledger; ${pipeline.concurrency} webhooks in flight; one poller, batches of ${pipeline.batchSize}, as npm start runs it)`,
+    `## Credit pipeline (webhook → gateway → SQS → poller → consumer → ledger; ${pipeline.concurrency} webhooks in flight; the poller working on several batches of ${pipeline.batchSize} at once, as npm start runs it)`,
     '',
     markdownTable(
       [

@@ -95,6 +95,7 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
       queueUrl: env.PAYMENTS_QUEUE_URL ?? '',
       handler: consumer,
       batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
+      concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
       onError: (error) => {
         pollerErrors++;
         if (pollerErrors <= 3) progress(`poller error: ${String(error)}`);

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import { API_PREFIX, ROUTES, type Route } from '#infra/routes.ts';
-import { sqs } from '#shared/aws/clients.ts';
+import { sqs } from '#shared/aws/sqs.ts';
 import { sign } from '#shared/webhooks/signature.ts';
 import { call, data, PROJECT_ROOT } from '#test/support/gateway.ts';
 import {

@@ -3,7 +3,7 @@ import type { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { sqs } from '#shared/aws/clients.ts';
+import { sqs } from '#shared/aws/sqs.ts';
 import { sign } from '#shared/webhooks/signature.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import { call, startTestGateway } from '#test/support/gateway.ts';

@@ -175,6 +175,7 @@ async function main(): Promise<number> {
       queueUrl: services.env.PAYMENTS_QUEUE_URL ?? '',
       handler,
       batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
+      concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
       onError: (error) => {
         pollerErrors += 1;
         if (pollerErrors <= 3) progress(`queue poller: ${String(error)}`);

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { dynamo, sqs } from '#shared/aws/clients.ts';
+import { dynamo } from '#shared/aws/clients.ts';
+import { sqs } from '#shared/aws/sqs.ts';
 import { config } from '#shared/config.ts';
 
 /**

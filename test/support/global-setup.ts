@@ -43,6 +43,7 @@ export default async function setup() {
     queueUrl: services.env.PAYMENTS_QUEUE_URL ?? '',
     handler,
     batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
+    concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
   });
   return async () => {
     await poller.stop();

@@ -1,5 +1,5 @@
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { sqs } from '#shared/aws/clients.ts';
+import { sqs } from '#shared/aws/sqs.ts';
 
 /** A queue of a test's own, with a short visibility timeout and a DLQ after `maxReceiveCount` receives. */
 export async function aQueueWithDlq(
