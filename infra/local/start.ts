@@ -1,11 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { startGateway } from '#infra/local/gateway.ts';
-import { type Poller, type SqsHandler, startPoller } from '#infra/local/poller.ts';
+import { fileURLToPath } from 'node:url';
+import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
 import { startLocalServices } from '#infra/local/services.ts';
-import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
 
 /**
  * `npm start`: the whole service on this machine. DynamoDB Local, local SQS, the sandbox partner,
@@ -90,22 +88,13 @@ async function main() {
     // Handlers read their configuration from the environment, exactly as on Lambda.
     Object.assign(process.env, services.env, secrets);
 
-    const gateway = await startGateway({ port, rootDir: root });
-    stops.push(gateway.close);
-
-    const consumerFile = path.join(root, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`);
-    if (existsSync(consumerFile)) {
-      const { handler } = (await import(pathToFileURL(consumerFile).href)) as { handler: SqsHandler };
-      const poller: Poller = await startPoller({
-        endpoint: services.env.SQS_ENDPOINT ?? '',
-        queueUrl: services.env.PAYMENTS_QUEUE_URL ?? '',
-        handler,
-        batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
-        concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
-        onError: (error) => console.error('queue poller:', error),
-      });
-      stops.push(poller.stop);
-    }
+    const { gateway, stop } = await startRuntime({
+      port,
+      rootDir: root,
+      env: services.env,
+      onPollerError: (error) => console.error('queue poller:', error),
+    });
+    stops.push(stop);
 
     const demo = await demoMerchant(dataDir);
     const auth = `-H "X-API-Key: ${demo.api_key}" -H "X-API-Secret: ${demo.api_secret}"`;

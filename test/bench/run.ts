@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BUNDLING } from '#infra/bundling.ts';
-import type { SqsHandler } from '#infra/local/poller.ts';
 import { freePort } from '#infra/local/process.ts';
 import { type LocalServices, startLocalServices } from '#infra/local/services.ts';
 import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
@@ -68,40 +67,29 @@ async function coldStart(tmpDir: string): Promise<ColdStartResult> {
  * consumer, and the shared modules, imported only now because they read the environment at import.
  */
 async function withStack(env: Record<string, string>, webhookSecret: string) {
-  const [{ onboardMerchant }, { dynamo, tableName }, pipeline, { startGateway }, { startPoller }] =
-    await Promise.all([
-      import('#shared/merchants/onboard.ts'),
-      import('#shared/aws/clients.ts'),
-      import('./pipeline.ts'),
-      import('#infra/local/gateway.ts'),
-      import('#infra/local/poller.ts'),
-    ]);
-  const consumerFile = path.join(ROOT, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`);
-  const { handler: consumer } = (await import(consumerFile)) as { handler: SqsHandler };
+  const [{ onboardMerchant }, { dynamo, tableName }, pipeline, { startRuntime }] = await Promise.all([
+    import('#shared/merchants/onboard.ts'),
+    import('#shared/aws/clients.ts'),
+    import('./pipeline.ts'),
+    import('#infra/local/runtime.ts'),
+  ]);
   const counter = new CommandCounter().attach(dynamo);
   const client = documentClient(env.AWS_REGION ?? 'us-east-1', env.DYNAMODB_ENDPOINT ?? '');
   const cleanups: (() => Promise<void>)[] = [async () => client.destroy()];
   try {
     // The per-key limit (100/min) would stop the benchmark within a second: lifted here, and said so.
-    const gateway = await startGateway({
+    let pollerErrors = 0;
+    const { gateway, stop } = await startRuntime({
       port: await freePort(),
       rootDir: ROOT,
+      env,
       rateLimit: { requests: 1e9, windowSeconds: 60 },
-    });
-    cleanups.unshift(gateway.close);
-    let pollerErrors = 0;
-    const poller = await startPoller({
-      endpoint: env.SQS_ENDPOINT ?? '',
-      queueUrl: env.PAYMENTS_QUEUE_URL ?? '',
-      handler: consumer,
-      batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
-      concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
-      onError: (error) => {
+      onPollerError: (error) => {
         pollerErrors++;
         if (pollerErrors <= 3) progress(`poller error: ${String(error)}`);
       },
     });
-    cleanups.unshift(poller.stop);
+    cleanups.unshift(stop);
 
     const { merchant, key, apiSecret } = await onboardMerchant('Bench Balance Ltd');
     const overhead = await measureOverhead({

@@ -16,9 +16,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { startGateway } from '#infra/local/gateway.ts';
-import { type SqsHandler, startPoller } from '#infra/local/poller.ts';
 import { freePort, localCredentials } from '#infra/local/process.ts';
+import { startRuntime } from '#infra/local/runtime.ts';
 import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
 import { startLocalServices } from '#infra/local/services.ts';
 import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
@@ -158,30 +157,18 @@ async function main(): Promise<number> {
       API_KEY_PEPPER: randomBytes(32).toString('hex'),
       PARTNER_WEBHOOK_SECRET: webhookSecret,
     });
-    const gateway = await startGateway({
+    let pollerErrors = 0;
+    const { gateway, stop } = await startRuntime({
       port: gatewayPort,
       rootDir: ROOT,
+      env: services.env,
       rateLimit: { requests: 1_000_000, windowSeconds: 60 },
-    });
-    stops.push(gateway.close);
-    const { handler } = (await import(
-      path.join(ROOT, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`)
-    )) as {
-      handler: SqsHandler;
-    };
-    let pollerErrors = 0;
-    const poller = await startPoller({
-      endpoint: services.env.SQS_ENDPOINT ?? '',
-      queueUrl: services.env.PAYMENTS_QUEUE_URL ?? '',
-      handler,
-      batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
-      concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
-      onError: (error) => {
+      onPollerError: (error) => {
         pollerErrors += 1;
         if (pollerErrors <= 3) progress(`queue poller: ${String(error)}`);
       },
     });
-    stops.push(poller.stop);
+    stops.push(stop);
     return await soak(gateway.url, webhookSecret, services.env, () => pollerErrors);
   } finally {
     progress('stopping the gateway, the poller, the sandbox, SQS and DynamoDB Local');

@@ -1,9 +1,7 @@
 import path from 'node:path';
-import { startGateway } from '#infra/local/gateway.ts';
-import { type SqsHandler, startPoller } from '#infra/local/poller.ts';
 import { freePort } from '#infra/local/process.ts';
+import { startRuntime } from '#infra/local/runtime.ts';
 import { startLocalServices } from '#infra/local/services.ts';
-import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
 
 /** The webhook secret of the test run's sandbox partner. */
 export const TEST_WEBHOOK_SECRET = `whsec_${Buffer.from('test-webhook-secret-0123456789abcdef').toString('base64')}`;
@@ -33,21 +31,13 @@ export default async function setup() {
     PARTNER_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
     WEBHOOK_GATEWAY_URL: `http://127.0.0.1:${gatewayPort}`,
   });
-  const root = path.resolve(import.meta.dirname, '..', '..');
-  const gateway = await startGateway({ port: gatewayPort, rootDir: root });
-  const { handler } = (await import(path.join(root, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`))) as {
-    handler: SqsHandler;
-  };
-  const poller = await startPoller({
-    endpoint: services.env.SQS_ENDPOINT ?? '',
-    queueUrl: services.env.PAYMENTS_QUEUE_URL ?? '',
-    handler,
-    batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
-    concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
+  const runtime = await startRuntime({
+    port: gatewayPort,
+    rootDir: path.resolve(import.meta.dirname, '..', '..'),
+    env: services.env,
   });
   return async () => {
-    await poller.stop();
-    await gateway.close();
+    await runtime.stop();
     await services.stop();
   };
 }
