@@ -6,14 +6,6 @@ import { JSON_CONTENT_TYPE } from '#shared/http/envelope.ts';
 
 const require = createRequire(import.meta.url);
 
-/** Paths of the developer docs, served by the local gateway (no credentials, no rate limit). */
-export const DOC_PATHS = [
-  '/openapi.json',
-  `${API_PREFIX}/openapi.json`,
-  '/docs',
-  '/docs/redoc.standalone.js',
-] as const;
-
 const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 const BLANK_IMAGE = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E";
 

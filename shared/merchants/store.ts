@@ -1,10 +1,7 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { claimAccountNumberItem } from '#shared/accounts/account-numbers.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { openWithIssuedNumber } from '#shared/accounts/issue.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
-import { retryingConflicts } from '#shared/aws/transactions.ts';
 import { newId, nowIso } from '#shared/ids.ts';
-import { issueAccount } from '#shared/partner/client.ts';
 
 /** A merchant and its wallet. `balance` (kobo) and `version` are written only by the ledger. */
 export interface Merchant {
@@ -19,16 +16,12 @@ export interface Merchant {
   updated_at: string;
 }
 
-/** Attempts at getting an account number the service has not used before. */
-const ISSUE_ATTEMPTS = 3;
-
 /**
  * Creates a merchant with a wallet account number issued by the partner bank, at balance 0. The
  * number is claimed in `account-numbers` in the same transaction, so it is never used twice.
  */
-export async function createMerchant(name: string): Promise<Merchant> {
-  for (let attempt = 1; ; attempt++) {
-    const issued = await issueAccount('wallet', name);
+export function createMerchant(name: string): Promise<Merchant> {
+  return openWithIssuedNumber('wallet', name, (issued) => {
     const now = nowIso();
     const merchant: Merchant = {
       merchant_id: newId('mer'),
@@ -41,36 +34,18 @@ export async function createMerchant(name: string): Promise<Merchant> {
       created_at: now,
       updated_at: now,
     };
-    try {
-      await retryingConflicts(() =>
-        dynamo.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              claimAccountNumberItem({
-                account_number: merchant.account_number,
-                kind: 'wallet',
-                merchant_id: merchant.merchant_id,
-                created_at: now,
-              }),
-              {
-                Put: {
-                  TableName: tableName('merchants'),
-                  Item: merchant,
-                  ConditionExpression: 'attribute_not_exists(merchant_id)',
-                },
-              },
-            ],
-          }),
-        ),
-      );
-      return merchant;
-    } catch (error) {
-      const numberTaken =
-        error instanceof TransactionCanceledException &&
-        error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
-      if (!numberTaken || attempt >= ISSUE_ATTEMPTS) throw error;
-    }
-  }
+    return {
+      owner: { merchant_id: merchant.merchant_id, created_at: now },
+      item: {
+        Put: {
+          TableName: tableName('merchants'),
+          Item: merchant,
+          ConditionExpression: 'attribute_not_exists(merchant_id)',
+        },
+      },
+      result: merchant,
+    };
+  });
 }
 
 export async function getMerchant(merchantId: string): Promise<Merchant | undefined> {

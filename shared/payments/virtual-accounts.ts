@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { claimAccountNumberItem } from '#shared/accounts/account-numbers.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { openWithIssuedNumber } from '#shared/accounts/issue.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
-import { retryingConflicts } from '#shared/aws/transactions.ts';
 import { findBank } from '#shared/banks/index.ts';
 import { DuplicateReference } from '#shared/errors.ts';
 import { newId } from '#shared/ids.ts';
-import { issueAccount } from '#shared/partner/client.ts';
 
 export interface VirtualAccountRequest {
   amount: number;
@@ -44,8 +42,6 @@ export interface Payment {
 }
 
 export type PaymentStatus = 'pending' | 'partially_paid' | 'paid' | 'overpaid' | 'expired';
-
-const ISSUE_ATTEMPTS = 3;
 
 /** The partition of a virtual account's payments. */
 export function paymentsKey(merchantId: string, reference: string): string {
@@ -110,58 +106,49 @@ export async function createVirtualAccount(
     const earlier = await getVirtualAccount(merchantId, reference);
     if (earlier) return { account: asRetry(earlier, request), created: false };
   }
-  for (let attempt = 1; ; attempt++) {
-    const issued = await issueAccount('virtual_account', request.customer?.name ?? merchantName);
-    const now = Date.now();
-    const account: VirtualAccount = {
-      merchant_id: merchantId,
-      reference,
-      account_number: issued.account_number,
-      account_name: issued.account_name,
-      bank_code: issued.bank_code,
-      amount: request.amount,
-      amount_received: 0,
-      payment_count: 0,
-      customer: request.customer ?? null,
-      expires_at: new Date(now + request.expires_in_minutes * 60_000).toISOString(),
-      created_at: new Date(now).toISOString(),
-      fingerprint: fingerprint(request),
-    };
-    try {
-      await retryingConflicts(() =>
-        dynamo.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              claimAccountNumberItem({
-                account_number: account.account_number,
-                kind: 'virtual_account',
-                merchant_id: merchantId,
-                reference,
-                created_at: account.created_at,
-              }),
-              {
-                Put: {
-                  TableName: tableName('virtualAccounts'),
-                  Item: account,
-                  ConditionExpression: 'attribute_not_exists(#reference)',
-                  ExpressionAttributeNames: { '#reference': 'reference' },
-                },
-              },
-            ],
-          }),
-        ),
-      );
-      return { account, created: true };
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const [numberClaim, accountClaim] = error.CancellationReasons ?? [];
-      if (accountClaim?.Code === 'ConditionalCheckFailed') {
-        // A concurrent request with this reference won.
-        const winner = await getVirtualAccount(merchantId, reference);
-        if (winner) return { account: asRetry(winner, request), created: false };
-      }
-      if (numberClaim?.Code !== 'ConditionalCheckFailed' || attempt >= ISSUE_ATTEMPTS) throw error;
-    }
+  try {
+    const account = await openWithIssuedNumber(
+      'virtual_account',
+      request.customer?.name ?? merchantName,
+      (issued) => {
+        const now = Date.now();
+        const opened: VirtualAccount = {
+          merchant_id: merchantId,
+          reference,
+          account_number: issued.account_number,
+          account_name: issued.account_name,
+          bank_code: issued.bank_code,
+          amount: request.amount,
+          amount_received: 0,
+          payment_count: 0,
+          customer: request.customer ?? null,
+          expires_at: new Date(now + request.expires_in_minutes * 60_000).toISOString(),
+          created_at: new Date(now).toISOString(),
+          fingerprint: fingerprint(request),
+        };
+        return {
+          owner: { merchant_id: merchantId, reference, created_at: opened.created_at },
+          item: {
+            Put: {
+              TableName: tableName('virtualAccounts'),
+              Item: opened,
+              ConditionExpression: 'attribute_not_exists(#reference)',
+              ExpressionAttributeNames: { '#reference': 'reference' },
+            },
+          },
+          result: opened,
+        };
+      },
+    );
+    return { account, created: true };
+  } catch (error) {
+    const ownClaim =
+      error instanceof TransactionCanceledException ? error.CancellationReasons?.[1] : undefined;
+    if (ownClaim?.Code !== 'ConditionalCheckFailed') throw error;
+    // A concurrent request with this reference won.
+    const winner = await getVirtualAccount(merchantId, reference);
+    if (!winner) throw error;
+    return { account: asRetry(winner, request), created: false };
   }
 }
 

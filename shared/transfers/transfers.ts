@@ -142,9 +142,9 @@ export async function settleTransfer(
  * answer. The partner is idempotent on that reference, so calling this again (a retry after a crash
  * between debit and partner call) can never pay twice. Unknown outcome: the transfer stays pending.
  */
-async function dispatch(merchantId: string, reference: string): Promise<void> {
-  const transfer = await getTransaction(merchantId, reference);
-  if (transfer?.status !== 'pending') return;
+async function dispatch(transfer: TransactionRecord): Promise<void> {
+  if (transfer.status !== 'pending') return;
+  const { merchant_id: merchantId, reference } = transfer;
   try {
     const outcome = await sendTransfer({
       reference: partnerReference(merchantId, reference),
@@ -164,7 +164,7 @@ async function dispatch(merchantId: string, reference: string): Promise<void> {
 /** A retried transfer as it stands now; a pending one is handed to the partner again first. */
 async function resumed(transfer: TransactionRecord): Promise<TransactionRecord> {
   if (transfer.status !== 'pending') return transfer;
-  await dispatch(transfer.merchant_id, transfer.reference);
+  await dispatch(transfer);
   return (await getTransaction(transfer.merchant_id, transfer.reference)) ?? transfer;
 }
 
@@ -184,6 +184,8 @@ export async function createTransfer(
   const fee = transferFee(request.amount);
   const entryId = transferEntryId(merchantId, request.reference);
   let applied: boolean;
+  // The record as written with the debit (the last attempt's): handed to the partner without a re-read.
+  let record: TransactionRecord | undefined;
   try {
     ({ applied } = await debit({
       entryId,
@@ -191,32 +193,31 @@ export async function createTransfer(
       amount: request.amount + fee,
       category: 'transfer',
       reference: request.reference,
-      companions: (entry) => [
-        putTransactionItem(
-          transactionRecord(entry, {
-            reference: request.reference,
-            amount: request.amount,
-            fee,
-            status: 'pending',
-            narration: request.narration ?? null,
-            counterparty,
-            fingerprint: fingerprint(request),
-          }),
-        ),
-      ],
+      companions: (entry) => {
+        record = transactionRecord(entry, {
+          reference: request.reference,
+          amount: request.amount,
+          fee,
+          status: 'pending',
+          narration: request.narration ?? null,
+          counterparty,
+          fingerprint: fingerprint(request),
+        });
+        return [putTransactionItem(record)];
+      },
     }));
   } catch (error) {
     if (!(error instanceof CompanionConflict)) throw error;
     applied = false;
   }
-  if (!applied) {
+  if (!applied || !record) {
     // A concurrent request with this reference got there first.
     const winner = await getTransaction(merchantId, request.reference);
     if (!winner) throw new Error(`transfer ${request.reference} applied without its record`);
     return { transaction: await resumed(asRetry(winner, request)), created: false };
   }
 
-  await dispatch(merchantId, request.reference);
+  await dispatch(record);
   const transaction = await getTransaction(merchantId, request.reference);
   if (!transaction) throw new Error(`transfer ${request.reference} vanished`);
   return { transaction, created: true };
