@@ -1,14 +1,16 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#shared/logger.ts';
-import { receivePayments, receiveTransferVerdict } from '#shared/payments/receive.ts';
-import type { PaymentReceived, QueuedEvent, TransferSettled } from '#shared/webhooks/events.ts';
+import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
+import { receivePayments, receiveRejectedPayment } from '#shared/payments/credit.ts';
+import { receiveTransferSettled } from '#shared/transfers/settle.ts';
 
 type Queued<T> = { record: SQSRecord; event: QueuedEvent & T };
 
 /**
- * The SQS consumer: credits payments and settles transfers, answering with partial batch failures
- * so only the messages that failed come back (and reach the DLQ after a few receives). A batch's
- * payments are credited together, one ledger transaction per merchant where possible.
+ * The SQS consumer of the partners' domain events: credits payments, records refused ones, and
+ * settles transfers, answering with partial batch failures so only the messages that failed come
+ * back (and reach the DLQ after a few receives). A batch's payments are credited together, one
+ * ledger transaction per merchant where possible. It never sees a partner's own payload.
  */
 export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSBatchResponse> => {
   logger.resetKeys();
@@ -21,7 +23,7 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
     });
   };
   const payments: Queued<PaymentReceived>[] = [];
-  const verdicts: Queued<TransferSettled>[] = [];
+  const others: { record: SQSRecord; work: () => Promise<void> }[] = [];
   for (const record of batch.Records) {
     let event: QueuedEvent;
     try {
@@ -30,18 +32,27 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
       fail(record, 'unreadable message', error);
       continue;
     }
-    if (event.type === 'payment.received') payments.push({ record, event });
-    else if (event.type === 'transfer.success' || event.type === 'transfer.failed')
-      verdicts.push({ record, event });
-    else fail(record, 'unknown event type', (event as { type?: unknown }).type);
+    switch (event.type) {
+      case 'PaymentReceived':
+        payments.push({ record, event });
+        break;
+      case 'PaymentRejected':
+        others.push({ record, work: () => receiveRejectedPayment(event) });
+        break;
+      case 'TransferSettled':
+        others.push({ record, work: () => receiveTransferSettled(event) });
+        break;
+      default:
+        fail(record, 'unknown event type', (event as { type?: unknown }).type);
+    }
   }
 
-  const settling = verdicts.map(async ({ record, event }) => {
+  const working = others.map(async ({ record, work }) => {
     try {
-      await receiveTransferVerdict(event);
-      logger.info('transfer verdict processed', { message_id: record.messageId, type: event.type });
+      await work();
+      logger.info('event processed', { message_id: record.messageId });
     } catch (error) {
-      fail(record, 'transfer verdict failed', error);
+      fail(record, 'event failed', error);
     }
   });
   const outcomes = await receivePayments(payments.map(({ event }) => event));
@@ -53,11 +64,12 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
     }
     logger.info('payment processed', {
       message_id: record.messageId,
-      webhook_id: event.webhook_id,
-      session_id: event.data.session_id,
+      delivery_id: event.delivery_id,
+      partner: event.partner,
+      payment_id: event.payment_id,
       outcome: outcome.value,
     });
   });
-  await Promise.all(settling);
+  await Promise.all(working);
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 };

@@ -3,10 +3,19 @@ import { type App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { acknowledgeNagFindings } from '#infra/nag.ts';
 import { PaymentsStack } from '#infra/stack.ts';
+import { PARTNER_NAMES, type PartnerName } from '#shared/partners/partner.ts';
+
+function partnerOf(value: unknown): PartnerName {
+  const name = String(value ?? 'sandbox');
+  if (!(PARTNER_NAMES as readonly string[]).includes(name))
+    throw new Error(`partner must be one of ${PARTNER_NAMES.join(', ')}: ${name}`);
+  return name as PartnerName;
+}
 
 /**
  * Adds the service to a CDK app: the stage from context (`-c stage=prod`, default `dev`), the
- * partner's API from `-c partnerBaseUrl=https://…` and `-c partnerBankCode=101`, and cdk-nag's
+ * partner from `-c partner=paystack` (default `sandbox`, whose API is `-c partnerBaseUrl=https://…`
+ * and `-c partnerBankCode=101`; Paystack's webhook addresses `-c paystackWebhookIps=a,b`), and cdk-nag's
  * AWS Solutions checks with every acknowledged finding explained. Used by `infra/app.ts` and by
  * the infra tests, so both build the same thing.
  */
@@ -17,8 +26,12 @@ export function buildPaymentsApp(app: App): PaymentsStack {
   const stack = new PaymentsStack(app, `NairaPay-${stage}`, {
     stage,
     projectRoot: path.resolve(import.meta.dirname, '..'),
+    partner: partnerOf(app.node.tryGetContext('partner')),
     partnerBaseUrl: String(app.node.tryGetContext('partnerBaseUrl') ?? 'https://partner.invalid'),
     partnerBankCode: String(app.node.tryGetContext('partnerBankCode') ?? '101'),
+    paystackBaseUrl: String(app.node.tryGetContext('paystackBaseUrl') ?? 'https://api.paystack.co'),
+    paystackWebhookIps: String(app.node.tryGetContext('paystackWebhookIps') ?? ''),
+    requeryIntervalMinutes: Number(app.node.tryGetContext('requeryIntervalMinutes') ?? 1),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
   Tags.of(stack).add('service', 'naira-pay');

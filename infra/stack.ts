@@ -11,9 +11,11 @@ import {
   ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, Billing, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -24,18 +26,38 @@ import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
-import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE, visibilityTimeoutSeconds } from '#infra/queues.ts';
-import { type Access, API_PREFIX, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#infra/routes.ts';
 import { operatorConfigParameter } from '#infra/stack-names.ts';
-import { TABLE_LIST, TABLES, type TableName } from '#infra/tables.ts';
+import {
+  deadLetterQueueName,
+  PAYMENT_EVENTS_QUEUE,
+  visibilityTimeoutSeconds,
+} from '#shared/definitions/queues.ts';
+import {
+  type Access,
+  API_PREFIX,
+  RATE_LIMIT,
+  REQUERY_ACCESS,
+  ROUTES,
+  type Route,
+  servedPaths,
+} from '#shared/definitions/routes.ts';
+import { TABLE_LIST, TABLES, type TableName } from '#shared/definitions/tables.ts';
+import type { PartnerName } from '#shared/partners/partner.ts';
 
 export interface PaymentsStackProps extends StackProps {
   /** `dev` (default) or `prod`: names every resource; prod retains and protects money tables. */
   stage: string;
   projectRoot: string;
-  /** The banking partner's API. */
+  /** The banking partner of this deployment (API.md §9). */
+  partner: PartnerName;
+  /** The sandbox partner's API (PARTNER=sandbox). */
   partnerBaseUrl: string;
   partnerBankCode: string;
+  /** Paystack's API (PARTNER=paystack) and the addresses its webhooks come from (empty: not checked). */
+  paystackBaseUrl: string;
+  paystackWebhookIps: string;
+  /** How often pending transfers are requeried (API.md §7); EventBridge takes whole minutes. */
+  requeryIntervalMinutes: number;
 }
 
 /** The header values of every gateway-made response: JSON, and the request id. */
@@ -45,8 +67,8 @@ const JSON_HEADERS = {
 };
 
 /**
- * The whole service on AWS: DynamoDB tables from `infra/tables.ts`, one Lambda per route of
- * `infra/routes.ts` behind a REST API (both paths), the per-key usage plan, the payment events
+ * The whole service on AWS: DynamoDB tables from `shared/definitions/tables.ts`, one Lambda per route of
+ * `shared/definitions/routes.ts` behind a REST API (both paths), the per-key usage plan, the payment events
  * queue with its consumer, and the alarms that tell operators when money needs a look.
  */
 export class PaymentsStack extends Stack {
@@ -127,16 +149,33 @@ export class PaymentsStack extends Stack {
       deadLetterQueue: { queue: deadLetters, maxReceiveCount: PAYMENT_EVENTS_QUEUE.maxReceiveCount },
     });
 
+    // Paystack's secret key: a placeholder until the operator puts the real key in (README).
+    const paystackKey =
+      props.partner === 'paystack'
+        ? new Secret(this, 'PaystackSecretKey', {
+            secretName: `naira/${stage}/paystack-secret-key`,
+            description:
+              "Paystack's secret key (sk_live_…): every Paystack call and webhook signature uses it",
+            generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+            removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+          })
+        : undefined;
+
     const logRetention = prod ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH;
     const environment = {
       TABLE_PREFIX: prefix,
+      PARTNER: props.partner,
       PARTNER_BASE_URL: props.partnerBaseUrl,
       PARTNER_BANK_CODE: props.partnerBankCode,
+      PAYSTACK_BASE_URL: props.paystackBaseUrl,
+      PAYSTACK_WEBHOOK_IPS: props.paystackWebhookIps,
+      TRANSFER_REQUERY_INTERVAL_SECONDS: String(props.requeryIntervalMinutes * 60),
     };
     const grant = (fn: ServiceFunction, access: Access) => {
       for (const name of access.read ?? []) fn.readsTable(tables.get(name) as TableV2);
       for (const name of access.write ?? []) fn.writesTable(tables.get(name) as TableV2);
       if (access.sendsEvents) fn.sendsTo(queue, 'PAYMENTS_QUEUE_URL');
+      if (access.callsPartner && paystackKey) fn.readsSecret(paystackKey, 'PAYSTACK_SECRET_KEY_ARN');
     };
 
     for (const route of ROUTES) {
@@ -170,7 +209,24 @@ export class PaymentsStack extends Stack {
     );
     this.functions.set(PAYMENT_EVENTS_QUEUE.consumer, consumer);
 
-    const webhook = this.functions.get('receive-payment-webhook') as ServiceFunction;
+    // API.md §7: pending transfers whose webhook never came are asked about on a schedule.
+    const requery = new ServiceFunction(this, 'Fn-requery-transfers', {
+      name: 'requery-transfers',
+      projectRoot,
+      stage,
+      environment,
+      logRetention,
+      timeout: Duration.seconds(50),
+    });
+    grant(requery, REQUERY_ACCESS);
+    new Rule(this, 'RequerySchedule', {
+      description: 'Requery pending transfers at the partner (API.md §7)',
+      schedule: Schedule.rate(Duration.minutes(props.requeryIntervalMinutes)),
+      targets: [new LambdaFunction(requery, { retryAttempts: 0 })],
+    });
+    this.functions.set('requery-transfers', requery);
+
+    const webhook = this.functions.get('receive-partner-webhook') as ServiceFunction;
     const webhookUrl = webhook.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
 
     this.api = this.restApi(stage, logRetention);
@@ -191,7 +247,7 @@ export class PaymentsStack extends Stack {
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });
 
-    this.alarms(stage, { queue, deadLetters, consumer });
+    this.alarms(stage, { queue, deadLetters, consumer, requery });
 
     new StringParameter(this, 'OperatorConfig', {
       parameterName: operatorConfigParameter(stage),
@@ -200,8 +256,11 @@ export class PaymentsStack extends Stack {
         tablePrefix: prefix,
         usagePlanId: plan.usagePlanId,
         pepperSecretArn: pepper.secretArn,
+        partner: props.partner,
         partnerBaseUrl: props.partnerBaseUrl,
         partnerBankCode: props.partnerBankCode,
+        paystackBaseUrl: props.paystackBaseUrl,
+        paystackSecretArn: paystackKey?.secretArn,
       }),
     });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
@@ -211,6 +270,7 @@ export class PaymentsStack extends Stack {
     });
     new CfnOutput(this, 'UsagePlanId', { value: plan.usagePlanId });
     new CfnOutput(this, 'PartnerWebhookSecretArn', { value: webhookSecret.secretArn });
+    if (paystackKey) new CfnOutput(this, 'PaystackSecretKeyArn', { value: paystackKey.secretArn });
   }
 
   private restApi(stage: string, logRetention: RetentionDays): RestApi {
@@ -380,50 +440,67 @@ export class PaymentsStack extends Stack {
 
   private alarms(
     stage: string,
-    parts: { queue: Queue; deadLetters: Queue; consumer: ServiceFunction },
+    parts: { queue: Queue; deadLetters: Queue; consumer: ServiceFunction; requery: ServiceFunction },
   ): void {
     const topic = new Topic(this, 'Alarms', { topicName: `naira-${stage}-alarms`, enforceSSL: true });
     const notify = new SnsAction(topic);
-    const alarm = (id: string, props: ConstructorParameters<typeof Alarm>[2]) =>
-      new Alarm(this, id, props).addAlarmAction(notify);
-    alarm('DeadLettersAlarm', {
-      alarmDescription: 'Payment events in the dead-letter queue: a credit or settlement needs an operator',
-      metric: parts.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-      threshold: 0,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    alarm('ConsumerErrorsAlarm', {
-      alarmDescription: 'The payment events consumer failed',
-      metric: parts.consumer.metricErrors({ period: Duration.minutes(1) }),
-      threshold: 0,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    alarm('Api5xxAlarm', {
-      alarmDescription: 'More than 1% of API requests answered 5xx',
-      metric: this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Average' }),
-      threshold: 0.01,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    const unmatched = new MetricFilter(this, 'UnmatchedPaymentsFilter', {
-      logGroup: parts.consumer.logGroup as LogGroup,
-      filterPattern: FilterPattern.stringValue('$.message', '=', 'payment kept as unmatched'),
-      metricNamespace: 'NairaPay',
-      metricName: `UnmatchedPayments-${stage}`,
-      metricValue: '1',
-    });
-    alarm('UnmatchedPaymentsAlarm', {
-      alarmDescription: 'A payment arrived that could not be credited to anyone (kept in unmatched-payments)',
-      metric: unmatched.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 0,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    /** An alarm on any value above `threshold` (default 0) in one period. */
+    const alarm = (id: string, alarmDescription: string, metric: IMetric, threshold = 0) =>
+      new Alarm(this, id, {
+        alarmDescription,
+        metric,
+        threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }).addAlarmAction(notify);
+    /** An alarm on a log line a function writes when an operator must act (`message` of the JSON log). */
+    const logAlarm = (name: string, fn: ServiceFunction, message: string, alarmDescription: string) => {
+      const filter = new MetricFilter(this, `${name}Filter`, {
+        logGroup: fn.logGroup as LogGroup,
+        filterPattern: FilterPattern.stringValue('$.message', '=', message),
+        metricNamespace: 'NairaPay',
+        metricName: `${name}-${stage}`,
+        metricValue: '1',
+      });
+      alarm(
+        `${name}Alarm`,
+        alarmDescription,
+        filter.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
+      );
+    };
+    alarm(
+      'DeadLettersAlarm',
+      'Payment events in the dead-letter queue: a credit or settlement needs an operator',
+      parts.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+    );
+    alarm(
+      'ConsumerErrorsAlarm',
+      'The payment events consumer failed',
+      parts.consumer.metricErrors({ period: Duration.minutes(1) }),
+    );
+    alarm(
+      'RequeryErrorsAlarm',
+      'The requery of pending transfers failed: lost webhooks are not being caught up',
+      parts.requery.metricErrors({ period: Duration.minutes(5) }),
+    );
+    alarm(
+      'Api5xxAlarm',
+      'More than 1% of API requests answered 5xx',
+      this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Average' }),
+      0.01,
+    );
+    logAlarm(
+      'UnmatchedPayments',
+      parts.consumer,
+      'payment kept as unmatched',
+      'A payment arrived that could not be credited to anyone (kept in unmatched-payments)',
+    );
+    logAlarm(
+      'OverdueTransfers',
+      parts.requery,
+      'transfer pending past the alert window',
+      'A transfer is still pending TRANSFER_REQUERY_ALERT_HOURS after it was sent: reconcile it with the partner',
+    );
   }
 }

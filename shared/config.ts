@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { PARTNER_NAMES } from '#shared/partners/partner.ts';
 
 const port = z.pipe(z.coerce.number(), z.int().check(z.gte(1), z.lte(65535)));
 const positiveInt = z.pipe(z.coerce.number(), z.int().check(z.gte(1)));
@@ -9,9 +10,12 @@ const EnvSchema = z.object({
   /** Set locally (DynamoDB Local); unset on AWS so the SDK uses the regional endpoint. */
   DYNAMODB_ENDPOINT: optionalUrl,
   SQS_ENDPOINT: optionalUrl,
-  /** Every table name is this prefix plus the logical name of `infra/tables.ts`. */
+  /** Every table name is this prefix plus the logical name of `shared/definitions/tables.ts`. */
   TABLE_PREFIX: z._default(z.string().check(z.regex(/^[A-Za-z0-9_.-]*$/)), 'naira-local-'),
   PAYMENTS_QUEUE_URL: optionalUrl,
+  /** The banking partner of this deployment (API.md §9). */
+  PARTNER: z._default(z.enum(PARTNER_NAMES), 'sandbox'),
+  /** The sandbox partner's API. */
   PARTNER_BASE_URL: z._default(z.url(), 'http://127.0.0.1:3100'),
   PARTNER_TIMEOUT_MS: z._default(positiveInt, 5000),
   /** The bank that issues wallet and virtual account numbers: the partner's own CBN code. */
@@ -27,6 +31,24 @@ const EnvSchema = z.object({
   /** `whsec_<base64>` secrets of the partner's webhooks, space-separated (rotation: old and new). */
   PARTNER_WEBHOOK_SECRET: z.optional(z.string()),
   PARTNER_WEBHOOK_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
+  PAYSTACK_BASE_URL: z._default(z.url(), 'https://api.paystack.co'),
+  /** Paystack's secret key locally; on AWS the Secrets Manager secret below. */
+  PAYSTACK_SECRET_KEY: z.optional(z.string().check(z.minLength(1))),
+  PAYSTACK_SECRET_KEY_ARN: z.optional(z.string().check(z.minLength(1))),
+  /** Addresses Paystack's webhooks may come from, comma-separated; empty: not checked. */
+  PAYSTACK_WEBHOOK_IPS: z._default(z.string(), ''),
+  /** The domain of the synthetic emails Paystack charges and customers need. */
+  PAYSTACK_EMAIL_DOMAIN: z._default(
+    z.string().check(z.regex(/^[a-z0-9.-]+\.[a-z]{2,}$/)),
+    'customers.nairapay.ng',
+  ),
+  /** The bank of merchants' dedicated virtual accounts (Paystack's `preferred_bank` slug). */
+  PAYSTACK_DVA_BANK: z._default(z.string().check(z.minLength(1)), 'wema-bank'),
+  /** A transfer still pending this long after it was sent is asked about at the partner (API.md §7). */
+  TRANSFER_REQUERY_AFTER_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0))), 60),
+  TRANSFER_REQUERY_INTERVAL_SECONDS: z._default(positiveInt, 60),
+  /** A transfer pending this long is reported to operators (never settled by guess). */
+  TRANSFER_REQUERY_ALERT_HOURS: z._default(z.pipe(z.coerce.number(), z.number().check(z.positive())), 24),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   PORT: z._default(port, 3000),
 });
@@ -87,7 +109,27 @@ export function loadConfig(env: Record<string, string | undefined>) {
     sqsEndpoint: e.SQS_ENDPOINT,
     tablePrefix: e.TABLE_PREFIX,
     paymentsQueueUrl: e.PAYMENTS_QUEUE_URL,
-    partner: { baseUrl: e.PARTNER_BASE_URL, timeoutMs: e.PARTNER_TIMEOUT_MS, bankCode: e.PARTNER_BANK_CODE },
+    partner: {
+      name: e.PARTNER,
+      baseUrl: e.PARTNER_BASE_URL,
+      timeoutMs: e.PARTNER_TIMEOUT_MS,
+      bankCode: e.PARTNER_BANK_CODE,
+    },
+    paystack: {
+      baseUrl: e.PAYSTACK_BASE_URL,
+      secretKey: e.PAYSTACK_SECRET_KEY,
+      secretKeyArn: e.PAYSTACK_SECRET_KEY_ARN,
+      webhookIps: e.PAYSTACK_WEBHOOK_IPS.split(',')
+        .map((ip) => ip.trim())
+        .filter(Boolean),
+      emailDomain: e.PAYSTACK_EMAIL_DOMAIN,
+      dvaBank: e.PAYSTACK_DVA_BANK,
+    },
+    requery: {
+      afterSeconds: e.TRANSFER_REQUERY_AFTER_SECONDS,
+      intervalSeconds: e.TRANSFER_REQUERY_INTERVAL_SECONDS,
+      alertHours: e.TRANSFER_REQUERY_ALERT_HOURS,
+    },
     apiKeyPepper: e.API_KEY_PEPPER,
     apiKeyPepperSecret: e.API_KEY_PEPPER_SECRET,
     authCacheSeconds: e.AUTH_CACHE_SECONDS,

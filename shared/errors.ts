@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'insufficient_funds'
   | 'beneficiary_not_found'
   | 'session_expired'
+  | 'bank_not_supported'
   | 'rate_limited'
   | 'internal_error'
   | 'partner_unavailable';
@@ -87,5 +88,17 @@ export class PartnerUnavailable extends ApiError {
 export class DuplicateReference extends ApiError {
   constructor() {
     super('duplicate_reference', 'This reference was already used with different parameters');
+  }
+}
+
+export class AccountNotFound extends ApiError {
+  constructor() {
+    super('account_not_found', 'The bank reports that this account does not exist');
+  }
+}
+
+export class BankNotSupported extends ApiError {
+  constructor() {
+    super('bank_not_supported', 'The banking partner cannot pay accounts at this bank');
   }
 }

@@ -29,3 +29,10 @@ export async function webhookKeys(): Promise<Buffer[]> {
   if (!config.webhookSecretArn) throw new Error('PARTNER_WEBHOOK_SECRET is not configured');
   return parseWebhookSecrets(await fromSecretsManager(config.webhookSecretArn));
 }
+
+/** Paystack's secret key: `PAYSTACK_SECRET_KEY` locally, Secrets Manager on AWS. */
+export async function paystackSecretKey(): Promise<string> {
+  if (config.paystack.secretKey) return config.paystack.secretKey;
+  if (!config.paystack.secretKeyArn) throw new Error('PAYSTACK_SECRET_KEY is not configured');
+  return fromSecretsManager(config.paystack.secretKeyArn);
+}

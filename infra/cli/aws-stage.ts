@@ -13,8 +13,11 @@ export interface StageConfig {
   tablePrefix: string;
   usagePlanId: string;
   pepperSecretArn: string;
+  partner?: string;
   partnerBaseUrl: string;
   partnerBankCode: string;
+  paystackBaseUrl?: string;
+  paystackSecretArn?: string;
 }
 
 /** Reads a deployed stage's operator config from SSM. */
@@ -28,9 +31,13 @@ export async function loadStageConfig(stage: string, ssm = new SSMClient({})): P
 /** Points the shared modules at a deployed stage: its tables, partner and pepper secret, real AWS endpoints. */
 export function useStageEnvironment(config: StageConfig): void {
   const env = process.env;
-  for (const local of ['DYNAMODB_ENDPOINT', 'SQS_ENDPOINT', 'API_KEY_PEPPER']) delete env[local];
+  for (const local of ['DYNAMODB_ENDPOINT', 'SQS_ENDPOINT', 'API_KEY_PEPPER', 'PAYSTACK_SECRET_KEY'])
+    delete env[local];
   env.TABLE_PREFIX = config.tablePrefix;
+  env.PARTNER = config.partner ?? 'sandbox';
   env.PARTNER_BASE_URL = config.partnerBaseUrl;
+  if (config.paystackBaseUrl) env.PAYSTACK_BASE_URL = config.paystackBaseUrl;
+  if (config.paystackSecretArn) env.PAYSTACK_SECRET_KEY_ARN = config.paystackSecretArn;
   env.PARTNER_BANK_CODE = config.partnerBankCode;
   env.API_KEY_PEPPER_SECRET = config.pepperSecretArn;
 }

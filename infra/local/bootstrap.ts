@@ -12,8 +12,8 @@ import {
   PAYMENT_EVENTS_QUEUE,
   type QueueDefinition,
   visibilityTimeoutSeconds,
-} from '#infra/queues.ts';
-import { TABLE_LIST, type TableDefinition } from '#infra/tables.ts';
+} from '#shared/definitions/queues.ts';
+import { TABLE_LIST, type TableDefinition } from '#shared/definitions/tables.ts';
 
 function createTableInput(prefix: string, table: TableDefinition): CreateTableCommandInput {
   const keys = [table, ...(table.indexes ?? [])].flatMap((k) => [
@@ -41,7 +41,7 @@ function createTableInput(prefix: string, table: TableDefinition): CreateTableCo
   };
 }
 
-/** Creates every table of `infra/tables.ts` that does not exist yet. */
+/** Creates every table of `shared/definitions/tables.ts` that does not exist yet. */
 export async function createTables(endpoint: string, prefix: string): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: localCredentials });
   try {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { API_PREFIX } from '#infra/routes.ts';
+import { API_PREFIX } from '#shared/definitions/routes.ts';
 import { JSON_CONTENT_TYPE } from '#shared/http/envelope.ts';
 
 const require = createRequire(import.meta.url);

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
-import { handlerFile, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#infra/routes.ts';
+import { handlerFile, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#shared/definitions/routes.ts';
 import { ApiError } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import { type SqsHandler, startPoller } from '#infra/local/poller.ts';
-import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
+import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
 
 export interface RuntimeOptions {
   port: number;
@@ -12,6 +12,8 @@ export interface RuntimeOptions {
   env: Record<string, string>;
   rateLimit?: { requests: number; windowSeconds: number };
   onPollerError?: (error: unknown) => void;
+  /** How often the requery of pending transfers runs (API.md §7); default its configured interval. */
+  requeryIntervalSeconds?: number;
 }
 
 export interface Runtime {
@@ -41,9 +43,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
       onError: options.onPollerError,
     });
+    const requery = await startRequery(options);
     return {
       gateway,
       stop: async () => {
+        await requery.stop();
         await poller.stop();
         await gateway.close();
       },
@@ -52,4 +56,31 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     await gateway.close();
     throw error;
   }
+}
+
+/**
+ * Runs the scheduled requery function on its interval, as EventBridge does on AWS: one round at a
+ * time, its failures reported and the next round tried as usual.
+ */
+async function startRequery(options: RuntimeOptions): Promise<{ stop(): Promise<void> }> {
+  const file = path.join(options.rootDir, 'functions', 'requery-transfers.ts');
+  const { handler } = (await import(pathToFileURL(file).href)) as { handler: () => Promise<void> };
+  const seconds =
+    options.requeryIntervalSeconds ?? Number(process.env.TRANSFER_REQUERY_INTERVAL_SECONDS ?? 60);
+  let round: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    // A round still running when the next is due: that one is skipped, never stacked.
+    round ??= handler()
+      .catch((error: unknown) => options.onPollerError?.(error))
+      .finally(() => {
+        round = undefined;
+      });
+  }, seconds * 1000);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await round;
+    },
+  };
 }

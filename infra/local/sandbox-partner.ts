@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { findBank } from '#shared/banks/index.ts';
 import { isValidNuban, toNuban } from '#shared/banks/nuban.ts';
-import { sign } from '#shared/webhooks/signature.ts';
+import { sign } from '#shared/crypto/standard-webhooks.ts';
 
 /**
  * The sandbox banking partner (API.md §5): a separate HTTP server that behaves like a bank's API,
@@ -12,8 +12,14 @@ export const SANDBOX_TRIGGERS = {
   accountNotFound: '99999',
   timeout: '88888',
   rejectTransfers: '77777',
-  /** An extension of API.md §5: transfers to these are left pending (processing). */
+  /**
+   * Extensions of API.md §5. `66666`: the transfer is left pending, and the sandbox settles it
+   * (success) by webhook a little later. `55555`: pending, completed later, but the webhook is never
+   * sent (only a requery of its status finds out). `44444`: pending, failed later, and no webhook.
+   */
   pendingTransfers: '66666',
+  pendingSilentSuccess: '55555',
+  pendingSilentFailure: '44444',
 } as const;
 
 const FIRST_NAMES = [
@@ -163,6 +169,20 @@ async function issueAccount(request: IncomingMessage, response: ServerResponse, 
 
 type TransferAnswer = { status: number; body: Record<string, unknown> };
 
+/** How a transfer the sandbox left pending ends, and whether it tells the service by webhook. */
+type PendingEnd = { status: 'success' | 'failed'; reason?: string; webhook: boolean };
+
+function pendingEndOf(accountNumber: string): PendingEnd | undefined {
+  if (accountNumber.startsWith(SANDBOX_TRIGGERS.pendingTransfers))
+    return { status: 'success', webhook: true };
+  if (accountNumber.startsWith(SANDBOX_TRIGGERS.pendingSilentSuccess))
+    return { status: 'success', webhook: false };
+  if (accountNumber.startsWith(SANDBOX_TRIGGERS.pendingSilentFailure)) {
+    return { status: 'failed', reason: 'Beneficiary account could not be credited', webhook: false };
+  }
+  return undefined;
+}
+
 /**
  * Executes a transfer, idempotent on the caller's reference: a repeated reference gets the first
  * answer again, never a second payment.
@@ -172,7 +192,7 @@ async function transfer(
   response: ServerResponse,
   hangMs: number,
   done: Map<string, TransferAnswer>,
-  onPending: (reference: string) => void,
+  onPending: (reference: string, end: PendingEnd) => void,
 ) {
   const order = await readJson(request);
   const { reference, amount, bank_code: bankCode, account_number: accountNumber } = order;
@@ -190,14 +210,22 @@ async function transfer(
     await hang(request, hangMs);
     return response.destroyed ? undefined : reply(response, 504, { error: 'timeout' });
   }
+  const pendingEnd = pendingEndOf(accountNumber);
   const answer: TransferAnswer = accountNumber.startsWith(SANDBOX_TRIGGERS.rejectTransfers)
     ? { status: 422, body: { status: 'failed', reference, reason: 'Beneficiary bank rejected the transfer' } }
-    : accountNumber.startsWith(SANDBOX_TRIGGERS.pendingTransfers)
+    : pendingEnd
       ? { status: 202, body: { status: 'pending', reference } }
       : { status: 200, body: { status: 'success', reference, session_id: nipSessionId() } };
   done.set(reference, answer);
-  if (answer.status === 202) onPending(reference);
+  if (pendingEnd) onPending(reference, pendingEnd);
   return reply(response, answer.status, answer.body);
+}
+
+/** `GET /v1/transfers/{reference}`: where a transfer stands now (404 if the sandbox never got it). */
+function transferStatus(response: ServerResponse, reference: string, done: Map<string, TransferAnswer>) {
+  const known = done.get(reference);
+  if (!known) return reply(response, 404, { error: 'not_found' });
+  return reply(response, 200, known.body);
 }
 
 /** A NIBSS-style 30-digit session id. */
@@ -282,6 +310,10 @@ async function simulatePayment(
   });
 }
 
+function pathOf(request: IncomingMessage): string {
+  return new URL(request.url ?? '/', 'http://localhost').pathname;
+}
+
 interface Webhook {
   url: string | undefined;
   secret: string | undefined;
@@ -296,17 +328,20 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
   const transfers = new Map<string, TransferAnswer>();
   const webhook: Webhook = { url: options.webhookUrl, secret: options.webhookSecret };
   const timers = new Set<NodeJS.Timeout>();
-  // The bank completes what it left processing, and tells the service with a signed webhook.
-  const settleLater = (reference: string) => {
-    if (!webhook.url || !webhook.secret) return;
+  // The bank completes what it left processing; it tells the service with a signed webhook unless
+  // the trigger says it stays silent (then only a status query finds out).
+  const settleLater = (reference: string, end: PendingEnd) => {
     const timer = setTimeout(() => {
       timers.delete(timer);
+      const body = { status: end.status, reference, reason: end.reason ?? null, session_id: nipSessionId() };
+      transfers.set(reference, { status: 200, body });
+      if (!end.webhook || !webhook.url || !webhook.secret) return;
       const event = {
-        type: 'transfer.success',
-        data: { reference, session_id: nipSessionId(), reason: null },
+        type: `transfer.${end.status}`,
+        data: { reference, session_id: body.session_id, reason: body.reason },
       };
-      deliverWebhook(webhook.url ?? '', webhook.secret ?? '', event).catch((error: unknown) =>
-        console.error('sandbox partner: transfer.success delivery failed', error),
+      deliverWebhook(webhook.url, webhook.secret, event).catch((error: unknown) =>
+        console.error(`sandbox partner: transfer.${end.status} delivery failed`, error),
       );
     }, options.settleAfterMs ?? 5000);
     timers.add(timer);
@@ -317,13 +352,19 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
     'POST /v1/transfers': (request, response) => transfer(request, response, hangMs, transfers, settleLater),
     'POST /v1/_simulate/payment': (request, response) => simulatePayment(request, response, webhook),
     'POST /v1/accounts': (request, response) => issueAccount(request, response, bankCode),
+    'GET /v1/transfers/*': (request, response) =>
+      transferStatus(response, decodeURIComponent(pathOf(request).slice('/v1/transfers/'.length)), transfers),
     'GET /v1/_calls': (_request, response) =>
       reply(response, 200, { name_enquiries: Object.fromEntries(nameEnquiries) }),
   };
   const notFound: Route = (_request, response) => reply(response, 404, { error: 'not_found' });
   const server = createServer((request, response) => {
-    const route = `${request.method} ${new URL(request.url ?? '/', 'http://localhost').pathname}`;
-    const work = Promise.resolve().then(() => (routes[route] ?? notFound)(request, response));
+    const path = pathOf(request);
+    const route = `${request.method} ${path}`;
+    const wildcard = `${request.method} ${path.slice(0, path.lastIndexOf('/') + 1)}*`;
+    const work = Promise.resolve().then(() =>
+      (routes[route] ?? routes[wildcard] ?? notFound)(request, response),
+    );
     work.catch((error: unknown) => {
       console.error('sandbox partner failed', error);
       if (!response.headersSent) reply(response, 500, { error: 'internal' });

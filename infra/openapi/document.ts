@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
 import { ENDPOINTS, WEBHOOK_EVENTS } from '#infra/openapi/endpoints.ts';
 import { GETTING_STARTED } from '#infra/openapi/guide.ts';
-import { API_PREFIX, ROUTES, type RouteName } from '#infra/routes.ts';
 import * as responses from '#shared/contract/responses.ts';
+import { API_PREFIX, ROUTES, type RouteName } from '#shared/definitions/routes.ts';
 import type { ErrorCode } from '#shared/errors.ts';
 import { STATUS_BY_CODE } from '#shared/http/errors.ts';
 
@@ -168,7 +168,7 @@ const operationId = (name: string) => name.replace(/-(\w)/g, (_, letter: string)
 
 /**
  * The OpenAPI 3.1 document of the API, generated from the route table and the contract's schemas:
- * it lists exactly the routes of `infra/routes.ts`, at their bare paths (the servers add the
+ * it lists exactly the routes of `shared/definitions/routes.ts`, at their bare paths (the servers add the
  * `/api/v1/developer` prefix).
  */
 export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {

@@ -1,9 +1,9 @@
 import type * as z from 'zod/mini';
-import type { RouteName } from '#infra/routes.ts';
 import * as requests from '#shared/contract/requests.ts';
 import * as responses from '#shared/contract/responses.ts';
+import type { RouteName } from '#shared/definitions/routes.ts';
 import type { ErrorCode } from '#shared/errors.ts';
-import { paymentReceived, transferSettled } from '#shared/webhooks/events.ts';
+import { paymentReceived, transferSettled } from '#shared/partners/sandbox-payloads.ts';
 
 /** How one endpoint is documented: its schemas, its answers, and examples. */
 export interface EndpointDoc {
@@ -30,6 +30,8 @@ const transactionExample = {
   narration: 'Invoice 42',
   counterparty: { account_name: 'UCHENNA CHIAMAKA SEGUN', account_number: '0000014579', bank_code: '011' },
   balance_after: 749000,
+  reason: null,
+  virtual_account_reference: null,
   created_at: '2026-11-21T10:15:30.000Z',
   updated_at: '2026-11-21T10:15:31.000Z',
 };
@@ -60,6 +62,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
       ...bodyErrors,
       'unknown_bank',
       'invalid_account_number',
+      'bank_not_supported',
       'account_not_found',
       'partner_unavailable',
     ],
@@ -99,6 +102,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
       ...bodyErrors,
       'unknown_bank',
       'invalid_account_number',
+      'bank_not_supported',
       'account_not_found',
       'session_expired',
       'partner_unavailable',
@@ -134,6 +138,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
       ...bodyErrors,
       'unknown_bank',
       'invalid_account_number',
+      'bank_not_supported',
       'duplicate_reference',
       'account_not_found',
       'insufficient_funds',
@@ -218,10 +223,11 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
             received_at: '2026-11-21T10:20:02.000Z',
           },
         ],
+        rejected_attempts: [],
       },
     },
   },
-  'receive-payment-webhook': {
+  'receive-partner-webhook': {
     tag: 'Payment',
     description:
       'Called by the banking partner, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp` within ±5 minutes, `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{raw body}` keyed with the base64-decoded part of the secret after `whsec_`). Answers 200 only once the event is durably queued; a redelivery (same `webhook-id` or `session_id`) is 200 and credits nothing again. Unknown fields are ignored. On AWS also served at the webhook function URL.',

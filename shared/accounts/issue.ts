@@ -1,11 +1,12 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { type AccountNumberOwner, claimAccountNumberItem } from '#shared/accounts/account-numbers.ts';
+import { type AccountOwner, ownerItems } from '#shared/accounts/owners.ts';
 import { dynamo } from '#shared/aws/clients.ts';
 import { retryingConflicts } from '#shared/aws/transactions.ts';
-import { type IssuedAccount, issueAccount } from '#shared/partner/client.ts';
+import type { IssuedAccount } from '#shared/partners/partner.ts';
+import { partner } from '#shared/partners/registry.ts';
 
-/** Numbers asked of the partner before giving up on finding one the service has not used. */
+/** Accounts asked of the partner before giving up on finding one the service has not used. */
 const ISSUE_ATTEMPTS = 3;
 
 type TransactItem = NonNullable<
@@ -13,41 +14,37 @@ type TransactItem = NonNullable<
 >[number];
 
 /**
- * Opens something that gets its own account number from the partner bank (a wallet, a virtual
- * account): `open` builds the owner's item for an issued number, and one transaction claims the
- * number for it and writes the item, so a number is never used twice. A number the service had
- * already used is replaced by a new one; a failure of the item's own condition is the caller's to
- * handle (the error is rethrown as DynamoDB gave it: claim first, item second).
+ * Opens something that gets its own account from the partner bank (a wallet, a virtual account):
+ * `issue` asks the partner, `open` builds the owner's item for the issued account, and one
+ * transaction claims the account's ids for it and writes the item, so an id is never used twice.
+ * An account whose id the service had already used is replaced by a new one; a failure of the
+ * item's own condition is the caller's to handle (the error is rethrown as DynamoDB gave it: the
+ * claims first, the item last).
  */
-export async function openWithIssuedNumber<T>(
-  kind: AccountNumberOwner['kind'],
-  name: string,
+export async function openWithIssuedAccount<T>(
+  kind: AccountOwner['kind'],
+  issue: (bank: ReturnType<typeof partner>) => Promise<IssuedAccount>,
   open: (issued: IssuedAccount) => {
-    owner: Omit<AccountNumberOwner, 'account_number' | 'kind'>;
+    owner: Pick<AccountOwner, 'merchant_id' | 'reference' | 'created_at'>;
     item: TransactItem;
     result: T;
   },
 ): Promise<T> {
+  const bank = partner();
   for (let attempt = 1; ; attempt++) {
-    const issued = await issueAccount(kind, name);
+    const issued = await issue(bank);
     const { owner, item, result } = open(issued);
+    const claims = ownerItems(bank.name, issued, { ...owner, kind });
     try {
       await retryingConflicts(() =>
-        dynamo.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              claimAccountNumberItem({ ...owner, account_number: issued.account_number, kind }),
-              item,
-            ],
-          }),
-        ),
+        dynamo.send(new TransactWriteCommand({ TransactItems: [...claims, item] })),
       );
       return result;
     } catch (error) {
-      const [claim, own] =
-        error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
-      const numberTaken = claim?.Code === 'ConditionalCheckFailed' && own?.Code !== 'ConditionalCheckFailed';
-      if (!numberTaken || attempt >= ISSUE_ATTEMPTS) throw error;
+      const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+      const failed = (i: number) => reasons[i]?.Code === 'ConditionalCheckFailed';
+      const idTaken = issued.account_ids.some((_, i) => failed(i)) && !failed(claims.length);
+      if (!idTaken || attempt >= ISSUE_ATTEMPTS) throw error;
     }
   }
 }

@@ -5,7 +5,7 @@ import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
 import { InvalidAccountNumber, UnknownBank } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
-import { nameEnquiry } from '#shared/partner/client.ts';
+import { partner } from '#shared/partners/registry.ts';
 
 /** A bank account whose holder's name the partner bank confirmed. */
 export interface ResolvedAccount {
@@ -39,18 +39,19 @@ async function rememberName(key: string, accountName: string, now: number): Prom
 
 /**
  * Confirms a bank account: the bank must be listed, a NUBAN's check digit must be right (checked
- * before any partner call), and the name comes from the partner's name enquiry, cached per account
- * for NAME_ENQUIRY_CACHE_SECONDS.
+ * before any partner call), the partner must be able to pay the bank, and the name comes from the
+ * partner's name enquiry, cached per account for NAME_ENQUIRY_CACHE_SECONDS.
  */
 export async function resolveAccount(bankCode: string, accountNumber: string): Promise<ResolvedAccount> {
   const bank = findBank(bankCode);
   if (!bank) throw new UnknownBank();
   if (bank.nuban && !isValidNuban(bank.code, accountNumber)) throw new InvalidAccountNumber();
+  await partner().checkBank(bank.code);
   const key = `${bank.code}:${accountNumber}`;
   const now = Date.now();
   let accountName = config.nameEnquiryCacheSeconds > 0 ? await cachedName(key, now) : undefined;
   if (accountName === undefined) {
-    accountName = await nameEnquiry(bank.code, accountNumber);
+    accountName = await partner().nameEnquiry(bank.code, accountNumber);
     if (config.nameEnquiryCacheSeconds > 0) {
       await rememberName(key, accountName, now).catch((error: unknown) =>
         logger.warn('could not cache name enquiry', { error: String(error) }),

@@ -1,8 +1,8 @@
 import { Agent } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { TABLES } from '#infra/tables.ts';
 import { config } from '#shared/config.ts';
+import { TABLES } from '#shared/definitions/tables.ts';
 
 // Local endpoints are plain HTTP: keep connections alive there too (the SDK does so for HTTPS).
 export const requestHandler = { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) };
@@ -13,7 +13,7 @@ export const dynamo = DynamoDBDocumentClient.from(
   { marshallOptions: { removeUndefinedValues: true } },
 );
 
-/** The physical name of a table of `infra/tables.ts`. */
+/** The physical name of a table of `shared/definitions/tables.ts`. */
 export function tableName(table: keyof typeof TABLES): string {
   return config.tablePrefix + TABLES[table].name;
 }

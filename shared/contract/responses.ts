@@ -80,6 +80,16 @@ export const transaction = z.strictObject({
     bank_code: z.string(),
   }),
   balance_after: meta(z.int(), 'The wallet balance in kobo right after this transaction', 749000),
+  reason: meta(
+    z.nullable(z.string()),
+    'Why a transfer failed or was reversed, in words a merchant can show a customer; null otherwise',
+    null,
+  ),
+  virtual_account_reference: meta(
+    z.nullable(z.string()),
+    'For a payment credit: the reference of the virtual account it paid (null for wallet top-ups)',
+    null,
+  ),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -118,6 +128,11 @@ export const paymentStatus = z.strictObject({
       sender_bank_code: z.nullable(z.string()),
       received_at: timestamp,
     }),
+  ),
+  rejected_attempts: meta(
+    z.array(z.strictObject({ amount: kobo, reason: z.string(), received_at: timestamp })),
+    'Payments the partner refused and returned to the payer (e.g. a wrong amount): nothing was credited',
+    [],
   ),
 });
 

@@ -19,6 +19,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   insufficient_funds: 422,
   beneficiary_not_found: 422,
   session_expired: 422,
+  bank_not_supported: 422,
   rate_limited: 429,
   internal_error: 500,
   partner_unavailable: 503,

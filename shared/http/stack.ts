@@ -3,13 +3,14 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import { ROUTES, type Route, type RouteAuth } from '#infra/routes.ts';
 import { authenticate, type Caller } from '#shared/api-keys/authenticate.ts';
+import { ROUTES, type Route, type RouteAuth } from '#shared/definitions/routes.ts';
 import { ApiError, ValidationError } from '#shared/errors.ts';
 import { type Reply, successResult } from '#shared/http/envelope.ts';
 import { errorResult, isServerFault } from '#shared/http/errors.ts';
 import { parseOrThrow, type Schema } from '#shared/http/validation.ts';
 import { logger } from '#shared/logger.ts';
+import type { WebhookDelivery } from '#shared/partners/partner.ts';
 
 /** Largest request body the API accepts (API.md §3: 413 above it). */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -151,7 +152,7 @@ function routeNamed(nameOrRoute: string | Route, auth: RouteAuth): Route {
     typeof nameOrRoute === 'string'
       ? ROUTES.find((candidate) => candidate.name === nameOrRoute)
       : nameOrRoute;
-  if (!route) throw new Error(`no route named ${String(nameOrRoute)} in infra/routes.ts`);
+  if (!route) throw new Error(`no route named ${String(nameOrRoute)} in shared/definitions/routes.ts`);
   const name = route.name;
   if (route.auth !== auth) throw new Error(`route ${name} is declared with auth ${route.auth}, not ${auth}`);
   return route;
@@ -186,10 +187,8 @@ function buildHandler<
   return Object.assign(handler, { route, spec });
 }
 
-/** What a webhook handler receives: the body exactly as sent, for signature checks. */
-export interface WebhookInput {
-  rawBody: string;
-  headers: Record<string, string | undefined>;
+/** What a webhook handler receives: the delivery exactly as sent, for signature checks. */
+export interface WebhookInput extends WebhookDelivery {
   requestId: string;
 }
 
@@ -208,7 +207,10 @@ export function webhookHandler(route: string | Route, handle: (input: WebhookInp
       const raw = event.body ?? '';
       const rawBody = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
       const requestId = event.requestContext.requestId;
-      return successResult(await handle({ rawBody, headers: event.headers, requestId }), requestId);
+      // REST API events carry the address in `identity`, function URL (v2) events in `http`.
+      const context = event.requestContext as typeof event.requestContext & { http?: { sourceIp?: string } };
+      const sourceIp = context.identity?.sourceIp ?? context.http?.sourceIp;
+      return successResult(await handle({ rawBody, headers: event.headers, sourceIp, requestId }), requestId);
     });
 }
 

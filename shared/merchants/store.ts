@@ -1,12 +1,16 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { openWithIssuedNumber } from '#shared/accounts/issue.ts';
+import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { newId, nowIso } from '#shared/ids.ts';
+import type { PartnerName } from '#shared/partners/partner.ts';
+import { partner } from '#shared/partners/registry.ts';
 
 /** A merchant and its wallet. `balance` (kobo) and `version` are written only by the ledger. */
 export interface Merchant {
   merchant_id: string;
   name: string;
+  /** The partner that issued the wallet. */
+  partner: PartnerName;
   account_number: string;
   account_name: string;
   bank_code: string;
@@ -17,35 +21,41 @@ export interface Merchant {
 }
 
 /**
- * Creates a merchant with a wallet account number issued by the partner bank, at balance 0. The
- * number is claimed in `account-numbers` in the same transaction, so it is never used twice.
+ * Creates a merchant with a wallet account issued by the partner bank, at balance 0. The account's
+ * ids are claimed in `account-owners` in the same transaction, so none is ever used twice.
  */
-export function createMerchant(name: string): Promise<Merchant> {
-  return openWithIssuedNumber('wallet', name, (issued) => {
-    const now = nowIso();
-    const merchant: Merchant = {
-      merchant_id: newId('mer'),
-      name,
-      account_number: issued.account_number,
-      account_name: issued.account_name,
-      bank_code: issued.bank_code,
-      balance: 0,
-      version: 0,
-      created_at: now,
-      updated_at: now,
-    };
-    return {
-      owner: { merchant_id: merchant.merchant_id, created_at: now },
-      item: {
-        Put: {
-          TableName: tableName('merchants'),
-          Item: merchant,
-          ConditionExpression: 'attribute_not_exists(merchant_id)',
+export function createMerchant(name: string, options: { email?: string } = {}): Promise<Merchant> {
+  const merchantId = newId('mer');
+  return openWithIssuedAccount(
+    'wallet',
+    (bank) => bank.issueWallet({ merchant_id: merchantId, name, email: options.email }),
+    (issued) => {
+      const now = nowIso();
+      const merchant: Merchant = {
+        merchant_id: merchantId,
+        name,
+        partner: partner().name,
+        account_number: issued.account_number,
+        account_name: issued.account_name,
+        bank_code: issued.bank_code,
+        balance: 0,
+        version: 0,
+        created_at: now,
+        updated_at: now,
+      };
+      return {
+        owner: { merchant_id: merchantId, created_at: now },
+        item: {
+          Put: {
+            TableName: tableName('merchants'),
+            Item: merchant,
+            ConditionExpression: 'attribute_not_exists(merchant_id)',
+          },
         },
-      },
-      result: merchant,
-    };
-  });
+        result: merchant,
+      };
+    },
+  );
 }
 
 export async function getMerchant(merchantId: string): Promise<Merchant | undefined> {

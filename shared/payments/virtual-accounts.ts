@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { openWithIssuedNumber } from '#shared/accounts/issue.ts';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { findBank } from '#shared/banks/index.ts';
 import { DuplicateReference } from '#shared/errors.ts';
 import { newId } from '#shared/ids.ts';
+import type { PartnerName } from '#shared/partners/partner.ts';
+import { partner } from '#shared/partners/registry.ts';
 
 export interface VirtualAccountRequest {
   amount: number;
@@ -19,6 +21,8 @@ export interface VirtualAccountRequest {
 export interface VirtualAccount {
   merchant_id: string;
   reference: string;
+  /** The partner that issued the account number. */
+  partner: PartnerName;
   account_number: string;
   account_name: string;
   bank_code: string;
@@ -106,15 +110,25 @@ export async function createVirtualAccount(
     const earlier = await getVirtualAccount(merchantId, reference);
     if (earlier) return { account: asRetry(earlier, request), created: false };
   }
+  const now = Date.now();
+  const expiresAt = new Date(now + request.expires_in_minutes * 60_000).toISOString();
   try {
-    const account = await openWithIssuedNumber(
+    const account = await openWithIssuedAccount(
       'virtual_account',
-      request.customer?.name ?? merchantName,
+      (bank) =>
+        bank.openVirtualAccount({
+          merchant_id: merchantId,
+          reference,
+          name: request.customer?.name ?? merchantName,
+          amount: request.amount,
+          expires_at: expiresAt,
+          customer: request.customer,
+        }),
       (issued) => {
-        const now = Date.now();
         const opened: VirtualAccount = {
           merchant_id: merchantId,
           reference,
+          partner: partner().name,
           account_number: issued.account_number,
           account_name: issued.account_name,
           bank_code: issued.bank_code,
@@ -122,7 +136,8 @@ export async function createVirtualAccount(
           amount_received: 0,
           payment_count: 0,
           customer: request.customer ?? null,
-          expires_at: new Date(now + request.expires_in_minutes * 60_000).toISOString(),
+          // The partner's own closing time where it has one (Paystack's `account_expires_at`).
+          expires_at: issued.expires_at ?? expiresAt,
           created_at: new Date(now).toISOString(),
           fingerprint: fingerprint(request),
         };
@@ -142,25 +157,94 @@ export async function createVirtualAccount(
     );
     return { account, created: true };
   } catch (error) {
-    const ownClaim =
-      error instanceof TransactionCanceledException ? error.CancellationReasons?.[1] : undefined;
-    if (ownClaim?.Code !== 'ConditionalCheckFailed') throw error;
-    // A concurrent request with this reference won.
+    // The account's own item comes last in the transaction: its condition failing means a
+    // concurrent request with this reference won.
+    const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+    if (reasons.at(-1)?.Code !== 'ConditionalCheckFailed') throw error;
     const winner = await getVirtualAccount(merchantId, reference);
     if (!winner) throw error;
     return { account: asRetry(winner, request), created: false };
   }
 }
 
-/** Every payment received into a virtual account, oldest first. */
-export async function paymentsOf(merchantId: string, reference: string): Promise<Payment[]> {
-  const items = await queryAll<Payment>({
+/** A payment the partner refused and returned to the payer (e.g. a wrong amount). */
+export interface RejectedAttempt {
+  amount: number;
+  reason: string;
+  received_at: string;
+}
+
+/** The sort key of a payment in its virtual account's partition. */
+function paymentSk(paymentId: string): string {
+  return `payment#${paymentId}`;
+}
+
+/** A companion write: a payment into a virtual account, once per partner payment id. */
+export function paymentItem(merchantId: string, reference: string, payment: Payment) {
+  return {
+    Put: {
+      TableName: tableName('payments'),
+      Item: {
+        virtual_account: paymentsKey(merchantId, reference),
+        sk: paymentSk(payment.session_id),
+        ...payment,
+      },
+      ConditionExpression: 'attribute_not_exists(sk)',
+    },
+  };
+}
+
+/** A companion write that adds payments to a virtual account's totals. */
+export function accountTotalItem(merchantId: string, reference: string, amount: number, count: number) {
+  return {
+    Update: {
+      TableName: tableName('virtualAccounts'),
+      Key: { merchant_id: merchantId, reference },
+      UpdateExpression: 'ADD amount_received :amount, payment_count :count',
+      ConditionExpression: 'attribute_exists(merchant_id)',
+      ExpressionAttributeValues: { ':amount': amount, ':count': count },
+    },
+  };
+}
+
+/** Records a refused attempt on its virtual account, once per partner attempt id. */
+export async function recordRejectedAttempt(
+  merchantId: string,
+  reference: string,
+  attemptId: string,
+  attempt: RejectedAttempt,
+): Promise<void> {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName('payments'),
+        Item: {
+          virtual_account: paymentsKey(merchantId, reference),
+          sk: `rejected#${attemptId}`,
+          ...attempt,
+        },
+        ConditionExpression: 'attribute_not_exists(sk)',
+      }),
+    );
+  } catch (error) {
+    // Recorded before: a redelivery.
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** Every payment received into a virtual account and every refused attempt, oldest first. */
+export async function paymentsOf(
+  merchantId: string,
+  reference: string,
+): Promise<{ payments: Payment[]; rejected: RejectedAttempt[] }> {
+  const items = await queryAll<Payment & RejectedAttempt & { sk: string }>({
     TableName: tableName('payments'),
     KeyConditionExpression: 'virtual_account = :va',
     ExpressionAttributeValues: { ':va': paymentsKey(merchantId, reference) },
     ConsistentRead: true,
   });
-  return items
+  const payments = items
+    .filter((item) => item.sk.startsWith('payment#'))
     .map((item) => ({
       session_id: item.session_id,
       amount: item.amount,
@@ -170,6 +254,11 @@ export async function paymentsOf(merchantId: string, reference: string): Promise
       received_at: item.received_at,
     }))
     .sort((a, b) => a.received_at.localeCompare(b.received_at) || a.session_id.localeCompare(b.session_id));
+  const rejected = items
+    .filter((item) => item.sk.startsWith('rejected#'))
+    .map((item) => ({ amount: item.amount, reason: item.reason, received_at: item.received_at }))
+    .sort((a, b) => a.received_at.localeCompare(b.received_at));
+  return { payments, rejected };
 }
 
 /** The status of a virtual account from what it received and the clock (API.md §4). */
@@ -193,7 +282,11 @@ export function paidAt(amount: number, payments: readonly Payment[]): string | n
 }
 
 /** A virtual account's payment status as `GET /payments/{reference}` shows it. */
-export function toApiPayment(account: VirtualAccount, payments: readonly Payment[], now = Date.now()) {
+export function toApiPayment(
+  account: VirtualAccount,
+  { payments, rejected }: { payments: readonly Payment[]; rejected: readonly RejectedAttempt[] },
+  now = Date.now(),
+) {
   return {
     reference: account.reference,
     status: paymentStatus(account, now),
@@ -206,5 +299,6 @@ export function toApiPayment(account: VirtualAccount, payments: readonly Payment
     paid_at: paidAt(account.amount, payments),
     created_at: account.created_at,
     payments,
+    rejected_attempts: rejected,
   };
 }

@@ -1,9 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
-import { queryPage } from '#shared/aws/query.ts';
+import { queryAll, queryPage } from '#shared/aws/query.ts';
 import type { EntryCategory, LedgerEntry } from '#shared/ledger/ledger.ts';
 import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
+import type { PartnerName } from '#shared/partners/partner.ts';
 
 export type TransactionType = 'credit' | 'debit';
 export type TransactionStatus = 'pending' | 'success' | 'failed' | 'reversed';
@@ -33,7 +34,16 @@ export interface TransactionRecord {
   entry_id: string;
   /** Hash of the request that created it: the same reference with another body is a 409. */
   fingerprint?: string;
+  /** Why a transfer failed or was reversed, in words a merchant can show a customer. */
   failure_reason?: string;
+  /** The partner that moved the money (payments and transfers). */
+  partner?: PartnerName;
+  /** A transfer's reference at its partner. */
+  partner_reference?: string;
+  /** Set while a transfer is pending (the requery's sparse index), removed when it settles. */
+  pending_partner?: PartnerName;
+  /** For a payment: the virtual account it paid (null for wallet top-ups). */
+  virtual_account_reference?: string | null;
 }
 
 /** The transaction as API.md §4 shows it. */
@@ -49,6 +59,8 @@ export function toApiTransaction(record: TransactionRecord) {
     narration: record.narration,
     counterparty: record.counterparty,
     balance_after: record.balance_after,
+    reason: record.failure_reason ?? null,
+    virtual_account_reference: record.virtual_account_reference ?? null,
     created_at: record.created_at,
     updated_at: record.updated_at,
   };
@@ -58,7 +70,12 @@ export function toApiTransaction(record: TransactionRecord) {
 export function transactionRecord(
   entry: LedgerEntry,
   fields: Pick<TransactionRecord, 'reference' | 'amount' | 'fee' | 'status' | 'narration' | 'counterparty'> &
-    Partial<Pick<TransactionRecord, 'fingerprint'>>,
+    Partial<
+      Pick<
+        TransactionRecord,
+        'fingerprint' | 'partner' | 'partner_reference' | 'pending_partner' | 'virtual_account_reference'
+      >
+    >,
 ): TransactionRecord {
   return {
     merchant_id: entry.merchant_id,
@@ -85,46 +102,68 @@ export function putTransactionItem(record: TransactionRecord) {
   };
 }
 
-/** A companion write: moves a transaction from `from` to `to` status, only if it is still `from`. */
-export function statusChangeItem(
-  merchantId: string,
-  reference: string,
-  change: { from: TransactionStatus; to: TransactionStatus; at: string; reason?: string },
-) {
+/** A status change: from one of `from` to `to`, with the reason of a failure or return. */
+export interface StatusChange {
+  from: TransactionStatus | readonly TransactionStatus[];
+  to: TransactionStatus;
+  at: string;
+  reason?: string;
+}
+
+/**
+ * A companion write: moves a transaction to `to` status, only if it is still one of `from`. A
+ * transfer leaving `pending` leaves the requery's index too.
+ */
+export function statusChangeItem(merchantId: string, reference: string, change: StatusChange) {
+  const from = typeof change.from === 'string' ? [change.from] : change.from;
+  const fromValues = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
   return {
     Update: {
       TableName: tableName('transactions'),
       Key: { merchant_id: merchantId, reference },
-      UpdateExpression: `SET #status = :to, updated_at = :at${change.reason ? ', failure_reason = :reason' : ''}`,
-      ConditionExpression: '#status = :from',
+      UpdateExpression: `SET #status = :to, updated_at = :at${change.reason ? ', failure_reason = :reason' : ''}${
+        change.to === 'pending' ? '' : ' REMOVE pending_partner'
+      }`,
+      ConditionExpression: `#status IN (${Object.keys(fromValues).join(', ')})`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':to': change.to,
-        ':from': change.from,
         ':at': change.at,
+        ...fromValues,
         ...(change.reason ? { ':reason': change.reason } : {}),
       },
     },
   };
 }
 
-/** Changes a status on its own (no money moves); false if it was no longer `from`. */
+/** Changes a status on its own (no money moves); the record as changed, or undefined if it was no longer `from`. */
 export async function changeStatus(
   merchantId: string,
   reference: string,
-  change: { from: TransactionStatus; to: TransactionStatus },
-): Promise<boolean> {
+  change: Omit<StatusChange, 'at'>,
+): Promise<TransactionRecord | undefined> {
   try {
-    await dynamo.send(
-      new UpdateCommand(
-        statusChangeItem(merchantId, reference, { ...change, at: new Date().toISOString() }).Update,
-      ),
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        ...statusChangeItem(merchantId, reference, { ...change, at: new Date().toISOString() }).Update,
+        ReturnValues: 'ALL_NEW',
+      }),
     );
-    return true;
+    return Attributes as TransactionRecord;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
   }
+}
+
+/** Pending transfers of a partner created at or before `createdBefore` (ISO), oldest first. */
+export function pendingTransfers(partner: PartnerName, createdBefore: string): Promise<TransactionRecord[]> {
+  return queryAll<TransactionRecord>({
+    TableName: tableName('transactions'),
+    IndexName: 'pending-transfers',
+    KeyConditionExpression: 'pending_partner = :partner AND created_at <= :before',
+    ExpressionAttributeValues: { ':partner': partner, ':before': createdBefore },
+  });
 }
 
 /** One transaction of one merchant: another merchant's reference is simply not there. */

@@ -2,19 +2,19 @@ import { createHash } from 'node:crypto';
 import { accountNamedBy, namesAccount } from '#shared/accounts/destination.ts';
 import { BeneficiaryNotFound, getBeneficiary } from '#shared/beneficiaries/store.ts';
 import { DuplicateReference, PartnerUnavailable, ValidationError } from '#shared/errors.ts';
-import { CompanionConflict, debit, reverse } from '#shared/ledger/ledger.ts';
+import { CompanionConflict, debit } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import { transferFee } from '#shared/money.ts';
-import { sendTransfer, type TransferOutcome } from '#shared/partner/client.ts';
+import { partner } from '#shared/partners/registry.ts';
 import {
   type Counterparty,
-  changeStatus,
   getTransaction,
   putTransactionItem,
-  statusChangeItem,
   type TransactionRecord,
   transactionRecord,
 } from '#shared/transactions/store.ts';
+import { transferReferenceItem } from '#shared/transfers/references.ts';
+import { settleTransfer } from '#shared/transfers/settle.ts';
 
 export interface TransferRequest {
   reference: string;
@@ -29,23 +29,6 @@ export interface TransferRequest {
 /** The ledger entry id of a merchant's transfer: permanent, from the merchant's own reference. */
 export function transferEntryId(merchantId: string, reference: string): string {
   return `transfer:${merchantId}:${reference}`;
-}
-
-/** The reference the partner knows a transfer by (merchant ids have no dot; references may). */
-export function partnerReference(merchantId: string, reference: string): string {
-  return `${merchantId}.${reference}`;
-}
-
-/** The merchant and reference behind a partner reference, or undefined if it is not one of ours. */
-export function parsePartnerReference(value: string): { merchantId: string; reference: string } | undefined {
-  const dot = value.indexOf('.');
-  if (dot <= 0 || !value.startsWith('mer_')) return undefined;
-  return { merchantId: value.slice(0, dot), reference: value.slice(dot + 1) };
-}
-
-/** The reference of the transaction that gives a failed transfer's money back. */
-export function reversalReference(reference: string): string {
-  return `reversal:${reference}`;
 }
 
 /** Identifies a request's parameters: the same reference with another fingerprint is a 409. */
@@ -92,80 +75,37 @@ function asRetry(existing: TransactionRecord, request: TransferRequest): Transac
 }
 
 /**
- * Settles a pending transfer with the partner's verdict: success, or failed with its money given
- * back by a reversal entry in the same transaction as the status change. A transfer that is no
- * longer pending is left as it is, so a late or repeated verdict changes nothing.
- */
-export async function settleTransfer(
-  merchantId: string,
-  reference: string,
-  outcome: TransferOutcome,
-): Promise<void> {
-  if (outcome.status === 'pending') return;
-  if (outcome.status === 'success') {
-    await changeStatus(merchantId, reference, { from: 'pending', to: 'success' });
-    return;
-  }
-  const transfer = await getTransaction(merchantId, reference);
-  if (transfer?.status !== 'pending') return;
-  try {
-    await reverse(transfer.entry_id, {
-      reference: reversalReference(reference),
-      companions: (entry) => [
-        statusChangeItem(merchantId, reference, {
-          from: 'pending',
-          to: 'failed',
-          at: entry.created_at,
-          reason: outcome.reason,
-        }),
-        putTransactionItem(
-          transactionRecord(entry, {
-            reference: reversalReference(reference),
-            amount: entry.amount,
-            fee: 0,
-            status: 'success',
-            narration: `Reversal of ${reference}: ${outcome.reason}`,
-            counterparty: transfer.counterparty,
-          }),
-        ),
-      ],
-    });
-  } catch (error) {
-    // Settled by someone else in the meantime (the webhook, or a concurrent retry): nothing to do.
-    if (!(error instanceof CompanionConflict)) throw error;
-    logger.info('transfer already settled', { reference });
-  }
-}
-
-/**
  * Hands a debited transfer to the partner under its permanent reference and settles it with the
- * answer. The partner is idempotent on that reference, so calling this again (a retry after a crash
- * between debit and partner call) can never pay twice. Unknown outcome: the transfer stays pending.
+ * answer; returns the transfer as it then stands. The partner is idempotent on that reference, so
+ * a resend (a retry after a crash between debit and partner call) can never pay twice. Unknown
+ * outcome: the transfer stays pending until a webhook or the requery settles it.
  */
-async function dispatch(transfer: TransactionRecord): Promise<void> {
-  if (transfer.status !== 'pending') return;
-  const { merchant_id: merchantId, reference } = transfer;
+async function dispatch(transfer: TransactionRecord): Promise<TransactionRecord> {
+  const bank = partner();
   try {
-    const outcome = await sendTransfer({
-      reference: partnerReference(merchantId, reference),
+    const outcome = await bank.sendTransfer({
+      reference:
+        transfer.partner_reference ?? bank.transferReference(transfer.merchant_id, transfer.reference),
       amount: transfer.amount,
       bank_code: transfer.counterparty.bank_code,
       account_number: transfer.counterparty.account_number,
       account_name: transfer.counterparty.account_name,
       narration: transfer.narration,
     });
-    await settleTransfer(merchantId, reference, outcome);
+    return await settleTransfer(transfer, outcome);
   } catch (error) {
     if (!(error instanceof PartnerUnavailable)) throw error;
-    logger.warn('transfer left pending: partner unavailable', { reference });
+    logger.warn('transfer left pending: partner unavailable', { reference: transfer.reference });
+    return transfer;
   }
 }
 
-/** A retried transfer as it stands now; a pending one is handed to the partner again first. */
+/**
+ * A retried transfer as it stands now; a pending one is handed to the partner again, under the same
+ * reference (the partner answers a resend with the transfer it has, never a second payment).
+ */
 async function resumed(transfer: TransactionRecord): Promise<TransactionRecord> {
-  if (transfer.status !== 'pending') return transfer;
-  await dispatch(transfer);
-  return (await getTransaction(transfer.merchant_id, transfer.reference)) ?? transfer;
+  return transfer.status === 'pending' ? dispatch(transfer) : transfer;
 }
 
 /**
@@ -181,8 +121,11 @@ export async function createTransfer(
   if (earlier) return { transaction: await resumed(asRetry(earlier, request)), created: false };
 
   const counterparty = await destinationOf(merchantId, request);
+  const bank = partner();
+  await bank.checkBank(counterparty.bank_code);
   const fee = transferFee(request.amount);
   const entryId = transferEntryId(merchantId, request.reference);
+  const partnerReference = bank.transferReference(merchantId, request.reference);
   let applied: boolean;
   // The record as written with the debit (the last attempt's): handed to the partner without a re-read.
   let record: TransactionRecord | undefined;
@@ -202,8 +145,17 @@ export async function createTransfer(
           narration: request.narration ?? null,
           counterparty,
           fingerprint: fingerprint(request),
+          partner: bank.name,
+          partner_reference: partnerReference,
+          pending_partner: bank.name,
         });
-        return [putTransactionItem(record)];
+        return [
+          putTransactionItem(record),
+          transferReferenceItem(bank.name, partnerReference, {
+            merchant_id: merchantId,
+            reference: request.reference,
+          }),
+        ];
       },
     }));
   } catch (error) {
@@ -217,8 +169,5 @@ export async function createTransfer(
     return { transaction: await resumed(asRetry(winner, request)), created: false };
   }
 
-  await dispatch(record);
-  const transaction = await getTransaction(merchantId, request.reference);
-  if (!transaction) throw new Error(`transfer ${request.reference} vanished`);
-  return { transaction, created: true };
+  return { transaction: await dispatch(record), created: true };
 }

@@ -15,7 +15,7 @@ import { tableName } from '#shared/aws/clients.ts';
 import type { LedgerEntry } from '#shared/ledger/ledger.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import type { Merchant } from '#shared/merchants/store.ts';
-import { paymentEntryId } from '#shared/payments/receive.ts';
+import { paymentEntryId } from '#shared/payments/credit.ts';
 import { putTransactionItem, transactionRecord } from '#shared/transactions/store.ts';
 import { type CommandCounter, describeCounts } from './diagnostics.ts';
 import { mergeSamples, perSecond, type Samples } from './http.ts';
@@ -155,7 +155,9 @@ export async function runCreditPipeline(
   const entries = await batchGet<LedgerEntry>(
     client,
     tableName('ledgerEntries'),
-    [...sentAt.keys()].map((sessionId) => ({ entry_id: paymentEntryId(sessionId) })),
+    [...sentAt.keys()].map((sessionId) => ({
+      entry_id: paymentEntryId({ partner: 'sandbox', payment_id: sessionId }),
+    })),
   );
   const latencies = entries.map(
     (entry) =>
@@ -233,7 +235,7 @@ export async function rawTransactions(
       if (!merchant) throw new Error('bench: no idle raw merchant');
       issued++;
       const amount = 10_000 + (issued % 97);
-      const entryId = paymentEntryId(`raw-${run}-${issued}`);
+      const entryId = paymentEntryId({ partner: 'sandbox', payment_id: `raw-${run}-${issued}` });
       const now = new Date().toISOString();
       const entry: LedgerEntry = {
         entry_id: entryId,

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { ROUTES } from '#infra/routes.ts';
+import { ROUTES } from '#shared/definitions/routes.ts';
 import { startNpmStart } from '#test/support/npm-start.ts';
 
 /**

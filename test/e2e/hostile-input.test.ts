@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
-import { API_PREFIX, ROUTES, type Route } from '#infra/routes.ts';
 import { sqs } from '#shared/aws/sqs.ts';
-import { sign } from '#shared/webhooks/signature.ts';
+import { sign } from '#shared/crypto/standard-webhooks.ts';
+import { API_PREFIX, ROUTES, type Route } from '#shared/definitions/routes.ts';
 import { call, data, PROJECT_ROOT } from '#test/support/gateway.ts';
 import {
   anyText,
@@ -963,7 +963,7 @@ function casesFor(route: Route): fc.Arbitrary<Case> {
     case 'get-transaction':
     case 'get-payment':
       return own(referenceCases(route));
-    case 'receive-payment-webhook':
+    case 'receive-partner-webhook':
       return fc.oneof(
         { weight: 1, arbitrary: wrongMethod(route) },
         { weight: 1, arbitrary: wrongPath(route) },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { API_PREFIX } from '#infra/routes.ts';
 import { config } from '#shared/config.ts';
+import { API_PREFIX } from '#shared/definitions/routes.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';

@@ -157,6 +157,7 @@ describe('payments into a virtual account', () => {
             received_at: expect.any(String),
           },
         ],
+        rejected_attempts: [],
       },
     });
     const transaction = await call(gateway, 'GET', `/transactions/payment:${sessionId}`, {
@@ -169,6 +170,8 @@ describe('payments into a virtual account', () => {
       fee: 0,
       status: 'success',
       balance_after: 250_000,
+      reason: null,
+      virtual_account_reference: reference,
     });
   });
 
@@ -262,14 +265,20 @@ describe('payments into a virtual account', () => {
         async () =>
           (
             await dynamo.send(
-              new GetCommand({ TableName: tableName('unmatchedPayments'), Key: { session_id: sessionId } }),
+              new GetCommand({
+                TableName: tableName('unmatchedPayments'),
+                Key: { payment_key: `sandbox:${sessionId}` },
+              }),
             )
           ).Item,
         {
           timeout: 15_000,
         },
       )
-      .toMatchObject({ session_id: sessionId, reason: 'unknown account number' });
+      .toMatchObject({
+        reason: 'unknown account number',
+        event: { partner: 'sandbox', payment_id: sessionId },
+      });
   });
 
   it("shows one merchant's payment as 404 to another", async () => {
@@ -326,8 +335,8 @@ describe('transfer verdicts by webhook', () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(
-      data(await call(gateway, 'GET', `/transactions/${reference}`, { headers: m.headers })).status,
-    ).toBe('failed');
+      data(await call(gateway, 'GET', `/transactions/${reference}`, { headers: m.headers })),
+    ).toMatchObject({ status: 'failed', reason: 'Account closed' });
     expect(await balanceOf(m)).toBe(20_000);
     expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
   });

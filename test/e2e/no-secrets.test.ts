@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TABLES } from '#infra/tables.ts';
+import { TABLES } from '#shared/definitions/tables.ts';
 
 // Every log line of this file's requests is captured, at the most verbose level.
 vi.hoisted(() => {

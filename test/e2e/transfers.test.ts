@@ -45,6 +45,8 @@ describe('POST /transfers', () => {
         narration: 'Invoice 42',
         counterparty: { account_name: expect.any(String), account_number: account, bank_code: '058' },
         balance_after: 749_000,
+        reason: null,
+        virtual_account_reference: null,
         created_at: expect.any(String),
         updated_at: expect.any(String),
       },

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { sqs } from '#shared/aws/sqs.ts';
-import { sign } from '#shared/webhooks/signature.ts';
+import { sign } from '#shared/crypto/standard-webhooks.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import { call, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
@@ -157,7 +157,7 @@ describe('the partner webhook', () => {
   });
 
   it('accepts the same signed delivery as a Lambda function URL (payload v2) event', async () => {
-    const { handler } = await import('#functions/receive-payment-webhook.ts');
+    const { handler } = await import('#functions/receive-partner-webhook.ts');
     const m = await aMerchant();
     const payload = JSON.stringify(
       paymentEvent({ account_number: m.merchant.account_number, amount: 1_234, session_id: nipSessionId() }),

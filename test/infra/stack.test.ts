@@ -5,22 +5,25 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
-import { PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
-import { LEDGER_TABLES, RATE_LIMIT, ROUTES, servedPaths } from '#infra/routes.ts';
-import { TABLE_LIST, type TABLES } from '#infra/tables.ts';
+import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
+import { LEDGER_TABLES, RATE_LIMIT, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
+import { TABLE_LIST, type TABLES } from '#shared/definitions/tables.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 const outdirs: string[] = [];
 
 /** The app as `cdk synth` builds it (cdk.json's context), without bundling, for one stage. */
-function synth(stage: string) {
+function synth(stage: string, extraContext: Record<string, unknown> = {}) {
   const cdkJson = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as {
     context: Record<string, unknown>;
   };
   const outdir = mkdtempSync(path.join(tmpdir(), 'cdk-test-'));
   outdirs.push(outdir);
-  const app = new App({ outdir, context: { ...cdkJson.context, stage, 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({
+    outdir,
+    context: { ...cdkJson.context, stage, 'aws:cdk:bundling-stacks': [], ...extraContext },
+  });
   const stack = buildPaymentsApp(app);
   // Runs the cdk-nag validation plugin: any unacknowledged finding throws here.
   app.synth();
@@ -59,12 +62,16 @@ function resourcePaths(resources: Record<string, Resource>): Map<string, string>
 }
 
 describe('the AWS stack', () => {
-  it('has one nodejs22.x arm64 function per route plus the consumer, each named after its handler file', () => {
+  it('has one nodejs22.x arm64 function per route plus the consumer and the requery, each named after its handler file', () => {
     const functions = ofType(dev.resources, 'AWS::Lambda::Function').map(([, r]) => r.Properties);
-    expect(functions).toHaveLength(12);
+    expect(functions).toHaveLength(ROUTES.length + 2);
     const names = functions.map((f) => f.FunctionName).sort();
     expect(names).toEqual(
-      [...ROUTES.map((r) => `naira-dev-${r.name}`), `naira-dev-${PAYMENT_EVENTS_QUEUE.consumer}`].sort(),
+      [
+        ...ROUTES.map((r) => `naira-dev-${r.name}`),
+        `naira-dev-${PAYMENT_EVENTS_QUEUE.consumer}`,
+        'naira-dev-requery-transfers',
+      ].sort(),
     );
     for (const fn of functions) {
       expect(fn).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
@@ -179,7 +186,7 @@ describe('the AWS stack', () => {
     const target = (url.Properties.TargetFunctionArn as { 'Fn::GetAtt': string[] })[
       'Fn::GetAtt'
     ][0] as string;
-    expect(dev.resources[target]?.Properties.FunctionName).toBe('naira-dev-receive-payment-webhook');
+    expect(dev.resources[target]?.Properties.FunctionName).toBe('naira-dev-receive-partner-webhook');
   });
 
   it('queues payment events encrypted, over TLS only, with a 14-day DLQ after 5 receives and a consumer reporting item failures', () => {
@@ -205,17 +212,68 @@ describe('the AWS stack', () => {
     expect(consumer?.[1].Properties.Timeout).toBe(PAYMENT_EVENTS_QUEUE.consumerTimeoutSeconds);
   });
 
-  it('alarms on dead letters, consumer errors, the API 5xx rate and unmatched payments', () => {
+  it('alarms on dead letters, consumer and requery errors, the API 5xx rate, unmatched payments and overdue transfers', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(6);
     const metrics = alarms.map((a) => a.MetricName).sort();
     expect(metrics).toEqual(
-      ['5XXError', 'ApproximateNumberOfMessagesVisible', 'Errors', 'UnmatchedPayments-dev'].sort(),
+      [
+        '5XXError',
+        'ApproximateNumberOfMessagesVisible',
+        'Errors',
+        'Errors',
+        'UnmatchedPayments-dev',
+        'OverdueTransfers-dev',
+      ].sort(),
     );
+    dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: Match.stringLikeRegexp('transfer pending past the alert window'),
+    });
     for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
     dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: Match.stringLikeRegexp('payment kept as unmatched'),
     });
+  });
+
+  it('requeries pending transfers every minute from an EventBridge schedule, with only what settling needs', () => {
+    dev.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [
+        Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('Fnrequerytransfers'), 'Arn'] } }),
+      ],
+    });
+    const policies = ofType(dev.resources, 'AWS::IAM::Policy').filter(([id]) =>
+      id.startsWith('Fnrequerytransfers'),
+    );
+    const granted = JSON.stringify(policies.map(([, r]) => r.Properties));
+    for (const table of ['merchants', 'ledgerentries', 'transactions'])
+      expect(granted).toContain(`Table${table}`);
+    for (const table of ['apikeys', 'virtualaccounts', 'payments', 'beneficiaries'])
+      expect(granted).not.toContain(`Table${table}`);
+    expect(granted).not.toContain('sqs:');
+  });
+
+  it('with -c partner=paystack: a Paystack key secret, read only by the functions that call Paystack', () => {
+    const paystack = synth('dev', { partner: 'paystack' });
+    paystack.template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      Name: 'naira/dev/paystack-secret-key',
+    });
+    const functions = ofType(paystack.resources, 'AWS::Lambda::Function').map(([, r]) => r.Properties);
+    const withKey = functions
+      .filter(
+        (f) => (f.Environment as { Variables: Record<string, unknown> }).Variables.PAYSTACK_SECRET_KEY_ARN,
+      )
+      .map((f) => String(f.FunctionName).replace('naira-dev-', ''))
+      .sort();
+    expect(withKey).toEqual(
+      [
+        ...ROUTES.filter((r) => 'callsPartner' in r.access && r.access.callsPartner).map((r) => r.name),
+        'requery-transfers',
+      ].sort(),
+    );
+    for (const fn of functions)
+      expect((fn.Environment as { Variables: Record<string, unknown> }).Variables.PARTNER).toBe('paystack');
+    expect(JSON.stringify(dev.resources)).not.toContain('paystack-secret-key');
   });
 
   it('makes every table on demand with point-in-time recovery and its TTL, named by stage', () => {

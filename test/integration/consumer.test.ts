@@ -9,14 +9,14 @@ import { sqs } from '#shared/aws/sqs.ts';
 import { config } from '#shared/config.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
+import { queuedFromSandbox } from '#test/support/events.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
 import { aQueueWithDlq } from '#test/support/queues.ts';
 
 const aQueue = () => aQueueWithDlq('consumer');
 
-const queued = (event: ReturnType<typeof paymentEvent>) =>
-  JSON.stringify({ ...event, webhook_id: `msg_${Math.random()}`, received_at: new Date().toISOString() });
+const queued = (event: ReturnType<typeof paymentEvent>) => JSON.stringify(queuedFromSandbox(event));
 const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
 
 describe('the payment events consumer', () => {

@@ -11,11 +11,13 @@ import type { LocalGateway } from '#infra/local/gateway.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
-import { receivePayment, receiveTransferVerdict } from '#shared/payments/receive.ts';
+import type { PaymentReceived, QueuedEvent, TransferSettled } from '#shared/partners/partner.ts';
+import { receivePayment } from '#shared/payments/credit.ts';
 import { createVirtualAccount, getVirtualAccount, paymentsOf } from '#shared/payments/virtual-accounts.ts';
 import { getTransaction, type TransactionStatus } from '#shared/transactions/store.ts';
-import { createTransfer, partnerReference, reversalReference } from '#shared/transfers/transfers.ts';
-import type { QueuedEvent } from '#shared/webhooks/events.ts';
+import { receiveTransferSettled, reversalReference } from '#shared/transfers/settle.ts';
+import { createTransfer } from '#shared/transfers/transfers.ts';
+import { queuedFromSandbox } from '#test/support/events.ts';
 import {
   crashAt,
   type DynamoCall,
@@ -42,16 +44,15 @@ import { nipSessionId, pay, paymentEvent } from '#test/support/payments.ts';
 const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
 const statusOf = async (merchantId: string, reference: string) =>
   (await getTransaction(merchantId, reference))?.status;
-const queued = <T extends { type: string; data: Record<string, unknown> }>(event: T) =>
-  ({
-    ...event,
-    webhook_id: `msg_${randomUUID()}`,
-    received_at: new Date().toISOString(),
-  }) as unknown as QueuedEvent;
+const queuedPayment = async (payload: ReturnType<typeof paymentEvent>) =>
+  queuedFromSandbox(payload) as QueuedEvent & PaymentReceived;
 
 async function unmatched(sessionId: string) {
   const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName('unmatchedPayments'), Key: { session_id: sessionId } }),
+    new GetCommand({
+      TableName: tableName('unmatchedPayments'),
+      Key: { payment_key: `sandbox:${sessionId}` },
+    }),
   );
   return Item;
 }
@@ -93,10 +94,10 @@ const paymentIntoWallet: Flow = {
   name: 'payment.received credited into a merchant wallet (receivePayment)',
   prepare: async () => {
     const { merchant } = await aMerchant();
-    const event = queued(
+    const event = await queuedPayment(
       paymentEvent({ account_number: merchant.account_number, amount: 12_345, session_id: nipSessionId() }),
-    ) as QueuedEvent & { type: 'payment.received'; data: { session_id: string } };
-    const reference = `payment:${event.data.session_id}`;
+    );
+    const reference = `payment:${event.payment_id}`;
     return {
       run: () => receivePayment(event),
       applied: async () => (await getTransaction(merchant.merchant_id, reference)) !== undefined,
@@ -104,7 +105,7 @@ const paymentIntoWallet: Flow = {
         expect(result).toBe(answer(first.applied, 'duplicate', 'credited', result));
         await expectLedger(merchant.merchant_id, 12_345, 1);
         expect(await statusOf(merchant.merchant_id, reference)).toBe('success');
-        expect(await unmatched(event.data.session_id)).toBeUndefined();
+        expect(await unmatched(event.payment_id)).toBeUndefined();
       },
     };
   },
@@ -119,10 +120,10 @@ const paymentIntoVirtualAccount: Flow = {
       reference: `va-${randomUUID()}`,
       expires_in_minutes: 30,
     });
-    const event = queued(
+    const event = await queuedPayment(
       paymentEvent({ account_number: account.account_number, amount: 4_000, session_id: nipSessionId() }),
-    ) as QueuedEvent & { type: 'payment.received'; data: { session_id: string } };
-    const reference = `payment:${event.data.session_id}`;
+    );
+    const reference = `payment:${event.payment_id}`;
     return {
       run: () => receivePayment(event),
       applied: async () => (await getTransaction(merchant.merchant_id, reference)) !== undefined,
@@ -134,8 +135,8 @@ const paymentIntoVirtualAccount: Flow = {
           received: 4_000,
           count: 1,
         });
-        expect(await paymentsOf(merchant.merchant_id, account.reference)).toHaveLength(1);
-        expect(await unmatched(event.data.session_id)).toBeUndefined();
+        expect((await paymentsOf(merchant.merchant_id, account.reference)).payments).toHaveLength(1);
+        expect(await unmatched(event.payment_id)).toBeUndefined();
       },
     };
   },
@@ -189,23 +190,26 @@ const transferRejected = transferFlow(
 /** A pending transfer (debited, partner silent) settled by the partner's verdict webhook. */
 function settlementFlow(verdict: 'transfer.failed' | 'transfer.success'): Flow {
   return {
-    name: `pending transfer settled by ${verdict} (receiveTransferVerdict)`,
+    name: `pending transfer settled by ${verdict} (receiveTransferSettled)`,
     prepare: async () => {
       const { merchant } = await aMerchant();
       const merchantId = merchant.merchant_id;
       await fund(merchantId, 100_000);
       const reference = `pend-${randomUUID()}`;
       await aPendingTransfer(merchantId, reference, 30_000);
-      const event = queued({
-        type: verdict,
-        data: {
-          reference: partnerReference(merchantId, reference),
-          session_id: nipSessionId(),
-          reason: verdict === 'transfer.failed' ? 'Beneficiary bank rejected the transfer' : null,
-        },
-      }) as QueuedEvent & { type: 'transfer.failed' | 'transfer.success' };
+      const event: QueuedEvent & TransferSettled = {
+        type: 'TransferSettled',
+        partner: 'sandbox',
+        reference: `${merchantId}.${reference}`,
+        outcome:
+          verdict === 'transfer.failed'
+            ? { status: 'failed', reason: 'Beneficiary bank rejected the transfer' }
+            : { status: 'success' },
+        delivery_id: `msg_${randomUUID()}`,
+        received_at: new Date().toISOString(),
+      };
       return {
-        run: () => receiveTransferVerdict(event),
+        run: () => receiveTransferSettled(event),
         applied: async () => (await statusOf(merchantId, reference)) !== 'pending',
         assess: async () => {
           if (verdict === 'transfer.failed') {

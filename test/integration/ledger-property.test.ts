@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { handler } from '#functions/process-payment-events.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { credit, debit, InsufficientFunds, type Posting, reverse } from '#shared/ledger/ledger.ts';
+import { queuedFromSandbox } from '#test/support/events.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { paymentEvent } from '#test/support/payments.ts';
 
@@ -41,7 +42,7 @@ async function consume(events: ReturnType<typeof paymentEvent>[]): Promise<void>
     (event, i) =>
       ({
         messageId: `m${i}-${randomUUID()}`,
-        body: JSON.stringify({ ...event, webhook_id: randomUUID(), received_at: new Date().toISOString() }),
+        body: JSON.stringify(queuedFromSandbox(event)),
       }) as SQSRecord,
   );
   const result = await handler({ Records }, {} as Context);

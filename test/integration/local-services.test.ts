@@ -8,9 +8,9 @@ import {
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startPoller } from '#infra/local/poller.ts';
-import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
-import { TABLE_LIST } from '#infra/tables.ts';
 import { config } from '#shared/config.ts';
+import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
+import { TABLE_LIST } from '#shared/definitions/tables.ts';
 import { aQueueWithDlq } from '#test/support/queues.ts';
 
 const dynamo = new DynamoDBClient({ endpoint: config.dynamoEndpoint, region: config.region });
@@ -21,7 +21,7 @@ afterAll(() => {
 });
 
 describe('local bootstrap', () => {
-  it('created every table of infra/tables.ts with its keys and TTL', async () => {
+  it('created every table of shared/definitions/tables.ts with its keys and TTL', async () => {
     for (const table of TABLE_LIST) {
       const TableName = config.tablePrefix + table.name;
       const { Table } = await dynamo.send(new DescribeTableCommand({ TableName }));

@@ -20,8 +20,8 @@ import { freePort, localCredentials } from '#infra/local/process.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
 import { startLocalServices } from '#infra/local/services.ts';
-import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE } from '#infra/queues.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
+import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const { values: args } = parseArgs({

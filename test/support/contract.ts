@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
-import { API_PREFIX, ROUTES } from '#infra/routes.ts';
+import { API_PREFIX, ROUTES } from '#shared/definitions/routes.ts';
 
 type Json = Record<string, unknown>;
 

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { QueuedEvent } from '#shared/partners/partner.ts';
+import { createSandboxPartner } from '#shared/partners/sandbox.ts';
 
 /** Builds an API Gateway REST proxy event; every field can be overridden. */
 export function apiEvent(overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
@@ -31,3 +34,28 @@ export function jsonEvent(body: unknown, headers: Record<string, string> = {}): 
 }
 
 export const lambdaContext = { awsRequestId: 'ctx-1', getRemainingTimeInMillis: () => 10_000 } as Context;
+
+/**
+ * The domain event the sandbox adapter makes of a sandbox webhook payload, as the webhook queues
+ * it: how tests feed the consumer exactly what the queue would carry.
+ */
+export function queuedFromSandbox(
+  payload: { type: string; data: Record<string, unknown> },
+  deliveryId = `msg_${randomUUID()}`,
+): QueuedEvent {
+  const { events } = sandbox.eventsOf({
+    headers: { 'webhook-id': deliveryId },
+    rawBody: JSON.stringify(payload),
+    sourceIp: undefined,
+  });
+  const [event] = events;
+  if (!event || events.length !== 1) throw new Error(`not one sandbox event: ${JSON.stringify(payload)}`);
+  return { ...event, delivery_id: deliveryId, received_at: new Date().toISOString() };
+}
+
+/** The sandbox adapter, for its translation of payloads only (it calls nothing). */
+const sandbox = createSandboxPartner({
+  baseUrl: 'http://127.0.0.1:9',
+  timeoutMs: 1,
+  webhookKeys: async () => [],
+});

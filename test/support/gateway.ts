@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
-import type { Route } from '#infra/routes.ts';
+import type { Route } from '#shared/definitions/routes.ts';
 import { assertMatchesContract } from '#test/support/contract.ts';
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..', '..');

@@ -30,6 +30,9 @@ export default async function setup() {
     API_KEY_PEPPER: 'test-pepper-0123456789abcdef0123456789abcdef',
     PARTNER_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
     WEBHOOK_GATEWAY_URL: `http://127.0.0.1:${gatewayPort}`,
+    // Requery quickly, so tests see a lost webhook's transfer settled within seconds.
+    TRANSFER_REQUERY_AFTER_SECONDS: '2',
+    TRANSFER_REQUERY_INTERVAL_SECONDS: '1',
   });
   const runtime = await startRuntime({
     port: gatewayPort,

@@ -64,6 +64,10 @@ export async function aPendingTransfer(merchantId: string, reference: string, am
   const { debit } = await import('#shared/ledger/ledger.ts');
   const { putTransactionItem, transactionRecord } = await import('#shared/transactions/store.ts');
   const { transferEntryId } = await import('#shared/transfers/transfers.ts');
+  const { transferReferenceItem } = await import('#shared/transfers/references.ts');
+  const { partner } = await import('#shared/partners/registry.ts');
+  const bank = partner();
+  const partnerReference = bank.transferReference(merchantId, reference);
   await debit({
     entryId: transferEntryId(merchantId, reference),
     merchantId,
@@ -79,8 +83,12 @@ export async function aPendingTransfer(merchantId: string, reference: string, am
           status: 'pending',
           narration: null,
           counterparty: { account_name: 'PENDING PAYEE', account_number: '0000014579', bank_code: '011' },
+          partner: bank.name,
+          partner_reference: partnerReference,
+          pending_partner: bank.name,
         }),
       ),
+      transferReferenceItem(bank.name, partnerReference, { merchant_id: merchantId, reference }),
     ],
   });
 }

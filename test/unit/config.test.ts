@@ -5,7 +5,13 @@ describe('config', () => {
   it('has local defaults for an empty environment', () => {
     const config = loadConfig({});
     expect(config.tablePrefix).toBe('naira-local-');
-    expect(config.partner).toEqual({ baseUrl: 'http://127.0.0.1:3100', timeoutMs: 5000, bankCode: '101' });
+    expect(config.partner).toEqual({
+      name: 'sandbox',
+      baseUrl: 'http://127.0.0.1:3100',
+      timeoutMs: 5000,
+      bankCode: '101',
+    });
+    expect(config.requery).toEqual({ afterSeconds: 60, intervalSeconds: 60, alertHours: 24 });
     expect(config.apiKeyPepper).toBeUndefined();
     expect(config.dynamoEndpoint).toBeUndefined();
   });

@@ -73,7 +73,7 @@ describe('npm run keys -- … --stage prod', () => {
 
     const transact = dynamo.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
     expect(transact.map((item) => item.Put?.TableName)).toEqual([
-      'naira-prod-account-numbers',
+      'naira-prod-account-owners',
       'naira-prod-merchants',
     ]);
     const put = dynamo.commandCalls(PutCommand)[0]?.args[0].input;

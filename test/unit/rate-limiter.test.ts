@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
-import { RATE_LIMIT } from '#infra/routes.ts';
+import { RATE_LIMIT } from '#shared/definitions/routes.ts';
 
 const clock = (start = 1_000_000) => {
   let now = start;

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { API_PREFIX, ROUTES, servedPaths } from '#infra/routes.ts';
+import { API_PREFIX, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 describe('the route table', () => {
@@ -22,14 +22,14 @@ describe('the route table', () => {
   it('needs credentials everywhere except the bank list and the partner webhook', () => {
     const auth = Object.fromEntries(ROUTES.map((route) => [route.name, route.auth]));
     expect(auth['list-banks']).toBe('none');
-    expect(auth['receive-payment-webhook']).toBe('webhook');
+    expect(auth['receive-partner-webhook']).toBe('webhook');
     expect(Object.values(auth).filter((a) => a === 'api_key')).toHaveLength(9);
   });
 
   it('has a route for every handler file, and every handler agrees with its route on auth', async () => {
     const files = readdirSync(path.join(PROJECT_ROOT, 'functions')).filter((f) => f.endsWith('.ts'));
     expect(files.length).toBeGreaterThan(0);
-    const consumers = ['process-payment-events.ts'];
+    const consumers = ['process-payment-events.ts', 'requery-transfers.ts'];
     for (const file of files.filter((f) => !consumers.includes(f))) {
       expect(ROUTES.map((route) => `${route.name}.ts`)).toContain(file);
       // Building the handler checks the route's auth against the builder used.

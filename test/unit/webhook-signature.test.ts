@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseWebhookSecrets } from '#shared/config.ts';
-import { sign, signatureProblem } from '#shared/webhooks/signature.ts';
+import { sign, signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const [key] = parseWebhookSecrets(secret) as [Buffer];

@@ -2,7 +2,7 @@
  * Queue definitions, read by the CDK stack and the local bootstrap. Physical name = TABLE_PREFIX +
  * `name`. The consumer is the function (under `functions/`) that the queue drives.
  */
-import type { Access } from '#infra/routes.ts';
+import type { Access } from '#shared/definitions/routes.ts';
 
 export interface QueueDefinition {
   readonly name: string;
@@ -21,7 +21,7 @@ export const PAYMENT_EVENTS_QUEUE: QueueDefinition = {
   name: 'payment-events',
   consumer: 'process-payment-events',
   consumerAccess: {
-    read: ['accountNumbers'],
+    read: ['accountOwners', 'transferReferences'],
     write: ['merchants', 'ledgerEntries', 'transactions', 'payments', 'virtualAccounts', 'unmatchedPayments'],
   },
   consumerTimeoutSeconds: 30,

@@ -2,8 +2,9 @@ import * as z from 'zod/mini';
 import { ValidationError } from '#shared/errors.ts';
 import { parseOrThrow } from '#shared/http/validation.ts';
 
-// Partner payloads are read loosely: unknown fields are ignored, so a partner adding a field can
-// never stop credits (API.md §1). Only what the service relies on is checked.
+// The sandbox partner's webhook payloads (API.md §4 `POST /webhooks/payments`). Read loosely:
+// unknown fields are ignored, so a partner adding a field can never stop credits (API.md §1).
+// Only what the service relies on is checked.
 
 const sender = z.looseObject({
   account_name: z.optional(z.nullable(z.string().check(z.maxLength(200)))),
@@ -24,7 +25,7 @@ export const paymentReceived = z.looseObject({
 });
 
 export const transferSettled = z.looseObject({
-  type: z.enum(['transfer.success', 'transfer.failed']),
+  type: z.enum(['transfer.success', 'transfer.failed', 'transfer.reversed']),
   data: z.looseObject({
     reference: z.string().check(z.minLength(1), z.maxLength(200)),
     session_id: z.optional(z.nullable(z.string().check(z.maxLength(100)))),
@@ -32,20 +33,17 @@ export const transferSettled = z.looseObject({
   }),
 });
 
-export type PaymentReceived = z.output<typeof paymentReceived>;
-export type TransferSettled = z.output<typeof transferSettled>;
-export type PartnerEvent = PaymentReceived | TransferSettled;
+export type SandboxPaymentReceived = z.output<typeof paymentReceived>;
+export type SandboxTransferSettled = z.output<typeof transferSettled>;
+export type SandboxEvent = SandboxPaymentReceived | SandboxTransferSettled;
 
-/** A partner event as queued for the consumer: what was verified, and when it arrived. */
-export type QueuedEvent = PartnerEvent & { webhook_id: string; received_at: string };
-
-export const EVENT_TYPES = ['payment.received', 'transfer.success', 'transfer.failed'] as const;
+const EVENT_TYPES = ['payment.received', 'transfer.success', 'transfer.failed', 'transfer.reversed'];
 
 /**
- * Reads a verified webhook body. Malformed JSON or a known event type with bad fields is a 400;
- * an event type the service does not know is `undefined` (accepted, nothing to do).
+ * Reads a verified sandbox webhook body. Malformed JSON or a known event type with bad fields is a
+ * 400; an event type the service does not know is `undefined` (accepted, nothing to do).
  */
-export function parsePartnerEvent(rawBody: string): PartnerEvent | undefined {
+export function parseSandboxEvent(rawBody: string): SandboxEvent | undefined {
   let json: unknown;
   try {
     json = JSON.parse(rawBody);
@@ -54,7 +52,7 @@ export function parsePartnerEvent(rawBody: string): PartnerEvent | undefined {
   }
   const type = (json as { type?: unknown } | null)?.type;
   if (typeof type !== 'string') throw new ValidationError([{ field: 'type', message: 'Required' }]);
-  if (!(EVENT_TYPES as readonly string[]).includes(type)) return undefined;
+  if (!EVENT_TYPES.includes(type)) return undefined;
   return type === 'payment.received'
     ? parseOrThrow(paymentReceived, json)
     : parseOrThrow(transferSettled, json);

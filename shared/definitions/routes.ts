@@ -1,4 +1,4 @@
-import type { TableName } from '#infra/tables.ts';
+import type { TableName } from '#shared/definitions/tables.ts';
 
 /**
  * The route table: the one list of the service's HTTP endpoints. The CDK stack and the local
@@ -22,10 +22,18 @@ export interface Access {
   readonly read?: readonly TableName[];
   readonly write?: readonly TableName[];
   readonly sendsEvents?: boolean;
+  /** Calls the banking partner (and so needs its credentials). */
+  readonly callsPartner?: boolean;
 }
 
 /** Tables whose writers move money: only money-moving functions may write them. */
 export const LEDGER_TABLES: readonly TableName[] = ['merchants', 'ledgerEntries', 'transactions'];
+
+/** The scheduled requery (API.md §7): reads pending transfers, asks the partner, settles them. */
+export const REQUERY_ACCESS: Access = {
+  write: ['merchants', 'ledgerEntries', 'transactions'],
+  callsPartner: true,
+};
 
 /** `api_key`: both credential headers; `none`: public; `webhook`: the partner's signature, no limit. */
 export type RouteAuth = 'api_key' | 'none' | 'webhook';
@@ -56,7 +64,7 @@ export const ROUTES = [
     paths: ['/validate-account'],
     auth: 'api_key',
     summary: 'Validate a bank account (name enquiry)',
-    access: { write: ['nameEnquiries', 'accountSessions'] },
+    access: { write: ['nameEnquiries', 'accountSessions'], callsPartner: true },
   },
   {
     name: 'get-balance',
@@ -72,7 +80,7 @@ export const ROUTES = [
     paths: ['/beneficiaries'],
     auth: 'api_key',
     summary: 'Save a beneficiary',
-    access: { read: ['accountSessions'], write: ['nameEnquiries', 'beneficiaries'] },
+    access: { read: ['accountSessions'], write: ['nameEnquiries', 'beneficiaries'], callsPartner: true },
   },
   {
     name: 'list-beneficiaries',
@@ -90,7 +98,15 @@ export const ROUTES = [
     summary: 'Send a transfer',
     access: {
       read: ['beneficiaries', 'accountSessions'],
-      write: ['nameEnquiries', 'merchants', 'ledgerEntries', 'transactions'],
+      write: [
+        'nameEnquiries',
+        'merchants',
+        'ledgerEntries',
+        'transactions',
+        'transferReferences',
+        'partnerMemos',
+      ],
+      callsPartner: true,
     },
   },
   {
@@ -115,7 +131,7 @@ export const ROUTES = [
     paths: ['/virtual-accounts'],
     auth: 'api_key',
     summary: 'Create a temporary virtual account',
-    access: { read: ['merchants'], write: ['accountNumbers', 'virtualAccounts'] },
+    access: { read: ['merchants'], write: ['accountOwners', 'virtualAccounts'], callsPartner: true },
   },
   {
     name: 'get-payment',
@@ -126,12 +142,12 @@ export const ROUTES = [
     access: { read: ['virtualAccounts', 'payments'] },
   },
   {
-    name: 'receive-payment-webhook',
+    name: 'receive-partner-webhook',
     method: 'POST',
-    paths: ['/webhooks/payments'],
+    paths: ['/webhooks/payments', '/webhooks/paystack'],
     auth: 'webhook',
     summary: 'Partner webhook (signed)',
-    access: { sendsEvents: true },
+    access: { sendsEvents: true, callsPartner: true },
   },
 ] as const satisfies readonly Route[];
 

@@ -41,7 +41,10 @@ export const TABLES = {
     ],
     money: true,
   },
-  /** Transactions as the API shows them (status changes), one per merchant and reference. */
+  /**
+   * Transactions as the API shows them (status changes), one per merchant and reference. A pending
+   * transfer carries `pending_partner` (removed when it settles): the sparse index the requery reads.
+   */
   transactions: {
     name: 'transactions',
     partitionKey: { name: 'merchant_id', type: 'S' },
@@ -52,7 +55,18 @@ export const TABLES = {
         partitionKey: { name: 'merchant_id', type: 'S' },
         sortKey: { name: 'created_at', type: 'S' },
       },
+      {
+        name: 'pending-transfers',
+        partitionKey: { name: 'pending_partner', type: 'S' },
+        sortKey: { name: 'created_at', type: 'S' },
+      },
     ],
+    money: true,
+  },
+  /** Which merchant's transfer a partner's transfer reference is (`<partner>:<reference>`). */
+  transferReferences: {
+    name: 'transfer-references',
+    partitionKey: { name: 'partner_reference', type: 'S' },
     money: true,
   },
   /** A merchant's beneficiaries (`ben#<id>`, time-ordered ids) and one guard per bank account. */
@@ -69,24 +83,40 @@ export const TABLES = {
     sortKey: { name: 'reference', type: 'S' },
     money: true,
   },
-  /** Payments received into a virtual account (`<merchant_id>#<reference>`), one per partner session. */
+  /**
+   * What arrived for a virtual account (`<merchant_id>#<reference>`): its payments (`payment#<id>`,
+   * one per partner payment id) and the attempts the partner refused (`rejected#<id>`).
+   */
   payments: {
     name: 'payments',
     partitionKey: { name: 'virtual_account', type: 'S' },
-    sortKey: { name: 'session_id', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
     money: true,
   },
-  /** Payments that could not be credited to anyone (unknown account, conflicting session): for operators. */
+  /**
+   * Payments and refused attempts nobody could be credited for (unknown account, conflicting
+   * payment id), by `<partner>:<id>`: for operators.
+   */
   unmatchedPayments: {
     name: 'unmatched-payments',
-    partitionKey: { name: 'session_id', type: 'S' },
+    partitionKey: { name: 'payment_key', type: 'S' },
     money: true,
   },
-  /** Every account number the service was issued (wallets, virtual accounts): never issued twice. */
-  accountNumbers: {
-    name: 'account-numbers',
-    partitionKey: { name: 'account_number', type: 'S' },
+  /**
+   * Who owns each account id a partner issued (`<partner>:<account id>`: a wallet or a virtual
+   * account): claimed once, so no id is ever used twice. Alias items (`alias: true`) name the newest
+   * owner of an id that is not exclusive (a customer's email).
+   */
+  accountOwners: {
+    name: 'account-owners',
+    partitionKey: { name: 'account_key', type: 'S' },
     money: true,
+  },
+  /** What an adapter remembers of its partner (e.g. Paystack recipient codes per bank account). */
+  partnerMemos: {
+    name: 'partner-memos',
+    partitionKey: { name: 'memo_key', type: 'S' },
+    money: false,
   },
   /** API keys: only an HMAC of the secret is stored. */
   apiKeys: {

@@ -1,0 +1,26 @@
+import { ApiError } from '#shared/errors.ts';
+import { logger } from '#shared/logger.ts';
+import { enqueue } from '#shared/partner-webhooks/queue.ts';
+import type { WebhookDelivery } from '#shared/partners/partner.ts';
+import { partner } from '#shared/partners/registry.ts';
+
+/**
+ * A partner's webhook delivery: verified by the configured partner's adapter on the raw body, turned
+ * into domain events, and queued; only then is it acknowledged. It never touches a balance.
+ */
+export async function receiveDelivery(delivery: WebhookDelivery): Promise<void> {
+  const bank = partner();
+  const problem = await bank.verifyDelivery(delivery);
+  if (problem) {
+    logger.warn('webhook rejected', { partner: bank.name, reason: problem });
+    throw new ApiError('invalid_signature', 'Invalid webhook signature');
+  }
+  const { deliveryId, events } = bank.eventsOf(delivery);
+  if (events.length === 0) {
+    logger.info('webhook with nothing to do acknowledged', { partner: bank.name, delivery_id: deliveryId });
+    return;
+  }
+  const receivedAt = new Date().toISOString();
+  await enqueue(events.map((event) => ({ ...event, delivery_id: deliveryId, received_at: receivedAt })));
+  logger.info('webhook queued', { partner: bank.name, delivery_id: deliveryId, events: events.length });
+}

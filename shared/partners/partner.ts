@@ -1,0 +1,160 @@
+/**
+ * The banking partner port: what the service needs from a bank, in its own words. Each partner
+ * (the sandbox, Paystack, ...) has one adapter implementing it; an adapter is the only code that
+ * knows that partner's URLs, payloads, status words, signature scheme and ids. Everything behind
+ * the queue (the consumer, the ledger, the stores) sees only the domain events defined here.
+ */
+
+/** The partners a deployment can be configured with (`PARTNER`). */
+export const PARTNER_NAMES = ['sandbox', 'paystack'] as const;
+export type PartnerName = (typeof PARTNER_NAMES)[number];
+
+/** Seconds a client should wait before retrying after the partner failed (503 `Retry-After`). */
+export const PARTNER_RETRY_AFTER_SECONDS = 30;
+
+/** An account number the partner issued to the service (a merchant wallet or a virtual account). */
+export interface IssuedAccount {
+  account_number: string;
+  account_name: string;
+  /** Our (CBN) code of the bank that holds the account. */
+  bank_code: string;
+  /**
+   * The partner's own stable ids of this account, as its payment events will name it: the account
+   * number where the partner never reuses numbers, a charge reference or customer code where it
+   * does. Each is claimed for the owner, so one id never belongs to two owners.
+   */
+  account_ids: string[];
+  /**
+   * Ids that name this account too but may name others over time (a customer's email): not
+   * claimed, the newest owner wins. Used to match events that carry nothing better.
+   */
+  alias_ids?: string[];
+  /** When the partner closes the account, if it does (Paystack's Pay with Transfer). */
+  expires_at?: string;
+}
+
+export interface WalletOrder {
+  merchant_id: string;
+  /** The merchant's name, as the account name should read. */
+  name: string;
+  /** The merchant's contact email, where the partner needs one (operator-given or synthetic). */
+  email?: string;
+}
+
+export interface VirtualAccountOrder {
+  merchant_id: string;
+  /** The merchant's reference of the virtual account. */
+  reference: string;
+  /** The name the account should carry (the customer's, else the merchant's). */
+  name: string;
+  amount: number;
+  expires_at: string;
+  customer?: { name: string; email: string };
+}
+
+export interface TransferOrder {
+  /** Our permanent reference of the transfer at the partner: a resend can never pay twice. */
+  reference: string;
+  amount: number;
+  bank_code: string;
+  account_number: string;
+  account_name: string;
+  narration: string | null;
+}
+
+/** What the partner says about a transfer. */
+export type TransferOutcome =
+  | { status: 'success' }
+  | { status: 'failed'; reason: string }
+  | { status: 'reversed'; reason: string }
+  | { status: 'pending' };
+
+/** A webhook delivery exactly as it arrived. */
+export interface WebhookDelivery {
+  /** Header names lower-cased. */
+  headers: Record<string, string | undefined>;
+  /** The body exactly as sent (signatures are over these bytes). */
+  rawBody: string;
+  /** The connection's address (never X-Forwarded-For). */
+  sourceIp: string | undefined;
+}
+
+/** A customer's payment into an account the service was issued. */
+export interface PaymentReceived {
+  type: 'PaymentReceived';
+  partner: PartnerName;
+  /** The partner's permanent id of this payment: the ledger entry id derives from it. */
+  payment_id: string;
+  /** The receiving account's partner ids (see `IssuedAccount.account_ids`), best match first. */
+  account_ids: string[];
+  /** The receiving account number, for people and logs. */
+  account_number: string | null;
+  amount: number;
+  sender: { account_name: string | null; account_number: string | null; bank_code: string | null };
+  narration: string | null;
+  /** When the partner says the customer paid (ISO 8601), if it says so. */
+  paid_at: string | null;
+}
+
+/** A payment the partner refused and returned to the payer (e.g. a wrong amount): nothing to credit. */
+export interface PaymentRejected {
+  type: 'PaymentRejected';
+  partner: PartnerName;
+  /** The partner's permanent id of this attempt. */
+  attempt_id: string;
+  account_ids: string[];
+  amount: number;
+  reason: string;
+  /** When the partner refused it (ISO 8601), if it says so. */
+  rejected_at: string | null;
+}
+
+/** The partner's final word on one of our transfers (success, failed, or returned after success). */
+export interface TransferSettled {
+  type: 'TransferSettled';
+  partner: PartnerName;
+  /** Our reference at the partner (`TransferOrder.reference`). */
+  reference: string;
+  outcome: Exclude<TransferOutcome, { status: 'pending' }>;
+}
+
+export type DomainEvent = PaymentReceived | PaymentRejected | TransferSettled;
+
+/** A domain event as queued: with the delivery that carried it and when that arrived. */
+export type QueuedEvent = DomainEvent & { delivery_id: string; received_at: string };
+
+/**
+ * What the service asks of a banking partner. Every method that calls the partner throws
+ * `PartnerUnavailable` when it fails or times out (5xx, network); other answers are mapped to the
+ * domain's words or errors (`AccountNotFound`, `BankNotSupported`).
+ */
+export interface BankingPartner {
+  readonly name: PartnerName;
+  /**
+   * Our permanent reference of a merchant's transfer at this partner, in the partner's alphabet:
+   * deterministic, so a resend carries the same reference and can never pay twice.
+   */
+  transferReference(merchantId: string, reference: string): string;
+  /** Throws `BankNotSupported` if the partner cannot pay accounts at this bank (our CBN code). */
+  checkBank(bankCode: string): Promise<void>;
+  /** The holder's name of an account, as the bank reports it; `AccountNotFound` if none. */
+  nameEnquiry(bankCode: string, accountNumber: string): Promise<string>;
+  /** A permanent account number for a merchant's wallet. */
+  issueWallet(order: WalletOrder): Promise<IssuedAccount>;
+  /** A temporary account number for one expected payment. */
+  openVirtualAccount(order: VirtualAccountOrder): Promise<IssuedAccount>;
+  /**
+   * Sends a transfer under our permanent reference. `pending` when the partner has it but has not
+   * finished; `failed` when it refused it outright. A resend of the same reference never pays twice.
+   */
+  sendTransfer(order: TransferOrder): Promise<TransferOutcome>;
+  /** Asks about a transfer sent before; undefined when the partner does not know the reference. */
+  queryTransfer(reference: string): Promise<TransferOutcome | undefined>;
+  /** Why a webhook delivery is not authentic, or undefined when it is. No partner call. */
+  verifyDelivery(delivery: WebhookDelivery): Promise<string | undefined>;
+  /**
+   * The domain events an authentic delivery carries (none for events the service ignores), and the
+   * delivery's id for logs and dedupe. Throws `ValidationError` when the body is not JSON.
+   */
+  eventsOf(delivery: WebhookDelivery): { deliveryId: string; events: DomainEvent[] };
+}

@@ -1,0 +1,170 @@
+import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
+import { AccountNotFound, PartnerUnavailable } from '#shared/errors.ts';
+import { logger } from '#shared/logger.ts';
+import {
+  type BankingPartner,
+  type DomainEvent,
+  type IssuedAccount,
+  PARTNER_RETRY_AFTER_SECONDS,
+  type TransferOrder,
+  type TransferOutcome,
+  type WebhookDelivery,
+} from '#shared/partners/partner.ts';
+import { parseSandboxEvent, type SandboxEvent } from '#shared/partners/sandbox-payloads.ts';
+
+export interface SandboxOptions {
+  baseUrl: string;
+  timeoutMs: number;
+  /** The `whsec_` keys its webhooks are signed with (several while rotating). */
+  webhookKeys: () => Promise<Buffer[]>;
+}
+
+/** What the sandbox says when a transfer fails and does not say why. */
+const DEFAULT_FAILURE = 'The receiving bank did not complete the transfer';
+
+/**
+ * The sandbox banking partner of API.md §5 (the local default): our own protocol, Standard Webhooks
+ * signatures, and references we choose (`<merchant id>.<reference>`), idempotent at the partner.
+ */
+export function createSandboxPartner(options: SandboxOptions): BankingPartner {
+  /**
+   * One call to the sandbox's HTTP API. Timeouts, network errors and 5xx answers become
+   * `PartnerUnavailable`; the caller decides what other statuses mean.
+   */
+  const call = async (
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: Record<string, unknown> }> => {
+    const started = Date.now();
+    try {
+      const response = await fetch(new URL(path, options.baseUrl), {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+      logger.debug('partner call', { path, status: response.status, duration_ms: Date.now() - started });
+      if (response.status >= 500)
+        throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `partner ${response.status}`);
+      return { status: response.status, json };
+    } catch (error) {
+      if (error instanceof PartnerUnavailable) throw error;
+      logger.warn('partner unavailable', { path, duration_ms: Date.now() - started, error: String(error) });
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
+    }
+  };
+
+  const issue = async (kind: 'wallet' | 'virtual_account', name: string): Promise<IssuedAccount> => {
+    const { status, json } = await call('POST', '/v1/accounts', { kind, name });
+    if (status !== 201 || typeof json.account_number !== 'string' || typeof json.account_name !== 'string') {
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected account issue answer ${status}`);
+    }
+    return {
+      account_number: json.account_number,
+      account_name: json.account_name,
+      bank_code: String(json.bank_code),
+      account_ids: [json.account_number],
+    };
+  };
+
+  /** The sandbox's word on a transfer, from its answer to a send or a status query. */
+  const outcomeOf = (json: Record<string, unknown>): TransferOutcome | undefined => {
+    const reason = typeof json.reason === 'string' ? json.reason : DEFAULT_FAILURE;
+    if (json.status === 'success') return { status: 'success' };
+    if (json.status === 'pending') return { status: 'pending' };
+    if (json.status === 'failed') return { status: 'failed', reason };
+    if (json.status === 'reversed') return { status: 'reversed', reason };
+    return undefined;
+  };
+
+  return {
+    name: 'sandbox',
+    transferReference: (merchantId, reference) => `${merchantId}.${reference}`,
+    // The sandbox pays every listed bank.
+    checkBank: async () => undefined,
+
+    async nameEnquiry(bankCode, accountNumber) {
+      const { status, json } = await call('POST', '/v1/name-enquiry', {
+        bank_code: bankCode,
+        account_number: accountNumber,
+      });
+      if (status === 404) throw new AccountNotFound();
+      if (status !== 200 || typeof json.account_name !== 'string') {
+        throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected name enquiry answer ${status}`);
+      }
+      return json.account_name;
+    },
+
+    issueWallet: (order) => issue('wallet', order.name),
+    openVirtualAccount: (order) => issue('virtual_account', order.name),
+
+    async sendTransfer(order: TransferOrder) {
+      const { status, json } = await call('POST', '/v1/transfers', order);
+      const outcome = outcomeOf(json);
+      if ((status === 200 || status === 202 || status === 422) && outcome) return outcome;
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected transfer answer ${status}`);
+    },
+
+    async queryTransfer(reference) {
+      const { status, json } = await call('GET', `/v1/transfers/${encodeURIComponent(reference)}`);
+      if (status === 404) return undefined;
+      const outcome = outcomeOf(json);
+      if (status === 200 && outcome) return outcome;
+      throw new PartnerUnavailable(
+        PARTNER_RETRY_AFTER_SECONDS,
+        `unexpected transfer status answer ${status}`,
+      );
+    },
+
+    async verifyDelivery({ headers, rawBody }: WebhookDelivery) {
+      return signatureProblem(
+        {
+          id: headers['webhook-id'],
+          timestamp: headers['webhook-timestamp'],
+          signature: headers['webhook-signature'],
+          body: rawBody,
+        },
+        await options.webhookKeys(),
+      );
+    },
+
+    eventsOf({ headers, rawBody }: WebhookDelivery) {
+      const event = parseSandboxEvent(rawBody);
+      return { deliveryId: headers['webhook-id'] ?? '', events: event ? [toDomainEvent(event)] : [] };
+    },
+  };
+}
+
+/** A sandbox payload in the domain's words. */
+function toDomainEvent(event: SandboxEvent): DomainEvent {
+  if (event.type === 'payment.received') {
+    const { data } = event;
+    return {
+      type: 'PaymentReceived',
+      partner: 'sandbox',
+      payment_id: data.session_id,
+      account_ids: [data.account_number],
+      account_number: data.account_number,
+      amount: data.amount,
+      sender: {
+        account_name: data.sender?.account_name ?? null,
+        account_number: data.sender?.account_number ?? null,
+        bank_code: data.sender?.bank_code ?? null,
+      },
+      narration: data.narration ?? null,
+      paid_at: data.paid_at ?? null,
+    };
+  }
+  const reason = event.data.reason ?? DEFAULT_FAILURE;
+  return {
+    type: 'TransferSettled',
+    partner: 'sandbox',
+    reference: event.data.reference,
+    outcome:
+      event.type === 'transfer.success'
+        ? { status: 'success' }
+        : { status: event.type === 'transfer.failed' ? 'failed' : 'reversed', reason },
+  };
+}

@@ -1,0 +1,112 @@
+import { CompanionConflict, reverse } from '#shared/ledger/ledger.ts';
+import { logger } from '#shared/logger.ts';
+import type { QueuedEvent, TransferOutcome, TransferSettled } from '#shared/partners/partner.ts';
+import {
+  changeStatus,
+  getTransaction,
+  putTransactionItem,
+  statusChangeItem,
+  type TransactionRecord,
+  type TransactionStatus,
+  transactionRecord,
+} from '#shared/transactions/store.ts';
+import { transferOwner } from '#shared/transfers/references.ts';
+
+/**
+ * Settling transfers: the partner's final word on a transfer, from its answer to the send, a
+ * webhook, or a requery, all through `settleTransfer`. Each status change is conditional on the
+ * status it leaves, and a reversal's ledger entry is keyed by the transfer's own entry, so a late,
+ * repeated or racing verdict changes nothing twice.
+ */
+
+/** The reference of the transaction that gives a failed or returned transfer's money back. */
+export function reversalReference(reference: string): string {
+  return `reversal:${reference}`;
+}
+
+/** The transfer as it is stored now (someone else settled it in the meantime). */
+async function current(transfer: TransactionRecord): Promise<TransactionRecord> {
+  return (await getTransaction(transfer.merchant_id, transfer.reference)) ?? transfer;
+}
+
+/**
+ * Ends a transfer `to` failed or reversed, from one of `from`, giving `amount + fee` back by a
+ * reversal entry in the same transaction as the status change.
+ */
+async function giveBack(
+  transfer: TransactionRecord,
+  change: { from: readonly TransactionStatus[]; to: 'failed' | 'reversed'; reason: string },
+): Promise<TransactionRecord> {
+  if (!change.from.includes(transfer.status)) return transfer;
+  const { merchant_id: merchantId, reference } = transfer;
+  try {
+    const { entry, applied } = await reverse(transfer.entry_id, {
+      reference: reversalReference(reference),
+      companions: (posted) => [
+        statusChangeItem(merchantId, reference, {
+          from: change.from,
+          to: change.to,
+          at: posted.created_at,
+          reason: change.reason,
+        }),
+        putTransactionItem(
+          transactionRecord(posted, {
+            reference: reversalReference(reference),
+            amount: posted.amount,
+            fee: 0,
+            status: 'success',
+            narration: `Reversal of ${reference}: ${change.reason}`,
+            counterparty: transfer.counterparty,
+            partner: transfer.partner,
+          }),
+        ),
+      ],
+    });
+    if (!applied) return current(transfer);
+    const { pending_partner: _left, ...rest } = transfer;
+    return { ...rest, status: change.to, updated_at: entry.created_at, failure_reason: change.reason };
+  } catch (error) {
+    // Settled by someone else in the meantime (a webhook, a requery, a retry): nothing to do.
+    if (!(error instanceof CompanionConflict)) throw error;
+    logger.info('transfer already settled', { reference });
+    return current(transfer);
+  }
+}
+
+/**
+ * Settles a transfer with the partner's word and returns it as it now stands: `success` from
+ * pending; `failed` from pending, and `reversed` from pending or success, each with the reversal.
+ */
+export async function settleTransfer(
+  transfer: TransactionRecord,
+  outcome: TransferOutcome,
+): Promise<TransactionRecord> {
+  switch (outcome.status) {
+    case 'pending':
+      return transfer;
+    case 'success':
+      if (transfer.status !== 'pending') return transfer;
+      return (
+        (await changeStatus(transfer.merchant_id, transfer.reference, { from: 'pending', to: 'success' })) ??
+        (await current(transfer))
+      );
+    case 'failed':
+      return giveBack(transfer, { from: ['pending'], to: 'failed', reason: outcome.reason });
+    case 'reversed':
+      return giveBack(transfer, { from: ['pending', 'success'], to: 'reversed', reason: outcome.reason });
+  }
+}
+
+/** A partner's word on a transfer from its webhook: settles it once; a reference not ours is only logged. */
+export async function receiveTransferSettled(event: QueuedEvent & TransferSettled): Promise<void> {
+  const owner = await transferOwner(event.partner, event.reference);
+  const transfer = owner && (await getTransaction(owner.merchant_id, owner.reference));
+  if (!transfer) {
+    logger.warn('transfer verdict for an unknown reference', {
+      partner: event.partner,
+      reference: event.reference,
+    });
+    return;
+  }
+  await settleTransfer(transfer, event.outcome);
+}
