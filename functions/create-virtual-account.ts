@@ -2,7 +2,8 @@ import { createVirtualAccountRequest } from '#shared/contract/requests.ts';
 import { NotFound } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/stack.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
-import { createVirtualAccount, toApiVirtualAccount } from '#shared/payments/virtual-accounts.ts';
+import { createVirtualAccount } from '#shared/payments/virtual-account-opening.ts';
+import { toApiVirtualAccount } from '#shared/payments/virtual-accounts.ts';
 
 /** POST /virtual-accounts: a temporary account for a fixed amount; idempotent on `reference`. */
 export const handler = httpHandler(

@@ -31,8 +31,12 @@ interface DemoMerchant {
  * The demo merchant: created on first start, its key pair kept in the data folder (a local
  * convenience only) so every start can print it.
  */
-async function demoMerchant(dataDir: string): Promise<DemoMerchant> {
-  const file = path.join(dataDir, 'demo-merchant.json');
+async function demoMerchant(dataDir: string, partnerName: string): Promise<DemoMerchant> {
+  // One demo merchant per partner: its wallet is an account at that partner.
+  const file = path.join(
+    dataDir,
+    partnerName === 'sandbox' ? 'demo-merchant.json' : `demo-merchant-${partnerName}.json`,
+  );
   const { getMerchant } = await import('#shared/merchants/store.ts');
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as DemoMerchant;
@@ -96,7 +100,8 @@ async function main() {
     });
     stops.push(stop);
 
-    const demo = await demoMerchant(dataDir);
+    const partnerName = env.PARTNER ?? 'sandbox';
+    const demo = await demoMerchant(dataDir, partnerName);
     const auth = `-H "X-API-Key: ${demo.api_key}" -H "X-API-Secret: ${demo.api_secret}"`;
     console.log(
       [
@@ -104,7 +109,9 @@ async function main() {
         `Payments API running at ${gateway.url}`,
         `  API reference:    ${gateway.url}/docs (OpenAPI: ${gateway.url}/openapi.json)`,
         `  routes served:    ${gateway.routes.map((route) => route.name).join(', ')}`,
-        `  sandbox partner:  ${services.env.PARTNER_BASE_URL}`,
+        partnerName === 'paystack'
+          ? `  partner:          Paystack at ${env.PAYSTACK_BASE_URL ?? 'https://api.paystack.co'} (its webhook URL: ${gateway.url}/webhooks/paystack)`
+          : `  sandbox partner:  ${services.env.PARTNER_BASE_URL}`,
         `  DynamoDB Local:   ${services.env.DYNAMODB_ENDPOINT} (data in .data/, --fresh wipes it)`,
         `  local SQS:        ${services.env.SQS_ENDPOINT}`,
         '',

@@ -1,17 +1,29 @@
 import { config } from '#shared/config.ts';
+import { dynamoMemo } from '#shared/partners/memo.ts';
 import type { BankingPartner } from '#shared/partners/partner.ts';
+import { createPaystackPartner } from '#shared/partners/paystack.ts';
 import { createSandboxPartner } from '#shared/partners/sandbox.ts';
-import { webhookKeys } from '#shared/secrets.ts';
+import { paystackSecretKey, webhookKeys } from '#shared/secrets.ts';
 
 let configured: BankingPartner | undefined;
 
 /** The banking partner this deployment is configured with (`PARTNER`), made once per container. */
 export function partner(): BankingPartner {
-  if (config.partner.name !== 'sandbox') throw new Error(`partner ${config.partner.name} has no adapter yet`);
-  configured ??= createSandboxPartner({
-    baseUrl: config.partner.baseUrl,
-    timeoutMs: config.partner.timeoutMs,
-    webhookKeys,
-  });
+  configured ??=
+    config.partner.name === 'paystack'
+      ? createPaystackPartner({
+          baseUrl: config.paystack.baseUrl,
+          secretKey: paystackSecretKey,
+          timeoutMs: config.partner.timeoutMs,
+          webhookIps: config.paystack.webhookIps,
+          emailDomain: config.paystack.emailDomain,
+          dvaBank: config.paystack.dvaBank,
+          memo: dynamoMemo('paystack'),
+        })
+      : createSandboxPartner({
+          baseUrl: config.partner.baseUrl,
+          timeoutMs: config.partner.timeoutMs,
+          webhookKeys,
+        });
   return configured;
 }

@@ -1,14 +1,9 @@
-import { createHash } from 'node:crypto';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { findBank } from '#shared/banks/index.ts';
-import { DuplicateReference } from '#shared/errors.ts';
-import { newId } from '#shared/ids.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
-import { partner } from '#shared/partners/registry.ts';
 
 export interface VirtualAccountRequest {
   amount: number;
@@ -52,11 +47,6 @@ export function paymentsKey(merchantId: string, reference: string): string {
   return `${merchantId}#${reference}`;
 }
 
-function fingerprint(request: VirtualAccountRequest): string {
-  const canonical = JSON.stringify([request.amount, request.expires_in_minutes, request.customer ?? null]);
-  return createHash('sha256').update(canonical).digest('hex');
-}
-
 function bankOf(code: string) {
   return { code, name: findBank(code)?.name ?? code };
 }
@@ -88,83 +78,6 @@ export async function getVirtualAccount(
     }),
   );
   return Item as VirtualAccount | undefined;
-}
-
-function asRetry(existing: VirtualAccount, request: VirtualAccountRequest): VirtualAccount {
-  if (existing.fingerprint !== fingerprint(request)) throw new DuplicateReference();
-  return existing;
-}
-
-/**
- * Opens a temporary virtual account for a fixed amount. The partner issues the number; the
- * service claims it in `account-numbers` in the same transaction as the account, so a number is
- * never issued twice and a late payment always finds its account. Idempotent on `reference`.
- */
-export async function createVirtualAccount(
-  merchantId: string,
-  merchantName: string,
-  request: VirtualAccountRequest,
-): Promise<{ account: VirtualAccount; created: boolean }> {
-  const reference = request.reference ?? newId('va', 12);
-  if (request.reference) {
-    const earlier = await getVirtualAccount(merchantId, reference);
-    if (earlier) return { account: asRetry(earlier, request), created: false };
-  }
-  const now = Date.now();
-  const expiresAt = new Date(now + request.expires_in_minutes * 60_000).toISOString();
-  try {
-    const account = await openWithIssuedAccount(
-      'virtual_account',
-      (bank) =>
-        bank.openVirtualAccount({
-          merchant_id: merchantId,
-          reference,
-          name: request.customer?.name ?? merchantName,
-          amount: request.amount,
-          expires_at: expiresAt,
-          customer: request.customer,
-        }),
-      (issued) => {
-        const opened: VirtualAccount = {
-          merchant_id: merchantId,
-          reference,
-          partner: partner().name,
-          account_number: issued.account_number,
-          account_name: issued.account_name,
-          bank_code: issued.bank_code,
-          amount: request.amount,
-          amount_received: 0,
-          payment_count: 0,
-          customer: request.customer ?? null,
-          // The partner's own closing time where it has one (Paystack's `account_expires_at`).
-          expires_at: issued.expires_at ?? expiresAt,
-          created_at: new Date(now).toISOString(),
-          fingerprint: fingerprint(request),
-        };
-        return {
-          owner: { merchant_id: merchantId, reference, created_at: opened.created_at },
-          item: {
-            Put: {
-              TableName: tableName('virtualAccounts'),
-              Item: opened,
-              ConditionExpression: 'attribute_not_exists(#reference)',
-              ExpressionAttributeNames: { '#reference': 'reference' },
-            },
-          },
-          result: opened,
-        };
-      },
-    );
-    return { account, created: true };
-  } catch (error) {
-    // The account's own item comes last in the transaction: its condition failing means a
-    // concurrent request with this reference won.
-    const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
-    if (reasons.at(-1)?.Code !== 'ConditionalCheckFailed') throw error;
-    const winner = await getVirtualAccount(merchantId, reference);
-    if (!winner) throw error;
-    return { account: asRetry(winner, request), created: false };
-  }
 }
 
 /** A payment the partner refused and returned to the payer (e.g. a wrong amount). */

@@ -184,6 +184,55 @@ describe('POST /transfers', () => {
   });
 });
 
+describe('pending transfers whose webhook never comes (requery, API.md §7)', () => {
+  const status = async (m: Merchant, reference: string) =>
+    data(
+      await call(gateway, 'GET', `/transactions/${encodeURIComponent(reference)}`, { headers: m.headers }),
+    );
+
+  it('are settled by the requery: success (55555…), and failed with the reversal (44444…), once', async () => {
+    const m = await aMerchant();
+    await fund(m.merchant.merchant_id, 50_000);
+    const succeeds = {
+      reference: ref(),
+      amount: 5_000,
+      account_number: anAccount('011', '55555'),
+      bank_code: '011',
+    };
+    const fails = {
+      reference: ref(),
+      amount: 7_000,
+      account_number: anAccount('011', '44444'),
+      bank_code: '011',
+    };
+    expect(data(await transfer(m, succeeds)).status).toBe('pending');
+    expect(data(await transfer(m, fails)).status).toBe('pending');
+    // The test run requeries transfers pending 2 s, every second (TRANSFER_REQUERY_* in global setup).
+    await expect
+      .poll(async () => (await status(m, succeeds.reference)).status, { timeout: 15_000 })
+      .toBe('success');
+    await expect
+      .poll(async () => (await status(m, fails.reference)).status, { timeout: 15_000 })
+      .toBe('failed');
+    expect(await status(m, fails.reference)).toMatchObject({
+      reason: 'Beneficiary account could not be credited',
+    });
+    expect(await status(m, `reversal:${fails.reference}`)).toMatchObject({
+      category: 'reversal',
+      amount: 8_000,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await balanceOf(m)).toBe(50_000 - 6_000);
+    expect((await entriesOf(m.merchant.merchant_id)).map((e) => e.category).sort()).toEqual([
+      'payment',
+      'reversal',
+      'transfer',
+      'transfer',
+    ]);
+    expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
+  });
+});
+
 describe('transfer destinations', () => {
   it('pays a saved beneficiary and a validated session, and refuses those of another merchant', async () => {
     const m = await aMerchant();

@@ -1,0 +1,788 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { BANKS, type BankRecord } from '#shared/banks/data.ts';
+import { findBank } from '#shared/banks/index.ts';
+import {
+  AccountNotFound,
+  BankNotSupported,
+  PartnerUnavailable,
+  UnknownBank,
+  ValidationError,
+} from '#shared/errors.ts';
+import { logger } from '#shared/logger.ts';
+import type { PartnerMemo } from '#shared/partners/memo.ts';
+import {
+  type BankingPartner,
+  type DomainEvent,
+  type IssuedAccount,
+  PARTNER_RETRY_AFTER_SECONDS,
+  type PaymentReceived,
+  type PaymentRejected,
+  type TransferOrder,
+  type TransferOutcome,
+  type TransferSettled,
+  type WebhookDelivery,
+} from '#shared/partners/partner.ts';
+
+export type { PartnerMemo } from '#shared/partners/memo.ts';
+
+/** How the Paystack adapter is wired (API.md §9); the registry fills it from `PAYSTACK_*`. */
+export interface PaystackOptions {
+  /** Without a trailing slash needed; the default `https://api.paystack.co` is applied by the caller. */
+  baseUrl: string;
+  /** Secrets Manager on AWS, the environment locally. Never logged. */
+  secretKey: () => Promise<string>;
+  timeoutMs: number;
+  /** Addresses Paystack's webhooks come from; empty: the source address is not checked. */
+  webhookIps: readonly string[];
+  /** The domain of the synthetic emails Paystack's charges and customers require. */
+  emailDomain: string;
+  /** `preferred_bank` slug of merchants' dedicated virtual accounts, e.g. `wema-bank`. */
+  dvaBank: string;
+  /** Durable store of recipient codes, so one bank account gets one Paystack recipient. */
+  memo: PartnerMemo;
+  now?: () => number;
+}
+
+type Json = Record<string, unknown>;
+
+/** A Paystack answer: its HTTP status and its JSON body (`{}` when it sent none). */
+interface Answer {
+  status: number;
+  body: Json;
+}
+
+/** A bank of Paystack's `GET /bank` list, as the adapter needs it. */
+interface PaystackBank {
+  id: number | undefined;
+  name: string;
+  slug: string;
+  code: string;
+  nip: string | undefined;
+  supportsTransfer: boolean;
+}
+
+/** Paystack's bank list with our banks matched to it, refreshed at most hourly. */
+interface BankDirectory {
+  fetchedAt: number;
+  banks: PaystackBank[];
+  /** Our CBN code → Paystack's bank. */
+  forward: Map<string, PaystackBank>;
+  /** Paystack's bank → our CBN code (the first of ours that matched it). */
+  reverse: Map<PaystackBank, string>;
+}
+
+const BANK_LIST_MAX_AGE_MS = 60 * 60 * 1000;
+/** After a failed refresh the stale list is used, and the refresh is tried again this much later. */
+const BANK_LIST_RETRY_MS = 5 * 60 * 1000;
+/** A cursor loop guard: Paystack lists about 200 Nigerian banks. */
+const BANK_LIST_MAX_PAGES = 20;
+const BANK_LIST_PAGE_SIZE = 100;
+
+/** What a failed or reversed transfer says when Paystack does not say why (API.md §9). */
+const DEFAULT_FAILURE = 'The receiving bank did not complete the transfer';
+const DEFAULT_REJECTION = 'Paystack refused the payment and returned it to the payer';
+const NAME_MAX = 200;
+const NARRATION_MAX = 500;
+
+const SUCCESS_WORDS = new Set(['success']);
+const FAILED_WORDS = new Set(['failed', 'abandoned', 'rejected', 'blocked']);
+const REVERSED_WORDS = new Set(['reversed']);
+const PENDING_WORDS = new Set(['pending', 'received', 'queued', 'otp']);
+
+/**
+ * The Paystack banking partner of API.md §9: transfers from the Paystack balance, Pay with Transfer
+ * charges as virtual accounts, dedicated virtual accounts as merchant wallets, and Paystack's
+ * HMAC-SHA512 signed webhooks turned into domain events.
+ */
+export function createPaystackPartner(options: PaystackOptions): BankingPartner {
+  const now = options.now ?? Date.now;
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+
+  /**
+   * One call to Paystack. Timeouts, network errors and 5xx answers become `PartnerUnavailable`;
+   * the caller decides what the other statuses mean.
+   */
+  const call = async (method: 'GET' | 'POST', path: string, body?: Json): Promise<Answer> => {
+    const started = now();
+    // Query strings carry account numbers: logs get the path only.
+    const logPath = path.split('?')[0];
+    let status: number;
+    let raw: string;
+    try {
+      const response = await fetch(`${baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${await options.secretKey()}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      status = response.status;
+      raw = await response.text();
+    } catch (error) {
+      logger.warn('paystack unavailable', {
+        method,
+        path: logPath,
+        duration_ms: now() - started,
+        error: String(error),
+      });
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
+    }
+    logger.debug('paystack call', { method, path: logPath, status, duration_ms: now() - started });
+    if (status >= 500) {
+      logger.warn('paystack unavailable', { method, path: logPath, status });
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `paystack ${status} on ${method} ${logPath}`);
+    }
+    return { status, body: parseObject(raw) ?? {} };
+  };
+
+  /** An answer the adapter cannot use: logged with Paystack's message, then `PartnerUnavailable`. */
+  const unexpected = (what: string, answer: Answer): PartnerUnavailable => {
+    logger.error('unexpected paystack answer', {
+      what,
+      status: answer.status,
+      paystack_message: messageOf(answer.body),
+    });
+    return new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected ${what} answer ${answer.status}`);
+  };
+
+  const banks = createBankDirectory(call, unexpected, now);
+
+  /** Paystack's bank for one of ours; `BankNotSupported` when Paystack cannot pay it. */
+  const paystackBankFor = async (bankCode: string): Promise<PaystackBank> => {
+    if (!findBank(bankCode)) throw new UnknownBank();
+    const bank = (await banks.get()).forward.get(bankCode);
+    if (!bank?.supportsTransfer) throw new BankNotSupported();
+    return bank;
+  };
+
+  /** Our CBN code of the bank Paystack issued an account at, from the bank object of its answer. */
+  const ourBankCodeOf = async (bank: unknown): Promise<string> => {
+    const code = mapIssuingBank(await banks.get(), record(bank));
+    if (!code) {
+      const named = record(bank);
+      logger.error('paystack issued an account at a bank missing from our list', {
+        slug: named?.slug,
+        name: named?.name,
+      });
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, 'issuing bank not in our bank list');
+    }
+    return code;
+  };
+
+  const queryTransfer = async (reference: string): Promise<TransferOutcome | undefined> => {
+    const answer = await call('GET', `/transfer/verify/${encodeURIComponent(reference)}`);
+    if (answer.status === 404) return undefined;
+    const data = record(answer.body.data);
+    if (answer.status !== 200 || !data) throw unexpected('transfer verify', answer);
+    return transferOutcome(data, reference);
+  };
+
+  /**
+   * The recipient code of a bank account: reused across merchants, created once. The memo is an
+   * optimisation only (Paystack answers a repeated account with its existing recipient), so a memo
+   * failure never stops a transfer.
+   */
+  const recipientFor = async (bank: PaystackBank, order: TransferOrder): Promise<Answer | string> => {
+    const key = `recipient:${bank.code}:${order.account_number}`;
+    const known = await options.memo.get(key).catch((error: unknown) => {
+      logger.warn('partner memo read failed', { error: String(error) });
+      return undefined;
+    });
+    if (known) return known;
+    const answer = await call('POST', '/transferrecipient', {
+      type: 'nuban',
+      name: order.account_name,
+      account_number: order.account_number,
+      bank_code: bank.code,
+      currency: 'NGN',
+    });
+    const code = text(record(answer.body.data)?.recipient_code, 100);
+    if (answer.status >= 400) return answer;
+    if (!isSuccess(answer.status) || !code) throw unexpected('transfer recipient', answer);
+    await options.memo.put(key, code).catch((error: unknown) => {
+      logger.warn('partner memo write failed', { error: String(error) });
+    });
+    return code;
+  };
+
+  /**
+   * Paystack's synchronous refusal of a transfer. A reused reference means the transfer exists (a
+   * resend): its real state is asked for, so a resend can never turn a real transfer into a refund.
+   */
+  const refused = async (answer: Answer, reference: string): Promise<TransferOutcome> => {
+    const message = messageOf(answer.body);
+    if (saysDuplicateReference(answer.body)) {
+      logger.info('paystack already has this transfer reference', { reference, paystack_message: message });
+      return (await queryTransfer(reference)) ?? { status: 'pending' };
+    }
+    // Nothing was sent, so the transfer ends failed and is refunded. An error: most refusals (a wrong
+    // key, an empty Paystack balance) need an operator.
+    logger.error('paystack refused a transfer', {
+      reference,
+      status: answer.status,
+      paystack_message: message,
+    });
+    return { status: 'failed', reason: message ?? DEFAULT_FAILURE };
+  };
+
+  return {
+    name: 'paystack',
+
+    transferReference: (merchantId, reference) =>
+      `np_${sha256Hex(`${merchantId}\n${reference}`).slice(0, 40)}`,
+
+    async checkBank(bankCode) {
+      await paystackBankFor(bankCode);
+    },
+
+    async nameEnquiry(bankCode, accountNumber) {
+      const bank = await paystackBankFor(bankCode);
+      const query = new URLSearchParams({ account_number: accountNumber, bank_code: bank.code });
+      const answer = await call('GET', `/bank/resolve?${query}`);
+      if (answer.status === 400 || answer.status === 404 || answer.status === 422) {
+        throw new AccountNotFound();
+      }
+      const name = text(record(answer.body.data)?.account_name, NAME_MAX);
+      if (answer.status !== 200 || !name) throw unexpected('account resolve', answer);
+      return name;
+    },
+
+    async issueWallet(order) {
+      const email = order.email ?? `${order.merchant_id.toLowerCase()}@${options.emailDomain}`;
+      const customer = await call('POST', '/customer', { email, ...splitName(order.name) });
+      const customerCode = text(record(customer.body.data)?.customer_code, 100);
+      if (!isSuccess(customer.status) || !customerCode) throw unexpected('customer create', customer);
+
+      const answer = await call('POST', '/dedicated_account', {
+        customer: customerCode,
+        preferred_bank: options.dvaBank,
+      });
+      const data = record(answer.body.data);
+      const account = issuedAccountOf(data);
+      if (!isSuccess(answer.status) || !data || !account) throw unexpected('dedicated account', answer);
+      return {
+        ...account,
+        bank_code: await ourBankCodeOf(data.bank),
+        account_ids: [`nuban:${account.account_number}`, `customer:${customerCode}`],
+      };
+    },
+
+    async openVirtualAccount(order) {
+      const email =
+        order.customer?.email ??
+        `va-${sha256Hex(`${order.merchant_id}\n${order.reference}`).slice(0, 20)}@${options.emailDomain}`;
+      const chargeReference = `va-${randomBytes(12).toString('hex')}`;
+      const answer = await call('POST', '/charge', {
+        email,
+        amount: order.amount,
+        reference: chargeReference,
+        bank_transfer: { account_expires_at: order.expires_at },
+        // The description types metadata as stringified JSON (API.md §9).
+        metadata: JSON.stringify({ merchant_id: order.merchant_id, reference: order.reference }),
+      });
+      const data = record(answer.body.data);
+      const account = issuedAccountOf(data);
+      if (!isSuccess(answer.status) || !data || !account)
+        throw unexpected('pay with transfer charge', answer);
+      return {
+        ...account,
+        bank_code: await ourBankCodeOf(data.bank),
+        // charge.success names the charge by the reference Paystack echoes (ours, unless it chose one).
+        account_ids: [`charge:${text(data.reference, 100) ?? chargeReference}`],
+        alias_ids: [`email:${email.toLowerCase()}`],
+        expires_at: isoOrNull(data.account_expires_at) ?? order.expires_at,
+      };
+    },
+
+    async sendTransfer(order) {
+      const bank = await paystackBankFor(order.bank_code);
+      const recipient = await recipientFor(bank, order);
+      if (typeof recipient !== 'string') {
+        // A resend whose recipient was never remembered must still find the transfer it made.
+        const existing = await queryTransfer(order.reference);
+        if (existing) return existing;
+        logger.warn('paystack refused the transfer recipient', {
+          reference: order.reference,
+          status: recipient.status,
+          paystack_message: messageOf(recipient.body),
+        });
+        return { status: 'failed', reason: messageOf(recipient.body) ?? DEFAULT_FAILURE };
+      }
+      const answer = await call('POST', '/transfer', {
+        source: 'balance',
+        amount: order.amount,
+        recipient,
+        reference: order.reference,
+        ...(order.narration ? { reason: order.narration } : {}),
+      });
+      if (answer.status >= 400) return refused(answer, order.reference);
+      const data = record(answer.body.data);
+      if (!isSuccess(answer.status) || !data) throw unexpected('transfer', answer);
+      return transferOutcome(data, order.reference);
+    },
+
+    queryTransfer,
+
+    async verifyDelivery({ headers, rawBody, sourceIp }: WebhookDelivery) {
+      if (options.webhookIps.length > 0) {
+        const ip = plainIp(sourceIp);
+        if (!ip || !options.webhookIps.some((allowed) => plainIp(allowed) === ip)) {
+          return `source address ${ip ?? 'unknown'} is not one of Paystack's`;
+        }
+      }
+      const signature = headers['x-paystack-signature'];
+      if (signature === undefined) return 'missing x-paystack-signature';
+      if (!/^[0-9a-fA-F]{128}$/.test(signature)) return 'x-paystack-signature is not 128 hex characters';
+      const expected = createHmac('sha512', await options.secretKey())
+        .update(rawBody, 'utf8')
+        .digest();
+      const given = Buffer.from(signature, 'hex');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'signature mismatch';
+      return undefined;
+    },
+
+    eventsOf({ rawBody }: WebhookDelivery) {
+      return paystackEvents(rawBody);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Banks
+
+/**
+ * The cached bank directory. Concurrent callers share one load; a failed refresh keeps serving the
+ * stale list (banks rarely change) and retries a few minutes later.
+ */
+function createBankDirectory(
+  call: (method: 'GET', path: string) => Promise<Answer>,
+  unexpected: (what: string, answer: Answer) => PartnerUnavailable,
+  now: () => number,
+) {
+  let current: BankDirectory | undefined;
+  let loading: Promise<BankDirectory> | undefined;
+
+  const load = async (): Promise<BankDirectory> => {
+    const banks: PaystackBank[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < BANK_LIST_MAX_PAGES; page++) {
+      const query = new URLSearchParams({
+        currency: 'NGN',
+        include_nip_sort_code: 'true',
+        use_cursor: 'true',
+        perPage: String(BANK_LIST_PAGE_SIZE),
+      });
+      if (cursor) query.set('next', cursor);
+      const answer = await call('GET', `/bank?${query}`);
+      const data = answer.body.data;
+      if (answer.status !== 200 || !Array.isArray(data)) throw unexpected('bank list', answer);
+      banks.push(...data.flatMap((item) => paystackBankOf(item) ?? []));
+      cursor = text(record(answer.body.meta)?.next, 500);
+      if (!cursor || cursor === 'null' || seen.has(cursor)) break;
+      seen.add(cursor);
+    }
+    return indexBanks(banks, now());
+  };
+
+  return {
+    async get(): Promise<BankDirectory> {
+      if (current && now() - current.fetchedAt < BANK_LIST_MAX_AGE_MS) return current;
+      loading ??= load().finally(() => {
+        loading = undefined;
+      });
+      try {
+        current = await loading;
+      } catch (error) {
+        if (!current) throw error;
+        logger.warn('paystack bank list refresh failed, using the cached list', { error: String(error) });
+        current = { ...current, fetchedAt: now() - BANK_LIST_MAX_AGE_MS + BANK_LIST_RETRY_MS };
+      }
+      return current;
+    },
+  };
+}
+
+/** One entry of `GET /bank`; inactive or deleted banks count as absent. */
+function paystackBankOf(item: unknown): PaystackBank | undefined {
+  const bank = record(item);
+  const name = text(bank?.name, NAME_MAX);
+  const code = text(bank?.code, 20);
+  if (!bank || !name || !code || bank.active === false || bank.is_deleted === true) return undefined;
+  return {
+    id: typeof bank.id === 'number' ? bank.id : undefined,
+    name,
+    slug: text(bank.slug, 100) ?? '',
+    code,
+    nip: text(bank.nip_sort_code, 20),
+    // Paystack's samples omit the flag; only an explicit false means it cannot pay the bank.
+    supportsTransfer: bank.supports_transfer !== false,
+  };
+}
+
+/** Matches each of our banks to Paystack's: by NIP institution code, then by name. */
+function indexBanks(banks: PaystackBank[], fetchedAt: number): BankDirectory {
+  const byNip = new Map<string, PaystackBank>();
+  const byName = new NameIndex<PaystackBank>();
+  for (const bank of banks) {
+    if (bank.nip && !byNip.has(bank.nip)) byNip.set(bank.nip, bank);
+    byName.add(bank.name, bank);
+  }
+  const forward = new Map<string, PaystackBank>();
+  const reverse = new Map<PaystackBank, string>();
+  for (const ours of BANKS) {
+    const match = byNip.get(ours.nip_code) ?? byName.find(ours.name);
+    if (!match) continue;
+    forward.set(ours.code, match);
+    if (!reverse.has(match)) reverse.set(match, ours.code);
+  }
+  return { fetchedAt, banks, forward, reverse };
+}
+
+/**
+ * Banks Paystack issues accounts at that are not in its own `/bank` list, by slug: Titan Paystack
+ * runs on Titan Trust Bank's rails, so payers send to it as Titan Trust Bank.
+ */
+const ISSUER_ALIASES: Readonly<Record<string, string>> = { 'titan-paystack': '102' };
+
+/** Our code of the bank in a `/charge` or `/dedicated_account` answer (`{name, slug, id}`). */
+function mapIssuingBank(directory: BankDirectory, bank: Json | undefined): string | undefined {
+  if (!bank) return undefined;
+  const slug = text(bank.slug, 100);
+  const alias = slug && ISSUER_ALIASES[slug];
+  if (alias) return alias;
+  const name = text(bank.name, NAME_MAX);
+  const listed =
+    directory.banks.find((b) => slug !== undefined && b.slug === slug) ??
+    directory.banks.find((b) => typeof bank.id === 'number' && b.id === bank.id);
+  const viaList = listed && directory.reverse.get(listed);
+  if (viaList) return viaList;
+  return OUR_BANKS_BY_NAME.find(listed?.name ?? '')?.code ?? OUR_BANKS_BY_NAME.find(name ?? '')?.code;
+}
+
+/**
+ * Bank names as the two lists spell them differently ("Moniepoint MFB" and "Moniepoint
+ * Microfinance Bank", "TAJ Bank" and "TAJBank"): an exact key first, then a loose one. Loose keys
+ * shared by two different banks are dropped rather than guessed.
+ */
+class NameIndex<T> {
+  private readonly exact = new Map<string, T>();
+  private readonly loose = new Map<string, T | null>();
+
+  add(name: string, value: T): void {
+    const exact = exactKey(name);
+    if (!this.exact.has(exact)) this.exact.set(exact, value);
+    const loose = looseKey(name);
+    if (!loose) return;
+    const existing = this.loose.get(loose);
+    this.loose.set(loose, existing === undefined || existing === value ? value : null);
+  }
+
+  find(name: string): T | undefined {
+    if (!name) return undefined;
+    return this.exact.get(exactKey(name)) ?? this.loose.get(looseKey(name)) ?? undefined;
+  }
+}
+
+function exactKey(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
+}
+
+const NAME_NOISE = new Set(['plc', 'ltd', 'limited', 'nigeria', 'ng', 'of', 'the', 'for', 'and', 'bank']);
+
+function looseKey(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/\([^)]*\)/g, ' ')
+    .replace(/micro\s*finance\s+bank|microfinance/g, 'mfb')
+    .replace(/payment\s+service\s+bank/g, 'psb')
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word && !NAME_NOISE.has(word))
+    .map((word) => (word.length > 4 && word.endsWith('bank') ? word.slice(0, -4) : word))
+    .join('');
+}
+
+/** Our banks by name, for the banks Paystack issues accounts at. After `NAME_NOISE`: it uses it. */
+const OUR_BANKS_BY_NAME = new NameIndex<BankRecord>();
+for (const bank of BANKS) OUR_BANKS_BY_NAME.add(bank.name, bank);
+
+// ---------------------------------------------------------------------------------------------
+// Transfers and accounts
+
+/** Paystack's transfer status word in the domain's words; unknown words stay pending, never guessed. */
+function transferOutcome(data: Json, reference: string): TransferOutcome {
+  const status = typeof data.status === 'string' ? data.status.toLowerCase() : '';
+  if (SUCCESS_WORDS.has(status)) return { status: 'success' };
+  if (FAILED_WORDS.has(status)) return { status: 'failed', reason: failureReason(data) };
+  if (REVERSED_WORDS.has(status)) return { status: 'reversed', reason: failureReason(data) };
+  if (status === 'otp') {
+    logger.error('paystack transfer awaits an OTP: disable OTP for API transfers in the Paystack dashboard', {
+      reference,
+    });
+  } else if (!PENDING_WORDS.has(status)) {
+    logger.warn('unknown paystack transfer status, kept pending', { reference, status });
+  }
+  return { status: 'pending' };
+}
+
+/**
+ * Paystack's own failure message of a transfer. `reason` is not one: it is the narration we sent.
+ */
+function failureReason(data: Json): string {
+  const failures = Array.isArray(data.failures) ? data.failures[0] : data.failures;
+  const failure = record(failures);
+  return (
+    text(failures, NARRATION_MAX) ??
+    text(failure?.message, NARRATION_MAX) ??
+    text(failure?.reason, NARRATION_MAX) ??
+    text(data.gateway_response, NARRATION_MAX) ??
+    DEFAULT_FAILURE
+  );
+}
+
+/**
+ * Whether a refused `POST /transfer` says the reference was used before. Paystack documents the
+ * error ("This reference has already been used on a prior transfer") without a stable code, and
+ * its samples word it as "Duplicate reference(s) found: …" (bulk, HTTP 404) and "Duplicate
+ * Transaction Reference" (`code: duplicate_reference`, charges), so the words are matched.
+ */
+function saysDuplicateReference(body: Json): boolean {
+  const code = typeof body.code === 'string' ? body.code : '';
+  const message = messageOf(body) ?? '';
+  return /duplicate/i.test(code) || /duplicate|already (?:been )?used|already exists/i.test(message);
+}
+
+/** The number, name and closing time of an account Paystack issued, if its answer has them. */
+function issuedAccountOf(
+  data: Json | undefined,
+): Omit<IssuedAccount, 'bank_code' | 'account_ids'> | undefined {
+  const accountNumber = text(data?.account_number, 20);
+  const accountName = text(data?.account_name, NAME_MAX);
+  if (!accountNumber || !/^\d{10}$/.test(accountNumber) || !accountName) return undefined;
+  return { account_number: accountNumber, account_name: accountName };
+}
+
+/** Paystack's customers need a first and a last name; a one-word name is used for both. */
+function splitName(name: string): { first_name: string; last_name: string } {
+  const words = name.trim().split(/\s+/).filter(Boolean);
+  const first = (words[0] ?? name).slice(0, 100);
+  return { first_name: first, last_name: words.slice(1).join(' ').slice(0, 100) || first };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+
+/**
+ * The domain events of a verified Paystack webhook body. Paystack sends no delivery id, so one is
+ * made from the event and its entity (stable across redeliveries), else from the body's hash.
+ */
+function paystackEvents(rawBody: string): { deliveryId: string; events: DomainEvent[] } {
+  let json: unknown;
+  try {
+    json = JSON.parse(rawBody);
+  } catch {
+    throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
+  }
+  const payload = record(json);
+  const event = text(payload?.event, 100);
+  const data = record(payload?.data) ?? {};
+  const entity =
+    idOf(data.id) ?? text(data.reference, 100) ?? idOf(record(data.bank_transfer)?.transaction_id);
+  const deliveryId =
+    event && entity ? `paystack:${event}:${entity}` : `paystack:sha256:${sha256Hex(rawBody)}`;
+  const events = event ? eventsFor(event, data, rawBody) : [];
+  if (events.length === 0) logger.info('paystack event ignored', { event, delivery_id: deliveryId });
+  return { deliveryId, events };
+}
+
+function eventsFor(event: string, data: Json, rawBody: string): DomainEvent[] {
+  switch (event) {
+    case 'charge.success':
+      return optional(paymentReceived(data));
+    case 'transfer.success':
+    case 'transfer.failed':
+    case 'transfer.reversed':
+      return optional(transferSettled(event, data));
+    case 'bank.transfer.rejected':
+      return optional(paymentRejected(data, rawBody));
+    default:
+      return [];
+  }
+}
+
+function optional<T>(value: T | undefined): T[] {
+  return value === undefined ? [] : [value];
+}
+
+/** A `charge.success` into a Pay with Transfer account or a dedicated account; other channels are not ours. */
+function paymentReceived(data: Json): PaymentReceived | undefined {
+  const channel = text(data.channel, 50);
+  const authorization = record(data.authorization) ?? {};
+  const receiver = text(authorization.receiver_bank_account_number, 20) ?? null;
+  const accountIds = receivingIds(channel, data, receiver);
+  if (!accountIds) return undefined;
+  const transactionId = idOf(data.id);
+  const amount = data.amount;
+  // Amounts are kobo only in naira: another currency must never be credited as NGN.
+  const currency = text(data.currency, 10) ?? 'NGN';
+  if (!transactionId || !isPositiveKobo(amount) || currency !== 'NGN') {
+    logger.error('paystack charge.success cannot be credited', {
+      channel,
+      transaction_id: transactionId,
+      currency,
+      amount_type: typeof amount,
+    });
+    return undefined;
+  }
+  const senderBank = text(authorization.sender_bank, 10);
+  return {
+    type: 'PaymentReceived',
+    partner: 'paystack',
+    payment_id: transactionId,
+    account_ids: accountIds,
+    account_number: receiver,
+    amount,
+    sender: {
+      account_name: text(authorization.sender_name, NAME_MAX) ?? null,
+      account_number: text(authorization.sender_bank_account_number, 20) ?? null,
+      bank_code: senderBank && /^(\d{3}|\d{6})$/.test(senderBank) ? senderBank : null,
+    },
+    narration: text(authorization.narration, NARRATION_MAX) ?? null,
+    paid_at: isoOrNull(data.paid_at ?? data.paidAt),
+  };
+}
+
+/** The receiving account's ids as `IssuedAccount.account_ids` claimed them, best first. */
+function receivingIds(
+  channel: string | undefined,
+  data: Json,
+  receiver: string | null,
+): string[] | undefined {
+  if (channel === 'bank_transfer') {
+    const reference = text(data.reference, 100);
+    if (reference) return [`charge:${reference}`];
+  } else if (channel === 'dedicated_nuban') {
+    const customer = text(record(data.customer)?.customer_code, 100);
+    const ids = [receiver && `nuban:${receiver}`, customer && `customer:${customer}`].filter(
+      (id): id is string => Boolean(id),
+    );
+    if (ids.length > 0) return ids;
+  } else {
+    logger.info('paystack charge.success on a channel the service does not issue', { channel });
+    return undefined;
+  }
+  logger.error('paystack charge.success names no receiving account', { channel });
+  return undefined;
+}
+
+function transferSettled(event: string, data: Json): TransferSettled | undefined {
+  const reference = text(data.reference, 100);
+  if (!reference) {
+    logger.error('paystack transfer event without a reference', { event });
+    return undefined;
+  }
+  const outcome: TransferSettled['outcome'] =
+    event === 'transfer.success'
+      ? { status: 'success' }
+      : { status: event === 'transfer.failed' ? 'failed' : 'reversed', reason: failureReason(data) };
+  return { type: 'TransferSettled', partner: 'paystack', reference, outcome };
+}
+
+/** A Pay with Transfer payment Paystack returned to the payer (e.g. a wrong amount). */
+function paymentRejected(data: Json, rawBody: string): PaymentRejected | undefined {
+  const transfer = record(data.bank_transfer) ?? {};
+  const email = text(record(data.customer)?.email, 320)?.toLowerCase();
+  const reference = text(data.reference, 100) ?? text(transfer.reference, 100);
+  const accountIds = [reference && `charge:${reference}`, email && `email:${email}`].filter(
+    (id): id is string => Boolean(id),
+  );
+  // Paystack's sample sends this amount as a string of kobo.
+  const amount =
+    typeof transfer.amount === 'string' && /^\d+$/.test(transfer.amount)
+      ? Number(transfer.amount)
+      : transfer.amount;
+  if (accountIds.length === 0 || !isPositiveKobo(amount)) {
+    logger.error('paystack bank.transfer.rejected cannot be matched', { has_email: Boolean(email) });
+    return undefined;
+  }
+  const attempt = idOf(transfer.transaction_id) ?? idOf(data.id);
+  return {
+    type: 'PaymentRejected',
+    partner: 'paystack',
+    attempt_id: attempt ?? `body-${sha256Hex(rawBody).slice(0, 40)}`,
+    account_ids: accountIds,
+    amount,
+    reason: text(transfer.message, NARRATION_MAX) ?? text(transfer.message_type, 100) ?? DEFAULT_REJECTION,
+    rejected_at: isoOrNull(transfer.created_at ?? transfer.received_at ?? data.created_at ?? data.createdAt),
+  };
+}
+
+/** Node reports IPv4 clients of a dual-stack socket as `::ffff:a.b.c.d`: compared without the prefix. */
+function plainIp(ip: string | undefined): string | undefined {
+  const trimmed = ip?.trim().toLowerCase();
+  return trimmed ? trimmed.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '') : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading JSON loosely: unknown fields are ignored and odd types are dropped, never fatal.
+
+function parseObject(body: string): Json | undefined {
+  try {
+    return record(JSON.parse(body));
+  } catch {
+    return undefined;
+  }
+}
+
+function record(value: unknown): Json | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
+}
+
+/** A non-blank string, trimmed and cut to `max` characters. */
+function text(value: unknown, max: number): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  return trimmed ? trimmed.slice(0, max) : undefined;
+}
+
+/** A Paystack id: a non-negative safe integer or a short string of id characters. */
+function idOf(value: unknown): string | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : undefined;
+  const id = text(value, 100);
+  return id && /^[A-Za-z0-9_.=-]+$/.test(id) ? id : undefined;
+}
+
+function isPositiveKobo(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+function messageOf(body: Json): string | undefined {
+  return text(body.message, NARRATION_MAX);
+}
+
+/**
+ * An ISO 8601 UTC timestamp from Paystack's: kept as sent when it already is one (Paystack's are),
+ * converted when it has an offset, null when it is absent or unreadable.
+ */
+function isoOrNull(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 64) return null;
+  const time = Date.parse(value);
+  if (!Number.isFinite(time)) return null;
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value)
+    ? value
+    : new Date(time).toISOString();
+}
+
+function sha256Hex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}

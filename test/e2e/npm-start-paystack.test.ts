@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningService, startNpmStart } from '#test/support/npm-start.ts';
+import { type PaystackStandIn, startPaystackStandIn } from '#test/support/paystack-stand-in.ts';
+
+/**
+ * `PARTNER=paystack PAYSTACK_BASE_URL=… PAYSTACK_SECRET_KEY=… npm start` runs the whole service
+ * against that Paystack (API.md §9): the demo merchant's wallet is a Paystack dedicated account,
+ * and Paystack's signed webhook at /webhooks/paystack credits it.
+ */
+let standIn: PaystackStandIn;
+let service: RunningService;
+beforeAll(async () => {
+  standIn = await startPaystackStandIn();
+  service = await startNpmStart({
+    PARTNER: 'paystack',
+    PAYSTACK_BASE_URL: standIn.url,
+    PAYSTACK_SECRET_KEY: standIn.secretKey,
+  });
+  standIn.setWebhookUrl(`${service.url}/webhooks/paystack`);
+}, 90_000);
+afterAll(async () => {
+  await service?.stop();
+  await standIn?.close();
+});
+
+describe('npm start with PARTNER=paystack', () => {
+  it('issues the demo wallet at Paystack and credits a dedicated-account payment from its webhook', async () => {
+    const output = service.output();
+    expect(output).toContain(`Paystack at ${standIn.url}`);
+    expect(output).toContain(`${service.url}/webhooks/paystack`);
+    const wallet = /Demo merchant \S+ \(wallet (\d{10})\)/.exec(output)?.[1];
+    const key = /X-API-Key:\s+(\S+)/.exec(output)?.[1] ?? '';
+    const secret = /X-API-Secret:\s+(\S+)/.exec(output)?.[1] ?? '';
+    expect(wallet && standIn.dedicatedAccounts.has(wallet)).toBe(true);
+    expect(standIn.requests.filter((r) => r.problems.length > 0)).toEqual([]);
+
+    await standIn.payDedicatedAccount(wallet ?? '', 75_000);
+    const balance = async () => {
+      const response = await fetch(`${service.url}/balance`, {
+        headers: { 'X-API-Key': key, 'X-API-Secret': secret },
+      });
+      return ((await response.json()) as { data: { balance: number } }).data.balance;
+    };
+    await expect.poll(balance, { timeout: 20_000, interval: 250 }).toBe(75_000);
+  });
+});

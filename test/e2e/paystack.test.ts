@@ -1,0 +1,313 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import { partner } from '#shared/partners/registry.ts';
+import { getTransaction } from '#shared/transactions/store.ts';
+import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
+import { call, data, startTestGateway } from '#test/support/gateway.ts';
+import { aMerchant, anAccount } from '#test/support/merchants.ts';
+import {
+  PAYSTACK_ACCOUNT_PREFIXES,
+  PAYSTACK_MISSING_BANK_CODE,
+  PAYSTACK_NO_TRANSFER_BANK_CODE,
+  standInAccountNumber,
+} from '#test/support/paystack-stand-in.ts';
+
+/**
+ * The whole service with `PARTNER=paystack` against a Paystack stand-in written from Paystack's
+ * published description: the handlers of this file's gateway read that configuration at import,
+ * exactly as `npm start` with `PARTNER=paystack PAYSTACK_BASE_URL=… PAYSTACK_SECRET_KEY=…` does.
+ * The consumer behind the queue is the test run's own: it sees only partner-neutral domain events.
+ */
+const { standIn, restoreEnv } = await vi.hoisted(async () => {
+  const { startPaystackStandIn } = await import('#test/support/paystack-stand-in.ts');
+  const started = await startPaystackStandIn({ settleAfterMs: 300 });
+  const saved = { ...process.env };
+  Object.assign(process.env, {
+    PARTNER: 'paystack',
+    PAYSTACK_BASE_URL: started.url,
+    PAYSTACK_SECRET_KEY: started.secretKey,
+    PAYSTACK_EMAIL_DOMAIN: 'customers.example.ng',
+  });
+  return { standIn: started, restoreEnv: () => Object.assign(process.env, saved) };
+});
+
+let gateway: LocalGateway;
+beforeAll(async () => {
+  gateway = await startTestGateway();
+  standIn.setWebhookUrl(`${gateway.url}/webhooks/paystack`);
+});
+afterAll(async () => {
+  await gateway.close();
+  await standIn.close();
+  delete process.env.PARTNER;
+  restoreEnv();
+});
+
+type Merchant = Awaited<ReturnType<typeof aMerchant>>;
+const ref = () => `ps-${Math.random().toString(36).slice(2, 12)}`;
+const balanceOf = async (m: Merchant) => (await getMerchant(m.merchant.merchant_id))?.balance;
+const waitForBalance = (m: Merchant, balance: number) =>
+  expect.poll(() => balanceOf(m), { timeout: 15_000, interval: 100 }).toBe(balance);
+const transfer = (m: Merchant, body: Record<string, unknown>) =>
+  call(gateway, 'POST', '/transfers', { body, headers: m.headers });
+const transactionOf = async (m: Merchant, reference: string) =>
+  data(await call(gateway, 'GET', `/transactions/${encodeURIComponent(reference)}`, { headers: m.headers }));
+const paystackReference = (m: Merchant, reference: string) =>
+  partner().transferReference(m.merchant.merchant_id, reference);
+/** A funded merchant whose wallet is a Paystack dedicated account, funded by a real `charge.success`. */
+async function aFundedMerchant(amount: number): Promise<Merchant> {
+  const m = await aMerchant();
+  await standIn.payDedicatedAccount(m.merchant.account_number, amount);
+  await waitForBalance(m, amount);
+  return m;
+}
+
+describe('PARTNER=paystack: money out', () => {
+  it('validates an account through /bank/resolve, and refuses what Paystack cannot resolve or pay', async () => {
+    const m = await aMerchant();
+    const account = standInAccountNumber('12345', '058');
+    const ok = await call(gateway, 'POST', '/validate-account', {
+      body: { account_number: account, bank_code: '058' },
+      headers: m.headers,
+    });
+    expect(ok.status).toBe(200);
+    expect(data(ok)).toMatchObject({ account_number: account, bank: { code: '058' } });
+    const missing = await call(gateway, 'POST', '/validate-account', {
+      body: { account_number: standInAccountNumber('99999', '058'), bank_code: '058' },
+      headers: m.headers,
+    });
+    expect([missing.status, missing.body?.code]).toEqual([422, 'account_not_found']);
+    for (const bankCode of [PAYSTACK_MISSING_BANK_CODE, PAYSTACK_NO_TRANSFER_BANK_CODE]) {
+      const refused = await call(gateway, 'POST', '/validate-account', {
+        body: { account_number: anAccount(bankCode), bank_code: bankCode },
+        headers: m.headers,
+      });
+      expect([refused.status, refused.body?.code]).toEqual([422, 'bank_not_supported']);
+      const transferRefused = await transfer(m, {
+        reference: ref(),
+        amount: 1_000,
+        account_number: anAccount(bankCode),
+        bank_code: bankCode,
+      });
+      expect([transferRefused.status, transferRefused.body?.code]).toEqual([422, 'bank_not_supported']);
+    }
+  });
+
+  it('credits a wallet (dedicated account) payment once, however often Paystack redelivers it', async () => {
+    const m = await aMerchant();
+    const { id, event } = await standIn.payDedicatedAccount(m.merchant.account_number, 50_000);
+    await waitForBalance(m, 50_000);
+    for (let i = 0; i < 3; i++) expect((await standIn.sendEvent(event)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await balanceOf(m)).toBe(50_000);
+    expect(await transactionOf(m, `payment:${id}`)).toMatchObject({
+      category: 'payment',
+      amount: 50_000,
+      virtual_account_reference: null,
+    });
+  });
+
+  it('sends a transfer that Paystack completes (transfer.success) and one it fails (with the reversal)', async () => {
+    const m = await aFundedMerchant(100_000);
+    const good = ref();
+    const created = await transfer(m, {
+      reference: good,
+      amount: 10_000,
+      account_number: standInAccountNumber('12345', '058'),
+      bank_code: '058',
+      narration: 'Invoice 7',
+    });
+    expect(created.status).toBe(201);
+    await expect.poll(async () => (await transactionOf(m, good)).status, { timeout: 15_000 }).toBe('success');
+
+    const bad = ref();
+    await transfer(m, {
+      reference: bad,
+      amount: 20_000,
+      account_number: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.failsWithWebhook, '058'),
+      bank_code: '058',
+    });
+    await expect.poll(async () => (await transactionOf(m, bad)).status, { timeout: 15_000 }).toBe('failed');
+    expect((await transactionOf(m, bad)).reason).toEqual(expect.any(String));
+    expect(await transactionOf(m, `reversal:${bad}`)).toMatchObject({ category: 'reversal', amount: 21_000 });
+    expect(await balanceOf(m)).toBe(100_000 - 11_000);
+    expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
+  });
+
+  it('ends a transfer Paystack refuses at once (4xx) failed with the reversal and its message', async () => {
+    const m = await aFundedMerchant(30_000);
+    const reference = ref();
+    const refused = await transfer(m, {
+      reference,
+      amount: 5_000,
+      account_number: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance, '058'),
+      bank_code: '058',
+    });
+    expect(refused.status).toBe(201);
+    expect(data(refused)).toMatchObject({ status: 'failed', reason: expect.stringMatching(/balance/i) });
+    expect(await balanceOf(m)).toBe(30_000);
+  });
+
+  it('turns a success that Paystack later returns (transfer.reversed) into reversed, with the money back once', async () => {
+    const m = await aFundedMerchant(40_000);
+    const reference = ref();
+    await transfer(m, {
+      reference,
+      amount: 9_000,
+      account_number: standInAccountNumber('12345', '044'),
+      bank_code: '044',
+    });
+    await expect
+      .poll(async () => (await transactionOf(m, reference)).status, { timeout: 15_000 })
+      .toBe('success');
+    await standIn.settleTransfer(paystackReference(m, reference), 'reversed', { reason: 'Account closed' });
+    await expect
+      .poll(async () => (await transactionOf(m, reference)).status, { timeout: 15_000 })
+      .toBe('reversed');
+    await standIn.sendEvent(standIn.lastEvent ?? { event: 'none', data: {} });
+    await waitForBalance(m, 40_000);
+    expect((await entriesOf(m.merchant.merchant_id)).filter((e) => e.category === 'reversal')).toHaveLength(
+      1,
+    );
+  });
+
+  it('makes one Paystack transfer for 20 concurrent identical requests, and debits once', async () => {
+    const m = await aFundedMerchant(100_000);
+    const body = {
+      reference: ref(),
+      amount: 10_000,
+      account_number: standInAccountNumber('12345', '033'),
+      bank_code: '033',
+    };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => transfer(m, body)));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(19);
+    const made = standIn.requests.filter(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === '/transfer' &&
+        r.status === 200 &&
+        (r.body as { reference?: string }).reference === paystackReference(m, body.reference),
+    );
+    expect(made).toHaveLength(1);
+    expect(await balanceOf(m)).toBe(100_000 - 11_000);
+  });
+});
+
+describe('PARTNER=paystack: requery', () => {
+  it('settles transfers whose webhook never comes, success and failure, by GET /transfer/verify', async () => {
+    const m = await aFundedMerchant(60_000);
+    const silentSuccess = ref();
+    const silentFailure = ref();
+    for (const [reference, prefix] of [
+      [silentSuccess, PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently],
+      [silentFailure, PAYSTACK_ACCOUNT_PREFIXES.failsSilently],
+    ] as const) {
+      const created = await transfer(m, {
+        reference,
+        amount: 10_000,
+        account_number: standInAccountNumber(prefix, '058'),
+        bank_code: '058',
+      });
+      expect(data(created).status).toBe('pending');
+    }
+    // The stand-in finishes them silently; this file's clock is the requery's own.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await requeryPendingTransfers();
+    expect((await transactionOf(m, silentSuccess)).status).toBe('success');
+    expect((await transactionOf(m, silentFailure)).status).toBe('failed');
+    expect(await balanceOf(m)).toBe(60_000 - 11_000);
+    const verifies = standIn.requests.filter((r) => r.path.startsWith('/transfer/verify/'));
+    expect(verifies.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('settles once when a requery races the webhook', async () => {
+    const m = await aFundedMerchant(50_000);
+    const reference = ref();
+    await transfer(m, {
+      reference,
+      amount: 10_000,
+      account_number: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.staysPending, '058'),
+      bank_code: '058',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await Promise.all([
+      standIn.settleTransfer(paystackReference(m, reference), 'failed', { reason: 'Account closed' }),
+      requeryPendingTransfers(),
+      requeryPendingTransfers(),
+    ]);
+    await waitForBalance(m, 50_000);
+    await requeryPendingTransfers();
+    const stored = await getTransaction(m.merchant.merchant_id, reference);
+    expect(stored?.status).toBe('failed');
+    expect((await entriesOf(m.merchant.merchant_id)).filter((e) => e.category === 'reversal')).toHaveLength(
+      1,
+    );
+    expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
+  });
+});
+
+describe('PARTNER=paystack: money in (Pay with Transfer)', () => {
+  async function openAccount(m: Merchant, amount: number) {
+    const reference = ref();
+    const created = await call(gateway, 'POST', '/virtual-accounts', {
+      body: { amount, reference, customer: { name: 'Ada Obi', email: `ada-${reference}@example.ng` } },
+      headers: m.headers,
+    });
+    expect(created.status).toBe(201);
+    const account = data<{ account_number: string; bank: { code: string } }>(created);
+    const charge = [...standIn.charges].find(([, c]) => c.account_number === account.account_number);
+    if (!charge) throw new Error('no Paystack charge for the virtual account');
+    return { reference, account, chargeReference: charge[0] };
+  }
+
+  it('credits a charge.success once however often it is redelivered, and shows it on the payment', async () => {
+    const m = await aMerchant();
+    const { reference, account, chargeReference } = await openAccount(m, 25_000);
+    expect(account.bank.code).toMatch(/^\d{3}$/);
+    const { id, event } = await standIn.payCharge(chargeReference, 25_000);
+    await waitForBalance(m, 25_000);
+    await Promise.all(Array.from({ length: 5 }, () => standIn.sendEvent(event)));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await balanceOf(m)).toBe(25_000);
+    const payment = data(await call(gateway, 'GET', `/payments/${reference}`, { headers: m.headers }));
+    expect(payment).toMatchObject({ status: 'paid', amount_received: 25_000, rejected_attempts: [] });
+    expect(await transactionOf(m, `payment:${id}`)).toMatchObject({ virtual_account_reference: reference });
+  });
+
+  it('credits nothing for a wrong amount Paystack refused, and lists the attempt on the payment', async () => {
+    const m = await aMerchant();
+    const { reference, chargeReference } = await openAccount(m, 30_000);
+    await standIn.rejectCharge(chargeReference, 12_345);
+    await expect
+      .poll(
+        async () =>
+          data<{ rejected_attempts: unknown[] }>(
+            await call(gateway, 'GET', `/payments/${reference}`, { headers: m.headers }),
+          ).rejected_attempts,
+        { timeout: 15_000 },
+      )
+      .toEqual([{ amount: 12_345, reason: expect.any(String), received_at: expect.any(String) }]);
+    expect(await balanceOf(m)).toBe(0);
+  });
+
+  it('answers a bad x-paystack-signature 401 invalid_signature and queues nothing', async () => {
+    const m = await aMerchant();
+    const { chargeReference } = await openAccount(m, 10_000);
+    const { event } = await standIn.payCharge(chargeReference, 10_000, { sendWebhook: false });
+    const forged = await standIn.sendEvent(event, { signature: 'ab'.repeat(64) });
+    expect(forged.status).toBe(401);
+    expect(JSON.parse(forged.body)).toMatchObject({ code: 'invalid_signature' });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await balanceOf(m)).toBe(0);
+  });
+});
+
+describe('PARTNER=paystack: every request is one Paystack would accept', () => {
+  it('sent nothing the published description refuses', () => {
+    expect(standIn.requests.length).toBeGreaterThan(20);
+    expect(standIn.requests.filter((r) => r.problems.length > 0)).toEqual([]);
+  });
+});

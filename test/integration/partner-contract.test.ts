@@ -1,0 +1,245 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toNuban } from '#shared/banks/nuban.ts';
+import { parseWebhookSecrets } from '#shared/config.ts';
+import { sign } from '#shared/crypto/standard-webhooks.ts';
+import { AccountNotFound, PartnerUnavailable } from '#shared/errors.ts';
+import type { BankingPartner, IssuedAccount, WebhookDelivery } from '#shared/partners/partner.ts';
+import { createPaystackPartner } from '#shared/partners/paystack.ts';
+import { createSandboxPartner } from '#shared/partners/sandbox.ts';
+import { paymentEvent } from '#test/support/payments.ts';
+import {
+  PAYSTACK_ACCOUNT_PREFIXES,
+  type PaystackStandIn,
+  standInAccountNumber,
+  startPaystackStandIn,
+} from '#test/support/paystack-stand-in.ts';
+
+/**
+ * The contract of the banking-partner port, one suite run against every adapter: the sandbox
+ * adapter against the test run's sandbox partner, the Paystack adapter against the Paystack
+ * stand-in. Each fixture names its own test accounts and signs deliveries its partner's way; the
+ * expectations are the port's, the same for both.
+ */
+interface Fixture {
+  partner: BankingPartner;
+  /** A resolvable account, one the bank does not know, and one that makes the partner hang. */
+  accounts: { known: string; unknown: string; hangs: string };
+  /** Transfers to these end: at once refused; later succeeded silently; later failed silently. */
+  transferTo: { refused: string; silentSuccess: string; silentFailure: string };
+  /** How long the partner takes to finish what it left pending. */
+  settleMs: number;
+  /** A delivery signed as the partner signs, and the same with one byte of the body changed. */
+  signed(body: string): WebhookDelivery;
+  /** The partner's own delivery of a customer paying `amount` into an issued account. */
+  paymentInto(account: IssuedAccount, amount: number): Promise<WebhookDelivery>;
+}
+
+const BANK = '058';
+let standIn: PaystackStandIn;
+
+const fixtures: Record<string, () => Fixture> = {
+  sandbox: () => {
+    const secret = process.env.PARTNER_WEBHOOK_SECRET ?? '';
+    const [key] = parseWebhookSecrets(secret);
+    const signed = (body: string): WebhookDelivery => {
+      const timestamp = Math.floor(Date.now() / 1000);
+      return {
+        headers: {
+          'webhook-id': 'msg_contract',
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': sign(key as Buffer, 'msg_contract', timestamp, body),
+        },
+        rawBody: body,
+        sourceIp: '127.0.0.1',
+      };
+    };
+    return {
+      partner: createSandboxPartner({
+        baseUrl: process.env.PARTNER_BASE_URL ?? '',
+        timeoutMs: 400,
+        webhookKeys: async () => parseWebhookSecrets(secret),
+      }),
+      accounts: {
+        known: toNuban(BANK, '123450001'),
+        unknown: toNuban(BANK, '999990001'),
+        hangs: toNuban(BANK, '888880001'),
+      },
+      transferTo: {
+        refused: toNuban(BANK, '777770001'),
+        silentSuccess: toNuban(BANK, '555550001'),
+        silentFailure: toNuban(BANK, '444440001'),
+      },
+      settleMs: 500,
+      signed,
+      paymentInto: async (account, amount) =>
+        signed(JSON.stringify(paymentEvent({ account_number: account.account_number, amount }))),
+    };
+  },
+  paystack: () => {
+    const memo = new Map<string, string>();
+    const signed = (body: string): WebhookDelivery => ({
+      headers: { 'x-paystack-signature': createHmac('sha512', standIn.secretKey).update(body).digest('hex') },
+      rawBody: body,
+      sourceIp: '52.31.139.75',
+    });
+    return {
+      partner: createPaystackPartner({
+        baseUrl: standIn.url,
+        secretKey: async () => standIn.secretKey,
+        timeoutMs: 400,
+        webhookIps: [],
+        emailDomain: 'customers.example.ng',
+        dvaBank: 'wema-bank',
+        memo: { get: async (k) => memo.get(k), put: async (k, v) => void memo.set(k, v) },
+      }),
+      accounts: {
+        known: standInAccountNumber('12345', BANK, 1),
+        unknown: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.unresolvable, BANK, 1),
+        hangs: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.resolveHangs, BANK, 1),
+      },
+      transferTo: {
+        refused: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance, BANK, 1),
+        silentSuccess: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, BANK, 1),
+        silentFailure: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.failsSilently, BANK, 1),
+      },
+      settleMs: 200,
+      signed,
+      paymentInto: async (account, amount) => {
+        const chargeId = account.account_ids.find((id) => id.startsWith('charge:'))?.slice('charge:'.length);
+        const { event } = chargeId
+          ? await standIn.payCharge(chargeId, amount, { sendWebhook: false })
+          : await standIn.payDedicatedAccount(account.account_number, amount);
+        return signed(JSON.stringify(event));
+      },
+    };
+  },
+};
+
+beforeAll(async () => {
+  // Deliveries go nowhere: this suite reads them through the adapter, not through the service.
+  standIn = await startPaystackStandIn({ settleAfterMs: 200 });
+});
+afterAll(() => standIn.close());
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const order = (reference: string, accountNumber: string) => ({
+  reference,
+  amount: 5_000,
+  bank_code: BANK,
+  account_number: accountNumber,
+  account_name: 'CONTRACT PAYEE',
+  narration: 'contract test',
+});
+
+describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port contract', (name) => {
+  let f: Fixture;
+  beforeAll(() => {
+    f = (fixtures[name] as () => Fixture)();
+  });
+  const reference = (label: string) =>
+    f.partner.transferReference('mer_contract', `${label}-${Math.random().toString(36).slice(2, 10)}`);
+
+  it('resolves a known account to the same name every time', async () => {
+    const first = await f.partner.nameEnquiry(BANK, f.accounts.known);
+    expect(first).toMatch(/\S/);
+    expect(await f.partner.nameEnquiry(BANK, f.accounts.known)).toBe(first);
+  });
+
+  it('answers AccountNotFound for an account the bank does not know, PartnerUnavailable when it hangs', async () => {
+    await expect(f.partner.nameEnquiry(BANK, f.accounts.unknown)).rejects.toBeInstanceOf(AccountNotFound);
+    await expect(f.partner.nameEnquiry(BANK, f.accounts.hangs)).rejects.toBeInstanceOf(PartnerUnavailable);
+  });
+
+  it('issues wallets and virtual accounts at a listed bank, each with ids of its own', async () => {
+    const wallet = await f.partner.issueWallet({ merchant_id: 'mer_contract1', name: 'Contract Ltd' });
+    const expires = new Date(Date.now() + 30 * 60_000).toISOString();
+    const accounts = await Promise.all(
+      ['va-1', 'va-2'].map((ref) =>
+        f.partner.openVirtualAccount({
+          merchant_id: 'mer_contract1',
+          reference: ref,
+          name: 'Ada Obi',
+          amount: 25_000,
+          expires_at: expires,
+        }),
+      ),
+    );
+    for (const account of [wallet, ...accounts]) {
+      expect(account.account_number).toMatch(/^\d{10}$/);
+      expect(account.bank_code).toMatch(/^\d{3}(\d{3})?$/);
+      expect(account.account_ids.length).toBeGreaterThan(0);
+    }
+    const ids = [wallet, ...accounts].flatMap((account) => account.account_ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('derives one partner reference per merchant reference, never the same for two', () => {
+    const a = f.partner.transferReference('mer_a', 'inv-1');
+    expect(f.partner.transferReference('mer_a', 'inv-1')).toBe(a);
+    expect(f.partner.transferReference('mer_b', 'inv-1')).not.toBe(a);
+    expect(f.partner.transferReference('mer_a', 'inv-2')).not.toBe(a);
+  });
+
+  it('sends a transfer, and a resend of its reference never fails it or pays twice', async () => {
+    const ref = reference('ok');
+    const first = await f.partner.sendTransfer(order(ref, f.accounts.known));
+    expect(['success', 'pending']).toContain(first.status);
+    const again = await f.partner.sendTransfer(order(ref, f.accounts.known));
+    expect(['success', 'pending']).toContain(again.status);
+    await wait(f.settleMs * 3);
+    expect(await f.partner.queryTransfer(ref)).toEqual({ status: 'success' });
+  });
+
+  it('reports a refused transfer as failed, with a reason', async () => {
+    const outcome = await f.partner.sendTransfer(order(reference('no'), f.transferTo.refused));
+    expect(outcome).toEqual({ status: 'failed', reason: expect.stringMatching(/\S/) });
+  });
+
+  it('answers a query for a reference it never got with undefined', async () => {
+    expect(await f.partner.queryTransfer(reference('never-sent'))).toBeUndefined();
+  });
+
+  it('tells by query how a transfer it finished without a webhook ended', async () => {
+    const success = reference('silent-ok');
+    const failure = reference('silent-no');
+    expect((await f.partner.sendTransfer(order(success, f.transferTo.silentSuccess))).status).toBe('pending');
+    expect((await f.partner.sendTransfer(order(failure, f.transferTo.silentFailure))).status).toBe('pending');
+    await wait(f.settleMs * 3);
+    expect(await f.partner.queryTransfer(success)).toEqual({ status: 'success' });
+    expect(await f.partner.queryTransfer(failure)).toEqual({
+      status: 'failed',
+      reason: expect.stringMatching(/\S/),
+    });
+  });
+
+  it('accepts its own signature and refuses a tampered body or a forged signature', async () => {
+    const body = JSON.stringify({ type: 'ping', event: 'ping', data: {} });
+    expect(await f.partner.verifyDelivery(f.signed(body))).toBeUndefined();
+    const tampered = { ...f.signed(body), rawBody: body.replace('ping', 'pong') };
+    expect(await f.partner.verifyDelivery(tampered)).toEqual(expect.any(String));
+    const headers = Object.fromEntries(Object.keys(f.signed(body).headers).map((h) => [h, 'forged']));
+    expect(await f.partner.verifyDelivery({ ...f.signed(body), headers })).toEqual(expect.any(String));
+  });
+
+  it("turns its partner's payment delivery into one PaymentReceived for the issued account", async () => {
+    const account = await f.partner.openVirtualAccount({
+      merchant_id: 'mer_contract2',
+      reference: 'va-pay',
+      name: 'Ada Obi',
+      amount: 12_000,
+      expires_at: new Date(Date.now() + 30 * 60_000).toISOString(),
+    });
+    const delivery = await f.paymentInto(account, 12_000);
+    expect(await f.partner.verifyDelivery(delivery)).toBeUndefined();
+    const { events } = f.partner.eventsOf(delivery);
+    expect(events).toHaveLength(1);
+    const [event] = events;
+    expect(event).toMatchObject({ type: 'PaymentReceived', partner: f.partner.name, amount: 12_000 });
+    if (event?.type !== 'PaymentReceived') throw new Error('not a payment');
+    expect(event.payment_id).toMatch(/\S/);
+    expect(event.account_ids.some((id) => account.account_ids.includes(id))).toBe(true);
+    // A redelivery names the same payment: the ledger entry id derives from it.
+    expect(f.partner.eventsOf(delivery).events[0]).toEqual(event);
+  });
+});

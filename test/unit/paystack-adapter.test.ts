@@ -1,0 +1,556 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '#shared/errors.ts';
+import type { WebhookDelivery } from '#shared/partners/partner.ts';
+import { createPaystackPartner, type PaystackOptions } from '#shared/partners/paystack.ts';
+
+// The pure parts of the Paystack adapter: webhook verification, webhook payloads → domain events,
+// and transfer references. Payloads are built from Paystack's published samples
+// (PaystackOSS/doc-code-snippets: dist/doc/payments/payment-methods/pwt-events.js,
+// dist/doc/payments/webhooks/events.js, dist/doc/payments/dedicated-virtual-account/event-snippet.js).
+
+const SECRET = 'sk_test_0123456789abcdef0123456789abcdef01234567';
+
+type Json = Record<string, unknown>;
+
+function adapter(overrides: Partial<PaystackOptions> = {}) {
+  const memo = new Map<string, string>();
+  return createPaystackPartner({
+    // Unroutable: none of these tests may reach a network.
+    baseUrl: 'http://127.0.0.1:9',
+    secretKey: async () => SECRET,
+    timeoutMs: 100,
+    webhookIps: [],
+    emailDomain: 'customers.example.ng',
+    dvaBank: 'wema-bank',
+    memo: { get: async (key) => memo.get(key), put: async (key, value) => void memo.set(key, value) },
+    ...overrides,
+  });
+}
+
+const sign = (body: string, key = SECRET) => createHmac('sha512', key).update(body).digest('hex');
+
+function delivery(payload: unknown, overrides: Partial<WebhookDelivery> = {}): WebhookDelivery {
+  const rawBody = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  return {
+    headers: { 'content-type': 'application/json', 'x-paystack-signature': sign(rawBody) },
+    rawBody,
+    sourceIp: '52.31.139.75',
+    ...overrides,
+  };
+}
+
+/** pwt-events.js `charge_successful`: a Pay with Transfer payment. */
+function pwtChargeSuccess(data: Json = {}, authorization: Json = {}): Json {
+  return {
+    event: 'charge.success',
+    data: {
+      id: 3104021987,
+      domain: 'test',
+      status: 'success',
+      reference: 'zuz8ggd1ro',
+      amount: 25000,
+      message: null,
+      gateway_response: 'Approved',
+      paid_at: '2023-09-12T13:29:09.000Z',
+      created_at: '2023-09-12T13:27:50.000Z',
+      channel: 'bank_transfer',
+      currency: 'NGN',
+      ip_address: '172.91.42.100',
+      metadata: '',
+      fees_breakdown: null,
+      log: null,
+      fees: 375,
+      fees_split: null,
+      authorization: {
+        authorization_code: 'AUTH_q5nfynycgm',
+        bin: '008XXX',
+        last4: 'X553',
+        exp_month: '09',
+        exp_year: '2023',
+        channel: 'bank_transfer',
+        card_type: 'transfer',
+        bank: null,
+        country_code: 'NG',
+        brand: 'Managed Account',
+        reusable: false,
+        signature: null,
+        account_name: null,
+        sender_country: 'NG',
+        sender_bank: null,
+        sender_bank_account_number: 'XXXXXXX553',
+        sender_name: 'Jadesola Oluwashina',
+        narration: 'Channel Tests',
+        ...authorization,
+      },
+      customer: {
+        id: 138496675,
+        first_name: null,
+        last_name: null,
+        email: 'another@one.com',
+        customer_code: 'CUS_1eq06yu8efl8u63',
+        phone: null,
+        metadata: null,
+        risk_action: 'default',
+        international_format_phone: null,
+      },
+      plan: {},
+      subaccount: {},
+      split: {},
+      order_id: null,
+      paidAt: '2023-09-12T13:29:09.000Z',
+      requested_amount: 25000,
+      pos_transaction_data: null,
+      source: { type: 'api', source: 'merchant_api', entry_point: 'charge', identifier: null },
+      ...data,
+    },
+  };
+}
+
+/** A payment into a dedicated account: the charge.success shape with event-snippet.js's authorization. */
+function dvaChargeSuccess(data: Json = {}): Json {
+  const base = pwtChargeSuccess({
+    id: 3104030001,
+    reference: 'T493859324_dva',
+    channel: 'dedicated_nuban',
+    customer: {
+      id: 7454289,
+      first_name: 'RHODA',
+      last_name: 'CHURCH',
+      email: 'rhodachurch@email.com',
+      customer_code: 'CUS_kpb3qj71u1m0rw8',
+      phone: '+2349053267565',
+      metadata: null,
+      risk_action: 'default',
+    },
+    ...data,
+  });
+  (base.data as Json).authorization = {
+    authorization_code: 'AUTH_0ozsafcpdf',
+    bin: '413XXX',
+    last4: 'X011',
+    exp_month: '01',
+    exp_year: '2020',
+    channel: 'dedicated_nuban',
+    card_type: 'transfer',
+    bank: 'First City Monument Bank',
+    country_code: 'NG',
+    brand: 'Managed Account',
+    reusable: false,
+    signature: null,
+    sender_bank: 'First City Monument Bank',
+    sender_bank_account_number: 'XXXXXX0011',
+    sender_country: 'NG',
+    sender_name: 'RANDALL AKANBI HORTON',
+    narration: 'NIP: RHODA CHURCH -1123344343/44343231232',
+    receiver_bank_account_number: '9930000902',
+    receiver_bank: 'Wema Bank',
+  };
+  return base;
+}
+
+/** webhooks/events.js `transaction_successful`: a card payment, which the service never issues. */
+function cardChargeSuccess(): Json {
+  return {
+    event: 'charge.success',
+    data: {
+      id: 302961,
+      domain: 'live',
+      status: 'success',
+      reference: 'qTPrJoy9Bx',
+      amount: 10000,
+      message: null,
+      gateway_response: 'Approved by Financial Institution',
+      paid_at: '2016-09-30T21:10:19.000Z',
+      created_at: '2016-09-30T21:09:56.000Z',
+      channel: 'card',
+      currency: 'NGN',
+      ip_address: '41.242.49.37',
+      metadata: 0,
+      fees: null,
+      customer: {
+        id: 68324,
+        first_name: 'BoJack',
+        last_name: 'Horseman',
+        email: 'bojack@horseman.com',
+        customer_code: 'CUS_qo38as2hpsgk2r0',
+        phone: null,
+        metadata: null,
+        risk_action: 'default',
+      },
+      authorization: {
+        authorization_code: 'AUTH_f5rnfq9p',
+        bin: '539999',
+        last4: '8877',
+        exp_month: '08',
+        exp_year: '2020',
+        card_type: 'mastercard DEBIT',
+        bank: 'Guaranty Trust Bank',
+        country_code: 'NG',
+        brand: 'mastercard',
+        account_name: 'BoJack Horseman',
+      },
+      plan: {},
+    },
+  };
+}
+
+/** webhooks/events.js `transfer_successful`, `transfer_failed` and `transfer_reversed`. */
+function transferEvent(
+  event: 'transfer.success' | 'transfer.failed' | 'transfer.reversed',
+  data: Json = {},
+): Json {
+  const status = event.slice('transfer.'.length);
+  return {
+    event,
+    data: {
+      amount: 100000,
+      createdAt: '2025-08-04T10:32:40.000Z',
+      currency: 'NGN',
+      domain: 'test',
+      failures: null,
+      id: 860703114,
+      integration: { id: 463433, is_live: true, business_name: 'Paystack Demo' },
+      // Paystack echoes the narration we sent here: it is not a failure reason.
+      reason: 'Bonus for the week',
+      reference: 'acv_9ee55786-2323-4760-98e2-6380c9cb3f68',
+      source: 'balance',
+      source_details: null,
+      status,
+      titan_code: null,
+      transfer_code: 'TRF_v5tip3zx8nna9o78',
+      transferred_at: status === 'reversed' ? '2020-03-24T07:14:00.000Z' : null,
+      updatedAt: '2025-08-04T10:32:40.000Z',
+      recipient: {
+        active: true,
+        currency: 'NGN',
+        domain: 'test',
+        id: 56824902,
+        name: 'Jekanmo Padie',
+        recipient_code: 'RCP_gd9vgag7n5lr5ix',
+        type: 'nuban',
+        details: {
+          authorization_code: null,
+          account_number: '9876543210',
+          account_name: null,
+          bank_code: '044',
+          bank_name: 'Access Bank',
+        },
+      },
+      session: { provider: 'nip', id: '74849400998877667' },
+      fee_charged: 0,
+      gateway_response: null,
+      ...data,
+    },
+  };
+}
+
+/** pwt-events.js `bank_transfer_rejected`: a wrong amount Paystack returned to the payer. */
+function bankTransferRejected(data: Json = {}, bankTransfer: Json = {}): Json {
+  return {
+    event: 'bank.transfer.rejected',
+    data: {
+      bank_transfer: {
+        amount: '30000',
+        message: 'incorrect amount sent',
+        message_type: 'INCORRECT_AMOUNT',
+        transaction_id: '3103959930',
+        ...bankTransfer,
+      },
+      customer: {
+        first_name: null,
+        last_name: null,
+        email: 'test@amount.com',
+        phone: null,
+        metadata: null,
+        domain: 'test',
+        customer_code: 'CUS_1qjgujjddixs8gd',
+        risk_action: 'default',
+        id: 138492368,
+        integration: 165949,
+        createdAt: '2023-09-12T12:55:55.000Z',
+        updatedAt: '2023-09-12T12:55:55.000Z',
+      },
+      ...data,
+    },
+  };
+}
+
+const eventsOf = (payload: unknown) => adapter().eventsOf(delivery(payload)).events;
+
+describe('Paystack webhook verification', () => {
+  const body = JSON.stringify(pwtChargeSuccess());
+
+  it('accepts the hex HMAC-SHA512 of the raw body keyed with the secret key, in either case', async () => {
+    expect(await adapter().verifyDelivery(delivery(body))).toBeUndefined();
+    const upper = { 'x-paystack-signature': sign(body).toUpperCase() };
+    expect(await adapter().verifyDelivery(delivery(body, { headers: upper }))).toBeUndefined();
+  });
+
+  it.each([
+    ['a signature made with another key', sign(body, 'sk_test_another')],
+    ['a signature of another body', sign(body.replace('25000', '2500000'))],
+    ['a signature of the re-serialised body', sign(JSON.stringify(JSON.parse(body), null, 2))],
+    ['a signature one character short', sign(body).slice(1)],
+    ['a signature one byte long', `${sign(body)}00`],
+    ['a non-hex signature of the right length', `${sign(body).slice(0, 127)}g`],
+    ['an empty signature', ''],
+    ['a huge signature', 'a'.repeat(10_000)],
+  ])('rejects %s', async (_label, signature) => {
+    const headers = { 'x-paystack-signature': signature };
+    expect(await adapter().verifyDelivery(delivery(body, { headers }))).toEqual(expect.any(String));
+  });
+
+  it('rejects a delivery without the signature header', async () => {
+    expect(await adapter().verifyDelivery(delivery(body, { headers: {} }))).toEqual(expect.any(String));
+  });
+
+  it('checks the source address only when addresses are configured', async () => {
+    const allowlisted = adapter({ webhookIps: ['52.31.139.75', '52.49.173.169', '52.214.14.220'] });
+    expect(await allowlisted.verifyDelivery(delivery(body, { sourceIp: '52.49.173.169' }))).toBeUndefined();
+    expect(
+      await allowlisted.verifyDelivery(delivery(body, { sourceIp: '::ffff:52.214.14.220' })),
+    ).toBeUndefined();
+    for (const sourceIp of ['203.0.113.7', '52.31.139.7', undefined]) {
+      expect(await allowlisted.verifyDelivery(delivery(body, { sourceIp }))).toEqual(expect.any(String));
+    }
+    expect(await adapter().verifyDelivery(delivery(body, { sourceIp: '203.0.113.7' }))).toBeUndefined();
+  });
+
+  it('still needs the signature from an allowed address', async () => {
+    const allowlisted = adapter({ webhookIps: ['52.31.139.75'] });
+    const headers = { 'x-paystack-signature': sign(body, 'sk_test_another') };
+    expect(await allowlisted.verifyDelivery(delivery(body, { headers }))).toBe('signature mismatch');
+  });
+});
+
+describe('Paystack webhook events', () => {
+  it('turns a Pay with Transfer charge.success into a payment to the charge reference', () => {
+    const { deliveryId, events } = adapter().eventsOf(delivery(pwtChargeSuccess()));
+    expect(deliveryId).toBe('paystack:charge.success:3104021987');
+    expect(events).toEqual([
+      {
+        type: 'PaymentReceived',
+        partner: 'paystack',
+        payment_id: '3104021987',
+        account_ids: ['charge:zuz8ggd1ro'],
+        account_number: null,
+        amount: 25000,
+        sender: { account_name: 'Jadesola Oluwashina', account_number: 'XXXXXXX553', bank_code: null },
+        narration: 'Channel Tests',
+        paid_at: '2023-09-12T13:29:09.000Z',
+      },
+    ]);
+  });
+
+  it('gives a redelivery the same delivery id and payment id', () => {
+    const first = adapter().eventsOf(delivery(pwtChargeSuccess()));
+    const again = adapter().eventsOf(delivery(pwtChargeSuccess({ gateway_response: 'Approved again' })));
+    expect(again.deliveryId).toBe(first.deliveryId);
+    expect(again.events[0]).toEqual(first.events[0]);
+  });
+
+  it('turns a dedicated_nuban charge.success into a payment to the account number, then the customer', () => {
+    expect(eventsOf(dvaChargeSuccess())).toEqual([
+      {
+        type: 'PaymentReceived',
+        partner: 'paystack',
+        payment_id: '3104030001',
+        account_ids: ['nuban:9930000902', 'customer:CUS_kpb3qj71u1m0rw8'],
+        account_number: '9930000902',
+        amount: 25000,
+        // The sample's sender_bank is a name, not a code.
+        sender: { account_name: 'RANDALL AKANBI HORTON', account_number: 'XXXXXX0011', bank_code: null },
+        narration: 'NIP: RHODA CHURCH -1123344343/44343231232',
+        paid_at: '2023-09-12T13:29:09.000Z',
+      },
+    ]);
+  });
+
+  it('matches a dedicated account payment by customer code alone when the receiver is missing', () => {
+    const payload = dvaChargeSuccess();
+    delete ((payload.data as Json).authorization as Json).receiver_bank_account_number;
+    expect(eventsOf(payload)[0]).toMatchObject({
+      account_ids: ['customer:CUS_kpb3qj71u1m0rw8'],
+      account_number: null,
+    });
+  });
+
+  it('keeps a sender bank that is a CBN code', () => {
+    const [event] = eventsOf(pwtChargeSuccess({}, { sender_bank: '058' }));
+    expect(event).toMatchObject({ sender: { bank_code: '058' } });
+  });
+
+  it('reads paidAt when paid_at is missing', () => {
+    const [event] = eventsOf(pwtChargeSuccess({ paid_at: undefined, paidAt: '2023-09-12T13:30:00.000Z' }));
+    expect(event).toMatchObject({ paid_at: '2023-09-12T13:30:00.000Z' });
+  });
+
+  it('never lets cosmetic fields block a credit: long strings are cut, odd types dropped', () => {
+    const [event] = eventsOf(
+      pwtChargeSuccess(
+        { paid_at: 'yesterday', paidAt: 12, surprise: { nested: [1, 2] } },
+        { sender_name: 'N'.repeat(1000), narration: 'x'.repeat(2000), sender_bank_account_number: 553 },
+      ),
+    );
+    expect(event).toMatchObject({
+      amount: 25000,
+      sender: { account_name: 'N'.repeat(200), account_number: null, bank_code: null },
+      narration: 'x'.repeat(500),
+      paid_at: null,
+    });
+  });
+
+  it('ignores fields it does not know', () => {
+    const plain = eventsOf(pwtChargeSuccess());
+    expect(
+      eventsOf({
+        ...pwtChargeSuccess(),
+        extra: true,
+        data: { ...(pwtChargeSuccess().data as Json), new_field: 'x' },
+      }),
+    ).toEqual(plain);
+  });
+
+  it.each([
+    ['a fractional amount', { amount: 250.5 }],
+    ['an amount in a string', { amount: '25000' }],
+    ['a zero amount', { amount: 0 }],
+    ['a negative amount', { amount: -25000 }],
+    ['an unsafe amount', { amount: 2 ** 53 }],
+    ['another currency', { currency: 'USD' }],
+    ['no transaction id', { id: undefined }],
+    ['no charge reference', { reference: undefined }],
+  ])('credits nothing for a charge.success with %s', (_label, data) => {
+    expect(eventsOf(pwtChargeSuccess(data))).toEqual([]);
+  });
+
+  it('ignores charge.success on channels the service never issues (a card payment)', () => {
+    expect(eventsOf(cardChargeSuccess())).toEqual([]);
+  });
+
+  it('settles a transfer from transfer.success', () => {
+    expect(eventsOf(transferEvent('transfer.success'))).toEqual([
+      {
+        type: 'TransferSettled',
+        partner: 'paystack',
+        reference: 'acv_9ee55786-2323-4760-98e2-6380c9cb3f68',
+        outcome: { status: 'success' },
+      },
+    ]);
+  });
+
+  it.each([
+    ['transfer.failed', 'failed'],
+    ['transfer.reversed', 'reversed'],
+  ] as const)('gives %s the default reason, never the narration Paystack echoes', (event, status) => {
+    const { deliveryId, events } = adapter().eventsOf(delivery(transferEvent(event)));
+    expect(deliveryId).toBe(`paystack:${event}:860703114`);
+    expect(events).toEqual([
+      {
+        type: 'TransferSettled',
+        partner: 'paystack',
+        reference: 'acv_9ee55786-2323-4760-98e2-6380c9cb3f68',
+        outcome: { status, reason: 'The receiving bank did not complete the transfer' },
+      },
+    ]);
+  });
+
+  it("gives a failed transfer Paystack's failure message when it carries one", () => {
+    const [event] = eventsOf(
+      transferEvent('transfer.failed', { gateway_response: 'Beneficiary account is dormant' }),
+    );
+    expect(event).toMatchObject({ outcome: { status: 'failed', reason: 'Beneficiary account is dormant' } });
+  });
+
+  it('gives transfer.success and transfer.reversed of one transfer different delivery ids', () => {
+    const success = adapter().eventsOf(delivery(transferEvent('transfer.success')));
+    const reversed = adapter().eventsOf(delivery(transferEvent('transfer.reversed')));
+    expect(success.deliveryId).not.toBe(reversed.deliveryId);
+  });
+
+  it('lists a bank.transfer.rejected as a rejected attempt of the email it names', () => {
+    const { deliveryId, events } = adapter().eventsOf(delivery(bankTransferRejected()));
+    expect(deliveryId).toBe('paystack:bank.transfer.rejected:3103959930');
+    expect(events).toEqual([
+      {
+        type: 'PaymentRejected',
+        partner: 'paystack',
+        attempt_id: '3103959930',
+        account_ids: ['email:test@amount.com'],
+        amount: 30000,
+        reason: 'incorrect amount sent',
+        rejected_at: null,
+      },
+    ]);
+  });
+
+  it('puts the charge reference first when a rejection carries it, and lowercases the email', () => {
+    const payload = bankTransferRejected({ reference: 'va-0123456789abcdef01234567' });
+    ((payload.data as Json).customer as Json).email = 'Test@Amount.COM';
+    expect(eventsOf(payload)[0]).toMatchObject({
+      account_ids: ['charge:va-0123456789abcdef01234567', 'email:test@amount.com'],
+    });
+  });
+
+  it('records nothing for a rejection without an amount', () => {
+    expect(eventsOf(bankTransferRejected({}, { amount: 'thirty' }))).toEqual([]);
+  });
+
+  it.each([
+    ['dedicatedaccount.assign.success', { customer: { customer_code: 'CUS_hp05n9khsqcesz2' } }],
+    ['refund.processed', { id: 1 }],
+    ['transfer.otp', { reference: 'np_x' }],
+  ])('acknowledges and ignores %s', (event, data) => {
+    const result = adapter().eventsOf(delivery({ event, data }));
+    expect(result.events).toEqual([]);
+    expect(result.deliveryId).toEqual(expect.stringMatching(/^paystack:/));
+  });
+
+  it('ignores JSON that is not an event, with a delivery id from the body', () => {
+    for (const body of ['[]', '"charge.success"', 'null', '{"data":{}}']) {
+      const result = adapter().eventsOf(delivery(body));
+      expect(result.events).toEqual([]);
+      expect(result.deliveryId).toMatch(/^paystack:sha256:[0-9a-f]{64}$/);
+    }
+  });
+
+  it('throws a validation error for a body that is not JSON', () => {
+    expect(() => adapter().eventsOf(delivery('{"event":'))).toThrow(ValidationError);
+  });
+});
+
+describe('Paystack transfer references', () => {
+  const { transferReference } = adapter();
+
+  it('are 16-50 characters of lowercase a-z, 0-9, - and _', () => {
+    for (const [merchant, reference] of [
+      ['mer_1', 'r'],
+      ['MER_ABC', 'Payout #42 / Ünïcödé'],
+      ['m'.repeat(200), 'x'.repeat(200)],
+      ['', ''],
+    ]) {
+      expect(transferReference(merchant as string, reference as string)).toMatch(/^[a-z0-9_-]{16,50}$/);
+    }
+  });
+
+  it('are deterministic, so a resend carries the same reference', () => {
+    expect(transferReference('mer_1', 'payout-1')).toBe(transferReference('mer_1', 'payout-1'));
+    expect(adapter().transferReference('mer_1', 'payout-1')).toBe(transferReference('mer_1', 'payout-1'));
+  });
+
+  it('differ for different merchants or references, however the parts are split', () => {
+    const references = new Set<string>();
+    const inputs: [string, string][] = [
+      ['mer_1', 'payout-1'],
+      ['mer_2', 'payout-1'],
+      ['mer_1', 'payout-2'],
+      ['mer_1', 'Payout-1'],
+      ['ab', 'c'],
+      ['a', 'bc'],
+    ];
+    for (let i = 0; i < 1000; i++) inputs.push(['mer_bulk', `ref-${i}`]);
+    for (const [merchant, reference] of inputs) references.add(transferReference(merchant, reference));
+    expect(references.size).toBe(inputs.length);
+  });
+});
