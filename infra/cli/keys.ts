@@ -11,7 +11,7 @@ import { loadLocalSecrets } from '#infra/local/secrets.ts';
  * from the usual chain), where it also registers each key in the API Gateway usage plan.
  */
 const USAGE = `Usage:
-  npm run keys -- create --name "Acme Ltd" [--ip 203.0.113.0/24]... [--expires 2027-01-01T00:00:00Z] [--json] [--stage prod]
+  npm run keys -- create --name "Acme Ltd" [--email ops@acme.ng] [--ip 203.0.113.0/24]... [--expires 2027-01-01T00:00:00Z] [--json] [--stage prod]
   npm run keys -- create --merchant <merchant_id> [--ip CIDR]... [--expires ISO-8601] [--json] [--stage prod]
   npm run keys -- revoke <api_key> [--stage prod]
   npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]`;
@@ -43,6 +43,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     allowPositionals: true,
     options: {
       name: { type: 'string' },
+      email: { type: 'string' },
       merchant: { type: 'string' },
       ip: { type: 'string', multiple: true },
       expires: { type: 'string' },
@@ -85,7 +86,11 @@ export async function runKeys(argv: string[]): Promise<string> {
       usage('give exactly one of --name or --merchant');
     if (values.name !== undefined) {
       if (!values.name.trim()) usage('--name must not be empty');
-      const { merchant, key, apiSecret } = await onboardMerchant(values.name.trim(), keyOptions);
+      if (values.email !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(values.email))
+        usage('--email must be an email address');
+      const { merchant, key, apiSecret } = await onboardMerchant(values.name.trim(), keyOptions, {
+        email: values.email,
+      });
       await gateway?.register(key.api_key, merchant.merchant_id);
       return print(
         {

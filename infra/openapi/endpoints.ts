@@ -230,7 +230,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
   'receive-partner-webhook': {
     tag: 'Payment',
     description:
-      'Called by the banking partner, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp` within ±5 minutes, `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{raw body}` keyed with the base64-decoded part of the secret after `whsec_`). Answers 200 only once the event is durably queued; a redelivery (same `webhook-id` or `session_id`) is 200 and credits nothing again. Unknown fields are ignored. On AWS also served at the webhook function URL.',
+      'Called by the banking partner, never by merchants. The sandbox partner posts to `/webhooks/payments`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp` within ±5 minutes, `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{raw body}` keyed with the base64-decoded part of the secret after `whsec_`); Paystack posts to `/webhooks/paystack`, signed by `x-paystack-signature` (hex HMAC-SHA512 of the raw body with the secret key). Answers 200 only once the event is durably queued; a redelivery is 200 and credits nothing again. Unknown fields and event types are ignored. On AWS also served at the webhook function URL.',
     request: { body: undefined },
     success: { statuses: [200] },
     errors: ['validation_error', 'invalid_signature', 'payload_too_large', 'unsupported_media_type'],

@@ -6,12 +6,16 @@ export interface KeyOptions {
   expiresAt?: string;
 }
 
-/** A new merchant with its wallet and a first key pair; the secret is returned once. */
+/**
+ * A new merchant with its wallet and a first key pair; the secret is returned once. The contact
+ * email is the one a partner may need for the wallet (Paystack's customer), else a synthetic one.
+ */
 export async function onboardMerchant(
   name: string,
   keyOptions: KeyOptions = {},
+  contact: { email?: string } = {},
 ): Promise<{ merchant: Merchant; key: ApiKeyRecord; apiSecret: string }> {
-  const merchant = await createMerchant(name);
+  const merchant = await createMerchant(name, contact);
   const { record, apiSecret } = await createApiKey(merchant.merchant_id, keyOptions);
   return { merchant, key: record, apiSecret };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
+import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
@@ -93,6 +94,14 @@ describe('PARTNER=paystack: money out', () => {
       });
       expect([transferRefused.status, transferRefused.body?.code]).toEqual([422, 'bank_not_supported']);
     }
+  });
+
+  it("issues a merchant's wallet as a dedicated account of a Paystack customer with the operator-given email", async () => {
+    const { merchant } = await onboardMerchant('Acme Foods Ltd', {}, { email: 'ops@acme-foods.ng' });
+    expect(merchant).toMatchObject({ partner: 'paystack', bank_code: '035' });
+    expect(standIn.dedicatedAccounts.get(merchant.account_number)).toMatchObject({
+      email: 'ops@acme-foods.ng',
+    });
   });
 
   it('credits a wallet (dedicated account) payment once, however often Paystack redelivers it', async () => {

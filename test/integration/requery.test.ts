@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { logger } from '#shared/logger.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import { partner } from '#shared/partners/registry.ts';
+import { getTransaction } from '#shared/transactions/store.ts';
+import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
+import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('the requery of pending transfers (API.md §7)', () => {
+  it('never settles by guess a transfer the partner does not know, and reports it to operators once overdue', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `lost-${Math.random().toString(36).slice(2, 10)}`;
+    // Debited and pending, but never handed to the partner (a crash between debit and send).
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    const errors = vi.spyOn(logger, 'error');
+
+    const early = await requeryPendingTransfers(Date.now() + 10_000);
+    expect(early.checked).toBeGreaterThanOrEqual(1);
+    expect(
+      errors.mock.calls.filter(([message]) => message === 'transfer pending past the alert window'),
+    ).toEqual([]);
+
+    const dayLater = Date.now() + 25 * 3600 * 1000;
+    const late = await requeryPendingTransfers(dayLater);
+    expect(late.overdue).toBeGreaterThanOrEqual(1);
+    const reported = errors.mock.calls.filter(
+      ([message, details]) =>
+        message === 'transfer pending past the alert window' &&
+        (details as { reference?: string } | undefined)?.reference === reference,
+    );
+    expect(reported).toHaveLength(1);
+    expect(reported[0]?.[1]).toMatchObject({ known_to_partner: false, merchant_id: merchant.merchant_id });
+    expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(14_000);
+  });
+
+  it('asks only about transfers pending longer than TRANSFER_REQUERY_AFTER_SECONDS (2 s in tests)', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `young-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    const transfer = await getTransaction(merchant.merchant_id, reference);
+    const created = Date.parse(transfer?.created_at ?? '');
+    const asked = vi.spyOn(partner(), 'queryTransfer');
+    const askedAboutIt = () => asked.mock.calls.some(([ref]) => ref === transfer?.partner_reference);
+
+    await requeryPendingTransfers(created + 1_000);
+    expect(askedAboutIt()).toBe(false);
+    await requeryPendingTransfers(created + 2_000);
+    expect(askedAboutIt()).toBe(true);
+  });
+});
