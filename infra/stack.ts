@@ -13,7 +13,7 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { AttributeType, Billing, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
@@ -100,6 +100,7 @@ export class PaymentsStack extends Stack {
         billing: Billing.onDemand(),
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         timeToLiveAttribute: 'ttlAttribute' in definition ? definition.ttlAttribute : undefined,
+        dynamoStream: 'stream' in definition && definition.stream ? StreamViewType.NEW_IMAGE : undefined,
         deletionProtection: prod,
         // Prod keeps every table (money, keys, beneficiaries) if the stack is ever deleted.
         removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,

@@ -38,6 +38,7 @@ function createTableInput(prefix: string, table: TableDefinition): CreateTableCo
       KeySchema: keySchema(index),
       Projection: { ProjectionType: 'ALL' },
     })),
+    StreamSpecification: table.stream ? { StreamEnabled: true, StreamViewType: table.stream } : undefined,
   };
 }
 

@@ -258,6 +258,7 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
       { name: 'Beneficiary', description: 'Saved bank accounts' },
       { name: 'Transaction', description: 'Transfers and history' },
       { name: 'Payment', description: 'Virtual accounts, payment status, partner webhook' },
+      { name: 'Event', description: 'Events of every state change, their deliveries to your webhook endpoints' },
     ],
     paths,
     components: {

@@ -7,7 +7,7 @@ import { paymentReceived, transferSettled } from '#shared/partners/sandbox-paylo
 
 /** How one endpoint is documented: its schemas, its answers, and examples. */
 export interface EndpointDoc {
-  tag: 'Bank' | 'Beneficiary' | 'Transaction' | 'Payment';
+  tag: 'Bank' | 'Beneficiary' | 'Transaction' | 'Payment' | 'Event';
   description: string;
   request: { body?: z.ZodMiniType; query?: z.ZodMiniType; params?: z.ZodMiniType };
   /** Success statuses and the `data` they carry (undefined: the bare webhook acknowledgement). */
@@ -34,6 +34,41 @@ const transactionExample = {
   virtual_account_reference: null,
   created_at: '2026-11-21T10:15:30.000Z',
   updated_at: '2026-11-21T10:15:31.000Z',
+};
+
+const VA_EXAMPLE = {
+  reference: 'order-1',
+  status: 'paid',
+  amount: 500000,
+  amount_received: 500000,
+  currency: 'NGN',
+  account_number: '5016114154',
+  bank: { code: '101', name: 'Providus Bank' },
+  expires_at: '2026-11-21T10:45:30.000Z',
+  paid_at: '2026-11-21T10:20:02.000Z',
+  created_at: '2026-11-21T10:15:30.000Z',
+  rejected_attempts: [],
+};
+
+const EVENT_EXAMPLE = {
+  id: 'evt_019a4c3e2f1b7d2e9a0c4b5d',
+  type: 'payment.received',
+  created_at: '2026-11-21T10:20:02.500Z',
+  data: {
+    transaction: {
+      ...transactionExample,
+      reference: 'payment:100004261121102002123456789012',
+      type: 'credit',
+      category: 'payment',
+      amount: 500000,
+      fee: 0,
+      narration: 'Order 1',
+      counterparty: { account_name: 'ADEBAYO CHIOMA', account_number: '0123456789', bank_code: '058' },
+      balance_after: 1249000,
+      virtual_account_reference: 'order-1',
+    },
+    virtual_account: VA_EXAMPLE,
+  },
 };
 
 /** Every route of the route table, documented. A route without an entry here does not compile. */
@@ -224,6 +259,47 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
           },
         ],
         rejected_attempts: [],
+      },
+    },
+  },
+  'list-virtual-accounts': {
+    tag: 'Payment',
+    description:
+      'Your virtual accounts, newest first, each as `GET /payments/{reference}` shows it without `payments`; optional `status` filter; `limit` 1-100 (default 20), `cursor` from the previous page.',
+    request: requests.listVirtualAccountsRequest,
+    success: { statuses: [200], data: responses.virtualAccountList, list: true },
+    errors: ['validation_error'],
+    example: { response: [VA_EXAMPLE] },
+  },
+  'list-events': {
+    tag: 'Event',
+    description:
+      'Your events of the last 30 days, newest first, in full: every credited payment (`payment.received`), every virtual account that became paid (`virtual_account.paid`), every transfer that ended `success`, `failed` or `reversed`. Exactly one event per state change. Optional `type`; `limit`, `cursor`.',
+    request: requests.listEventsRequest,
+    success: { statuses: [200], data: responses.eventList, list: true },
+    errors: ['validation_error'],
+    example: { response: [EVENT_EXAMPLE] },
+  },
+  'get-event': {
+    tag: 'Event',
+    description:
+      "One of your events with its `deliveries`: one per endpoint it was sent to (and one more per redelivery), each with every attempt (`at`, `status_code` or `error`, `duration_ms`). Another merchant's event id is 404.",
+    request: requests.getEventRequest,
+    success: { statuses: [200], data: responses.eventWithDeliveries },
+    errors: ['not_found'],
+    example: {
+      response: {
+        ...EVENT_EXAMPLE,
+        deliveries: [
+          {
+            endpoint_id: 'we_4f1c2d3e4f5a6b7c8d9e0f1a',
+            status: 'delivered',
+            attempts: [
+              { at: '2026-11-21T10:20:03.000Z', status_code: 503, error: null, duration_ms: 120 },
+              { at: '2026-11-21T10:20:08.000Z', status_code: 200, error: null, duration_ms: 95 },
+            ],
+          },
+        ],
       },
     },
   },

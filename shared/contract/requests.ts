@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { EVENT_TYPES } from '#shared/events/events.ts';
 import { amountSchema } from '#shared/money.ts';
 import { cursorSchema, limitSchema } from '#shared/pagination.ts';
 import {
@@ -109,3 +110,16 @@ export const createVirtualAccountRequest = {
 };
 
 export const getPaymentRequest = { params: referenceParam };
+
+export const listVirtualAccountsRequest = {
+  query: z.strictObject({
+    status: z.optional(z.enum(['pending', 'partially_paid', 'paid', 'overpaid', 'expired'])),
+    ...page,
+  }),
+};
+
+export const listEventsRequest = {
+  query: z.strictObject({ type: z.optional(z.enum(EVENT_TYPES)), ...page }),
+};
+
+export const getEventRequest = { params: z.object({ id: z.string() }) };

@@ -136,6 +136,71 @@ export const paymentStatus = z.strictObject({
   ),
 });
 
+/** A virtual account in a list or an event: `GET /payments/{reference}` without `payments`. */
+export const virtualAccountSummary = z.strictObject({
+  reference: z.string(),
+  status: z.enum(['pending', 'partially_paid', 'paid', 'overpaid', 'expired']),
+  amount: kobo,
+  amount_received: kobo,
+  currency: z.literal('NGN'),
+  account_number: accountNumber,
+  bank,
+  expires_at: timestamp,
+  paid_at: z.nullable(timestamp),
+  created_at: timestamp,
+  rejected_attempts: z.array(z.strictObject({ amount: kobo, reason: z.string(), received_at: timestamp })),
+});
+
+export const virtualAccountList = z.array(virtualAccountSummary);
+
+const eventId = meta(
+  z.string().check(z.regex(/^evt_[0-9a-f]+$/)),
+  'The event id: the same on every delivery',
+  'evt_019a4c3e2f1b7d2e9a0c4b5d',
+);
+const eventBase = { id: eventId, created_at: timestamp };
+
+/** The events merchants receive (API.md §8), one schema per type. */
+export const paymentReceivedEvent = z.strictObject({
+  ...eventBase,
+  type: z.literal('payment.received'),
+  data: z.strictObject({ transaction, virtual_account: z.nullable(virtualAccountSummary) }),
+});
+export const virtualAccountPaidEvent = z.strictObject({
+  ...eventBase,
+  type: z.literal('virtual_account.paid'),
+  data: z.strictObject({ virtual_account: virtualAccountSummary }),
+});
+export const transferEvent = z.strictObject({
+  ...eventBase,
+  type: z.enum(['transfer.success', 'transfer.failed', 'transfer.reversed']),
+  data: z.strictObject({ transaction }),
+});
+export const merchantEvent = z.union([paymentReceivedEvent, virtualAccountPaidEvent, transferEvent]);
+export const eventList = z.array(merchantEvent);
+
+const deliveryAttempt = z.strictObject({
+  at: timestamp,
+  status_code: z.nullable(z.int()),
+  error: z.nullable(z.string()),
+  duration_ms: z.int(),
+});
+const deliveries = {
+  deliveries: z.array(
+    z.strictObject({
+      endpoint_id: z.string(),
+      status: z.enum(['pending', 'delivered', 'failed']),
+      attempts: z.array(deliveryAttempt),
+    }),
+  ),
+};
+/** `GET /events/{id}`: the event and every delivery of it, with each attempt. */
+export const eventWithDeliveries = z.union([
+  z.extend(paymentReceivedEvent, deliveries),
+  z.extend(virtualAccountPaidEvent, deliveries),
+  z.extend(transferEvent, deliveries),
+]);
+
 /** The success envelope around `data`; lists add `meta.next_cursor`. */
 export function successEnvelope(data: z.ZodMiniType, list = false) {
   return z.strictObject({

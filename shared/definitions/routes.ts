@@ -11,7 +11,7 @@ export const API_PREFIX = '/api/v1/developer';
 /** Per-key limit of API.md §2, shared by the local limiter and the API Gateway usage plan. */
 export const RATE_LIMIT = { requests: 100, windowSeconds: 60 } as const;
 
-export type HttpMethod = 'GET' | 'POST';
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 /**
  * What a function may touch, for least-privilege grants on AWS: tables it reads, tables it writes
@@ -140,6 +140,30 @@ export const ROUTES = [
     auth: 'api_key',
     summary: 'Get a payment status',
     access: { read: ['virtualAccounts', 'payments'] },
+  },
+  {
+    name: 'list-virtual-accounts',
+    method: 'GET',
+    paths: ['/virtual-accounts'],
+    auth: 'api_key',
+    summary: 'List virtual accounts',
+    access: { read: ['virtualAccounts', 'payments'] },
+  },
+  {
+    name: 'list-events',
+    method: 'GET',
+    paths: ['/events'],
+    auth: 'api_key',
+    summary: 'List events',
+    access: { read: ['events'] },
+  },
+  {
+    name: 'get-event',
+    method: 'GET',
+    paths: ['/events/{id}'],
+    auth: 'api_key',
+    summary: 'Get an event and its deliveries',
+    access: { read: ['events', 'webhookDeliveries'] },
   },
   {
     name: 'receive-partner-webhook',

@@ -14,6 +14,8 @@ export interface TableDefinition extends KeySchema {
   readonly name: string;
   readonly indexes?: readonly (KeySchema & { readonly name: string })[];
   readonly ttlAttribute?: string;
+  /** A DynamoDB stream of new items (what the table's stream consumer reads). */
+  readonly stream?: 'NEW_IMAGE';
   /** Holds money or the records money depends on: retained and deletion-protected in prod. */
   readonly money: boolean;
 }
@@ -81,7 +83,41 @@ export const TABLES = {
     name: 'virtual-accounts',
     partitionKey: { name: 'merchant_id', type: 'S' },
     sortKey: { name: 'reference', type: 'S' },
+    indexes: [
+      {
+        name: 'by-created',
+        partitionKey: { name: 'merchant_id', type: 'S' },
+        sortKey: { name: 'created_at', type: 'S' },
+      },
+    ],
     money: true,
+  },
+  /**
+   * Events for merchants (API.md §8), one per state change, written in the change's own transaction
+   * (an outbox): `evt_` ids sort by time. Kept 30 days. Its stream drives the fan-out to endpoints.
+   */
+  events: {
+    name: 'events',
+    partitionKey: { name: 'merchant_id', type: 'S' },
+    sortKey: { name: 'event_id', type: 'S' },
+    ttlAttribute: 'ttl',
+    stream: 'NEW_IMAGE',
+    money: false,
+  },
+  /** Merchants' webhook endpoints (`we_…`); secrets are derived, never stored. */
+  webhookEndpoints: {
+    name: 'webhook-endpoints',
+    partitionKey: { name: 'merchant_id', type: 'S' },
+    sortKey: { name: 'endpoint_id', type: 'S' },
+    money: false,
+  },
+  /** Deliveries of an event (`<merchant_id>#<event_id>`) to endpoints, with every attempt. */
+  webhookDeliveries: {
+    name: 'webhook-deliveries',
+    partitionKey: { name: 'event_key', type: 'S' },
+    sortKey: { name: 'delivery_id', type: 'S' },
+    ttlAttribute: 'ttl',
+    money: false,
   },
   /**
    * What arrived for a virtual account (`<merchant_id>#<reference>`): its payments (`payment#<id>`,

@@ -1,5 +1,13 @@
 import { type AccountOwner, ownerOf } from '#shared/accounts/owners.ts';
-import { credit, GroupNotApplied, type Posting, postAll } from '#shared/ledger/ledger.ts';
+import { eventItem, newEvent } from '#shared/events/events.ts';
+import {
+  CompanionConflict,
+  credit,
+  GroupNotApplied,
+  type LedgerEntry,
+  type Posting,
+  postAll,
+} from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
 import { keepUnmatched } from '#shared/payments/unmatched.ts';
@@ -10,8 +18,12 @@ import {
   paymentItem,
   paymentStatus,
   recordRejectedAttempt,
+  toApiVirtualAccountSummary,
+  type VirtualAccountState,
+  virtualAccountState,
+  withPayment,
 } from '#shared/payments/virtual-accounts.ts';
-import { putTransactionItem, transactionRecord } from '#shared/transactions/store.ts';
+import { putTransactionItem, toApiTransaction, transactionRecord } from '#shared/transactions/store.ts';
 
 /**
  * Crediting payments: a customer's payment into an account the service was issued is credited to
@@ -35,9 +47,19 @@ function receivedAt(event: Received): string {
   return Number.isNaN(paid) ? event.received_at : new Date(paid).toISOString();
 }
 
-/** The ledger posting of a payment, its own companion writes, and the account total it adds to. */
-function paymentPosting(event: Received, owner: AccountOwner) {
-  const payment: Payment = {
+/** One payment of a batch, with the account that receives it. */
+interface Member {
+  event: Received;
+  owner: AccountOwner;
+}
+
+/** The virtual account a member pays into, if it is one. */
+function virtualAccountOf({ owner }: Member): string | undefined {
+  return owner.kind === 'virtual_account' && owner.reference ? owner.reference : undefined;
+}
+
+function paymentOf(event: Received): Payment {
+  return {
     session_id: event.payment_id,
     amount: event.amount,
     sender_name: event.sender.account_name,
@@ -45,17 +67,53 @@ function paymentPosting(event: Received, owner: AccountOwner) {
     sender_bank_code: event.sender.bank_code,
     received_at: receivedAt(event),
   };
-  const entryId = paymentEntryId(event);
-  const reference = paymentReference(event);
-  const virtualAccount = owner.kind === 'virtual_account' && owner.reference ? owner.reference : undefined;
-  const posting: Omit<Posting, 'merchantId'> = {
-    entryId,
-    amount: event.amount,
-    category: 'payment',
-    reference,
-    companions: (posted) => [
-      putTransactionItem(
-        transactionRecord(posted, {
+}
+
+/** The states of the virtual accounts some payments of one merchant go to, read now. */
+async function statesOf(merchantId: string, members: readonly Member[]) {
+  const references = [...new Set(members.map(virtualAccountOf).filter((r): r is string => r !== undefined))];
+  const states = await Promise.all(
+    references.map(async (reference) => {
+      const state = await virtualAccountState(merchantId, reference);
+      if (!state) throw new Error(`virtual account ${reference} of ${merchantId} is missing`);
+      return [reference, state] as const;
+    }),
+  );
+  return new Map(states);
+}
+
+/**
+ * The ledger postings of some payments of one merchant, and the writes that go with them: for each
+ * payment its transaction record, its payment item and its `payment.received` event; for each
+ * virtual account its new total (conditional on the total the events were computed from) and,
+ * when the total first reaches the amount, its `virtual_account.paid` event.
+ */
+function plan(merchantId: string, members: readonly Member[], states: Map<string, VirtualAccountState>) {
+  const running = new Map(states);
+  const crossed = new Map<string, { index: number; state: VirtualAccountState }>();
+  const afterEach = members.map((member, index) => {
+    const reference = virtualAccountOf(member);
+    const before = reference ? running.get(reference) : undefined;
+    if (!reference || !before) return undefined;
+    const after = withPayment(before, paymentOf(member.event));
+    running.set(reference, after);
+    const { amount } = after.account;
+    if (before.account.amount_received < amount && after.account.amount_received >= amount)
+      crossed.set(reference, { index, state: after });
+    return after;
+  });
+  const postings = members.map((member, index): Omit<Posting, 'merchantId'> => {
+    const { event } = member;
+    const reference = paymentReference(event);
+    const virtualAccount = virtualAccountOf(member);
+    const payment = paymentOf(event);
+    return {
+      entryId: paymentEntryId(event),
+      amount: event.amount,
+      category: 'payment',
+      reference,
+      companions: (posted) => {
+        const record = transactionRecord(posted, {
           reference,
           amount: event.amount,
           fee: 0,
@@ -68,20 +126,64 @@ function paymentPosting(event: Received, owner: AccountOwner) {
           },
           partner: event.partner,
           virtual_account_reference: virtualAccount ?? null,
+        });
+        const after = afterEach[index];
+        return [
+          putTransactionItem(record),
+          ...(virtualAccount ? [paymentItem(merchantId, virtualAccount, payment)] : []),
+          eventItem(
+            newEvent(
+              merchantId,
+              'payment.received',
+              {
+                transaction: toApiTransaction(record),
+                virtual_account: after ? toApiVirtualAccountSummary(after) : null,
+              },
+              posted.created_at,
+            ),
+          ),
+        ];
+      },
+    };
+  });
+  const accountWrites = (entries: readonly LedgerEntry[]) =>
+    [...states].flatMap(([reference, before]) => {
+      const after = running.get(reference) ?? before;
+      const paid = crossed.get(reference);
+      const at = entries[paid?.index ?? 0]?.created_at ?? new Date().toISOString();
+      return [
+        accountTotalItem(merchantId, reference, {
+          amount: after.account.amount_received - before.account.amount_received,
+          count: after.account.payment_count - before.account.payment_count,
+          before: before.account.amount_received,
         }),
-      ),
-      ...(virtualAccount ? [paymentItem(owner.merchant_id, virtualAccount, payment)] : []),
-    ],
-  };
-  return { posting, virtualAccount, amount: event.amount };
+        ...(paid
+          ? [
+              eventItem(
+                newEvent(
+                  merchantId,
+                  'virtual_account.paid',
+                  { virtual_account: toApiVirtualAccountSummary(paid.state) },
+                  at,
+                ),
+              ),
+            ]
+          : []),
+      ];
+    });
+  return { postings, accountWrites };
 }
 
 export type PaymentOutcome = 'credited' | 'duplicate' | 'unmatched';
 
+/** Times a payment is tried again when a virtual account's total moved under it. */
+const ACCOUNT_ATTEMPTS = 5;
+
 /**
  * Credits a received payment exactly once: one ledger transaction puts the entry keyed by the
- * partner's session id, the payment's transaction record, and (for a virtual account) the payment
- * and the account's new total. A redelivery finds the entry and changes nothing.
+ * partner's payment id, the payment's transaction record, its event, and (for a virtual account)
+ * the payment, the account's new total and, if this payment pays it, its paid event. A redelivery
+ * finds the entry and changes nothing.
  */
 export async function receivePayment(event: Received, known?: AccountOwner): Promise<PaymentOutcome> {
   const owner = known ?? (await ownerOf(event.partner, event.account_ids));
@@ -89,32 +191,44 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
     await keepUnmatched(event, 'unknown account number');
     return 'unmatched';
   }
-  const { posting, virtualAccount, amount } = paymentPosting(event, owner);
-  const { entry, applied } = await credit({
-    ...posting,
-    merchantId: owner.merchant_id,
-    companions: (posted) => [
-      ...(posting.companions?.(posted) ?? []),
-      ...(virtualAccount ? [accountTotalItem(owner.merchant_id, virtualAccount, amount, 1)] : []),
-    ],
-  });
-  if (applied) return 'credited';
-  if (entry.merchant_id !== owner.merchant_id || entry.amount !== amount) {
-    // The partner reused a payment id for a different payment: never credit it as the first one.
-    await keepUnmatched(event, `payment id already credited with other details (${entry.entry_id})`);
-    return 'unmatched';
+  const merchantId = owner.merchant_id;
+  const members = [{ event, owner }];
+  for (let attempt = 1; ; attempt++) {
+    const { postings, accountWrites } = plan(merchantId, members, await statesOf(merchantId, members));
+    const [posting] = postings;
+    if (!posting) throw new Error('no posting');
+    try {
+      const { entry, applied } = await credit({
+        ...posting,
+        merchantId,
+        companions: (posted) => [...(posting.companions?.(posted) ?? []), ...accountWrites([posted])],
+      });
+      if (applied) return 'credited';
+      if (entry.merchant_id !== merchantId || entry.amount !== event.amount) {
+        // The partner reused a payment id for a different payment: never credit it as the first one.
+        await keepUnmatched(event, `payment id already credited with other details (${entry.entry_id})`);
+        return 'unmatched';
+      }
+      return 'duplicate';
+    } catch (error) {
+      // The virtual account's total moved since it was read (another payment to it): read again.
+      if (!(error instanceof CompanionConflict) || attempt >= ACCOUNT_ATTEMPTS) throw error;
+    }
   }
-  return 'duplicate';
 }
 
-/** Payments credited per transaction at most when grouped (each is 3 writes; DynamoDB takes 100). */
-const GROUP_LIMIT = 25;
+/**
+ * Payments credited per transaction at most when grouped: each is 4 writes (entry, record,
+ * payment, event) and each virtual account up to 2 more (total, paid event); DynamoDB takes 100.
+ */
+const GROUP_LIMIT = 16;
 
 /**
  * Credits a batch of payments, each exactly once, with one ledger transaction per merchant where
  * it can: a merchant's payments in the batch move its balance in one write instead of racing each
- * other for it. If a group cannot be applied whole (a redelivered payment among them), its payments
- * are credited one by one. Resolves with each event's outcome, or the error that stopped it.
+ * other for it. If a group cannot be applied whole (a redelivered payment among them, or a virtual
+ * account that moved), its payments are credited one by one. Resolves with each event's outcome,
+ * or the error that stopped it.
  */
 export async function receivePayments(
   events: readonly Received[],
@@ -156,22 +270,10 @@ export async function receivePayments(
   };
   const creditGroup = async (merchantId: string, members: { index: number; owner: AccountOwner }[]) => {
     if (members.length === 1) return oneByOne(members[0]?.index ?? 0, members[0]?.owner);
-    const built = members.map(({ index, owner }) => paymentPosting(events[index] as Received, owner));
-    const totals = new Map<string, { amount: number; count: number }>();
-    for (const { virtualAccount, amount } of built) {
-      if (!virtualAccount) continue;
-      const total = totals.get(virtualAccount) ?? { amount: 0, count: 0 };
-      totals.set(virtualAccount, { amount: total.amount + amount, count: total.count + 1 });
-    }
+    const batch = members.map(({ index, owner }) => ({ event: events[index] as Received, owner }));
+    const { postings, accountWrites } = plan(merchantId, batch, await statesOf(merchantId, batch));
     try {
-      await postAll(
-        merchantId,
-        built.map(({ posting }) => posting),
-        () =>
-          [...totals].map(([reference, total]) =>
-            accountTotalItem(merchantId, reference, total.amount, total.count),
-          ),
-      );
+      await postAll(merchantId, postings, accountWrites);
       for (const { index } of members) results[index] = { status: 'fulfilled', value: 'credited' };
     } catch (error) {
       if (!(error instanceof GroupNotApplied)) throw error;

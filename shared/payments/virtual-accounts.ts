@@ -1,8 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
-import { queryAll } from '#shared/aws/query.ts';
+import { queryAll, queryPage } from '#shared/aws/query.ts';
 import { findBank } from '#shared/banks/index.ts';
+import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
 
 export interface VirtualAccountRequest {
@@ -107,16 +108,111 @@ export function paymentItem(merchantId: string, reference: string, payment: Paym
   };
 }
 
-/** A companion write that adds payments to a virtual account's totals. */
-export function accountTotalItem(merchantId: string, reference: string, amount: number, count: number) {
+/**
+ * A companion write that adds payments to a virtual account's totals, only if the total is still
+ * `before` (what the events of these payments were computed from).
+ */
+export function accountTotalItem(
+  merchantId: string,
+  reference: string,
+  change: { amount: number; count: number; before: number },
+) {
   return {
     Update: {
       TableName: tableName('virtualAccounts'),
       Key: { merchant_id: merchantId, reference },
       UpdateExpression: 'ADD amount_received :amount, payment_count :count',
-      ConditionExpression: 'attribute_exists(merchant_id)',
-      ExpressionAttributeValues: { ':amount': amount, ':count': count },
+      ConditionExpression: 'attribute_exists(merchant_id) AND amount_received = :before',
+      ExpressionAttributeValues: {
+        ':amount': change.amount,
+        ':count': change.count,
+        ':before': change.before,
+      },
     },
+  };
+}
+
+/** A virtual account with everything it received: what its API views are made of. */
+export interface VirtualAccountState {
+  account: VirtualAccount;
+  payments: Payment[];
+  rejected: RejectedAttempt[];
+}
+
+/** A virtual account as it stands now, with its payments and refused attempts. */
+export async function virtualAccountState(
+  merchantId: string,
+  reference: string,
+): Promise<VirtualAccountState | undefined> {
+  const [account, history] = await Promise.all([
+    getVirtualAccount(merchantId, reference),
+    paymentsOf(merchantId, reference),
+  ]);
+  return account && { account, ...history };
+}
+
+const LIST_CURSOR_KEYS = ['created_at', 'reference'] as const;
+
+/** How each status reads as a filter on the stored totals (the status itself is derived). */
+const STATUS_FILTERS: Record<PaymentStatus, string> = {
+  pending: '#received = :zero AND #expires >= :now',
+  expired: '#received = :zero AND #expires < :now',
+  partially_paid: '#received > :zero AND #received < #amount',
+  paid: '#received = #amount',
+  overpaid: '#received > #amount',
+};
+
+/** A merchant's virtual accounts, newest first, optionally of one status, one page at a time. */
+export async function listVirtualAccounts(
+  merchantId: string,
+  filter: { status?: PaymentStatus; limit: number; cursor?: string },
+  now = Date.now(),
+): Promise<{ items: VirtualAccountState[]; nextCursor: string | null }> {
+  const position = decodeCursor(filter.cursor, LIST_CURSOR_KEYS);
+  const expression = filter.status && STATUS_FILTERS[filter.status];
+  // DynamoDB refuses names and values an expression does not use: pass only the ones it names.
+  const used = <T>(entries: Record<string, T>) =>
+    Object.fromEntries(Object.entries(entries).filter(([key]) => expression?.includes(key)));
+  const names = used({ '#received': 'amount_received', '#amount': 'amount', '#expires': 'expires_at' });
+  const { items, more } = await queryPage<VirtualAccount>(
+    {
+      TableName: tableName('virtualAccounts'),
+      IndexName: 'by-created',
+      KeyConditionExpression: 'merchant_id = :m',
+      FilterExpression: expression,
+      ExpressionAttributeNames: Object.keys(names).length > 0 ? names : undefined,
+      ExpressionAttributeValues: {
+        ':m': merchantId,
+        ...used({ ':zero': 0, ':now': new Date(now).toISOString() }),
+      },
+      ScanIndexForward: false,
+      ExclusiveStartKey: position && { merchant_id: merchantId, ...position },
+    },
+    filter.limit,
+  );
+  const states = await Promise.all(
+    items.map(async (account) => ({ account, ...(await paymentsOf(merchantId, account.reference)) })),
+  );
+  const last = items.at(-1);
+  return {
+    items: states,
+    nextCursor:
+      more && last ? encodeCursor({ created_at: last.created_at, reference: last.reference }) : null,
+  };
+}
+
+/** The state after `payment` arrives. */
+export function withPayment(state: VirtualAccountState, payment: Payment): VirtualAccountState {
+  return {
+    ...state,
+    account: {
+      ...state.account,
+      amount_received: state.account.amount_received + payment.amount,
+      payment_count: state.account.payment_count + 1,
+    },
+    payments: [...state.payments, payment].sort(
+      (a, b) => a.received_at.localeCompare(b.received_at) || a.session_id.localeCompare(b.session_id),
+    ),
   };
 }
 
@@ -192,6 +288,12 @@ export function paidAt(amount: number, payments: readonly Payment[]): string | n
     if (total >= amount) return payment.received_at;
   }
   return null;
+}
+
+/** A virtual account as `GET /virtual-accounts` and events show it: `GET /payments` without `payments`. */
+export function toApiVirtualAccountSummary(state: VirtualAccountState, now = Date.now()) {
+  const { payments: _payments, ...summary } = toApiPayment(state.account, state, now);
+  return summary;
 }
 
 /** A virtual account's payment status as `GET /payments/{reference}` shows it. */

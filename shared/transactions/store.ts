@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll, queryPage } from '#shared/aws/query.ts';
 import type { EntryCategory, LedgerEntry } from '#shared/ledger/ledger.ts';
@@ -136,24 +136,39 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
   };
 }
 
-/** Changes a status on its own (no money moves); the record as changed, or undefined if it was no longer `from`. */
+/**
+ * Changes a status (no money moves), with `companions` written in the same transaction (the
+ * change's event); false if the transaction was no longer in one of `from`.
+ */
 export async function changeStatus(
   merchantId: string,
   reference: string,
-  change: Omit<StatusChange, 'at'>,
-): Promise<TransactionRecord | undefined> {
+  change: StatusChange,
+  companions: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [],
+): Promise<boolean> {
   try {
-    const { Attributes } = await dynamo.send(
-      new UpdateCommand({
-        ...statusChangeItem(merchantId, reference, { ...change, at: new Date().toISOString() }).Update,
-        ReturnValues: 'ALL_NEW',
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [statusChangeItem(merchantId, reference, change), ...companions],
       }),
     );
-    return Attributes as TransactionRecord;
+    return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
+    const [status] = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+    if (status?.Code === 'ConditionalCheckFailed') return false;
     throw error;
   }
+}
+
+/** A transaction as it is after a status change (the record a status change writes). */
+export function afterStatusChange(record: TransactionRecord, change: StatusChange): TransactionRecord {
+  const { pending_partner: _left, ...rest } = record;
+  return {
+    ...(change.to === 'pending' ? record : rest),
+    status: change.to,
+    updated_at: change.at,
+    ...(change.reason ? { failure_reason: change.reason } : {}),
+  };
 }
 
 /** Pending transfers of a partner created at or before `createdBefore` (ISO), oldest first. */

@@ -1,13 +1,17 @@
+import { eventItem, newEvent } from '#shared/events/events.ts';
 import { CompanionConflict, reverse } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import type { QueuedEvent, TransferOutcome, TransferSettled } from '#shared/partners/partner.ts';
 import {
+  afterStatusChange,
   changeStatus,
   getTransaction,
   putTransactionItem,
+  type StatusChange,
   statusChangeItem,
   type TransactionRecord,
   type TransactionStatus,
+  toApiTransaction,
   transactionRecord,
 } from '#shared/transactions/store.ts';
 import { transferOwner } from '#shared/transfers/references.ts';
@@ -22,6 +26,22 @@ import { transferOwner } from '#shared/transfers/references.ts';
 /** The reference of the transaction that gives a failed or returned transfer's money back. */
 export function reversalReference(reference: string): string {
   return `reversal:${reference}`;
+}
+
+/** The `transfer.<status>` event of a transfer's status change, written in the change's transaction. */
+function transferEvent(
+  transfer: TransactionRecord,
+  change: StatusChange & { to: 'success' | 'failed' | 'reversed' },
+) {
+  const after = afterStatusChange(transfer, change);
+  return eventItem(
+    newEvent(
+      transfer.merchant_id,
+      `transfer.${change.to}`,
+      { transaction: toApiTransaction(after) },
+      change.at,
+    ),
+  );
 }
 
 /** The transfer as it is stored now (someone else settled it in the meantime). */
@@ -43,12 +63,8 @@ async function giveBack(
     const { entry, applied } = await reverse(transfer.entry_id, {
       reference: reversalReference(reference),
       companions: (posted) => [
-        statusChangeItem(merchantId, reference, {
-          from: change.from,
-          to: change.to,
-          at: posted.created_at,
-          reason: change.reason,
-        }),
+        statusChangeItem(merchantId, reference, { ...change, at: posted.created_at }),
+        transferEvent(transfer, { ...change, at: posted.created_at }),
         putTransactionItem(
           transactionRecord(posted, {
             reference: reversalReference(reference),
@@ -63,8 +79,7 @@ async function giveBack(
       ],
     });
     if (!applied) return current(transfer);
-    const { pending_partner: _left, ...rest } = transfer;
-    return { ...rest, status: change.to, updated_at: entry.created_at, failure_reason: change.reason };
+    return afterStatusChange(transfer, { ...change, at: entry.created_at });
   } catch (error) {
     // Settled by someone else in the meantime (a webhook, a requery, a retry): nothing to do.
     if (!(error instanceof CompanionConflict)) throw error;
@@ -84,12 +99,14 @@ export async function settleTransfer(
   switch (outcome.status) {
     case 'pending':
       return transfer;
-    case 'success':
+    case 'success': {
       if (transfer.status !== 'pending') return transfer;
-      return (
-        (await changeStatus(transfer.merchant_id, transfer.reference, { from: 'pending', to: 'success' })) ??
-        (await current(transfer))
-      );
+      const change = { from: ['pending'], to: 'success', at: new Date().toISOString() } as const;
+      const changed = await changeStatus(transfer.merchant_id, transfer.reference, change, [
+        transferEvent(transfer, change),
+      ]);
+      return changed ? afterStatusChange(transfer, change) : current(transfer);
+    }
     case 'failed':
       return giveBack(transfer, { from: ['pending'], to: 'failed', reason: outcome.reason });
     case 'reversed':

@@ -5,6 +5,7 @@ import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import { sqs } from '#shared/aws/sqs.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
 import { API_PREFIX, ROUTES, type Route } from '#shared/definitions/routes.ts';
+import { EVENT_TYPES } from '#shared/events/events.ts';
 import { call, data, PROJECT_ROOT } from '#test/support/gateway.ts';
 import {
   anyText,
@@ -960,8 +961,41 @@ function casesFor(route: Route): fc.Arbitrary<Case> {
           ),
         ),
       );
+    case 'list-virtual-accounts':
+      return own(
+        getCases(
+          route,
+          badQuery(
+            { limit: LIST_TRANSACTIONS_VALID.limit },
+            {
+              status: fc
+                .oneof(fc.constantFrom('PAID', 'paid ', 'success', ''), anyText)
+                .filter((s) => !['pending', 'partially_paid', 'paid', 'overpaid', 'expired'].includes(s)),
+              limit: badLimit,
+              cursor: badCursor(['created_at', 'reference']),
+            },
+          ),
+        ),
+      );
+    case 'list-events':
+      return own(
+        getCases(
+          route,
+          badQuery(
+            { limit: LIST_TRANSACTIONS_VALID.limit },
+            {
+              type: fc
+                .oneof(fc.constantFrom('payment', 'PAYMENT.RECEIVED', 'transfer.pending', ''), anyText)
+                .filter((s) => !EVENT_TYPES.includes(s as never)),
+              limit: badLimit,
+              cursor: badCursor(['event_id']),
+            },
+          ),
+        ),
+      );
     case 'get-transaction':
     case 'get-payment':
+    case 'get-event':
       return own(referenceCases(route));
     case 'receive-partner-webhook':
       return fc.oneof(

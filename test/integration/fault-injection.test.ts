@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { queryAll } from '#shared/aws/query.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent, TransferSettled } from '#shared/partners/partner.ts';
@@ -68,6 +69,23 @@ async function expectLedger(merchantId: string, balance: number, entries: number
   expect(new Set(ids).size).toBe(ids.length);
 }
 
+/**
+ * The merchant's events are exactly `expected` (type → count), each with its own id: a crash at any
+ * step loses no event and duplicates none (the event is written in its change's transaction).
+ */
+async function expectEvents(merchantId: string, expected: Record<string, number>) {
+  const events = await queryAll<{ event_id: string; type: string }>({
+    TableName: tableName('events'),
+    KeyConditionExpression: 'merchant_id = :m',
+    ExpressionAttributeValues: { ':m': merchantId },
+    ConsistentRead: true,
+  });
+  const counts: Record<string, number> = {};
+  for (const event of events) counts[event.type] = (counts[event.type] ?? 0) + 1;
+  expect(counts).toEqual(expected);
+  expect(new Set(events.map((event) => event.event_id)).size).toBe(events.length);
+}
+
 /** The answer a retry must give: `retry` if the money had moved, `fresh` if not, or what it gave. */
 function answer<T>(applied: boolean | 'either', retry: T, fresh: T, given: T): T {
   if (applied === 'either') return given;
@@ -105,6 +123,7 @@ const paymentIntoWallet: Flow = {
       assess: async (result, first) => {
         expect(result).toBe(answer(first.applied, 'duplicate', 'credited', result));
         await expectLedger(merchant.merchant_id, 12_345, 1);
+        await expectEvents(merchant.merchant_id, { 'payment.received': 1 });
         expect(await statusOf(merchant.merchant_id, reference)).toBe('success');
         expect(await unmatched(event.payment_id)).toBeUndefined();
       },
@@ -117,7 +136,7 @@ const paymentIntoVirtualAccount: Flow = {
   prepare: async () => {
     const { merchant } = await aMerchant();
     const { account } = await createVirtualAccount(merchant.merchant_id, merchant.name, {
-      amount: 10_000,
+      amount: 4_000,
       reference: `va-${randomUUID()}`,
       expires_in_minutes: 30,
     });
@@ -131,6 +150,7 @@ const paymentIntoVirtualAccount: Flow = {
       assess: async (result, first) => {
         expect(result).toBe(answer(first.applied, 'duplicate', 'credited', result));
         await expectLedger(merchant.merchant_id, 4_000, 1);
+        await expectEvents(merchant.merchant_id, { 'payment.received': 1, 'virtual_account.paid': 1 });
         const va = await getVirtualAccount(merchant.merchant_id, account.reference);
         expect({ received: va?.amount_received, count: va?.payment_count }).toEqual({
           received: 4_000,
@@ -167,6 +187,7 @@ function transferFlow(name: string, prefix: string, final: TransactionStatus): F
           expect(transaction).toMatchObject({ reference: request.reference, amount: 50_000, fee: 1_000 });
           expect(transaction.status).toBe(final);
           expect(await statusOf(merchantId, request.reference)).toBe(final);
+          await expectEvents(merchantId, { [`transfer.${final}`]: 1 });
           if (final === 'failed') {
             await expectLedger(merchantId, 200_000, 3);
             const reversal = await getTransaction(merchantId, reversalReference(request.reference));
@@ -213,6 +234,7 @@ function settlementFlow(verdict: 'transfer.failed' | 'transfer.success'): Flow {
         run: () => receiveTransferSettled(event),
         applied: async () => (await statusOf(merchantId, reference)) !== 'pending',
         assess: async () => {
+          await expectEvents(merchantId, { [verdict]: 1 });
           if (verdict === 'transfer.failed') {
             expect(await statusOf(merchantId, reference)).toBe('failed');
             expect(await statusOf(merchantId, reversalReference(reference))).toBe('success');

@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { queryPage } from '#shared/aws/query.ts';
+import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
+
+/**
+ * Events for merchants (API.md §8): every state change a merchant cares about is one stored event,
+ * written by the change's own DynamoDB transaction (an outbox item), so a change never happens
+ * without its event and an event never exists without its change, whatever crashes in between.
+ * The events table's stream then fans each new event out to the merchant's endpoints.
+ */
+
+export const EVENT_TYPES = [
+  'payment.received',
+  'virtual_account.paid',
+  'transfer.success',
+  'transfer.failed',
+  'transfer.reversed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** An event as the API shows it and as endpoints receive it. */
+export interface MerchantEvent {
+  id: string;
+  type: EventType;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+/** An event as stored. */
+export interface EventRecord extends MerchantEvent {
+  merchant_id: string;
+  event_id: string;
+  ttl: number;
+}
+
+/** How long events are kept (API.md §8). */
+export const EVENT_RETENTION_DAYS = 30;
+
+/** `evt_` + the time in ms (12 hex digits, so ids sort by time) + randomness. */
+export function newEventId(at: string): string {
+  return `evt_${Date.parse(at).toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}`;
+}
+
+/** The event a state change makes, to be written in that change's transaction. */
+export function newEvent(
+  merchantId: string,
+  type: EventType,
+  data: Record<string, unknown>,
+  at: string,
+): EventRecord {
+  const id = newEventId(at);
+  return {
+    merchant_id: merchantId,
+    event_id: id,
+    id,
+    type,
+    created_at: at,
+    data,
+    ttl: Math.ceil(Date.parse(at) / 1000) + EVENT_RETENTION_DAYS * 86_400,
+  };
+}
+
+/** A companion write: the event of the change it is written with (a new id never exists yet). */
+export function eventItem(event: EventRecord) {
+  return {
+    Put: {
+      TableName: tableName('events'),
+      Item: event,
+      ConditionExpression: 'attribute_not_exists(event_id)',
+    },
+  };
+}
+
+/** The event as the API shows it. */
+export function toApiEvent(event: EventRecord): MerchantEvent {
+  return { id: event.id, type: event.type, created_at: event.created_at, data: event.data };
+}
+
+/** One event of one merchant: another merchant's id is simply not there. */
+export async function getEvent(merchantId: string, eventId: string): Promise<EventRecord | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: tableName('events'), Key: { merchant_id: merchantId, event_id: eventId } }),
+  );
+  return Item as EventRecord | undefined;
+}
+
+const CURSOR_KEYS = ['event_id'] as const;
+
+/** A merchant's events, newest first, optionally of one type, one page at a time. */
+export async function listEvents(
+  merchantId: string,
+  filter: { type?: EventType; limit: number; cursor?: string },
+): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
+  const position = decodeCursor(filter.cursor, CURSOR_KEYS);
+  const { items, more } = await queryPage<EventRecord>(
+    {
+      TableName: tableName('events'),
+      KeyConditionExpression: 'merchant_id = :m',
+      FilterExpression: filter.type ? '#type = :type' : undefined,
+      ExpressionAttributeNames: filter.type ? { '#type': 'type' } : undefined,
+      ExpressionAttributeValues: { ':m': merchantId, ...(filter.type ? { ':type': filter.type } : {}) },
+      ScanIndexForward: false,
+      ExclusiveStartKey: position && { merchant_id: merchantId, ...position },
+    },
+    filter.limit,
+  );
+  const last = items.at(-1);
+  return { items, nextCursor: more && last ? encodeCursor({ event_id: last.event_id }) : null };
+}
