@@ -150,6 +150,14 @@ export class PaymentsStack extends Stack {
       deadLetterQueue: { queue: deadLetters, maxReceiveCount: PAYMENT_EVENTS_QUEUE.maxReceiveCount },
     });
 
+    // The master key merchant webhook secrets derive from: losing it would invalidate every secret.
+    const merchantWebhookKey = new Secret(this, 'MerchantWebhookKey', {
+      secretName: `naira/${stage}/merchant-webhook-key`,
+      description: 'Master key of merchant webhook secrets (rotating it changes every endpoint secret)',
+      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+
     // Paystack's secret key: a placeholder until the operator puts the real key in (README).
     const paystackKey =
       props.partner === 'paystack'
@@ -177,6 +185,7 @@ export class PaymentsStack extends Stack {
       for (const name of access.write ?? []) fn.writesTable(tables.get(name) as TableV2);
       if (access.sendsEvents) fn.sendsTo(queue, 'PAYMENTS_QUEUE_URL');
       if (access.callsPartner && paystackKey) fn.readsSecret(paystackKey, 'PAYSTACK_SECRET_KEY_ARN');
+      if (access.signsWebhooks) fn.readsSecret(merchantWebhookKey, 'MERCHANT_WEBHOOK_KEY_SECRET');
     };
 
     for (const route of ROUTES) {

@@ -49,6 +49,18 @@ const EnvSchema = z.object({
   TRANSFER_REQUERY_INTERVAL_SECONDS: z._default(positiveInt, 60),
   /** A transfer pending this long is reported to operators (never settled by guess). */
   TRANSFER_REQUERY_ALERT_HOURS: z._default(z.pipe(z.coerce.number(), z.number().check(z.positive())), 24),
+  /** Master key merchant webhook secrets are derived from (locally; on AWS the secret below). */
+  MERCHANT_WEBHOOK_KEY: z.optional(z.string().check(z.minLength(32))),
+  MERCHANT_WEBHOOK_KEY_SECRET: z.optional(z.string().check(z.minLength(1))),
+  /** Local only: lets endpoints be http:// and loopback or private addresses (never link-local). */
+  MERCHANT_WEBHOOK_ALLOW_PRIVATE: z._default(z.enum(['true', 'false']), 'false'),
+  /** Seconds between delivery attempts (API.md §8); `1,2,3,5` in tests. */
+  MERCHANT_WEBHOOK_RETRY_SCHEDULE: z._default(
+    z.string().check(z.regex(/^\d+(,\d+)*$/, 'Seconds, comma-separated')),
+    '5,60,300,1800,7200,21600,43200,86400,86400,86400',
+  ),
+  MERCHANT_WEBHOOK_TIMEOUT_MS: z._default(positiveInt, 10_000),
+  WEBHOOK_DELIVERIES_QUEUE_URL: optionalUrl,
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   PORT: z._default(port, 3000),
 });
@@ -138,6 +150,14 @@ export function loadConfig(env: Record<string, string | undefined>) {
     webhookSecrets:
       e.PARTNER_WEBHOOK_SECRET === undefined ? undefined : parseWebhookSecrets(e.PARTNER_WEBHOOK_SECRET),
     webhookSecretArn: e.PARTNER_WEBHOOK_SECRET_ARN,
+    merchantWebhooks: {
+      key: e.MERCHANT_WEBHOOK_KEY,
+      keySecret: e.MERCHANT_WEBHOOK_KEY_SECRET,
+      allowPrivate: e.MERCHANT_WEBHOOK_ALLOW_PRIVATE === 'true',
+      retrySchedule: e.MERCHANT_WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
+      timeoutMs: e.MERCHANT_WEBHOOK_TIMEOUT_MS,
+      queueUrl: e.WEBHOOK_DELIVERIES_QUEUE_URL,
+    },
     logLevel: e.LOG_LEVEL,
     port: e.PORT,
   } as const;

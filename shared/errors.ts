@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'beneficiary_not_found'
   | 'session_expired'
   | 'bank_not_supported'
+  | 'limit_reached'
+  | 'invalid_url'
   | 'rate_limited'
   | 'internal_error'
   | 'partner_unavailable';
@@ -100,5 +102,17 @@ export class AccountNotFound extends ApiError {
 export class BankNotSupported extends ApiError {
   constructor() {
     super('bank_not_supported', 'The banking partner cannot pay accounts at this bank');
+  }
+}
+
+export class InvalidUrl extends ApiError {
+  constructor(reason: string) {
+    super('invalid_url', `Invalid webhook URL: ${reason}`);
+  }
+}
+
+export class LimitReached extends ApiError {
+  constructor(message: string) {
+    super('limit_reached', message);
   }
 }

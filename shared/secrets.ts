@@ -36,3 +36,12 @@ export async function paystackSecretKey(): Promise<string> {
   if (!config.paystack.secretKeyArn) throw new Error('PAYSTACK_SECRET_KEY is not configured');
   return fromSecretsManager(config.paystack.secretKeyArn);
 }
+
+/** The master key merchant webhook secrets derive from: `MERCHANT_WEBHOOK_KEY` locally, Secrets Manager on AWS. */
+export async function merchantWebhookKey(): Promise<string> {
+  if (config.merchantWebhooks.key) return config.merchantWebhooks.key;
+  if (!config.merchantWebhooks.keySecret) throw new Error('MERCHANT_WEBHOOK_KEY is not configured');
+  const key = await fromSecretsManager(config.merchantWebhooks.keySecret);
+  if (key.length < 32) throw new Error('the merchant webhook key must be at least 32 characters');
+  return key;
+}

@@ -6,6 +6,7 @@ import path from 'node:path';
 export interface LocalSecrets {
   API_KEY_PEPPER: string;
   PARTNER_WEBHOOK_SECRET: string;
+  MERCHANT_WEBHOOK_KEY: string;
 }
 
 /**
@@ -19,12 +20,19 @@ export function loadLocalSecrets(dataDir: string): LocalSecrets {
     const fresh: LocalSecrets = {
       API_KEY_PEPPER: randomBytes(32).toString('base64url'),
       PARTNER_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+      MERCHANT_WEBHOOK_KEY: randomBytes(32).toString('base64url'),
     };
     writeFileSync(file, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600 });
   }
-  const stored = JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
+  const stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalSecrets>;
+  // Added after the first release: an older data folder gets it on its next start.
+  if (!stored.MERCHANT_WEBHOOK_KEY) {
+    stored.MERCHANT_WEBHOOK_KEY = randomBytes(32).toString('base64url');
+    writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
+  }
   return {
-    API_KEY_PEPPER: process.env.API_KEY_PEPPER ?? stored.API_KEY_PEPPER,
-    PARTNER_WEBHOOK_SECRET: process.env.PARTNER_WEBHOOK_SECRET ?? stored.PARTNER_WEBHOOK_SECRET,
+    MERCHANT_WEBHOOK_KEY: process.env.MERCHANT_WEBHOOK_KEY ?? stored.MERCHANT_WEBHOOK_KEY,
+    API_KEY_PEPPER: process.env.API_KEY_PEPPER ?? stored.API_KEY_PEPPER ?? '',
+    PARTNER_WEBHOOK_SECRET: process.env.PARTNER_WEBHOOK_SECRET ?? stored.PARTNER_WEBHOOK_SECRET ?? '',
   };
 }

@@ -91,6 +91,8 @@ async function main() {
     stops.push(services.stop);
     // Handlers read their configuration from the environment, exactly as on Lambda.
     Object.assign(process.env, services.env, secrets);
+    // Local receivers (npm run sandbox -- listen) are on this machine: never set on AWS.
+    process.env.MERCHANT_WEBHOOK_ALLOW_PRIVATE ??= 'true';
 
     const { gateway, stop } = await startRuntime({
       port,

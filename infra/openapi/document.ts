@@ -216,7 +216,7 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
           }
         : doc.request.body
           ? {
-              required: true,
+              required: !(doc.request as { bodyOptional?: boolean }).bodyOptional,
               content: {
                 'application/json': {
                   schema: jsonSchema(doc.request.body, 'input'),
@@ -258,7 +258,11 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
       { name: 'Beneficiary', description: 'Saved bank accounts' },
       { name: 'Transaction', description: 'Transfers and history' },
       { name: 'Payment', description: 'Virtual accounts, payment status, partner webhook' },
-      { name: 'Event', description: 'Events of every state change, their deliveries to your webhook endpoints' },
+      {
+        name: 'Event',
+        description: 'Events of every state change, their deliveries to your webhook endpoints',
+      },
+      { name: 'Webhook endpoint', description: 'Where your events are pushed, signed per Standard Webhooks' },
     ],
     paths,
     components: {

@@ -7,9 +7,9 @@ import { paymentReceived, transferSettled } from '#shared/partners/sandbox-paylo
 
 /** How one endpoint is documented: its schemas, its answers, and examples. */
 export interface EndpointDoc {
-  tag: 'Bank' | 'Beneficiary' | 'Transaction' | 'Payment' | 'Event';
+  tag: 'Bank' | 'Beneficiary' | 'Transaction' | 'Payment' | 'Event' | 'Webhook endpoint';
   description: string;
-  request: { body?: z.ZodMiniType; query?: z.ZodMiniType; params?: z.ZodMiniType };
+  request: { body?: z.ZodMiniType; query?: z.ZodMiniType; params?: z.ZodMiniType; bodyOptional?: boolean };
   /** Success statuses and the `data` they carry (undefined: the bare webhook acknowledgement). */
   success: { statuses: number[]; data?: z.ZodMiniType; list?: boolean };
   /** Error codes beyond the common ones (401 and 429 where they apply, 500). */
@@ -48,6 +48,15 @@ const VA_EXAMPLE = {
   paid_at: '2026-11-21T10:20:02.000Z',
   created_at: '2026-11-21T10:15:30.000Z',
   rejected_attempts: [],
+};
+
+const ENDPOINT_EXAMPLE = {
+  id: 'we_4f1c2d3e4f5a6b7c8d9e0f1a',
+  url: 'https://example.ng/hooks/naira',
+  events: ['payment.received'],
+  description: 'Orders',
+  status: 'enabled',
+  created_at: '2026-11-21T10:00:00.000Z',
 };
 
 const EVENT_EXAMPLE = {
@@ -302,6 +311,44 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
         ],
       },
     },
+  },
+  'create-webhook-endpoint': {
+    tag: 'Webhook endpoint',
+    description:
+      "Registers an endpoint that receives your events (`events`: the types it wants, default all). `url` must be `https://`, without user info, and must not resolve to a loopback, private, link-local or metadata address (checked again at every delivery). At most 5 endpoints (422 `limit_reached`). The answer carries the endpoint's `secret`, shown only here and on rotation: deliveries are signed with it per Standard Webhooks.",
+    request: requests.createWebhookEndpointRequest,
+    success: { statuses: [201], data: responses.webhookEndpointWithSecret },
+    errors: [...bodyErrors, 'invalid_url', 'limit_reached'],
+    example: {
+      request: { url: 'https://example.ng/hooks/naira', events: ['payment.received'], description: 'Orders' },
+      response: { ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+    },
+  },
+  'list-webhook-endpoints': {
+    tag: 'Webhook endpoint',
+    description: 'Your enabled webhook endpoints, without secrets.',
+    request: requests.listWebhookEndpointsRequest,
+    success: { statuses: [200], data: responses.webhookEndpointList, list: true },
+    errors: [],
+    example: { response: [ENDPOINT_EXAMPLE] },
+  },
+  'delete-webhook-endpoint': {
+    tag: 'Webhook endpoint',
+    description:
+      "Deletes an endpoint: nothing more is sent to it, and it no longer counts towards the 5. Another merchant's id is 404.",
+    request: requests.deleteWebhookEndpointRequest,
+    success: { statuses: [200], data: responses.webhookEndpoint },
+    errors: ['not_found'],
+    example: { response: { ...ENDPOINT_EXAMPLE, status: 'deleted' } },
+  },
+  'rotate-webhook-secret': {
+    tag: 'Webhook endpoint',
+    description:
+      'A new secret for the endpoint (no body, or `{}`), shown once. For 24 hours deliveries carry signatures with both the new and the old secret, so you can switch without missing one.',
+    request: requests.rotateWebhookSecretRequest,
+    success: { statuses: [200], data: responses.webhookEndpointWithSecret },
+    errors: ['not_found', 'validation_error', 'payload_too_large', 'unsupported_media_type'],
+    example: { request: {}, response: { ...ENDPOINT_EXAMPLE, secret: 'whsec_2b6pQ0c3ZcR9m1x7w8YvKdL4tN5sHjUe' } },
   },
   'receive-partner-webhook': {
     tag: 'Payment',

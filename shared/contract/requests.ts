@@ -123,3 +123,33 @@ export const listEventsRequest = {
 };
 
 export const getEventRequest = { params: z.object({ id: z.string() }) };
+
+export const createWebhookEndpointRequest = {
+  body: z.strictObject({
+    url: z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(2048, 'Too long')),
+    events: z.optional(
+      z.array(z.enum(EVENT_TYPES)).check(z.minLength(1, 'Give at least one type, or leave out')),
+    ),
+    description: z.optional(textSchema(200)),
+  }),
+};
+
+export const listWebhookEndpointsRequest = {};
+
+const endpointParam = z.object({ id: z.string() });
+
+export const deleteWebhookEndpointRequest = { params: endpointParam };
+
+/** No body, or `{}`. */
+export const rotateWebhookSecretRequest = {
+  params: endpointParam,
+  body: z.optional(z.strictObject({})),
+  bodyOptional: true,
+} as const;
+
+/** No body, `{}`, or one endpoint. */
+export const redeliverEventRequest = {
+  params: z.object({ id: z.string() }),
+  body: z.optional(z.strictObject({ endpoint_id: z.optional(opaqueIdSchema) })),
+  bodyOptional: true,
+} as const;

@@ -201,6 +201,34 @@ export const eventWithDeliveries = z.union([
   z.extend(transferEvent, deliveries),
 ]);
 
+const endpointFields = {
+  id: meta(z.string(), 'The endpoint id', 'we_4f1c2d3e4f5a6b7c8d9e0f1a'),
+  url: z.string(),
+  events: z.array(
+    z.enum([
+      'payment.received',
+      'virtual_account.paid',
+      'transfer.success',
+      'transfer.failed',
+      'transfer.reversed',
+    ]),
+  ),
+  description: z.nullable(z.string()),
+  status: z.enum(['enabled', 'deleted']),
+  created_at: timestamp,
+};
+/** A webhook endpoint; its secret is shown on creation and rotation only. */
+export const webhookEndpoint = z.strictObject(endpointFields);
+export const webhookEndpointWithSecret = z.strictObject({
+  ...endpointFields,
+  secret: meta(
+    z.string(),
+    'whsec_ + base64: verify deliveries with it (Standard Webhooks). Shown once.',
+    'whsec_…',
+  ),
+});
+export const webhookEndpointList = z.array(webhookEndpoint);
+
 /** The success envelope around `data`; lists add `meta.next_cursor`. */
 export function successEnvelope(data: z.ZodMiniType, list = false) {
   return z.strictObject({

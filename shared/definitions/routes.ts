@@ -24,6 +24,8 @@ export interface Access {
   readonly sendsEvents?: boolean;
   /** Calls the banking partner (and so needs its credentials). */
   readonly callsPartner?: boolean;
+  /** Derives merchant webhook secrets (and so needs the master key). */
+  readonly signsWebhooks?: boolean;
 }
 
 /** Tables whose writers move money: only money-moving functions may write them. */
@@ -164,6 +166,38 @@ export const ROUTES = [
     auth: 'api_key',
     summary: 'Get an event and its deliveries',
     access: { read: ['events', 'webhookDeliveries'] },
+  },
+  {
+    name: 'create-webhook-endpoint',
+    method: 'POST',
+    paths: ['/webhook-endpoints'],
+    auth: 'api_key',
+    summary: 'Register a webhook endpoint',
+    access: { write: ['webhookEndpoints'], signsWebhooks: true },
+  },
+  {
+    name: 'list-webhook-endpoints',
+    method: 'GET',
+    paths: ['/webhook-endpoints'],
+    auth: 'api_key',
+    summary: 'List webhook endpoints',
+    access: { read: ['webhookEndpoints'] },
+  },
+  {
+    name: 'delete-webhook-endpoint',
+    method: 'DELETE',
+    paths: ['/webhook-endpoints/{id}'],
+    auth: 'api_key',
+    summary: 'Delete a webhook endpoint',
+    access: { write: ['webhookEndpoints'] },
+  },
+  {
+    name: 'rotate-webhook-secret',
+    method: 'POST',
+    paths: ['/webhook-endpoints/{id}/rotate-secret'],
+    auth: 'api_key',
+    summary: "Rotate a webhook endpoint's secret",
+    access: { write: ['webhookEndpoints'], signsWebhooks: true },
   },
   {
     name: 'receive-partner-webhook',

@@ -20,6 +20,8 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   beneficiary_not_found: 422,
   session_expired: 422,
   bank_not_supported: 422,
+  limit_reached: 422,
+  invalid_url: 400,
   rate_limited: 429,
   internal_error: 500,
   partner_unavailable: 503,

@@ -30,6 +30,8 @@ export interface EndpointSpec<
   body?: B;
   query?: Q;
   params?: P;
+  /** The body may be absent altogether (no content type needed then); when sent, it is checked. */
+  bodyOptional?: boolean;
 }
 
 type Parsed<S> = S extends Schema ? z.output<S> : undefined;
@@ -171,12 +173,21 @@ function buildHandler<
     .use(observe())
     .use(mapErrors());
   if (route.auth === 'api_key') chain.use(requireApiKey());
-  if (spec.body) chain.use(guardJsonBody()).use(parseJsonBody());
+  if (spec.body) {
+    const sent = (event: APIGatewayProxyEvent) => (event.body ?? '') !== '';
+    const onlyIfSent = (middleware: Middleware): Middleware =>
+      spec.bodyOptional
+        ? { before: (request) => (sent(request.event) ? middleware.before?.(request) : undefined) }
+        : middleware;
+    chain.use(onlyIfSent(guardJsonBody())).use(onlyIfSent(parseJsonBody()));
+  }
   const handler = chain.handler(async (event) => {
     const requestId = event.requestContext.requestId;
     const input = {
       caller: event.requestContext.authorizer as Caller | undefined,
-      body: spec.body ? parseOrThrow(spec.body, event.body) : undefined,
+      body: spec.body
+        ? parseOrThrow(spec.body, spec.bodyOptional && !event.body ? undefined : event.body)
+        : undefined,
       query: spec.query ? parseOrThrow(spec.query, event.queryStringParameters ?? {}, 'query') : undefined,
       params: spec.params ? parseOrThrow(spec.params, event.pathParameters ?? {}, 'path') : undefined,
       requestId,

@@ -62,6 +62,9 @@ const CONTRACT_CODES: Record<string, number> = {
   insufficient_funds: 422,
   beneficiary_not_found: 422,
   session_expired: 422,
+  bank_not_supported: 422,
+  limit_reached: 422,
+  invalid_url: 400,
   rate_limited: 429,
   internal_error: 500,
   partner_unavailable: 503,
@@ -364,6 +367,30 @@ function postCases(route: Route, spec: BodySpec) {
 const VALID_ACCOUNT = anAccount('058');
 
 const SPECS: Record<string, BodySpec> = {
+  'create-webhook-endpoint': {
+    template: { url: 'http://127.0.0.1:9/fuzz', events: ['payment.received'], description: 'fuzz' },
+    invalid: {
+      url: fc.oneof(
+        notAString,
+        fc.constantFrom(
+          '',
+          'ftp://x.example/',
+          'https://u:p@x.example/',
+          'https://169.254.169.254/',
+          'http://0xa9fea9fe/',
+        ),
+        hugeText,
+      ),
+      events: fc.oneof(notAString, fc.constant([]), fc.array(anyText, { minLength: 1, maxLength: 3 })),
+      description: badText(200),
+    },
+    required: ['url'],
+    refused: fc.constantFrom(
+      { url: 'https://[fe80::1]/hook' },
+      { url: 'https://169.254.169.254/latest' },
+      { url: 'http://[::ffff:169.254.169.254]/' },
+    ),
+  },
   'validate-account': {
     template: { account_number: VALID_ACCOUNT, bank_code: '058' },
     invalid: { account_number: fc.oneof(badAccountNumber, wrongCheckDigit('058')), bank_code: badBankCode },
@@ -656,7 +683,7 @@ function referenceCases(route: Route) {
   return fc.tuple(pathForm, absentReference, fc.option(anyText, { nil: undefined })).map(
     ([form, reference, query]): Case => ({
       request: {
-        method: 'GET',
+        method: route.method,
         path: `${form((route.paths[0] ?? '').replace(/\{\w+\}/, encodeURIComponent(reference) || 'x'))}${query === undefined ? '' : `?q=${encodeURIComponent(query)}`}`,
         headers: credentials(),
       },
@@ -914,6 +941,7 @@ function casesFor(route: Route): fc.Arbitrary<Case> {
     // (What they ignore, a query or odd headers, is checked on its own below.)
     case 'list-banks':
     case 'get-balance':
+    case 'list-webhook-endpoints':
       return fc.oneof(...common);
     case 'list-beneficiaries':
       return own(
@@ -996,6 +1024,8 @@ function casesFor(route: Route): fc.Arbitrary<Case> {
     case 'get-transaction':
     case 'get-payment':
     case 'get-event':
+    case 'delete-webhook-endpoint':
+    case 'rotate-webhook-secret':
       return own(referenceCases(route));
     case 'receive-partner-webhook':
       return fc.oneof(
@@ -1042,7 +1072,7 @@ function expectContractAnswer(testCase: Case, response: RawResponse) {
     for (const error of errors as unknown[])
       expect(error, where).toStrictEqual({ field: expect.any(String), message: expect.any(String) });
   }
-  if (status === 405) expect(response.headers.allow, where).toMatch(/^(GET|POST)(, (GET|POST))*$/);
+  if (status === 405) expect(response.headers.allow, where).toMatch(/^(DELETE|GET|POST)(, (DELETE|GET|POST))*$/);
 }
 
 describe('hostile input on every route', () => {

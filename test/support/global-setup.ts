@@ -33,6 +33,11 @@ export default async function setup() {
     // Requery quickly, so tests see a lost webhook's transfer settled within seconds.
     TRANSFER_REQUERY_AFTER_SECONDS: '2',
     TRANSFER_REQUERY_INTERVAL_SECONDS: '1',
+    MERCHANT_WEBHOOK_KEY: 'test-merchant-webhook-key-0123456789abcdef',
+    // Receivers in the tests are on loopback; a short retry schedule (API.md §8) keeps tests quick.
+    MERCHANT_WEBHOOK_ALLOW_PRIVATE: 'true',
+    MERCHANT_WEBHOOK_RETRY_SCHEDULE: '1,1,2',
+    MERCHANT_WEBHOOK_TIMEOUT_MS: '1500',
   });
   const runtime = await startRuntime({
     port: gatewayPort,

@@ -5,11 +5,11 @@ import { API_PREFIX, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 describe('the route table', () => {
-  it('declares the fourteen endpoints of API.md, each once', () => {
-    expect(ROUTES).toHaveLength(14);
+  it('declares the eighteen endpoints of API.md, each once', () => {
+    expect(ROUTES).toHaveLength(18);
     const keys = ROUTES.flatMap((route) => route.paths.map((p) => `${route.method} ${p}`));
     expect(new Set(keys).size).toBe(keys.length);
-    expect(new Set(ROUTES.map((route) => route.name)).size).toBe(14);
+    expect(new Set(ROUTES.map((route) => route.name)).size).toBe(18);
   });
 
   it('serves every route at the bare path and under the version prefix, with the /banks/list alias', () => {
@@ -23,7 +23,7 @@ describe('the route table', () => {
     const auth = Object.fromEntries(ROUTES.map((route) => [route.name, route.auth]));
     expect(auth['list-banks']).toBe('none');
     expect(auth['receive-partner-webhook']).toBe('webhook');
-    expect(Object.values(auth).filter((a) => a === 'api_key')).toHaveLength(12);
+    expect(Object.values(auth).filter((a) => a === 'api_key')).toHaveLength(16);
   });
 
   it('has a route for every handler file, and every handler agrees with its route on auth', async () => {

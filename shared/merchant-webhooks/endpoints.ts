@@ -1,0 +1,244 @@
+import { createHmac } from 'node:crypto';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { queryAll } from '#shared/aws/query.ts';
+import { config } from '#shared/config.ts';
+import { InvalidUrl, LimitReached, NotFound } from '#shared/errors.ts';
+import { EVENT_TYPES, type EventType } from '#shared/events/events.ts';
+import { newId, nowIso } from '#shared/ids.ts';
+import { checkWebhookUrl } from '#shared/merchant-webhooks/url-guard.ts';
+import { merchantWebhookKey } from '#shared/secrets.ts';
+
+/**
+ * Merchants' webhook endpoints (API.md §8). A secret is never stored: it is derived from a master
+ * key and the endpoint's secret version, so it can sign deliveries and be shown once, and a copy
+ * of the table reveals none. Rotation starts a new version; the previous one keeps signing for
+ * 24 hours.
+ */
+
+/** Endpoints a merchant may have enabled at once. */
+export const MAX_ENDPOINTS = 5;
+/** How long a rotated-out secret keeps signing deliveries. */
+const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+export interface SecretVersion {
+  version: number;
+  /** When this version stops signing (set when a newer one replaces it). */
+  retires_at?: string;
+}
+
+export interface EndpointRecord {
+  merchant_id: string;
+  endpoint_id: string;
+  url: string;
+  events: EventType[];
+  description: string | null;
+  status: 'enabled' | 'deleted';
+  secrets: SecretVersion[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** The item that counts a merchant's enabled endpoints (the limit holds under concurrency). */
+const COUNTER = '#enabled';
+
+/** The secret of one version of an endpoint: `whsec_` + base64 of an HMAC of the master key. */
+async function secretOf(endpointId: string, version: number): Promise<string> {
+  const key = await merchantWebhookKey();
+  return `whsec_${createHmac('sha256', key).update(`${endpointId}:${version}`).digest('base64')}`;
+}
+
+/** The secrets that sign deliveries to an endpoint now: the current one and any not yet retired. */
+export async function signingSecrets(endpoint: EndpointRecord, now = Date.now()): Promise<string[]> {
+  const active = endpoint.secrets.filter((s) => !s.retires_at || Date.parse(s.retires_at) > now);
+  return Promise.all(active.map((s) => secretOf(endpoint.endpoint_id, s.version)));
+}
+
+/** The endpoint as the API shows it; `secret` only when it was just made. */
+export function toApiEndpoint(endpoint: EndpointRecord, secret?: string) {
+  return {
+    id: endpoint.endpoint_id,
+    url: endpoint.url,
+    events: endpoint.events,
+    description: endpoint.description,
+    status: endpoint.status,
+    ...(secret ? { secret } : {}),
+    created_at: endpoint.created_at,
+  };
+}
+
+/** Refuses a URL the service must never call (API.md §8: https, no user info, no private address). */
+export async function checkedUrl(raw: string): Promise<string> {
+  const check = await checkWebhookUrl(raw, { allowPrivate: config.merchantWebhooks.allowPrivate });
+  if (!check.ok) throw new InvalidUrl(check.reason);
+  return check.url.href;
+}
+
+/** Registers an endpoint (at most 5 enabled per merchant); the answer carries its secret, once. */
+export async function createEndpoint(
+  merchantId: string,
+  request: { url: string; events?: EventType[]; description?: string },
+): Promise<{ endpoint: EndpointRecord; secret: string }> {
+  const url = await checkedUrl(request.url);
+  const now = nowIso();
+  const endpoint: EndpointRecord = {
+    merchant_id: merchantId,
+    endpoint_id: newId('we'),
+    url,
+    events: request.events?.length ? [...new Set(request.events)] : [...EVENT_TYPES],
+    description: request.description ?? null,
+    status: 'enabled',
+    secrets: [{ version: 1 }],
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName('webhookEndpoints'),
+              Key: { merchant_id: merchantId, endpoint_id: COUNTER },
+              UpdateExpression: 'ADD enabled :one',
+              ConditionExpression: 'attribute_not_exists(enabled) OR enabled < :max',
+              ExpressionAttributeValues: { ':one': 1, ':max': MAX_ENDPOINTS },
+            },
+          },
+          {
+            Put: {
+              TableName: tableName('webhookEndpoints'),
+              Item: endpoint,
+              ConditionExpression: 'attribute_not_exists(endpoint_id)',
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    const [counter] = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+    if (counter?.Code === 'ConditionalCheckFailed') {
+      throw new LimitReached(`At most ${MAX_ENDPOINTS} webhook endpoints can be enabled; delete one first`);
+    }
+    throw error;
+  }
+  return { endpoint, secret: await secretOf(endpoint.endpoint_id, 1) };
+}
+
+/** One endpoint of one merchant (deleted ones included); another merchant's id is not there. */
+export async function getEndpoint(
+  merchantId: string,
+  endpointId: string,
+): Promise<EndpointRecord | undefined> {
+  if (endpointId === COUNTER) return undefined;
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName('webhookEndpoints'),
+      Key: { merchant_id: merchantId, endpoint_id: endpointId },
+      ConsistentRead: true,
+    }),
+  );
+  return Item as EndpointRecord | undefined;
+}
+
+/** A merchant's enabled endpoints, oldest first. */
+export async function listEndpoints(merchantId: string): Promise<EndpointRecord[]> {
+  const items = await queryAll<EndpointRecord>({
+    TableName: tableName('webhookEndpoints'),
+    KeyConditionExpression: 'merchant_id = :m AND begins_with(endpoint_id, :we)',
+    FilterExpression: '#status = :enabled',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':m': merchantId, ':we': 'we_', ':enabled': 'enabled' },
+    ConsistentRead: true,
+  });
+  return items.sort((a, b) => a.created_at.localeCompare(b.created_at));
+}
+
+async function enabledEndpoint(merchantId: string, endpointId: string): Promise<EndpointRecord> {
+  const endpoint = await getEndpoint(merchantId, endpointId);
+  if (endpoint?.status !== 'enabled') throw new NotFound('Webhook endpoint');
+  return endpoint;
+}
+
+/** Deletes an endpoint: nothing more is sent to it, and it no longer counts towards the limit. */
+export async function deleteEndpoint(merchantId: string, endpointId: string): Promise<EndpointRecord> {
+  const endpoint = await enabledEndpoint(merchantId, endpointId);
+  const now = nowIso();
+  try {
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName('webhookEndpoints'),
+              Key: { merchant_id: merchantId, endpoint_id: endpointId },
+              UpdateExpression: 'SET #status = :deleted, updated_at = :now',
+              ConditionExpression: '#status = :enabled',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':deleted': 'deleted', ':enabled': 'enabled', ':now': now },
+            },
+          },
+          {
+            Update: {
+              TableName: tableName('webhookEndpoints'),
+              Key: { merchant_id: merchantId, endpoint_id: COUNTER },
+              UpdateExpression: 'ADD enabled :minus',
+              ExpressionAttributeValues: { ':minus': -1 },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    // Deleted by a concurrent request: the same answer.
+    if (!(error instanceof TransactionCanceledException)) throw error;
+  }
+  return { ...endpoint, status: 'deleted', updated_at: now };
+}
+
+/** A new secret for an endpoint; the previous one keeps signing for 24 hours. */
+export async function rotateSecret(
+  merchantId: string,
+  endpointId: string,
+): Promise<{ endpoint: EndpointRecord; secret: string }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await rotateOnce(await enabledEndpoint(merchantId, endpointId));
+    } catch (error) {
+      // A concurrent rotation won: rotate again from what it left (both secrets then sign for 24 h).
+      if (!(error instanceof ConditionalCheckFailedException) || attempt >= 3) throw error;
+    }
+  }
+}
+
+async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: EndpointRecord; secret: string }> {
+  const { merchant_id: merchantId, endpoint_id: endpointId } = endpoint;
+  const now = Date.now();
+  const current = Math.max(...endpoint.secrets.map((s) => s.version));
+  const retiresAt = new Date(now + ROTATION_OVERLAP_MS).toISOString();
+  const secrets: SecretVersion[] = [
+    // Older rotations have retired (or retire sooner); only the one replaced now overlaps.
+    ...endpoint.secrets
+      .filter((s) => s.version === current)
+      .map((s) => ({ version: s.version, retires_at: retiresAt })),
+    { version: current + 1 },
+  ];
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName('webhookEndpoints'),
+      Key: { merchant_id: merchantId, endpoint_id: endpointId },
+      UpdateExpression: 'SET secrets = :secrets, updated_at = :now',
+      // A concurrent rotation from the same version: one of them wins, the other is refused.
+      ConditionExpression: '#status = :enabled AND secrets = :before',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':secrets': secrets,
+        ':before': endpoint.secrets,
+        ':enabled': 'enabled',
+        ':now': new Date(now).toISOString(),
+      },
+    }),
+  );
+  return { endpoint: { ...endpoint, secrets }, secret: await secretOf(endpointId, current + 1) };
+}
