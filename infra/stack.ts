@@ -16,8 +16,8 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { FilterCriteria, FilterRule, FunctionUrlAuthType, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -30,6 +30,9 @@ import { operatorConfigParameter } from '#infra/stack-names.ts';
 import {
   deadLetterQueueName,
   PAYMENT_EVENTS_QUEUE,
+  QUEUES,
+  type QueueDefinition,
+  type QueueKey,
   visibilityTimeoutSeconds,
 } from '#shared/definitions/queues.ts';
 import {
@@ -41,6 +44,7 @@ import {
   type Route,
   servedPaths,
 } from '#shared/definitions/routes.ts';
+import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, TABLES, type TableName } from '#shared/definitions/tables.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
 
@@ -135,20 +139,24 @@ export class PaymentsStack extends Stack {
       generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
     });
 
-    const deadLetters = new Queue(this, 'PaymentEventsDlq', {
-      queueName: prefix + deadLetterQueueName(PAYMENT_EVENTS_QUEUE),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    const queue = new Queue(this, 'PaymentEvents', {
-      queueName: prefix + PAYMENT_EVENTS_QUEUE.name,
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(PAYMENT_EVENTS_QUEUE)),
-      retentionPeriod: Duration.days(14),
-      deadLetterQueue: { queue: deadLetters, maxReceiveCount: PAYMENT_EVENTS_QUEUE.maxReceiveCount },
-    });
+    const queues = new Map<QueueKey, { queue: Queue; deadLetters: Queue }>();
+    for (const [key, definition] of Object.entries(QUEUES) as [QueueKey, QueueDefinition][]) {
+      const deadLetters = new Queue(this, `Queue-${definition.name}-dlq`, {
+        queueName: prefix + deadLetterQueueName(definition),
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
+      const queue = new Queue(this, `Queue-${definition.name}`, {
+        queueName: prefix + definition.name,
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(definition)),
+        retentionPeriod: Duration.days(14),
+        deadLetterQueue: { queue: deadLetters, maxReceiveCount: definition.maxReceiveCount },
+      });
+      queues.set(key, { queue, deadLetters });
+    }
 
     // The master key merchant webhook secrets derive from: losing it would invalidate every secret.
     const merchantWebhookKey = new Secret(this, 'MerchantWebhookKey', {
@@ -183,7 +191,7 @@ export class PaymentsStack extends Stack {
     const grant = (fn: ServiceFunction, access: Access) => {
       for (const name of access.read ?? []) fn.readsTable(tables.get(name) as TableV2);
       for (const name of access.write ?? []) fn.writesTable(tables.get(name) as TableV2);
-      if (access.sendsEvents) fn.sendsTo(queue, 'PAYMENTS_QUEUE_URL');
+      for (const key of access.sendsTo ?? []) fn.sendsTo(queues.get(key)?.queue as Queue, QUEUES[key].urlEnv);
       if (access.callsPartner && paystackKey) fn.readsSecret(paystackKey, 'PAYSTACK_SECRET_KEY_ARN');
       if (access.signsWebhooks) fn.readsSecret(merchantWebhookKey, 'MERCHANT_WEBHOOK_KEY_SECRET');
     };
@@ -205,19 +213,47 @@ export class PaymentsStack extends Stack {
       this.functions.set(route.name, fn);
     }
 
-    const consumer = new ServiceFunction(this, 'Fn-consumer', {
-      name: PAYMENT_EVENTS_QUEUE.consumer,
-      projectRoot,
-      stage,
-      environment,
-      logRetention,
-      timeout: Duration.seconds(PAYMENT_EVENTS_QUEUE.consumerTimeoutSeconds),
-    });
-    grant(consumer, PAYMENT_EVENTS_QUEUE.consumerAccess);
-    consumer.addEventSource(
-      new SqsEventSource(queue, { batchSize: PAYMENT_EVENTS_QUEUE.batchSize, reportBatchItemFailures: true }),
-    );
-    this.functions.set(PAYMENT_EVENTS_QUEUE.consumer, consumer);
+    const consumers = new Map<string, { fn: ServiceFunction; deadLetters?: Queue }>();
+    for (const [key, definition] of Object.entries(QUEUES) as [QueueKey, QueueDefinition][]) {
+      const consumer = new ServiceFunction(this, `Fn-${definition.consumer}`, {
+        name: definition.consumer,
+        projectRoot,
+        stage,
+        environment,
+        logRetention,
+        timeout: Duration.seconds(definition.consumerTimeoutSeconds),
+      });
+      grant(consumer, definition.consumerAccess);
+      const { queue, deadLetters } = queues.get(key) as { queue: Queue; deadLetters: Queue };
+      consumer.addEventSource(
+        new SqsEventSource(queue, { batchSize: definition.batchSize, reportBatchItemFailures: true }),
+      );
+      this.functions.set(definition.consumer, consumer);
+      consumers.set(definition.consumer, { fn: consumer, deadLetters });
+    }
+    for (const stream of STREAMS) {
+      const consumer = new ServiceFunction(this, `Fn-${stream.consumer}`, {
+        name: stream.consumer,
+        projectRoot,
+        stage,
+        environment,
+        logRetention,
+        timeout: Duration.seconds(stream.consumerTimeoutSeconds),
+      });
+      grant(consumer, stream.consumerAccess);
+      consumer.addEventSource(
+        new DynamoEventSource(tables.get(stream.table) as TableV2, {
+          startingPosition: StartingPosition.TRIM_HORIZON,
+          batchSize: stream.batchSize,
+          bisectBatchOnError: true,
+          retryAttempts: 10,
+          reportBatchItemFailures: true,
+          filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT') })],
+        }),
+      );
+      this.functions.set(stream.consumer, consumer);
+      consumers.set(stream.consumer, { fn: consumer });
+    }
 
     // API.md §7: pending transfers whose webhook never came are asked about on a schedule.
     const requery = new ServiceFunction(this, 'Fn-requery-transfers', {
@@ -257,7 +293,7 @@ export class PaymentsStack extends Stack {
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });
 
-    this.alarms(stage, { queue, deadLetters, consumer, requery });
+    this.alarms(stage, { consumers, requery });
 
     new StringParameter(this, 'OperatorConfig', {
       parameterName: operatorConfigParameter(stage),
@@ -450,7 +486,10 @@ export class PaymentsStack extends Stack {
 
   private alarms(
     stage: string,
-    parts: { queue: Queue; deadLetters: Queue; consumer: ServiceFunction; requery: ServiceFunction },
+    parts: {
+      consumers: Map<string, { fn: ServiceFunction; deadLetters?: Queue }>;
+      requery: ServiceFunction;
+    },
   ): void {
     const topic = new Topic(this, 'Alarms', { topicName: `naira-${stage}-alarms`, enforceSSL: true });
     const notify = new SnsAction(topic);
@@ -479,16 +518,20 @@ export class PaymentsStack extends Stack {
         filter.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
       );
     };
-    alarm(
-      'DeadLettersAlarm',
-      'Payment events in the dead-letter queue: a credit or settlement needs an operator',
-      parts.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-    );
-    alarm(
-      'ConsumerErrorsAlarm',
-      'The payment events consumer failed',
-      parts.consumer.metricErrors({ period: Duration.minutes(1) }),
-    );
+    for (const [name, { fn, deadLetters }] of parts.consumers) {
+      if (deadLetters) {
+        alarm(
+          `DeadLettersAlarm-${name}`,
+          `Messages in the dead-letter queue of ${name}: an operator must look (README runbook)`,
+          deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+        );
+      }
+      alarm(
+        `ErrorsAlarm-${name}`,
+        `The function ${name} failed`,
+        fn.metricErrors({ period: Duration.minutes(1) }),
+      );
+    }
     alarm(
       'RequeryErrorsAlarm',
       'The requery of pending transfers failed: lost webhooks are not being caught up',
@@ -502,7 +545,7 @@ export class PaymentsStack extends Stack {
     );
     logAlarm(
       'UnmatchedPayments',
-      parts.consumer,
+      parts.consumers.get(PAYMENT_EVENTS_QUEUE.consumer)?.fn as ServiceFunction,
       'payment kept as unmatched',
       'A payment arrived that could not be credited to anyone (kept in unmatched-payments)',
     );

@@ -9,7 +9,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-s
 import { localCredentials } from '#infra/local/process.ts';
 import {
   deadLetterQueueName,
-  PAYMENT_EVENTS_QUEUE,
+  QUEUE_LIST,
   type QueueDefinition,
   visibilityTimeoutSeconds,
 } from '#shared/definitions/queues.ts';
@@ -95,13 +95,12 @@ async function createQueue(client: SQSClient, prefix: string, queue: QueueDefini
 }
 
 /** Creates the service's queues; returns the environment that points the handlers at them. */
-export async function createQueues(
-  endpoint: string,
-  prefix: string,
-): Promise<{ PAYMENTS_QUEUE_URL: string }> {
+export async function createQueues(endpoint: string, prefix: string): Promise<Record<string, string>> {
   const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: localCredentials });
   try {
-    return { PAYMENTS_QUEUE_URL: await createQueue(client, prefix, PAYMENT_EVENTS_QUEUE) };
+    const env: Record<string, string> = {};
+    for (const queue of QUEUE_LIST) env[queue.urlEnv] = await createQueue(client, prefix, queue);
+    return env;
   } finally {
     client.destroy();
   }

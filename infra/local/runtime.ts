@@ -2,7 +2,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import { type SqsHandler, startPoller } from '#infra/local/poller.ts';
-import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
+import { type StreamHandler, startStreamPoller } from '#infra/local/stream-poller.ts';
+import { QUEUE_LIST } from '#shared/definitions/queues.ts';
+import { STREAMS } from '#shared/definitions/streams.ts';
+import { TABLES } from '#shared/definitions/tables.ts';
 
 export interface RuntimeOptions {
   port: number;
@@ -22,8 +25,9 @@ export interface Runtime {
 }
 
 /**
- * The handlers' side of the local runtime: the gateway serving the route table, and the queue
- * poller driving the consumer as Lambda's event source mapping does. Start it only once
+ * The handlers' side of the local runtime: the gateway serving the route table, a poller per queue
+ * and per table stream driving its consumer as Lambda's event source mappings do, and the requery
+ * timer. Start it only once
  * `process.env` points at the local stand-ins: the handlers read their configuration at import.
  */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
@@ -32,27 +36,46 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     rootDir: options.rootDir,
     rateLimit: options.rateLimit,
   });
+  const stops: (() => Promise<void>)[] = [];
   try {
-    const consumerFile = path.join(options.rootDir, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`);
-    const { handler } = (await import(pathToFileURL(consumerFile).href)) as { handler: SqsHandler };
-    const poller = await startPoller({
-      endpoint: options.env.SQS_ENDPOINT ?? '',
-      queueUrl: options.env.PAYMENTS_QUEUE_URL ?? '',
-      handler,
-      batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
-      concurrency: PAYMENT_EVENTS_QUEUE.localConcurrency,
-      onError: options.onPollerError,
-    });
+    const load = async <T>(name: string) =>
+      (await import(pathToFileURL(path.join(options.rootDir, 'functions', `${name}.ts`)).href)) as {
+        handler: T;
+      };
+    for (const queue of QUEUE_LIST) {
+      const { handler } = await load<SqsHandler>(queue.consumer);
+      const poller = await startPoller({
+        endpoint: options.env.SQS_ENDPOINT ?? '',
+        queueUrl: options.env[queue.urlEnv] ?? '',
+        handler,
+        batchSize: queue.batchSize,
+        concurrency: queue.localConcurrency,
+        onError: options.onPollerError,
+      });
+      stops.push(poller.stop);
+    }
+    for (const stream of STREAMS) {
+      const { handler } = await load<StreamHandler>(stream.consumer);
+      const poller = await startStreamPoller({
+        endpoint: options.env.DYNAMODB_ENDPOINT ?? '',
+        tableName: (options.env.TABLE_PREFIX ?? '') + TABLES[stream.table].name,
+        handler,
+        batchSize: stream.batchSize,
+        onError: options.onPollerError,
+      });
+      stops.push(poller.stop);
+    }
     const requery = await startRequery(options);
+    stops.push(requery.stop);
     return {
       gateway,
       stop: async () => {
-        await requery.stop();
-        await poller.stop();
+        for (const stop of stops.reverse()) await stop();
         await gateway.close();
       },
     };
   } catch (error) {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
     await gateway.close();
     throw error;
   }

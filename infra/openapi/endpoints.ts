@@ -312,6 +312,21 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
       },
     },
   },
+  'redeliver-event': {
+    tag: 'Event',
+    description:
+      'Sends an event again, as a new delivery with the same `webhook-id`: to `endpoint_id` (one of your enabled endpoints, else 404), or by default to every enabled endpoint subscribed to its type. No body, or `{}`, or `{"endpoint_id"}`.',
+    request: requests.redeliverEventRequest,
+    success: { statuses: [202], data: responses.redelivery },
+    errors: ['not_found', 'validation_error', 'payload_too_large', 'unsupported_media_type'],
+    example: {
+      request: { endpoint_id: 'we_4f1c2d3e4f5a6b7c8d9e0f1a' },
+      response: {
+        event_id: 'evt_019a4c3e2f1b7d2e9a0c4b5d',
+        deliveries: [{ endpoint_id: 'we_4f1c2d3e4f5a6b7c8d9e0f1a', status: 'pending', attempts: [] }],
+      },
+    },
+  },
   'create-webhook-endpoint': {
     tag: 'Webhook endpoint',
     description:
@@ -348,7 +363,10 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     request: requests.rotateWebhookSecretRequest,
     success: { statuses: [200], data: responses.webhookEndpointWithSecret },
     errors: ['not_found', 'validation_error', 'payload_too_large', 'unsupported_media_type'],
-    example: { request: {}, response: { ...ENDPOINT_EXAMPLE, secret: 'whsec_2b6pQ0c3ZcR9m1x7w8YvKdL4tN5sHjUe' } },
+    example: {
+      request: {},
+      response: { ...ENDPOINT_EXAMPLE, secret: 'whsec_2b6pQ0c3ZcR9m1x7w8YvKdL4tN5sHjUe' },
+    },
   },
   'receive-partner-webhook': {
     tag: 'Payment',

@@ -229,6 +229,18 @@ export const webhookEndpointWithSecret = z.strictObject({
 });
 export const webhookEndpointList = z.array(webhookEndpoint);
 
+/** `POST /events/{id}/redeliver`: the new deliveries, queued. */
+export const redelivery = z.strictObject({
+  event_id: z.string(),
+  deliveries: z.array(
+    z.strictObject({
+      endpoint_id: z.string(),
+      status: z.literal('pending'),
+      attempts: z.array(deliveryAttempt),
+    }),
+  ),
+});
+
 /** The success envelope around `data`; lists add `meta.next_cursor`. */
 export function successEnvelope(data: z.ZodMiniType, list = false) {
   return z.strictObject({

@@ -1,11 +1,14 @@
 /**
- * Queue definitions, read by the CDK stack and the local bootstrap. Physical name = TABLE_PREFIX +
- * `name`. The consumer is the function (under `functions/`) that the queue drives.
+ * Queue definitions: a list the CDK stack and the local bootstrap and runtime loop over. Physical
+ * name = TABLE_PREFIX + `name`. The consumer is the function (under `functions/`) the queue drives;
+ * functions that send to a queue get its URL as `urlEnv`.
  */
 import type { Access } from '#shared/definitions/routes.ts';
 
 export interface QueueDefinition {
   readonly name: string;
+  /** The environment variable that carries the queue's URL to the functions that send to it. */
+  readonly urlEnv: string;
   readonly consumer: string;
   /** What the consumer may touch (least privilege on AWS). */
   readonly consumerAccess: Access;
@@ -17,18 +20,57 @@ export interface QueueDefinition {
   readonly localConcurrency: number;
 }
 
-export const PAYMENT_EVENTS_QUEUE: QueueDefinition = {
-  name: 'payment-events',
-  consumer: 'process-payment-events',
-  consumerAccess: {
-    read: ['accountOwners', 'transferReferences'],
-    write: ['merchants', 'ledgerEntries', 'transactions', 'payments', 'virtualAccounts', 'unmatchedPayments'],
+/** The service's queues (named here, not inferred, so access lists can name them without a cycle). */
+export type QueueKey = 'paymentEvents' | 'webhookDeliveries';
+
+export const QUEUES: Record<QueueKey, QueueDefinition> = {
+  /** Partners' domain events (payments, refused payments, transfer verdicts) for the consumer. */
+  paymentEvents: {
+    name: 'payment-events',
+    urlEnv: 'PAYMENTS_QUEUE_URL',
+    consumer: 'process-payment-events',
+    consumerAccess: {
+      read: ['accountOwners', 'transferReferences'],
+      write: [
+        'merchants',
+        'ledgerEntries',
+        'transactions',
+        'payments',
+        'virtualAccounts',
+        'unmatchedPayments',
+        'events',
+      ],
+    },
+    consumerTimeoutSeconds: 30,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    localConcurrency: 4,
   },
-  consumerTimeoutSeconds: 30,
-  maxReceiveCount: 5,
-  batchSize: 10,
-  localConcurrency: 4,
+  /**
+   * Deliveries of events to merchants' endpoints, one message per attempt (a retry is a new,
+   * delayed message), so a dead endpoint holds no other merchant's delivery.
+   */
+  webhookDeliveries: {
+    name: 'webhook-deliveries',
+    urlEnv: 'WEBHOOK_DELIVERIES_QUEUE_URL',
+    consumer: 'deliver-webhooks',
+    consumerAccess: {
+      read: ['events', 'webhookEndpoints'],
+      write: ['webhookDeliveries'],
+      sendsTo: ['webhookDeliveries'],
+      signsWebhooks: true,
+    },
+    consumerTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    localConcurrency: 4,
+  },
 };
+
+export const QUEUE_LIST: readonly QueueDefinition[] = Object.values(QUEUES);
+
+/** The partner events queue (the consumer that credits payments and settles transfers). */
+export const PAYMENT_EVENTS_QUEUE: QueueDefinition = QUEUES.paymentEvents;
 
 /** AWS asks for a visibility timeout of at least 6x the consumer's timeout. */
 export function visibilityTimeoutSeconds(queue: QueueDefinition): number {

@@ -1,3 +1,4 @@
+import type { QueueKey } from '#shared/definitions/queues.ts';
 import type { TableName } from '#shared/definitions/tables.ts';
 
 /**
@@ -15,13 +16,14 @@ export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 /**
  * What a function may touch, for least-privilege grants on AWS: tables it reads, tables it writes
- * (read included), and whether it sends to the payment events queue. Routes with `auth: 'api_key'`
+ * (read included), and the queues it sends to. Routes with `auth: 'api_key'`
  * also get the API key table and the pepper secret; the webhook gets its signing secret.
  */
 export interface Access {
   readonly read?: readonly TableName[];
   readonly write?: readonly TableName[];
-  readonly sendsEvents?: boolean;
+  /** Queues it sends to (it gets each one's URL). */
+  readonly sendsTo?: readonly QueueKey[];
   /** Calls the banking partner (and so needs its credentials). */
   readonly callsPartner?: boolean;
   /** Derives merchant webhook secrets (and so needs the master key). */
@@ -33,7 +35,7 @@ export const LEDGER_TABLES: readonly TableName[] = ['merchants', 'ledgerEntries'
 
 /** The scheduled requery (API.md §7): reads pending transfers, asks the partner, settles them. */
 export const REQUERY_ACCESS: Access = {
-  write: ['merchants', 'ledgerEntries', 'transactions'],
+  write: ['merchants', 'ledgerEntries', 'transactions', 'events'],
   callsPartner: true,
 };
 
@@ -168,6 +170,18 @@ export const ROUTES = [
     access: { read: ['events', 'webhookDeliveries'] },
   },
   {
+    name: 'redeliver-event',
+    method: 'POST',
+    paths: ['/events/{id}/redeliver'],
+    auth: 'api_key',
+    summary: 'Redeliver an event',
+    access: {
+      read: ['events', 'webhookEndpoints'],
+      write: ['webhookDeliveries'],
+      sendsTo: ['webhookDeliveries'],
+    },
+  },
+  {
     name: 'create-webhook-endpoint',
     method: 'POST',
     paths: ['/webhook-endpoints'],
@@ -205,7 +219,7 @@ export const ROUTES = [
     paths: ['/webhooks/payments', '/webhooks/paystack'],
     auth: 'webhook',
     summary: 'Partner webhook (signed)',
-    access: { sendsEvents: true, callsPartner: true },
+    access: { sendsTo: ['paymentEvents'], callsPartner: true },
   },
 ] as const satisfies readonly Route[];
 

@@ -1,5 +1,12 @@
-import { tableName } from '#shared/aws/clients.ts';
+import { createHash } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
+import { sqs } from '#shared/aws/sqs.ts';
+import { config } from '#shared/config.ts';
+import { newId } from '#shared/ids.ts';
 
 /** One try to deliver an event to an endpoint, as `GET /events/{id}` shows it. */
 export interface DeliveryAttempt {
@@ -45,4 +52,120 @@ export function deliveriesOf(merchantId: string, eventId: string): Promise<Deliv
 /** A delivery as `GET /events/{id}` shows it. */
 export function toApiDelivery(delivery: DeliveryRecord) {
   return { endpoint_id: delivery.endpoint_id, status: delivery.status, attempts: delivery.attempts };
+}
+
+/** How long delivery records are kept: as long as their events. */
+const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
+/** The longest delay SQS gives a message: longer waits go in several hops. */
+const MAX_SQS_DELAY_SECONDS = 900;
+
+/** What a delivery message names; everything else is read when it is handled. */
+export interface DeliveryMessage {
+  merchant_id: string;
+  event_id: string;
+  delivery_id: string;
+}
+
+/** The id of the first delivery of an event to an endpoint: the same however often it is fanned out. */
+export function firstDeliveryId(eventId: string, endpointId: string): string {
+  return `dlv_${createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex').slice(0, 24)}`;
+}
+
+/** A new delivery id (a redelivery is a delivery of its own). */
+export function newDeliveryId(): string {
+  return newId('dlv');
+}
+
+/**
+ * Records a delivery of an event to an endpoint, pending; false if it existed already (a repeated
+ * fan-out), in which case it is returned as stored.
+ */
+export async function createDelivery(
+  message: DeliveryMessage,
+  endpointId: string,
+  now = new Date(),
+): Promise<DeliveryRecord> {
+  const delivery: DeliveryRecord = {
+    event_key: eventKey(message.merchant_id, message.event_id),
+    delivery_id: message.delivery_id,
+    merchant_id: message.merchant_id,
+    event_id: message.event_id,
+    endpoint_id: endpointId,
+    status: 'pending',
+    attempts: [],
+    created_at: now.toISOString(),
+    ttl: Math.ceil(now.getTime() / 1000) + DELIVERY_RETENTION_SECONDS,
+  };
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName('webhookDeliveries'),
+        Item: delivery,
+        ConditionExpression: 'attribute_not_exists(delivery_id)',
+      }),
+    );
+    return delivery;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return (await getDelivery(message)) ?? delivery;
+  }
+}
+
+export async function getDelivery(message: DeliveryMessage): Promise<DeliveryRecord | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName('webhookDeliveries'),
+      Key: { event_key: eventKey(message.merchant_id, message.event_id), delivery_id: message.delivery_id },
+      ConsistentRead: true,
+    }),
+  );
+  return Item as DeliveryRecord | undefined;
+}
+
+/**
+ * Appends one attempt and the delivery's new status, only if no other attempt was recorded since
+ * `delivery` was read (a duplicate message never records the same attempt twice); false if one was.
+ */
+export async function recordAttempt(
+  delivery: DeliveryRecord,
+  attempt: DeliveryAttempt,
+  outcome: { status: DeliveryStatus; next_attempt_at?: string },
+): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('webhookDeliveries'),
+        Key: { event_key: delivery.event_key, delivery_id: delivery.delivery_id },
+        UpdateExpression: `SET attempts = list_append(attempts, :attempt), #status = :status${
+          outcome.next_attempt_at ? ', next_attempt_at = :next' : ' REMOVE next_attempt_at'
+        }`,
+        ConditionExpression: '#status = :pending AND size(attempts) = :count',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':attempt': [attempt],
+          ':status': outcome.status,
+          ':pending': 'pending',
+          ':count': delivery.attempts.length,
+          ...(outcome.next_attempt_at ? { ':next': outcome.next_attempt_at } : {}),
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** Queues a delivery to be tried after `delaySeconds` (at most SQS's 15 minutes; longer waits hop). */
+export async function enqueueDelivery(message: DeliveryMessage, delaySeconds = 0): Promise<void> {
+  const queueUrl = config.merchantWebhooks.queueUrl;
+  if (!queueUrl) throw new Error('WEBHOOK_DELIVERIES_QUEUE_URL is not configured');
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: JSON.stringify(message),
+      DelaySeconds: Math.max(0, Math.min(MAX_SQS_DELAY_SECONDS, Math.ceil(delaySeconds))),
+    }),
+  );
 }

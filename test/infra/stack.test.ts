@@ -5,8 +5,9 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
-import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
+import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import { LEDGER_TABLES, RATE_LIMIT, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
+import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, type TABLES } from '#shared/definitions/tables.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
@@ -62,17 +63,17 @@ function resourcePaths(resources: Record<string, Resource>): Map<string, string>
 }
 
 describe('the AWS stack', () => {
-  it('has one nodejs22.x arm64 function per route plus the consumer and the requery, each named after its handler file', () => {
+  it('has one nodejs22.x arm64 function per route, queue consumer and stream consumer, plus the requery, each named after its handler file', () => {
     const functions = ofType(dev.resources, 'AWS::Lambda::Function').map(([, r]) => r.Properties);
-    expect(functions).toHaveLength(ROUTES.length + 2);
+    const expected = [
+      ...ROUTES.map((r) => r.name),
+      ...QUEUE_LIST.map((q) => q.consumer),
+      ...STREAMS.map((s) => s.consumer),
+      'requery-transfers',
+    ];
+    expect(functions).toHaveLength(expected.length);
     const names = functions.map((f) => f.FunctionName).sort();
-    expect(names).toEqual(
-      [
-        ...ROUTES.map((r) => `naira-dev-${r.name}`),
-        `naira-dev-${PAYMENT_EVENTS_QUEUE.consumer}`,
-        'naira-dev-requery-transfers',
-      ].sort(),
-    );
+    expect(names).toEqual(expected.map((name) => `naira-dev-${name}`).sort());
     for (const fn of functions) {
       expect(fn).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
       expect((fn.Environment as { Variables: Record<string, string> }).Variables).toMatchObject({
@@ -80,7 +81,7 @@ describe('the AWS stack', () => {
         NODE_OPTIONS: '--enable-source-maps',
       });
     }
-    for (const name of [...ROUTES.map((r) => r.name), PAYMENT_EVENTS_QUEUE.consumer]) {
+    for (const name of expected) {
       expect(() => readFileSync(path.join(PROJECT_ROOT, 'functions', `${name}.ts`))).not.toThrow();
     }
   });
@@ -191,7 +192,7 @@ describe('the AWS stack', () => {
 
   it('queues payment events encrypted, over TLS only, with a 14-day DLQ after 5 receives and a consumer reporting item failures', () => {
     const queues = ofType(dev.resources, 'AWS::SQS::Queue').map(([id, r]) => [id, r.Properties] as const);
-    expect(queues).toHaveLength(2);
+    expect(queues).toHaveLength(QUEUE_LIST.length * 2);
     for (const [, queue] of queues)
       expect(queue).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
     const main = queues.find(([, q]) => q.QueueName === 'naira-dev-payment-events')?.[1];
@@ -212,16 +213,16 @@ describe('the AWS stack', () => {
     expect(consumer?.[1].Properties.Timeout).toBe(PAYMENT_EVENTS_QUEUE.consumerTimeoutSeconds);
   });
 
-  it('alarms on dead letters, consumer and requery errors, the API 5xx rate, unmatched payments and overdue transfers', () => {
+  it('alarms on every dead-letter queue, every consumer and the requery erring, the API 5xx rate, unmatched payments and overdue transfers', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
-    expect(alarms).toHaveLength(6);
+    const consumers = QUEUE_LIST.length + STREAMS.length + 1;
+    expect(alarms).toHaveLength(QUEUE_LIST.length + consumers + 3);
     const metrics = alarms.map((a) => a.MetricName).sort();
     expect(metrics).toEqual(
       [
         '5XXError',
-        'ApproximateNumberOfMessagesVisible',
-        'Errors',
-        'Errors',
+        ...QUEUE_LIST.map(() => 'ApproximateNumberOfMessagesVisible'),
+        ...Array.from({ length: consumers }, () => 'Errors'),
         'UnmatchedPayments-dev',
         'OverdueTransfers-dev',
       ].sort(),
@@ -233,6 +234,22 @@ describe('the AWS stack', () => {
     dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: Match.stringLikeRegexp('payment kept as unmatched'),
     });
+  });
+
+  it('fans new events out from the events stream (INSERT only) and keeps the master webhook key in prod', () => {
+    dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      StartingPosition: 'TRIM_HORIZON',
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT'] }) }] },
+    });
+    dev.template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      TableName: 'naira-dev-events',
+      StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
+    });
+    const key = ofType(prod.resources, 'AWS::SecretsManager::Secret').find(
+      ([, r]) => r.Properties.Name === 'naira/prod/merchant-webhook-key',
+    );
+    expect(key?.[1]).toMatchObject({ DeletionPolicy: 'Retain' });
   });
 
   it('requeries pending transfers every minute from an EventBridge schedule, with only what settling needs', () => {

@@ -5,11 +5,11 @@ import { API_PREFIX, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 describe('the route table', () => {
-  it('declares the eighteen endpoints of API.md, each once', () => {
-    expect(ROUTES).toHaveLength(18);
+  it('declares the nineteen endpoints of API.md, each once', () => {
+    expect(ROUTES).toHaveLength(19);
     const keys = ROUTES.flatMap((route) => route.paths.map((p) => `${route.method} ${p}`));
     expect(new Set(keys).size).toBe(keys.length);
-    expect(new Set(ROUTES.map((route) => route.name)).size).toBe(18);
+    expect(new Set(ROUTES.map((route) => route.name)).size).toBe(19);
   });
 
   it('serves every route at the bare path and under the version prefix, with the /banks/list alias', () => {
@@ -23,13 +23,18 @@ describe('the route table', () => {
     const auth = Object.fromEntries(ROUTES.map((route) => [route.name, route.auth]));
     expect(auth['list-banks']).toBe('none');
     expect(auth['receive-partner-webhook']).toBe('webhook');
-    expect(Object.values(auth).filter((a) => a === 'api_key')).toHaveLength(16);
+    expect(Object.values(auth).filter((a) => a === 'api_key')).toHaveLength(17);
   });
 
   it('has a route for every handler file, and every handler agrees with its route on auth', async () => {
     const files = readdirSync(path.join(PROJECT_ROOT, 'functions')).filter((f) => f.endsWith('.ts'));
     expect(files.length).toBeGreaterThan(0);
-    const consumers = ['process-payment-events.ts', 'requery-transfers.ts'];
+    const consumers = [
+      'process-payment-events.ts',
+      'requery-transfers.ts',
+      'deliver-webhooks.ts',
+      'fan-out-events.ts',
+    ];
     for (const file of files.filter((f) => !consumers.includes(f))) {
       expect(ROUTES.map((route) => `${route.name}.ts`)).toContain(file);
       // Building the handler checks the route's auth against the builder used.

@@ -1,0 +1,24 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { logger } from '#shared/logger.ts';
+import { deliver } from '#shared/merchant-webhooks/deliver.ts';
+import type { DeliveryMessage } from '#shared/merchant-webhooks/deliveries.ts';
+
+/**
+ * The deliveries queue's consumer: one attempt per message, all of a batch at once, so a slow
+ * endpoint holds only its own message (10 s at most) and never another merchant's delivery.
+ */
+export const handler = async (batch: SQSEvent): Promise<SQSBatchResponse> => {
+  logger.resetKeys();
+  const failed: string[] = [];
+  await Promise.all(
+    batch.Records.map(async (record) => {
+      try {
+        await deliver(JSON.parse(record.body) as DeliveryMessage);
+      } catch (error) {
+        failed.push(record.messageId);
+        logger.error('delivery failed', { message_id: record.messageId, error: String(error) });
+      }
+    }),
+  );
+  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+};

@@ -1,0 +1,99 @@
+import { config } from '#shared/config.ts';
+import { sign } from '#shared/crypto/standard-webhooks.ts';
+import { getEvent, type MerchantEvent, toApiEvent } from '#shared/events/events.ts';
+import { logger } from '#shared/logger.ts';
+import {
+  type DeliveryAttempt,
+  type DeliveryMessage,
+  type DeliveryRecord,
+  enqueueDelivery,
+  getDelivery,
+  recordAttempt,
+} from '#shared/merchant-webhooks/deliveries.ts';
+import { type EndpointRecord, getEndpoint, signingSecrets } from '#shared/merchant-webhooks/endpoints.ts';
+import { checkWebhookUrl, type DeliveryResult, postPinned } from '#shared/merchant-webhooks/url-guard.ts';
+
+/**
+ * One attempt of one delivery (API.md §8): the URL checked again (SSRF), the event signed per
+ * Standard Webhooks with every active secret, POSTed with a timeout, the attempt recorded, and the
+ * next attempt queued on the retry schedule, or the delivery ended.
+ */
+
+/** The Standard Webhooks headers of an event's delivery: one `v1,` signature per active secret. */
+export function signedHeaders(
+  event: MerchantEvent,
+  body: string,
+  secrets: readonly string[],
+  now = Date.now(),
+) {
+  const timestamp = Math.floor(now / 1000);
+  const signatures = secrets.map((secret) =>
+    sign(Buffer.from(secret.replace(/^whsec_/, ''), 'base64'), event.id, timestamp, body),
+  );
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'naira-pay-webhooks/1',
+    'webhook-id': event.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatures.join(' '),
+  };
+}
+
+async function attempt(event: MerchantEvent, endpoint: EndpointRecord): Promise<DeliveryResult> {
+  const check = await checkWebhookUrl(endpoint.url, { allowPrivate: config.merchantWebhooks.allowPrivate });
+  if (!check.ok)
+    return { status: null, error: `invalid_url: ${check.reason}`, duration_ms: 0, body_excerpt: null };
+  const body = JSON.stringify(event);
+  const headers = signedHeaders(event, body, await signingSecrets(endpoint));
+  return postPinned(check, body, headers, config.merchantWebhooks.timeoutMs);
+}
+
+/** Ends a delivery that can never be made (its event expired, its endpoint deleted). */
+async function abandon(delivery: DeliveryRecord, error: string): Promise<void> {
+  const at = new Date().toISOString();
+  await recordAttempt(delivery, { at, status_code: null, error, duration_ms: 0 }, { status: 'failed' });
+  logger.info('delivery abandoned', { delivery_id: delivery.delivery_id, reason: error });
+}
+
+/** Handles one delivery message; throws only when it must be retried as it is (storage failed). */
+export async function deliver(message: DeliveryMessage, now = Date.now()): Promise<void> {
+  const delivery = await getDelivery(message);
+  if (delivery?.status !== 'pending') return;
+  const due = delivery.next_attempt_at ? Date.parse(delivery.next_attempt_at) : now;
+  // SQS delays at most 15 minutes: a later attempt hops through the queue until it is due.
+  if (due - now > 1_000) return enqueueDelivery(message, (due - now) / 1000);
+  const [stored, endpoint] = await Promise.all([
+    getEvent(message.merchant_id, message.event_id),
+    getEndpoint(message.merchant_id, delivery.endpoint_id),
+  ]);
+  if (!stored) return abandon(delivery, 'event expired');
+  if (endpoint?.status !== 'enabled') return abandon(delivery, 'endpoint deleted');
+
+  const result = await attempt(toApiEvent(stored), endpoint);
+  const at = new Date(now).toISOString();
+  const record: DeliveryAttempt = {
+    at,
+    status_code: result.status,
+    error: result.error,
+    duration_ms: result.duration_ms,
+  };
+  const delivered = result.status !== null && result.status >= 200 && result.status < 300;
+  const schedule = config.merchantWebhooks.retrySchedule;
+  const retryIn = schedule[delivery.attempts.length];
+  const outcome = delivered
+    ? { status: 'delivered' as const }
+    : retryIn === undefined
+      ? { status: 'failed' as const }
+      : { status: 'pending' as const, next_attempt_at: new Date(Date.now() + retryIn * 1000).toISOString() };
+  if (!(await recordAttempt(delivery, record, outcome))) return;
+  logger.info('delivery attempt', {
+    delivery_id: delivery.delivery_id,
+    event_id: message.event_id,
+    endpoint_id: delivery.endpoint_id,
+    attempt: delivery.attempts.length + 1,
+    status_code: result.status,
+    error: result.error,
+    outcome: outcome.status,
+  });
+  if (outcome.status === 'pending' && retryIn !== undefined) await enqueueDelivery(message, retryIn);
+}

@@ -1,0 +1,186 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { deliveriesOf } from '#shared/merchant-webhooks/deliveries.ts';
+import { call, data, startTestGateway } from '#test/support/gateway.ts';
+import { aMerchant } from '#test/support/merchants.ts';
+import { pay } from '#test/support/payments.ts';
+import { startReceiver } from '#test/support/receiver.ts';
+
+/**
+ * Deliveries of events to merchants' endpoints, end to end: payment webhook → credit → event →
+ * stream fan-out → deliveries queue → signed POST to the endpoint. The test run's schedule is
+ * MERCHANT_WEBHOOK_RETRY_SCHEDULE=1,1,2 (four attempts), its timeout 1.5 s.
+ */
+let gateway: LocalGateway;
+beforeAll(async () => {
+  gateway = await startTestGateway();
+});
+afterAll(() => gateway.close());
+
+type Merchant = Awaited<ReturnType<typeof aMerchant>>;
+type Delivery = {
+  endpoint_id: string;
+  status: string;
+  attempts: { status_code: number | null; error: string | null }[];
+};
+const register = async (m: Merchant, url: string, events?: string[]) =>
+  data<{ id: string; secret: string }>(
+    await call(gateway, 'POST', '/webhook-endpoints', {
+      body: { url, ...(events ? { events } : {}) },
+      headers: m.headers,
+    }),
+  );
+const eventWithDeliveries = async (m: Merchant, id: string) =>
+  data<{ id: string; deliveries: Delivery[] }>(
+    await call(gateway, 'GET', `/events/${id}`, { headers: m.headers }),
+  );
+/** A delivery's status read from the store: polling the API would spend the key's rate limit. */
+const deliveryStatus = async (m: Merchant, eventId: string) =>
+  (await deliveriesOf(m.merchant.merchant_id, eventId))[0]?.status;
+const firstEvent = async (m: Merchant, type: string) => {
+  await expect
+    .poll(
+      async () =>
+        data<unknown[]>(await call(gateway, 'GET', `/events?type=${type}`, { headers: m.headers })).length,
+      {
+        timeout: 15_000,
+      },
+    )
+    .toBeGreaterThan(0);
+  return data<{ id: string }[]>(
+    await call(gateway, 'GET', `/events?type=${type}`, { headers: m.headers }),
+  )[0] as {
+    id: string;
+  };
+};
+
+describe('merchant webhook deliveries (API.md §8)', () => {
+  it('delivers payment.received once, signed so the reference standardwebhooks library verifies it', async () => {
+    const receiver = await startReceiver();
+    try {
+      const m = await aMerchant();
+      const { secret } = await register(m, receiver.url, ['payment.received']);
+      await pay(gateway, m.merchant.account_number, 12_300);
+      await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(1);
+      const [delivery] = receiver.received;
+      const verified = new Webhook(secret).verify(delivery?.body ?? '', {
+        'webhook-id': String(delivery?.headers['webhook-id']),
+        'webhook-timestamp': String(delivery?.headers['webhook-timestamp']),
+        'webhook-signature': String(delivery?.headers['webhook-signature']),
+      }) as { id: string; type: string; data: { transaction: { amount: number } } };
+      expect(verified).toMatchObject({ type: 'payment.received', data: { transaction: { amount: 12_300 } } });
+      expect(delivery?.headers['webhook-id']).toBe(verified.id);
+      expect(delivery?.headers['content-type']).toBe('application/json');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(receiver.received).toHaveLength(1);
+      const shown = await eventWithDeliveries(m, verified.id);
+      expect(shown.deliveries).toEqual([
+        {
+          endpoint_id: expect.stringMatching(/^we_/),
+          status: 'delivered',
+          attempts: [expect.objectContaining({ status_code: 200, error: null })],
+        },
+      ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('retries a failing endpoint on the schedule until it answers 2xx, with every attempt visible', async () => {
+    const receiver = await startReceiver((n) => (n <= 2 ? 503 : 200));
+    try {
+      const m = await aMerchant();
+      await register(m, receiver.url);
+      await pay(gateway, m.merchant.account_number, 5_000);
+      await expect.poll(() => receiver.received.length, { timeout: 20_000 }).toBe(3);
+      const ids = new Set(receiver.received.map((r) => r.headers['webhook-id']));
+      expect(ids.size).toBe(1);
+      const event = await firstEvent(m, 'payment.received');
+      await expect
+        .poll(() => deliveryStatus(m, event.id), { timeout: 10_000, interval: 250 })
+        .toBe('delivered');
+      const [delivery] = (await eventWithDeliveries(m, event.id)).deliveries;
+      expect(delivery?.attempts.map((a) => a.status_code)).toEqual([503, 503, 200]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('gives up after the last retry (failed), and redelivers on request with the same webhook-id', async () => {
+    let healthy = false;
+    const receiver = await startReceiver(() => (healthy ? 200 : 500));
+    try {
+      const m = await aMerchant();
+      const endpoint = await register(m, receiver.url);
+      await pay(gateway, m.merchant.account_number, 800);
+      const event = await firstEvent(m, 'payment.received');
+      await expect.poll(() => deliveryStatus(m, event.id), { timeout: 30_000, interval: 250 }).toBe('failed');
+      expect((await eventWithDeliveries(m, event.id)).deliveries[0]?.attempts).toHaveLength(4);
+      healthy = true;
+      const before = receiver.received.length;
+      const queued = await call(gateway, 'POST', `/events/${event.id}/redeliver`, {
+        body: { endpoint_id: endpoint.id },
+        headers: m.headers,
+      });
+      expect(queued.status).toBe(202);
+      await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(before + 1);
+      expect(receiver.received.at(-1)?.headers['webhook-id']).toBe(event.id);
+      const deliveries = (await eventWithDeliveries(m, event.id)).deliveries;
+      expect(deliveries.map((d) => d.status).sort()).toEqual(['delivered', 'failed']);
+      const other = await aMerchant();
+      const foreign = await call(gateway, 'POST', `/events/${event.id}/redeliver`, {
+        headers: other.headers,
+      });
+      expect(foreign.status).toBe(404);
+      const unknownEndpoint = await call(gateway, 'POST', `/events/${event.id}/redeliver`, {
+        body: { endpoint_id: 'we_nope' },
+        headers: m.headers,
+      });
+      expect(unknownEndpoint.status).toBe(404);
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+
+  it("keeps delivering to a healthy merchant while another merchant's endpoint hangs and is retried", async () => {
+    const dead = await startReceiver(() => 'hang');
+    const healthy = await startReceiver();
+    try {
+      const slow = await aMerchant();
+      const fine = await aMerchant();
+      await register(slow, dead.url);
+      await register(fine, healthy.url);
+      for (let i = 0; i < 6; i++) await pay(gateway, slow.merchant.account_number, 100 + i);
+      await expect.poll(() => dead.received.length, { timeout: 15_000 }).toBeGreaterThan(0);
+      for (let i = 0; i < 4; i++) await pay(gateway, fine.merchant.account_number, 200 + i);
+      await expect.poll(() => healthy.received.length, { timeout: 15_000 }).toBe(4);
+      // The dead endpoint's deliveries are still being tried while the healthy ones are all done.
+      const slowEvents = data<{ id: string }[]>(
+        await call(gateway, 'GET', '/events', { headers: slow.headers }),
+      );
+      const statuses = await Promise.all(
+        slowEvents.map(async (e) => (await eventWithDeliveries(slow, e.id)).deliveries[0]?.status),
+      );
+      expect(statuses).toContain('pending');
+    } finally {
+      await dead.close();
+      await healthy.close();
+    }
+  });
+
+  it('never delivers to a deleted endpoint', async () => {
+    const receiver = await startReceiver();
+    try {
+      const m = await aMerchant();
+      const endpoint = await register(m, receiver.url);
+      await call(gateway, 'DELETE', `/webhook-endpoints/${endpoint.id}`, { headers: m.headers });
+      await pay(gateway, m.merchant.account_number, 900);
+      await firstEvent(m, 'payment.received');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
