@@ -166,6 +166,51 @@ function parameters(route: (typeof ROUTES)[number], doc: (typeof ENDPOINTS)[Rout
 
 const operationId = (name: string) => name.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
 
+/** The events merchants' endpoints receive (API.md §8), as OpenAPI 3.1 `webhooks`. */
+function merchantWebhooks() {
+  const events = [
+    [
+      'payment.received',
+      responses.paymentReceivedEvent,
+      'A payment was credited (with the virtual account after it, or null for a wallet top-up)',
+    ],
+    [
+      'virtual_account.paid',
+      responses.virtualAccountPaidEvent,
+      'A virtual account became paid or overpaid (once)',
+    ],
+    [
+      'transfer.success | transfer.failed | transfer.reversed',
+      responses.transferEvent,
+      'A transfer reached a final status (failed and reversed carry a reason, and a reversal gives the money back)',
+    ],
+  ] as const;
+  return Object.fromEntries(
+    events.map(([type, schema, summary]) => [
+      type,
+      {
+        post: {
+          operationId: `on${type
+            .split(/[^a-z]+/)
+            .filter(Boolean)
+            .map((w) => w[0]?.toUpperCase() + w.slice(1))
+            .join('')}`,
+          summary,
+          // Deliveries carry no credentials: the signature authenticates them.
+          security: [],
+          description:
+            'Delivered to your endpoints with `content-type: application/json` and Standard Webhooks headers `webhook-id` (the event id), `webhook-timestamp` and `webhook-signature`. Verify the signature on the raw body; answer 2xx within 10 s.',
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: jsonSchema(schema, 'output') } },
+          },
+          responses: { '2XX': { description: 'Received: the delivery is done' } },
+        },
+      },
+    ]),
+  );
+}
+
 /**
  * The OpenAPI 3.1 document of the API, generated from the route table and the contract's schemas:
  * it lists exactly the routes of `shared/definitions/routes.ts`, at their bare paths (the servers add the
@@ -265,6 +310,7 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
       { name: 'Webhook endpoint', description: 'Where your events are pushed, signed per Standard Webhooks' },
     ],
     paths,
+    webhooks: merchantWebhooks(),
     components: {
       schemas: Object.fromEntries(
         Object.entries(COMPONENTS).map(([name, schema]) => [name, jsonSchema(schema, 'output')]),

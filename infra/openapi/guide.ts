@@ -35,10 +35,19 @@ the number. Serials (the first 9 digits) starting with \`99999\` do not exist
 \`8888800006\`, \`7777700009\`, \`6666600002\`. Pay into a virtual account with
 \`npm run sandbox -- pay --account <number> --amount <kobo>\`.
 
-## Webhooks and signature verification
+## Webhooks: events pushed to you
 
-The partner's events reach \`POST /webhooks/payments\` signed per Standard Webhooks. To verify a
-signature yourself (TypeScript, Node):
+Every credited payment, every virtual account that becomes paid and every transfer that ends
+\`success\`, \`failed\` or \`reversed\` is an **event** (\`GET /events\`), pushed to the endpoints you
+register with \`POST /webhook-endpoints\` (the answer shows the endpoint's \`secret\` once). The
+payloads are listed under *Webhooks* in this reference. Each delivery is a \`POST\` of the event with
+Standard Webhooks headers: \`webhook-id\` (the event id, the same on every retry and redelivery:
+dedupe on it), \`webhook-timestamp\` and \`webhook-signature\`. Answer 2xx within 10 seconds; anything
+else is retried after 5 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h and 24 h three times. Every attempt
+shows in \`GET /events/{id}\`; \`POST /events/{id}/redeliver\` sends one again. Locally,
+\`npm run sandbox -- listen\` registers a receiver and prints what arrives.
+
+Verify every delivery before you trust it (TypeScript, Node; or any Standard Webhooks library):
 
 \`\`\`ts
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -58,6 +67,6 @@ export function verify(secret: string, headers: Record<string, string>, rawBody:
 }
 \`\`\`
 
-Always verify the **raw** body (re-serialised JSON does not match), and treat the partner's
-\`session_id\` as the payment's identity: a redelivery carries the same one.
+Always verify the **raw** body (re-serialised JSON does not match). After a secret rotation,
+deliveries carry one signature per secret for 24 hours, so either secret verifies.
 `;

@@ -1,7 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { ROUTES } from '#shared/definitions/routes.ts';
+
+/** The events the document lists under `webhooks` (rendered as operations too). */
+const WEBHOOK_OPERATIONS = Object.keys(buildOpenApiDocument('').webhooks ?? {}).length;
+
 import { startNpmStart } from '#test/support/npm-start.ts';
 
 /**
@@ -42,16 +47,19 @@ async function main(): Promise<number> {
     check('GET /docs answers 200 with HTML', response?.status() === 200);
 
     const operations = page.locator('[data-section-id^="operation/"]');
+    // The routes, then the merchant webhooks (the events pushed to merchants' endpoints).
+    const expected = ROUTES.length + WEBHOOK_OPERATIONS;
     await operations
-      .nth(ROUTES.length - 1)
+      .nth(expected - 1)
       .waitFor({ state: 'attached', timeout: 30_000 })
       .catch(() => undefined);
     const rendered = await operations.evaluateAll((nodes) =>
       nodes.map((node) => node.getAttribute('data-section-id')),
     );
     check(
-      `all ${ROUTES.length} operations are listed`,
-      rendered.length === ROUTES.length,
+      `all ${ROUTES.length} operations and ${WEBHOOK_OPERATIONS} merchant webhooks are listed`,
+      rendered.length === expected &&
+        rendered.filter((id) => id?.startsWith('operation/on')).length === WEBHOOK_OPERATIONS,
       `found ${rendered.length}: ${rendered.join(', ')}`,
     );
     const text = await page.locator('body').innerText();
@@ -59,7 +67,9 @@ async function main(): Promise<number> {
     check('every operation shows its summary', missing.length === 0, `missing ${missing.join(', ')}`);
     check(
       'the getting-started guide is rendered',
-      text.includes('Sandbox test accounts') && text.includes('timingSafeEqual'),
+      text.includes('Sandbox test accounts') &&
+        text.includes('timingSafeEqual') &&
+        text.includes('webhook-id'),
     );
 
     await page.waitForLoadState('networkidle', { timeout: 10_000 }).catch(() => undefined);
