@@ -10,7 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
+import type { EventRecord } from '#shared/events/events.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
+import { deliveriesOf, firstDeliveryId } from '#shared/merchant-webhooks/deliveries.ts';
+import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
+import { fanOut } from '#shared/merchant-webhooks/fan-out.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent, TransferSettled } from '#shared/partners/partner.ts';
 import { receivePayment } from '#shared/payments/credit.ts';
@@ -35,6 +39,7 @@ import {
 import { call, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant, anAccount, aPendingTransfer, fund } from '#test/support/merchants.ts';
 import { nipSessionId, pay, paymentEvent } from '#test/support/payments.ts';
+import { startReceiver } from '#test/support/receiver.ts';
 
 /**
  * Fault injection (issue 7): every DynamoDB command a money flow sends is made to fail in turn (a
@@ -250,7 +255,63 @@ function settlementFlow(verdict: 'transfer.failed' | 'transfer.success'): Flow {
   };
 }
 
+/** The endpoint the fan-out flow delivers to: answers 200, counts what it got per webhook-id. */
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(() => receiver.close());
+
+/**
+ * An event fanned out to a merchant's two endpoints (the stream consumer's work), then delivered by
+ * the test run's own pipeline: whichever command crashed, each endpoint gets exactly one delivery
+ * (ids derive from event and endpoint), the delivery happens, and the event stays one event.
+ */
+const eventFannedOut: Flow = {
+  name: 'event fanned out to endpoints and delivered (fanOut)',
+  prepare: async () => {
+    const { merchant } = await aMerchant();
+    const merchantId = merchant.merchant_id;
+    const endpoints = await Promise.all(
+      [1, 2].map(async (i) => (await createEndpoint(merchantId, { url: `${receiver.url}/${i}` })).endpoint),
+    );
+    await receivePayment(
+      await queuedPayment(
+        paymentEvent({ account_number: merchant.account_number, amount: 777, session_id: nipSessionId() }),
+      ),
+    );
+    const [event] = await queryAll<EventRecord>({
+      TableName: tableName('events'),
+      KeyConditionExpression: 'merchant_id = :m',
+      ExpressionAttributeValues: { ':m': merchantId },
+      ConsistentRead: true,
+    });
+    if (!event) throw new Error('no event');
+    return {
+      run: () => fanOut(event),
+      applied: async () => (await deliveriesOf(merchantId, event.event_id)).length > 0,
+      assess: async (result) => {
+        expect(result).toBe(2);
+        const ids = endpoints.map((endpoint) => firstDeliveryId(event.event_id, endpoint.endpoint_id)).sort();
+        await expect
+          .poll(
+            async () =>
+              (await deliveriesOf(merchantId, event.event_id))
+                .map((d) => `${d.delivery_id}:${d.status}`)
+                .sort(),
+            { timeout: 15_000, interval: 200 },
+          )
+          .toEqual(ids.map((id) => `${id}:delivered`));
+        const got = receiver.received.filter((r) => r.headers['webhook-id'] === event.event_id);
+        expect(new Set(got.map((r) => r.headers['webhook-id']))).toEqual(new Set([event.event_id]));
+        await expectEvents(merchantId, { 'payment.received': 1 });
+      },
+    };
+  },
+};
+
 const FLOWS: Flow[] = [
+  eventFannedOut,
   paymentIntoWallet,
   paymentIntoVirtualAccount,
   transferConfirmed,
