@@ -41,6 +41,8 @@ let ids: {
   merchantId: string;
   transactionsCursor: string;
   beneficiariesCursor: string;
+  event: string;
+  endpoint: string;
 };
 let bBefore: Awaited<ReturnType<typeof merchantState>>;
 const A_FUNDS = 500_000;
@@ -131,6 +133,9 @@ beforeAll(async () => {
   const partnerSession = nipSessionId();
   expect((await pay(gateway, vaNumber, 25_000, partnerSession)).status).toBe(200);
   await waitForBalance(b, 1_000_000 - 11_000 + 25_000);
+  const endpoint = await as(b, 'POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/b-hooks' });
+  expect(endpoint.status).toBe(201);
+  const events = await as(b, 'GET', '/events?limit=1');
   const transactionsPage = await as(b, 'GET', '/transactions?limit=1');
   const beneficiariesPage = await as(b, 'GET', '/beneficiaries?limit=1');
   const cursorOf = (page: Response) =>
@@ -150,7 +155,10 @@ beforeAll(async () => {
     merchantId: b.merchant.merchant_id,
     transactionsCursor: cursorOf(transactionsPage),
     beneficiariesCursor: cursorOf(beneficiariesPage),
+    event: (data<{ id: string }[]>(events)[0]?.id ?? '') as string,
+    endpoint: data(endpoint).id as string,
   };
+  expect(ids.event).toMatch(/^evt_/);
   expect(ids.transactionsCursor).toMatch(/\S/);
   expect(ids.beneficiariesCursor).toMatch(/\S/);
   // B's reference works for B: the matrix below tests A, not a typo.
@@ -165,6 +173,31 @@ afterAll(async () => {
 });
 
 describe("merchant A with merchant B's identifiers", () => {
+  it('finds none of B’s events or webhook endpoints: 404 not_found on every route that takes their ids', async () => {
+    for (const path of paths(`/events/${ids.event}`))
+      expectError(await probe('GET', path), 404, 'not_found', path);
+    for (const path of paths(`/events/${ids.event}/redeliver`))
+      expectError(await probe('POST', path, {}), 404, 'not_found', path);
+    for (const path of paths(`/webhook-endpoints/${ids.endpoint}`))
+      expectError(await probe('DELETE', path), 404, 'not_found', path);
+    for (const path of paths(`/webhook-endpoints/${ids.endpoint}/rotate-secret`))
+      expectError(await probe('POST', path), 404, 'not_found', path);
+    // A's own event, redelivered to B's endpoint by id: not one of A's endpoints.
+    const own = data<{ id: string }[]>(await probe('GET', '/events?limit=1'))[0];
+    if (own) {
+      expectError(
+        await probe('POST', `/events/${own.id}/redeliver`, { endpoint_id: ids.endpoint }),
+        404,
+        'not_found',
+        'redeliver to B',
+      );
+    }
+    for (const list of ['/events', '/webhook-endpoints', '/virtual-accounts']) {
+      const listed = await probe('GET', list);
+      expect(listed.status, list).toBe(200);
+    }
+  });
+
   it('finds none of B’s references or ids as a transaction or a payment: 404 not_found', async () => {
     const references = Object.entries(ids).filter(([kind]) => !kind.endsWith('Cursor'));
     for (const [kind, id] of references) {
