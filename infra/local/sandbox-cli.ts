@@ -1,32 +1,98 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 
 /**
- * `npm run sandbox -- pay --account <number> --amount <kobo>`: a customer pays into an account at
- * the sandbox bank, which signs and sends `payment.received` to the running service.
+ * `npm run sandbox -- <command>`, the local sandbox's helpers (API.md §8):
+ * - `pay`: a customer pays into an account at the sandbox bank, which signs and sends
+ *   `payment.received` to the running service;
+ * - `listen`: a local receiver, registered as a webhook endpoint, that verifies and prints every
+ *   event delivered to it (like `stripe listen`), and deletes its endpoint when stopped.
  */
 const USAGE = `Usage:
   npm run sandbox -- pay --account <account_number> --amount <kobo> [--session-id <id>]
-  (npm start must be running; --session-id repeats an earlier payment, as a redelivery would)`;
+      A customer pays into an account at the sandbox bank, which sends payment.received to the
+      service (--session-id repeats an earlier payment, as a redelivery would).
+  npm run sandbox -- listen [--port <n>] [--key <pk_…> --secret <sk_…>] [--events <type,…>] [--base-url <url>]
+      Registers a receiver on 127.0.0.1 (--port, default: a free one) as a webhook endpoint of the
+      demo merchant (or of --key/--secret), verifies each delivery's signature and prints the
+      events (--events: only these types). Ctrl-C deletes the endpoint. --base-url defaults to
+      http://127.0.0.1:$PORT (3000).
+  npm start must be running for both.`;
+
+const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const HELP_OPTION = { help: { type: 'boolean', short: 'h', default: false } } as const;
+const PAY_OPTIONS = {
+  account: { type: 'string' },
+  amount: { type: 'string' },
+  'session-id': { type: 'string' },
+  ...HELP_OPTION,
+} as const;
+const LISTEN_OPTIONS = {
+  port: { type: 'string' },
+  key: { type: 'string' },
+  secret: { type: 'string' },
+  events: { type: 'string' },
+  'base-url': { type: 'string' },
+  ...HELP_OPTION,
+} as const;
+
+/** Largest delivery body read: events are a few KB, so anything bigger is not one. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A mistake in the command line: the message, the usage, exit code 2. */
+function usageError(message: string): never {
+  console.error(`${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+/** A failure of the command itself (the API refused, nothing listening): exit code 1. */
+function failure(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+/** The command line parsed by `parse`, or a usage error for an unknown or malformed option. */
+function parsedOrUsage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    return usageError(String((error as Error)?.message ?? error));
+  }
+}
 
 async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      account: { type: 'string' },
-      amount: { type: 'string' },
-      'session-id': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const fail = (message: string): never => {
-    console.error(`${message}\n\n${USAGE}`);
-    process.exit(2);
-  };
+  // Options may come before the command, so the command is found by parsing with every option.
+  const { values, positionals } = parsedOrUsage(() =>
+    parseArgs({ args: argv, allowPositionals: true, options: { ...PAY_OPTIONS, ...LISTEN_OPTIONS } }),
+  );
   if (values.help) return console.log(USAGE);
-  if (positionals[0] !== 'pay') fail('the command is pay');
-  if (!/^\d{10}$/.test(values.account ?? '')) fail('--account must be a 10-digit account number');
-  if (!/^[1-9]\d{0,14}$/.test(values.amount ?? '')) fail('--amount must be a positive whole number of kobo');
+  const command = positionals[0];
+  if (command === undefined) usageError('Give a command: pay or listen');
+  if (command === 'pay') {
+    const pay = parsedOrUsage(() => parseArgs({ args: argv, allowPositionals: true, options: PAY_OPTIONS }));
+    return payCommand(pay.values);
+  }
+  if (command === 'listen') {
+    const listen = parsedOrUsage(() =>
+      parseArgs({ args: argv, allowPositionals: true, options: LISTEN_OPTIONS }),
+    );
+    return listenCommand(listen.values);
+  }
+  usageError('the command is pay or listen');
+}
+
+// pay
+
+async function payCommand(values: { account?: string; amount?: string; 'session-id'?: string }) {
+  if (!/^\d{10}$/.test(values.account ?? '')) usageError('--account must be a 10-digit account number');
+  if (!/^[1-9]\d{0,14}$/.test(values.amount ?? '')) {
+    usageError('--amount must be a positive whole number of kobo');
+  }
   const sandbox = `http://127.0.0.1:${process.env.SANDBOX_PORT ?? 3100}`;
   const response = await fetch(`${sandbox}/v1/_simulate/payment`, {
     method: 'POST',
@@ -36,9 +102,9 @@ async function main(argv: string[]): Promise<void> {
       amount: Number(values.amount),
       session_id: values['session-id'],
     }),
-  }).catch(() => fail(`Could not reach the sandbox partner at ${sandbox}: is \`npm start\` running?`));
+  }).catch(() => usageError(`Could not reach the sandbox partner at ${sandbox}: is \`npm start\` running?`));
   const result = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) fail(`The sandbox refused: ${JSON.stringify(result)}`);
+  if (!response.ok) usageError(`The sandbox refused: ${JSON.stringify(result)}`);
   console.log(
     [
       `Paid ${values.amount} kobo into ${values.account}`,
@@ -47,6 +113,323 @@ async function main(argv: string[]): Promise<void> {
       'The credit is applied as soon as the consumer takes the event off the queue.',
     ].join('\n'),
   );
+}
+
+// listen
+
+interface ListenOptions {
+  port?: string;
+  key?: string;
+  secret?: string;
+  events?: string;
+  'base-url'?: string;
+}
+
+/** Whose endpoint the receiver is: the key pair, and how to name the merchant in the output. */
+interface Credentials {
+  apiKey: string;
+  apiSecret: string;
+  label: string;
+}
+
+/** The endpoint as `POST /webhook-endpoints` answers it (the only time it shows the secret). */
+interface RegisteredEndpoint {
+  id: string;
+  events: string[] | null;
+  secret: string;
+}
+
+/** An event as delivered (API.md §8). */
+interface DeliveredEvent {
+  id: string;
+  type: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+async function listenCommand(values: ListenOptions): Promise<void> {
+  const port = portFrom(values.port);
+  const credentials = credentialsFrom(values);
+  const baseUrl = baseUrlFrom(values['base-url']);
+  const events = values.events
+    ?.split(',')
+    .map((type) => type.trim())
+    .filter(Boolean);
+
+  // The secret arrives with the registration, which needs the receiver's URL first: until then
+  // there is nothing to verify against, and a delivery is asked to come back later.
+  let keys: Buffer[] | undefined;
+  const server = await startReceiver(port, (headers, body) =>
+    keys ? verifiedDelivery(headers, body, keys) : { status: 503, line: undefined },
+  );
+  const url = receiverUrl(server);
+  console.log(`Receiver listening on ${url}`);
+
+  const endpoint = await registerEndpoint(baseUrl, credentials, url, events).catch(async (error: unknown) => {
+    await closeServer(server);
+    return failure(`Could not register the receiver: ${(error as Error).message}`);
+  });
+  keys = [Buffer.from(endpoint.secret.slice('whsec_'.length), 'base64')];
+  console.log(`Webhook endpoint ${endpoint.id} (events: ${endpoint.events?.join(', ') ?? 'all'})`);
+  console.log(`Ready: forwarding events for ${credentials.label} to ${url}`);
+
+  stopOnSignal(async () => {
+    console.log(`Stopping: deleting webhook endpoint ${endpoint.id}`);
+    await deleteEndpoint(baseUrl, credentials, endpoint.id).catch((error: unknown) =>
+      console.error(
+        `Could not delete webhook endpoint ${endpoint.id}: ${(error as Error).message}; ` +
+          `delete it with DELETE ${baseUrl}/webhook-endpoints/${endpoint.id}`,
+      ),
+    );
+    await closeServer(server);
+  });
+}
+
+/** `--port`: 0 (the default) lets the system pick a free port. */
+function portFrom(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  const port = Number(raw);
+  if (!/^\d{1,5}$/.test(raw) || port > 65535)
+    usageError('--port must be a port number (0 for any free port)');
+  return port;
+}
+
+/** `--base-url`, else the local gateway `npm start` runs on `PORT`. */
+function baseUrlFrom(raw: string | undefined): string {
+  const base = raw ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
+  if (!URL.canParse(base)) usageError(`--base-url must be a URL, such as http://127.0.0.1:3000`);
+  return base.replace(/\/+$/, '');
+}
+
+/** `--key`/`--secret`, else the demo merchant `npm start` keeps in its data folder. */
+function credentialsFrom(values: ListenOptions): Credentials {
+  if (values.key !== undefined || values.secret !== undefined) {
+    if (!values.key || !values.secret) usageError('--key and --secret go together');
+    return { apiKey: values.key, apiSecret: values.secret, label: values.key };
+  }
+  // The same file start.ts writes: one demo merchant per partner.
+  const partner = process.env.PARTNER ?? 'sandbox';
+  const file = path.join(
+    path.resolve(PROJECT_ROOT, process.env.DATA_DIR ?? '.data'),
+    partner === 'sandbox' ? 'demo-merchant.json' : `demo-merchant-${partner}.json`,
+  );
+  if (!existsSync(file)) {
+    usageError(
+      `No credentials: pass --key and --secret, or run \`npm start\` once so it creates the demo merchant (${file})`,
+    );
+  }
+  const demo = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  if (typeof demo.api_key !== 'string' || typeof demo.api_secret !== 'string') {
+    usageError(`${file} has no api_key/api_secret: pass --key and --secret, or run \`npm start --fresh\``);
+  }
+  return {
+    apiKey: demo.api_key,
+    apiSecret: demo.api_secret,
+    label: `${demo.name ?? 'the demo merchant'} (${demo.merchant_id ?? demo.api_key})`,
+  };
+}
+
+/**
+ * A call to the payments API as the merchant: the parsed answer, or an error carrying the API's own
+ * message (or, when nothing answers, which URL was tried).
+ */
+async function api(
+  baseUrl: string,
+  credentials: Credentials,
+  method: string,
+  route: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
+  const response = await fetch(`${baseUrl}${route}`, {
+    method,
+    headers: {
+      'X-API-Key': credentials.apiKey,
+      'X-API-Secret': credentials.apiSecret,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  }).catch((error: unknown) => {
+    const reason = (error as Error)?.cause ?? error;
+    throw new Error(
+      `could not reach the API at ${baseUrl} (${String((reason as Error)?.message ?? reason)}): ` +
+        'is `npm start` running? (--base-url sets another URL)',
+    );
+  });
+  const text = await response.text();
+  const answer = parseJson(text);
+  if (!response.ok) {
+    const code = typeof answer?.code === 'string' ? `, ${answer.code}` : '';
+    throw new Error(
+      `${String(answer?.message ?? (text || response.statusText))} (HTTP ${response.status}${code})`,
+    );
+  }
+  return answer ?? {};
+}
+
+/** Registers the receiver's URL as one of the merchant's webhook endpoints. */
+async function registerEndpoint(
+  baseUrl: string,
+  credentials: Credentials,
+  url: string,
+  events: string[] | undefined,
+): Promise<RegisteredEndpoint> {
+  const answer = await api(baseUrl, credentials, 'POST', '/webhook-endpoints', {
+    url,
+    description: 'npm run sandbox -- listen',
+    ...(events?.length ? { events } : {}),
+  });
+  return answer.data as RegisteredEndpoint;
+}
+
+/** Deletes the endpoint, so stopped listeners do not count towards the 5-endpoint limit. */
+async function deleteEndpoint(baseUrl: string, credentials: Credentials, id: string): Promise<void> {
+  await api(baseUrl, credentials, 'DELETE', `/webhook-endpoints/${encodeURIComponent(id)}`);
+}
+
+/** What to answer a delivery, and the line to print for it (none when it is not printed). */
+interface Outcome {
+  status: number;
+  line: string | undefined;
+}
+
+/** An HTTP server on 127.0.0.1 that hands every request's headers and raw body to `handle`. */
+async function startReceiver(
+  port: number,
+  handle: (headers: IncomingHttpHeaders, body: string) => Outcome,
+): Promise<Server> {
+  const server = createServer((request, response) => {
+    readBody(request).then(
+      (body) => {
+        const { status, line } = handle(request.headers, body);
+        if (line) console.log(line);
+        response.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'rejected');
+      },
+      () => response.writeHead(413, { 'content-type': 'text/plain' }).end('too large'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE') failure(`Port ${port} is in use: pick another --port, or leave it out`);
+    throw error;
+  });
+  return server;
+}
+
+/** A request's raw body: the signature covers the exact bytes, so it is never re-serialised. */
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      // Past the limit the rest is drained unread, so the sender still gets an answer.
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    request.on('end', () =>
+      size > MAX_BODY_BYTES
+        ? reject(new Error('body too large'))
+        : resolve(Buffer.concat(chunks).toString('utf8')),
+    );
+    request.on('error', reject);
+  });
+}
+
+/** The receiver's URL, with the port the system picked. */
+function receiverUrl(server: Server): string {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return `http://127.0.0.1:${port}/webhooks`;
+}
+
+function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/**
+ * A delivery checked as a merchant's server should check it: 200 and the event's line when the
+ * Standard Webhooks signature verifies and the body is an event, otherwise 400 and why.
+ */
+function verifiedDelivery(headers: IncomingHttpHeaders, body: string, keys: readonly Buffer[]): Outcome {
+  const time = new Date().toISOString();
+  const id = header(headers, 'webhook-id');
+  const problem = signatureProblem(
+    {
+      id,
+      timestamp: header(headers, 'webhook-timestamp'),
+      signature: header(headers, 'webhook-signature'),
+      body,
+    },
+    keys,
+  );
+  if (problem) return { status: 400, line: `${time}  rejected: ${problem}` };
+  const event = parseJson(body);
+  if (typeof event?.type !== 'string' || !isRecord(event.data)) {
+    return { status: 400, line: `${time}  rejected: the body is not an event` };
+  }
+  const line = [time, id, event.type, summary(event as unknown as DeliveredEvent)].filter(Boolean).join('  ');
+  return { status: 200, line };
+}
+
+/**
+ * The part of an event worth a glance: a transaction's reference, amount and status (and why it
+ * failed, and which virtual account it paid), or a virtual account's reference and status.
+ */
+function summary(event: DeliveredEvent): string {
+  const { transaction, virtual_account: account } = event.data;
+  if (isRecord(transaction)) {
+    return [
+      transaction.reference,
+      `${transaction.amount} kobo`,
+      transaction.status,
+      transaction.reason ? `reason: ${transaction.reason}` : undefined,
+      transaction.virtual_account_reference
+        ? `virtual account ${transaction.virtual_account_reference}`
+        : undefined,
+    ]
+      .filter(Boolean)
+      .join('  ');
+  }
+  if (isRecord(account)) return `${account.reference}  ${account.status}`;
+  return '';
+}
+
+/** One header's value; a repeated header is not a valid delivery, so it counts as missing. */
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Runs `stop` once on the first Ctrl-C or SIGTERM, then exits 0. */
+function stopOnSignal(stop: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = () => {
+    // A second Ctrl-C while deleting the endpoint must not skip the deletion.
+    if (stopping) return;
+    stopping = true;
+    void stop().finally(() => process.exit(0));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
