@@ -1,8 +1,10 @@
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
+  DescribeTableCommand,
   DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -42,7 +44,32 @@ function createTableInput(prefix: string, table: TableDefinition): CreateTableCo
   };
 }
 
-/** Creates every table of `shared/definitions/tables.ts` that does not exist yet. */
+/**
+ * Brings a table kept from an earlier version (the data folder of `npm start`) up to its
+ * definition: indexes and the stream added since are created, so an upgrade needs no `--fresh`.
+ */
+async function upgradeTable(client: DynamoDBClient, prefix: string, table: TableDefinition): Promise<void> {
+  const input = createTableInput(prefix, table);
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
+  const existing = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  for (const index of input.GlobalSecondaryIndexes ?? []) {
+    if (existing.has(index.IndexName)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: input.TableName,
+        AttributeDefinitions: input.AttributeDefinitions,
+        GlobalSecondaryIndexUpdates: [{ Create: index }],
+      }),
+    );
+  }
+  if (input.StreamSpecification && !Table?.StreamSpecification?.StreamEnabled) {
+    await client.send(
+      new UpdateTableCommand({ TableName: input.TableName, StreamSpecification: input.StreamSpecification }),
+    );
+  }
+}
+
+/** Creates every table of `shared/definitions/tables.ts` that does not exist yet, and upgrades the rest. */
 export async function createTables(endpoint: string, prefix: string): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: localCredentials });
   try {
@@ -51,6 +78,7 @@ export async function createTables(endpoint: string, prefix: string): Promise<vo
         await client.send(new CreateTableCommand(createTableInput(prefix, table)));
       } catch (error) {
         if (!(error instanceof ResourceInUseException)) throw error;
+        await upgradeTable(client, prefix, table);
         continue;
       }
       if (table.ttlAttribute) {

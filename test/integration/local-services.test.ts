@@ -1,4 +1,9 @@
-import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
@@ -7,6 +12,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createTables } from '#infra/local/bootstrap.ts';
 import { startPoller } from '#infra/local/poller.ts';
 import { config } from '#shared/config.ts';
 import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
@@ -21,6 +27,46 @@ afterAll(() => {
 });
 
 describe('local bootstrap', () => {
+  it('upgrades a table kept from an earlier version: the indexes and stream added since are created', async () => {
+    const prefix = `upgrade-${Math.random().toString(36).slice(2, 8)}-`;
+    // The virtual accounts table as the first release made it: no by-created index; events without a stream.
+    await dynamo.send(
+      new CreateTableCommand({
+        TableName: `${prefix}virtual-accounts`,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'merchant_id', AttributeType: 'S' },
+          { AttributeName: 'reference', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'merchant_id', KeyType: 'HASH' },
+          { AttributeName: 'reference', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    await dynamo.send(
+      new CreateTableCommand({
+        TableName: `${prefix}events`,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'merchant_id', AttributeType: 'S' },
+          { AttributeName: 'event_id', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'merchant_id', KeyType: 'HASH' },
+          { AttributeName: 'event_id', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    await createTables(config.dynamoEndpoint ?? '', prefix);
+    const { Table: accounts } = await dynamo.send(
+      new DescribeTableCommand({ TableName: `${prefix}virtual-accounts` }),
+    );
+    expect(accounts?.GlobalSecondaryIndexes?.map((index) => index.IndexName)).toEqual(['by-created']);
+    const { Table: events } = await dynamo.send(new DescribeTableCommand({ TableName: `${prefix}events` }));
+    expect(events?.StreamSpecification).toMatchObject({ StreamEnabled: true, StreamViewType: 'NEW_IMAGE' });
+  });
+
   it('created every table of shared/definitions/tables.ts with its keys and TTL', async () => {
     for (const table of TABLE_LIST) {
       const TableName = config.tablePrefix + table.name;
