@@ -247,16 +247,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     errors: ['not_found'],
     example: {
       response: {
-        reference: 'order-1',
-        status: 'paid',
-        amount: 500000,
-        amount_received: 500000,
-        currency: 'NGN',
-        account_number: '5016114154',
-        bank: { code: '101', name: 'Providus Bank' },
-        expires_at: '2026-11-21T10:45:30.000Z',
-        paid_at: '2026-11-21T10:20:02.000Z',
-        created_at: '2026-11-21T10:15:30.000Z',
+        ...VA_EXAMPLE,
         payments: [
           {
             session_id: '100004261121102002123456789012',
@@ -267,7 +258,6 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
             received_at: '2026-11-21T10:20:02.000Z',
           },
         ],
-        rejected_attempts: [],
       },
     },
   },

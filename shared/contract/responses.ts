@@ -108,33 +108,11 @@ export const virtualAccount = z.strictObject({
   created_at: timestamp,
 });
 
-export const paymentStatus = z.strictObject({
-  reference: z.string(),
-  status: z.enum(['pending', 'partially_paid', 'paid', 'overpaid', 'expired']),
-  amount: kobo,
-  amount_received: kobo,
-  currency: z.literal('NGN'),
-  account_number: accountNumber,
-  bank,
-  expires_at: timestamp,
-  paid_at: z.nullable(timestamp),
-  created_at: timestamp,
-  payments: z.array(
-    z.strictObject({
-      session_id: z.string(),
-      amount: kobo,
-      sender_name: z.nullable(z.string()),
-      sender_account_number: z.nullable(z.string()),
-      sender_bank_code: z.nullable(z.string()),
-      received_at: timestamp,
-    }),
-  ),
-  rejected_attempts: meta(
-    z.array(z.strictObject({ amount: kobo, reason: z.string(), received_at: timestamp })),
-    'Payments the partner refused and returned to the payer (e.g. a wrong amount): nothing was credited',
-    [],
-  ),
-});
+const rejectedAttempts = meta(
+  z.array(z.strictObject({ amount: kobo, reason: z.string(), received_at: timestamp })),
+  'Payments the partner refused and returned to the payer (e.g. a wrong amount): nothing was credited',
+  [],
+);
 
 /** A virtual account in a list or an event: `GET /payments/{reference}` without `payments`. */
 export const virtualAccountSummary = z.strictObject({
@@ -148,7 +126,21 @@ export const virtualAccountSummary = z.strictObject({
   expires_at: timestamp,
   paid_at: z.nullable(timestamp),
   created_at: timestamp,
-  rejected_attempts: z.array(z.strictObject({ amount: kobo, reason: z.string(), received_at: timestamp })),
+  rejected_attempts: rejectedAttempts,
+});
+
+/** `GET /payments/{reference}`: the virtual account and every payment it received. */
+export const paymentStatus = z.extend(virtualAccountSummary, {
+  payments: z.array(
+    z.strictObject({
+      session_id: z.string(),
+      amount: kobo,
+      sender_name: z.nullable(z.string()),
+      sender_account_number: z.nullable(z.string()),
+      sender_bank_code: z.nullable(z.string()),
+      received_at: timestamp,
+    }),
+  ),
 });
 
 export const virtualAccountList = z.array(virtualAccountSummary);
