@@ -61,6 +61,10 @@ const EnvSchema = z.object({
   ),
   MERCHANT_WEBHOOK_TIMEOUT_MS: z._default(positiveInt, 10_000),
   WEBHOOK_DELIVERIES_QUEUE_URL: optionalUrl,
+  /** Largest payment credited without an operator (kobo; default NGN 100,000,000), inclusive. */
+  MAX_PAYMENT_AMOUNT: z._default(positiveInt, 10_000_000_000),
+  /** Largest balance a credit may reach (kobo; default NGN 10,000,000,000), inclusive. */
+  MAX_BALANCE: z._default(positiveInt, 1_000_000_000_000),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   PORT: z._default(port, 3000),
 });
@@ -158,6 +162,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
       timeoutMs: e.MERCHANT_WEBHOOK_TIMEOUT_MS,
       queueUrl: e.WEBHOOK_DELIVERIES_QUEUE_URL,
     },
+    limits: { maxPaymentAmount: e.MAX_PAYMENT_AMOUNT, maxBalance: e.MAX_BALANCE },
     logLevel: e.LOG_LEVEL,
     port: e.PORT,
   } as const;

@@ -130,12 +130,14 @@ export const TABLES = {
     money: true,
   },
   /**
-   * Payments and refused attempts nobody could be credited for (unknown account, conflicting
-   * payment id), by `<partner>:<id>`: for operators.
+   * Payments and refused attempts nobody could be (or may be) credited for, kept for operators:
+   * by the partner's id (`<partner>:<id>`) and a fingerprint of what the delivery said, so two
+   * different payments that share a partner id are both kept, and a redelivery is kept once.
    */
   unmatchedPayments: {
     name: 'unmatched-payments',
     partitionKey: { name: 'payment_key', type: 'S' },
+    sortKey: { name: 'variant', type: 'S' },
     money: true,
   },
   /**

@@ -2,6 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { backoff } from '#shared/aws/transactions.ts';
+import { config } from '#shared/config.ts';
 import { ApiError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 
@@ -55,6 +56,13 @@ export class InsufficientFunds extends ApiError {
   }
 }
 
+/** A credit would take the balance past MAX_BALANCE: nothing was written (the caller holds it). */
+export class BalanceCeiling extends Error {
+  constructor(readonly balanceAfter: number) {
+    super(`a credit would take the balance to ${balanceAfter}, past MAX_BALANCE`);
+  }
+}
+
 /** A companion write's condition failed: the caller's precondition no longer holds. */
 export class CompanionConflict extends Error {
   constructor(readonly index: number) {
@@ -101,6 +109,7 @@ export async function post(posting: Posting): Promise<PostResult> {
     if (existing) return { entry: existing, applied: false };
     const { balance, version } = await readBalance(posting.merchantId);
     const balanceAfter = balance + posting.amount;
+    if (posting.amount > 0 && balanceAfter > config.limits.maxBalance) throw new BalanceCeiling(balanceAfter);
     if (balanceAfter < 0) {
       // The balance read is current (consistent read); still, a concurrent debit may have applied
       // this very entry: only a missing entry makes this an insufficient-funds answer.
@@ -177,7 +186,7 @@ export async function post(posting: Posting): Promise<PostResult> {
 
 /** A group posting could not be applied as one: some entry existed, or a companion's condition failed. */
 export class GroupNotApplied extends Error {
-  constructor(readonly reason: 'already_applied' | 'companion_conflict') {
+  constructor(readonly reason: 'already_applied' | 'companion_conflict' | 'balance_ceiling') {
     super(`group posting not applied: ${reason}`);
   }
 }
@@ -244,6 +253,7 @@ export async function postAll(
       ...postings.flatMap((posting, i) => posting.companions?.(entries[i] as LedgerEntry) ?? []),
       ...(groupCompanions?.(entries) ?? []),
     ];
+    if (running > config.limits.maxBalance) throw new GroupNotApplied('balance_ceiling');
     if (items.length > MAX_TRANSACTION_ITEMS)
       throw new RangeError(`a group of ${items.length} writes is over ${MAX_TRANSACTION_ITEMS}`);
     try {

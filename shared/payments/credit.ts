@@ -1,6 +1,8 @@
 import { type AccountOwner, ownerOf } from '#shared/accounts/owners.ts';
+import { config } from '#shared/config.ts';
 import { eventItem, newEvent } from '#shared/events/events.ts';
 import {
+  BalanceCeiling,
   CompanionConflict,
   credit,
   GroupNotApplied,
@@ -174,7 +176,7 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
   return { postings, accountWrites };
 }
 
-export type PaymentOutcome = 'credited' | 'duplicate' | 'unmatched';
+export type PaymentOutcome = 'credited' | 'duplicate' | 'unmatched' | 'held';
 
 /** Times a payment is tried again when a virtual account's total moved under it. */
 const ACCOUNT_ATTEMPTS = 5;
@@ -190,6 +192,11 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
   if (!owner) {
     await keepUnmatched(event, 'unknown account number');
     return 'unmatched';
+  }
+  if (event.amount > config.limits.maxPaymentAmount) {
+    // Never credited without an operator, and never in the way of later credits (API.md §11).
+    await keepUnmatched(event, 'held: amount above MAX_PAYMENT_AMOUNT');
+    return 'held';
   }
   const merchantId = owner.merchant_id;
   const members = [{ event, owner }];
@@ -211,6 +218,10 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
       }
       return 'duplicate';
     } catch (error) {
+      if (error instanceof BalanceCeiling) {
+        await keepUnmatched(event, 'held: the balance would pass MAX_BALANCE');
+        return 'held';
+      }
       // The virtual account's total moved since it was read (another payment to it): read again.
       if (!(error instanceof CompanionConflict) || attempt >= ACCOUNT_ATTEMPTS) throw error;
     }
@@ -250,8 +261,9 @@ export async function receivePayments(
   await Promise.all(
     events.map(async (event, index) => {
       const owner = await ownerOfCached(event).catch(() => undefined);
-      // Unknown accounts, and repeats of a payment within the batch, take the one-by-one path.
-      if (!owner) return unknown.push(index);
+      // Unknown accounts, amounts held for operators, and repeats of a payment within the batch
+      // take the one-by-one path.
+      if (!owner || event.amount > config.limits.maxPaymentAmount) return unknown.push(index);
       const entryId = paymentEntryId(event);
       if (seen.has(entryId)) return repeats.push({ index, owner });
       seen.add(entryId);

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { queryAll } from '#shared/aws/query.ts';
 import { logger } from '#shared/logger.ts';
 import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
 
@@ -8,6 +10,28 @@ import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/part
 export function unmatchedKey(event: PaymentReceived | PaymentRejected): string {
   const id = event.type === 'PaymentReceived' ? event.payment_id : `rejected:${event.attempt_id}`;
   return `${event.partner}:${id}`;
+}
+
+/**
+ * What tells two deliveries under one partner id apart: the fields that move money. A redelivery has
+ * the same; another payment reusing the id has another, and is kept beside the first.
+ */
+function variantOf(event: PaymentReceived | PaymentRejected): string {
+  const { partner, account_ids: accountIds, amount } = event;
+  return createHash('sha256')
+    .update(JSON.stringify([partner, accountIds, amount, event.type]))
+    .digest('hex')
+    .slice(0, 24);
+}
+
+/** Everything kept under one partner id, for operators and tests. */
+export function unmatchedOf(partner: string, id: string): Promise<Record<string, unknown>[]> {
+  return queryAll({
+    TableName: tableName('unmatchedPayments'),
+    KeyConditionExpression: 'payment_key = :k',
+    ExpressionAttributeValues: { ':k': `${partner}:${id}` },
+    ConsistentRead: true,
+  });
 }
 
 /**
@@ -19,13 +43,14 @@ export async function keepUnmatched(
   reason: string,
 ): Promise<void> {
   const paymentKey = unmatchedKey(event);
-  logger.warn('payment kept as unmatched', { payment_key: paymentKey, reason });
+  const variant = variantOf(event);
+  logger.warn('payment kept as unmatched', { payment_key: paymentKey, variant, reason });
   try {
     await dynamo.send(
       new PutCommand({
         TableName: tableName('unmatchedPayments'),
-        Item: { payment_key: paymentKey, reason, event, received_at: event.received_at },
-        ConditionExpression: 'attribute_not_exists(payment_key)',
+        Item: { payment_key: paymentKey, variant, reason, event, received_at: event.received_at },
+        ConditionExpression: 'attribute_not_exists(variant)',
       }),
     );
   } catch (error) {

@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
@@ -6,6 +6,7 @@ import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
+import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant, anAccount, aPendingTransfer, fund } from '#test/support/merchants.ts';
 import { deliver, nipSessionId, pay } from '#test/support/payments.ts';
@@ -261,20 +262,9 @@ describe('payments into a virtual account', () => {
     const response = await pay(gateway, unknown, 9_999, sessionId);
     expect(response.status).toBe(200);
     await expect
-      .poll(
-        async () =>
-          (
-            await dynamo.send(
-              new GetCommand({
-                TableName: tableName('unmatchedPayments'),
-                Key: { payment_key: `sandbox:${sessionId}` },
-              }),
-            )
-          ).Item,
-        {
-          timeout: 15_000,
-        },
-      )
+      .poll(async () => (await unmatchedOf('sandbox', sessionId))[0], {
+        timeout: 15_000,
+      })
       .toMatchObject({
         reason: 'unknown account number',
         event: { partner: 'sandbox', payment_id: sessionId },

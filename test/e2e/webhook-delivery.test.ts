@@ -154,20 +154,31 @@ describe('merchant webhook deliveries (API.md §8)', () => {
       for (let i = 0; i < 6; i++) await pay(gateway, slow.merchant.account_number, 100 + i);
       await expect.poll(() => dead.received.length, { timeout: 15_000 }).toBeGreaterThan(0);
       for (let i = 0; i < 4; i++) await pay(gateway, fine.merchant.account_number, 200 + i);
-      await expect.poll(() => healthy.received.length, { timeout: 15_000 }).toBe(4);
-      // The dead endpoint's deliveries are still being tried while the healthy ones are all done.
+      await expect.poll(() => healthy.received.length, { timeout: 20_000, interval: 250 }).toBe(4);
+      const healthyDone = Date.now();
+      // The dead endpoint's deliveries were still being tried after the healthy ones were all done:
+      // their attempts (each up to the timeout, then a retry) outlast them.
       const slowEvents = data<{ id: string }[]>(
         await call(gateway, 'GET', '/events', { headers: slow.headers }),
       );
-      const statuses = await Promise.all(
-        slowEvents.map(async (e) => (await eventWithDeliveries(slow, e.id)).deliveries[0]?.status),
+      const lastAttempts = await Promise.all(
+        slowEvents.map(async (e) => {
+          await expect
+            .poll(async () => (await deliveriesOf(slow.merchant.merchant_id, e.id))[0]?.status, {
+              timeout: 60_000,
+              interval: 500,
+            })
+            .toBe('failed');
+          const [delivery] = await deliveriesOf(slow.merchant.merchant_id, e.id);
+          return Date.parse(delivery?.attempts.at(-1)?.at ?? '');
+        }),
       );
-      expect(statuses).toContain('pending');
+      expect(Math.max(...lastAttempts)).toBeGreaterThan(healthyDone);
     } finally {
       await dead.close();
       await healthy.close();
     }
-  });
+  }, 90_000);
 
   it('never delivers to a deleted endpoint', async () => {
     const receiver = await startReceiver();

@@ -4,11 +4,10 @@ import {
   ThrottlingException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import type { EventRecord } from '#shared/events/events.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
@@ -18,6 +17,7 @@ import { fanOut } from '#shared/merchant-webhooks/fan-out.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent, TransferSettled } from '#shared/partners/partner.ts';
 import { receivePayment } from '#shared/payments/credit.ts';
+import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { createVirtualAccount } from '#shared/payments/virtual-account-opening.ts';
 import { getVirtualAccount, paymentsOf } from '#shared/payments/virtual-accounts.ts';
 import { getTransaction, type TransactionStatus } from '#shared/transactions/store.ts';
@@ -55,13 +55,7 @@ const queuedPayment = async (payload: ReturnType<typeof paymentEvent>) =>
   queuedFromSandbox(payload) as QueuedEvent & PaymentReceived;
 
 async function unmatched(sessionId: string) {
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName('unmatchedPayments'),
-      Key: { payment_key: `sandbox:${sessionId}` },
-    }),
-  );
-  return Item;
+  return (await unmatchedOf('sandbox', sessionId))[0];
 }
 
 /** The ledger of a merchant is sound and holds exactly `entries` entries summing to `balance`. */
@@ -299,7 +293,8 @@ const eventFannedOut: Flow = {
               (await deliveriesOf(merchantId, event.event_id))
                 .map((d) => `${d.delivery_id}:${d.status}`)
                 .sort(),
-            { timeout: 15_000, interval: 200 },
+            // The test run's own pipeline delivers: under a loaded machine that can take a while.
+            { timeout: 45_000, interval: 250 },
           )
           .toEqual(ids.map((id) => `${id}:delivered`));
         const got = receiver.received.filter((r) => r.headers['webhook-id'] === event.event_id);
@@ -347,7 +342,9 @@ function crashOrCompletion(outcome: Outcome<unknown>): 'crashed' | 'completed' {
   throw outcome.error;
 }
 
-describe.concurrent('a crash at any DynamoDB command, then a retry without faults', () => {
+describe.concurrent('a crash at any DynamoDB command, then a retry without faults', {
+  timeout: 90_000,
+}, () => {
   it.for(FLOWS)('$name: ends exact whichever command failed, before or after its write', async (flow) => {
     // Prepare: count and name the commands of one fault-free run.
     const counting = await flow.prepare();
@@ -392,7 +389,9 @@ describe.concurrent('a crash at any DynamoDB command, then a retry without fault
   });
 });
 
-describe.concurrent('a chain of crashes, each in the retry of the one before, then a clean retry', () => {
+describe.concurrent('a chain of crashes, each in the retry of the one before, then a clean retry', {
+  timeout: 90_000,
+}, () => {
   it.for(FLOWS)('$name: ends exact', async (flow) => {
     const crash = fc.record({ k: fc.integer({ min: 1, max: 12 }), when: fc.constantFrom('before', 'after') });
     try {
