@@ -3,6 +3,7 @@ import type { Bundle } from './bundles.ts';
 import { type OverheadResult, perSecond, type Samples } from './http.ts';
 import type { PipelineResult, PipelineSection } from './pipeline.ts';
 import { kb, markdownTable, percentile, round } from './stats.ts';
+import type { WebhookResult } from './webhooks.ts';
 
 /** The team's goals: reported next to the numbers, never asserted. */
 export const GOALS = {
@@ -23,6 +24,7 @@ export interface BenchResults {
   coldStart: ColdStartResult;
   overhead: OverheadResult;
   pipeline: PipelineSection;
+  webhooks: WebhookResult;
   /** 1-minute load average when the run started and ended: the machine may be shared. */
   loadAverage: { start: number; end: number };
   wallSeconds: number;
@@ -60,6 +62,13 @@ export function toJson(results: BenchResults) {
     credit_throughput_ratio: round(creditPerS / rawPerS),
     hot_credit_per_s: round(pipeline.hot.creditPerSecond, 1),
     hot_ratio: round(pipeline.hot.creditPerSecond / creditPerS),
+    webhook_latency_p50_ms: results.webhooks.latency.p50,
+    webhook_latency_p99_ms: results.webhooks.latency.p99,
+    webhook_delivered_per_s: round(results.webhooks.deliveredPerSecond, 1),
+    webhook_credit_per_s: round(results.webhooks.creditPerSecond, 1),
+    webhook_vs_credit_ratio: round(results.webhooks.deliveredPerSecond / results.webhooks.creditPerSecond),
+    webhook_delivered: results.webhooks.delivered,
+    webhook_expected: results.webhooks.expected,
     // Extra detail.
     baseline_bytes: coldStart.baseline.bytes,
     import_runs: coldStart.runs,
@@ -231,6 +240,29 @@ export function toMarkdown(results: BenchResults): string {
           `raw TransactWriteItems (3 items, as a credit), ${pipeline.concurrency} in flight`,
           pipeline.raw,
         ),
+      ],
+    ),
+    '',
+    `## Merchant webhooks (partner webhook → credit → event → stream fan-out → deliveries queue → the merchant's endpoint)`,
+    '',
+    markdownTable(
+      [
+        'events delivered',
+        'webhook→endpoint p50',
+        'p99',
+        'delivered per s',
+        'credits per s (same payments)',
+        'ratio',
+      ],
+      [
+        [
+          `${results.webhooks.delivered}/${results.webhooks.expected}${results.webhooks.complete ? '' : ' (incomplete)'}`,
+          ms(results.webhooks.latency.p50),
+          ms(results.webhooks.latency.p99),
+          results.webhooks.deliveredPerSecond.toFixed(1),
+          results.webhooks.creditPerSecond.toFixed(1),
+          String(json.webhook_vs_credit_ratio),
+        ],
       ],
     ),
     '',

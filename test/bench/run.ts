@@ -67,12 +67,14 @@ async function coldStart(tmpDir: string): Promise<ColdStartResult> {
  * consumer, and the shared modules, imported only now because they read the environment at import.
  */
 async function withStack(env: Record<string, string>, webhookSecret: string) {
-  const [{ onboardMerchant }, { dynamo, tableName }, pipeline, { startRuntime }] = await Promise.all([
-    import('#shared/merchants/onboard.ts'),
-    import('#shared/aws/clients.ts'),
-    import('./pipeline.ts'),
-    import('#infra/local/runtime.ts'),
-  ]);
+  const [{ onboardMerchant }, { dynamo, tableName }, pipeline, { startRuntime }, webhooks] =
+    await Promise.all([
+      import('#shared/merchants/onboard.ts'),
+      import('#shared/aws/clients.ts'),
+      import('./pipeline.ts'),
+      import('#infra/local/runtime.ts'),
+      import('./webhooks.ts'),
+    ]);
   const counter = new CommandCounter().attach(dynamo);
   const client = documentClient(env.AWS_REGION ?? 'us-east-1', env.DYNAMODB_ENDPOINT ?? '');
   const cleanups: (() => Promise<void>)[] = [async () => client.destroy()];
@@ -115,8 +117,18 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
       counter,
       progress,
     });
+    // 5. Merchant webhooks: the same kind of payments, each event pushed to its merchant's endpoint.
+    const delivery = await webhooks.measureWebhooks({
+      webhookUrl: `${gateway.url}/webhooks/payments`,
+      webhookSecret,
+      merchants: SIZES.merchants,
+      payments: SIZES.hotPayments,
+      concurrency: CONCURRENCY,
+      maxWaitMs: 60_000,
+      progress,
+    });
     if (pollerErrors > 0) progress(`WARNING: ${pollerErrors} poller errors`);
-    return { overhead, pipeline: credits };
+    return { overhead, pipeline: credits, webhooks: delivery };
   } finally {
     for (const cleanup of cleanups) await cleanup();
   }
@@ -150,8 +162,11 @@ async function measure(): Promise<BenchResults> {
       LOG_LEVEL: 'SILENT',
       API_KEY_PEPPER: randomBytes(32).toString('hex'),
       PARTNER_WEBHOOK_SECRET: webhookSecret,
+      MERCHANT_WEBHOOK_KEY: randomBytes(32).toString('hex'),
+      // The merchants' endpoints of the webhook measurement are on loopback.
+      MERCHANT_WEBHOOK_ALLOW_PRIVATE: 'true',
     });
-    // 2. Request overhead, 3. credit pipeline, 4. hot merchant.
+    // 2. Request overhead, 3. credit pipeline, 4. hot merchant, 5. merchant webhooks.
     const stack = await withStack(services.env, webhookSecret);
     return {
       coldStart: coldStartResult,
