@@ -1,3 +1,4 @@
+import '#shared/aws/node-version.ts';
 import {
   APIGatewayClient,
   CreateApiKeyCommand,

@@ -1,3 +1,4 @@
+import '#shared/aws/node-version.ts';
 import { createServer } from 'node:net';
 
 /** Credentials for the local stand-ins, which accept any. */

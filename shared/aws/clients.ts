@@ -1,3 +1,4 @@
+import '#shared/aws/node-version.ts';
 import { Agent } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';

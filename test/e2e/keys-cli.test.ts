@@ -12,11 +12,16 @@ const run = promisify(execFile);
 /** Runs `npm run keys -- …` as an operator would (the test environment points it at the test stack). */
 async function keys(...args: string[]) {
   try {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'infra/cli/keys.ts', ...args], {
-      cwd: PROJECT_ROOT,
-      env: process.env,
-    });
-    return { code: 0, stdout };
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'infra/cli/keys.ts', ...args],
+      {
+        cwd: PROJECT_ROOT,
+        // The environment of an operator's shell: nothing set by the test run's own processes.
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined },
+      },
+    );
+    return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
     return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
@@ -30,6 +35,18 @@ beforeAll(async () => {
 afterAll(() => gateway.close());
 
 describe('npm run keys', { timeout: 60_000 }, () => {
+  it('prints no AWS SDK Node version warning, only its own output', async () => {
+    const created = await keys('create', '--name', 'Quiet Ltd', '--json');
+    const { merchant_id: merchantId, api_key: apiKey } = JSON.parse(created.stdout.trim()) as {
+      merchant_id: string;
+      api_key: string;
+    };
+    const listed = await keys('list', '--merchant', merchantId);
+    expect(listed.code).toBe(0);
+    expect(`${created.stderr}${listed.stderr}`).not.toContain('NodeVersionSupportWarning');
+    expect(listed.stdout).toContain(apiKey);
+  });
+
   it('creates a merchant with a wallet and a working key pair, lists, rotates and revokes keys', async () => {
     const created = await keys('create', '--name', 'Acme Ltd', '--json');
     expect(created.code).toBe(0);
