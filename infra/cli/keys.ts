@@ -52,8 +52,9 @@ export async function runKeys(argv: string[]): Promise<string> {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  const [command, ...rest] = positionals;
-  if (values.help || !command) return USAGE;
+  const [given, ...rest] = positionals;
+  if (values.help) return USAGE;
+  const command = given ?? usage('give a command: create, revoke or list');
   if (!['create', 'revoke', 'list'].includes(command)) usage(`unknown command ${command}`);
   process.env.LOG_LEVEL ??= 'ERROR';
   let gateway: ReturnType<typeof gatewayKeys> | undefined;
@@ -160,9 +161,13 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       const down = /ECONNREFUSED|fetch failed|partner is unavailable/i.test(
         `${text} ${String((error as Error)?.cause)}`,
       );
+      // Where it tried: the DynamoDB of `npm start` and its partner (set by useLocalEnvironment).
+      const tried = [process.env.DYNAMODB_ENDPOINT, process.env.PARTNER_BASE_URL]
+        .filter(Boolean)
+        .join(' and ');
       console.error(
         down
-          ? 'Could not reach the service: is `npm start` running (or the partner, with --stage)?'
+          ? `Could not reach the service at ${tried || 'AWS'}: is \`npm start\` running (or the partner, with --stage)? DYNAMODB_PORT and SANDBOX_PORT set other ports.`
           : `Failed: ${text}`,
       );
       process.exit(1);

@@ -107,5 +107,25 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect((await keys('create', '--merchant', 'mer_missing')).code).toBe(2);
     expect((await keys('revoke', `pk_${'0'.repeat(32)}`)).code).toBe(2);
     expect((await keys('frobnicate')).code).toBe(2);
+    const bare = await keys();
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('Usage:');
+  });
+
+  it('says which address it tried when the local service is not running', async () => {
+    const { stderr, code } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'infra/cli/keys.ts', 'list', '--merchant', 'mer_x'],
+      {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, DYNAMODB_ENDPOINT: undefined, DYNAMODB_PORT: '1', SANDBOX_PORT: '2' },
+      },
+    ).then(
+      () => ({ stderr: '', code: 0 }),
+      (error: { stderr: string; code: number }) => error,
+    );
+    expect(code).toBe(1);
+    expect(stderr).toContain('http://127.0.0.1:1');
+    expect(stderr).toContain('npm start');
   });
 });
