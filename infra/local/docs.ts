@@ -61,6 +61,8 @@ export function docsResponder(baseUrl: string) {
         body: PAGE,
       };
     }
+    // Browsers ask for it by themselves: answered, so the docs page logs no failed request.
+    if (path === '/favicon.ico') return { statusCode: 204, headers: common, body: '' };
     if (path === '/docs/redoc.standalone.js') {
       // Redoc 2's sidebar draws its logo from cdn.redoc.ly unconditionally (no option turns it off);
       // served with an inline blank image instead, the page asks no other host for anything.

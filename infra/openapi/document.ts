@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { ENDPOINTS, WEBHOOK_EVENTS } from '#infra/openapi/endpoints.ts';
-import { GETTING_STARTED } from '#infra/openapi/guide.ts';
+import { gettingStarted } from '#infra/openapi/guide.ts';
 import * as responses from '#shared/contract/responses.ts';
 import { API_PREFIX, ROUTES, type RouteName } from '#shared/definitions/routes.ts';
 import type { ErrorCode } from '#shared/errors.ts';
@@ -291,7 +291,7 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
     info: {
       title: 'Naira Pay API',
       version: '1.0.0',
-      description: GETTING_STARTED.trim(),
+      description: gettingStarted(baseUrl).trim(),
       license: { name: 'Proprietary' },
     },
     servers: [

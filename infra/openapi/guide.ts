@@ -1,5 +1,10 @@
-/** The getting-started section of the docs page (Markdown, rendered by Redoc above the reference). */
-export const GETTING_STARTED = `
+/**
+ * The getting-started section of the docs page (Markdown, rendered by Redoc above the reference),
+ * with the base URL of the service that serves it (a placeholder where that is only relative).
+ */
+export function gettingStarted(baseUrl: string): string {
+  const base = /^https?:\/\//.test(baseUrl) ? baseUrl.replace(/\/$/, '') : 'https://<your API URL>';
+  return `
 Payments and banking for Nigerian businesses, in naira. Every amount is an integer number of
 **kobo** (NGN 1 = 100 kobo). Every route is served under \`/api/v1/developer\` and at its bare
 path.
@@ -7,17 +12,17 @@ path.
 ## Keys
 
 Every endpoint but \`GET /banks\` and the partner webhook needs two headers: \`X-API-Key\`
-(\`pk_…\`) and \`X-API-Secret\` (\`sk_…\`). Locally, \`npm start\` creates a demo merchant and
-prints its pair; \`npm run keys -- create --name "Acme Ltd"\` makes more. The secret is shown once
-and stored only as a hash: keep it in an environment variable, never in client-side code, restrict
-keys to your servers' IPs with \`--ip\`, and rotate them (\`create --merchant\`, then \`revoke\`).
+(\`pk_…\`) and \`X-API-Secret\` (\`sk_…\`). Your key pair comes from the operator of this service
+(locally, \`npm start\` creates a demo merchant and prints its pair). The secret is shown once and
+stored only as a hash: keep it in an environment variable, never in client-side code, ask for keys
+restricted to your servers' IPs, and rotate them (a new pair first, then the old one revoked).
 Any authentication failure is \`401 {"status":"error","message":"Invalid API credentials"}\`. At
 most 100 requests per key per minute: request 101 is \`429\` with \`Retry-After\`.
 
 ## First call
 
 \`\`\`sh
-curl -s http://127.0.0.1:3000/api/v1/developer/balance \\
+curl -s ${base}/api/v1/developer/balance \\
   -H "X-API-Key: $NAIRA_API_KEY" -H "X-API-Secret: $NAIRA_API_SECRET"
 \`\`\`
 
@@ -70,3 +75,4 @@ export function verify(secret: string, headers: Record<string, string>, rawBody:
 Always verify the **raw** body (re-serialised JSON does not match). After a secret rotation,
 deliveries carry one signature per secret for 24 hours, so either secret verifies.
 `;
+}

@@ -43,6 +43,10 @@ async function main(): Promise<number> {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
+    const failed: string[] = [];
+    page.on('response', (answer) => {
+      if (answer.status() >= 400) failed.push(`${answer.status()} ${answer.url()}`);
+    });
     const response = await page.goto(`${service.url}/docs`, { waitUntil: 'load' });
     check('GET /docs answers 200 with HTML', response?.status() === 200);
 
@@ -72,7 +76,12 @@ async function main(): Promise<number> {
         text.includes('webhook-id'),
     );
 
+    check(
+      "the first call uses this service's own address",
+      text.includes(`curl -s ${service.url}/api/v1/developer/balance`),
+    );
     await page.waitForLoadState('networkidle', { timeout: 10_000 }).catch(() => undefined);
+    check('no request failed (the favicon included)', failed.length === 0, failed.join(', '));
     const outside = requested.filter((url) => {
       const { protocol, hostname } = new URL(url);
       return (
