@@ -9,13 +9,33 @@ export type Schema = z.ZodMiniType;
  * bare field name for bodies). Unknown keys of strict objects become one error per key.
  */
 export function parseOrThrow<S extends Schema>(schema: S, value: unknown, location?: string): z.output<S> {
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data as z.output<S>;
   const prefix = (path: PropertyKey[]) => [location, ...path.map(String)].filter(Boolean).join('.');
   const errors: FieldError[] = result.error.issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
       ? issue.keys.map((key) => ({ field: prefix([...issue.path, key]), message: 'Unknown field' }))
-      : [{ field: prefix(issue.path) || (location ?? 'body'), message: issue.message }],
+      : [{ field: prefix(issue.path) || (location ?? 'body'), message: messageOf(issue) }],
   );
   throw new ValidationError(errors);
+}
+
+/** Words zod/mini leaves generic ("Invalid input"), said as the caller can act on them. */
+const GENERIC = 'Invalid input';
+
+/**
+ * An issue in words that say what is wrong and what is allowed: a missing field is "Required", a
+ * wrong type names the type, a value outside a list names the list. Schema-given messages stay.
+ */
+function messageOf(issue: z.core.$ZodIssue): string {
+  if (issue.message !== GENERIC) return issue.message;
+  if (issue.code === 'invalid_type') {
+    return issue.input === undefined
+      ? 'Required'
+      : `Must be ${issue.expected === 'array' ? 'an' : 'a'} ${issue.expected}`;
+  }
+  if (issue.code === 'invalid_value') {
+    return `Must be one of: ${issue.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}`;
+  }
+  return issue.message;
 }

@@ -10,7 +10,7 @@ import { startReceiver } from '#test/support/receiver.ts';
 /**
  * Deliveries of events to merchants' endpoints, end to end: payment webhook → credit → event →
  * stream fan-out → deliveries queue → signed POST to the endpoint. The test run's schedule is
- * MERCHANT_WEBHOOK_RETRY_SCHEDULE=1,1,2 (four attempts), its timeout 1.5 s.
+ * MERCHANT_WEBHOOK_RETRY_SCHEDULE=1,1,2 (four attempts), its timeout 5 s (a loaded machine must not time out a healthy endpoint).
  */
 let gateway: LocalGateway;
 beforeAll(async () => {

@@ -37,7 +37,7 @@ export default async function setup() {
     // Receivers in the tests are on loopback; a short retry schedule (API.md §8) keeps tests quick.
     MERCHANT_WEBHOOK_ALLOW_PRIVATE: 'true',
     MERCHANT_WEBHOOK_RETRY_SCHEDULE: '1,1,2',
-    MERCHANT_WEBHOOK_TIMEOUT_MS: '1500',
+    MERCHANT_WEBHOOK_TIMEOUT_MS: '5000',
   });
   const runtime = await startRuntime({
     port: gatewayPort,
