@@ -1,7 +1,8 @@
 /**
  * Credit pipeline: signed `payment.received` webhooks through the local gateway, SQS, the poller and
- * the real consumer, until every credit is visible; and its baseline, raw `TransactWriteItems` of the
- * same shape as a credit. Imported once the environment points at the benchmark's local stack.
+ * the real consumer, until every credit is visible, and on to each payment's event at its merchant's
+ * webhook endpoint; and its baseline, raw `TransactWriteItems` of the same shape as a credit.
+ * Imported once the environment points at the benchmark's local stack (the shared modules read it).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -13,6 +14,7 @@ import {
 import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
 import { tableName } from '#shared/aws/clients.ts';
 import type { LedgerEntry } from '#shared/ledger/ledger.ts';
+import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import type { Merchant } from '#shared/merchants/store.ts';
 import { paymentEntryId } from '#shared/payments/credit.ts';
@@ -20,6 +22,7 @@ import { putTransactionItem, transactionRecord } from '#shared/transactions/stor
 import { type CommandCounter, describeCounts } from './diagnostics.ts';
 import { mergeSamples, perSecond, type Samples } from './http.ts';
 import { type LatencySummary, mapPool, sleep, summarize } from './stats.ts';
+import { awaitDeliveries, startReceiver, type WebhookReceiver, type WebhookStats } from './webhooks.ts';
 
 /** A merchant payments are sent to: its id and its wallet's account number (what the consumer credits). */
 export interface Payee {
@@ -32,11 +35,13 @@ export interface PipelineOptions {
   webhookUrl: string;
   webhookSecret: string;
   payees: readonly Payee[];
+  /** The endpoint every payee has registered: each payment's event is awaited there too. */
+  receiver: WebhookReceiver;
   payments: number;
   concurrency: number;
   /** Stops sending after this long (the rest is reported as not sent). */
   maxSendMs: number;
-  /** Stops waiting for credits this long after the last webhook was answered. */
+  /** Stops waiting for credits, and then for their events, this long after the last webhook was answered. */
   maxWaitMs: number;
 }
 
@@ -56,10 +61,19 @@ export interface PipelineResult {
   latency: LatencySummary;
   /** Balances above what was paid in: must be 0 (a credit applied twice). */
   overCredited: number;
+  /** The same payments' events at the merchants' endpoint, timed from the same first webhook. */
+  webhooks: WebhookStats;
 }
 
 const BATCH_GET_KEYS = 100;
 const POLL_MS = 50;
+
+function describeWebhooks(stats: WebhookStats): string {
+  return (
+    `${stats.deliveredPerSecond.toFixed(1)} events delivered/s (${stats.delivered}/${stats.expected}); ` +
+    `webhook→endpoint p50 ${stats.latency.p50} ms, p99 ${stats.latency.p99} ms`
+  );
+}
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   return Array.from({ length: Math.ceil(items.length / size) }, (_, i) =>
@@ -103,8 +117,8 @@ async function balances(
 
 /**
  * Sends `payments` signed webhooks spread round-robin over `payees`, `concurrency` at a time, then
- * waits until every accepted payment is credited (balances polled every 50 ms), and reads each
- * payment's ledger entry for its latency.
+ * waits until every accepted payment is credited (balances polled every 50 ms) and its event has
+ * reached the endpoint, and reads each payment's ledger entry for its latency.
  */
 export async function runCreditPipeline(
   client: DynamoDBDocumentClient,
@@ -151,17 +165,23 @@ export async function runCreditPipeline(
     if (short.length === 0) doneAt = readAt;
     else await sleep(POLL_MS);
   }
+  // Events arrive from the credits on (the receiver notes the times): only the wait comes after.
+  const webhooks = await awaitDeliveries(options.receiver, sentAt, firstSent, waitDeadline);
 
+  const sessionOfEntry = new Map(
+    [...sentAt.keys()].map((sessionId) => [
+      paymentEntryId({ partner: 'sandbox', payment_id: sessionId }),
+      sessionId,
+    ]),
+  );
   const entries = await batchGet<LedgerEntry>(
     client,
     tableName('ledgerEntries'),
-    [...sentAt.keys()].map((sessionId) => ({
-      entry_id: paymentEntryId({ partner: 'sandbox', payment_id: sessionId }),
-    })),
+    [...sessionOfEntry.keys()].map((entry_id) => ({ entry_id })),
   );
   const latencies = entries.map(
     (entry) =>
-      Date.parse(entry.created_at) - (sentAt.get(entry.entry_id.replace(/^payment:/, '')) ?? Number.NaN),
+      Date.parse(entry.created_at) - (sentAt.get(sessionOfEntry.get(entry.entry_id) ?? '') ?? Number.NaN),
   );
   const elapsedMs = (doneAt ?? Date.now()) - firstSent;
   return {
@@ -174,6 +194,7 @@ export async function runCreditPipeline(
     creditPerSecond: entries.length / (elapsedMs / 1000),
     latency: summarize(latencies),
     overCredited,
+    webhooks,
   };
 }
 
@@ -328,17 +349,34 @@ export interface PipelineSection {
 }
 
 /**
- * Onboards the merchants, then: raw transactions (half), a warm-up, the pipeline spread over every
- * merchant, raw transactions (the other half), and the pipeline with every payment to one merchant.
+ * Starts the merchants' webhook endpoint, then measures with it: see {@link pipelineRuns}.
  */
 export async function measurePipeline(options: PipelineSectionOptions): Promise<PipelineSection> {
+  const receiver = await startReceiver();
+  try {
+    return await pipelineRuns(options, receiver);
+  } finally {
+    await receiver.close();
+  }
+}
+
+/**
+ * Onboards the merchants, each with an endpoint at `receiver` for `payment.received`, then: raw
+ * transactions (half), a warm-up, the pipeline spread over every merchant, raw transactions (the
+ * other half), and the pipeline with every payment to one merchant.
+ */
+async function pipelineRuns(
+  options: PipelineSectionOptions,
+  receiver: WebhookReceiver,
+): Promise<PipelineSection> {
   const { client, concurrency, counter, progress } = options;
-  progress(`onboarding ${options.merchants} merchants and a hot one`);
+  progress(`onboarding ${options.merchants} merchants and a hot one, each with a webhook endpoint`);
   const payees: Payee[] = [];
   for (let i = 0; i <= options.merchants; i++) {
     const { merchant } = await onboardMerchant(
       i < options.merchants ? `Bench Merchant ${i}` : 'Bench Hot Ltd',
     );
+    await createEndpoint(merchant.merchant_id, { url: receiver.url, events: ['payment.received'] });
     payees.push({ merchantId: merchant.merchant_id, accountNumber: merchant.account_number });
   }
   const hotPayee = payees.pop() as Payee;
@@ -347,6 +385,7 @@ export async function measurePipeline(options: PipelineSectionOptions): Promise<
       webhookUrl: options.webhookUrl,
       webhookSecret: options.webhookSecret,
       payees: payeeList,
+      receiver,
       payments,
       concurrency,
       maxSendMs: 60_000,
@@ -361,13 +400,14 @@ export async function measurePipeline(options: PipelineSectionOptions): Promise<
   const rawBefore = await raw(half);
   progress(`  ${perSecond(rawBefore).toFixed(1)} tx/s`);
 
-  progress('warming up the webhook and the consumer (100 payments)');
+  progress('warming up the webhook, the consumer and the event deliveries (100 payments)');
   await run(payees, 100);
   progress(`credit pipeline: ${options.payments} webhooks over ${payees.length} merchants`);
   counter.take();
   const spread = await run(payees, options.payments);
   const spreadCalls = describeCounts(counter.take(), Math.max(1, spread.credited));
   progress(`  ${spread.creditPerSecond.toFixed(1)} credits/s; per credit: ${spreadCalls}`);
+  progress(`  ${describeWebhooks(spread.webhooks)}`);
 
   progress(`raw TransactWriteItems x${half} again`);
   const rawAfter = await raw(half);
@@ -378,12 +418,19 @@ export async function measurePipeline(options: PipelineSectionOptions): Promise<
   const hot = await run([hotPayee], options.hotPayments);
   const hotCalls = describeCounts(counter.take(), Math.max(1, hot.credited));
   progress(`  ${hot.creditPerSecond.toFixed(1)} credits/s; per credit: ${hotCalls}`);
+  progress(`  ${describeWebhooks(hot.webhooks)}`);
 
   for (const [label, result] of Object.entries({ spread, hot })) {
     if (!result.complete || result.overCredited > 0 || result.accepted !== result.sent) {
       progress(
         `WARNING: ${label}: sent ${result.sent}, accepted ${result.accepted}, credited ${result.credited}, ` +
           `merchants over-credited ${result.overCredited}`,
+      );
+    }
+    if (!result.webhooks.complete || result.webhooks.delivered !== result.webhooks.expected) {
+      progress(
+        `WARNING: ${label}: ${result.webhooks.delivered} distinct events delivered for ` +
+          `${result.webhooks.expected} payments${result.webhooks.complete ? '' : ' (wait ended)'}`,
       );
     }
   }

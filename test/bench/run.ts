@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- --json] [-- --quick]`: cold start proxy, request overhead, credit pipeline and
- * hot merchant, against a local stack this process starts (DynamoDB Local in memory, local SQS, the
- * sandbox partner, an in-process gateway and the SQS poller) and stops again. Progress goes to
- * stderr; the report to stdout, with `--json` one JSON object as the last line.
+ * `npm run bench [-- --json] [-- --quick]`: cold start proxy, request overhead, credit pipeline (with
+ * its payments' events delivered to the merchants' webhook endpoint) and hot merchant, against a
+ * local stack this process starts (DynamoDB Local in memory, local SQS, the sandbox partner, an
+ * in-process gateway, the queue and stream pollers) and stops again. Progress goes to stderr; the
+ * report to stdout, with `--json` one JSON object as the last line.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -63,18 +64,17 @@ async function coldStart(tmpDir: string): Promise<ColdStartResult> {
 }
 
 /**
- * The measurements that need the local stack: gateway (rate limit lifted), poller driving the real
- * consumer, and the shared modules, imported only now because they read the environment at import.
+ * The measurements that need the local stack: gateway (rate limit lifted), pollers driving the real
+ * consumers, and the shared modules (pipeline.ts among their importers), imported only now because
+ * they read the environment at import.
  */
 async function withStack(env: Record<string, string>, webhookSecret: string) {
-  const [{ onboardMerchant }, { dynamo, tableName }, pipeline, { startRuntime }, webhooks] =
-    await Promise.all([
-      import('#shared/merchants/onboard.ts'),
-      import('#shared/aws/clients.ts'),
-      import('./pipeline.ts'),
-      import('#infra/local/runtime.ts'),
-      import('./webhooks.ts'),
-    ]);
+  const [{ onboardMerchant }, { dynamo, tableName }, pipeline, { startRuntime }] = await Promise.all([
+    import('#shared/merchants/onboard.ts'),
+    import('#shared/aws/clients.ts'),
+    import('./pipeline.ts'),
+    import('#infra/local/runtime.ts'),
+  ]);
   const counter = new CommandCounter().attach(dynamo);
   const client = documentClient(env.AWS_REGION ?? 'us-east-1', env.DYNAMODB_ENDPOINT ?? '');
   const cleanups: (() => Promise<void>)[] = [async () => client.destroy()];
@@ -117,18 +117,8 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
       counter,
       progress,
     });
-    // 5. Merchant webhooks: the same kind of payments, each event pushed to its merchant's endpoint.
-    const delivery = await webhooks.measureWebhooks({
-      webhookUrl: `${gateway.url}/webhooks/payments`,
-      webhookSecret,
-      merchants: SIZES.merchants,
-      payments: SIZES.hotPayments,
-      concurrency: CONCURRENCY,
-      maxWaitMs: 60_000,
-      progress,
-    });
     if (pollerErrors > 0) progress(`WARNING: ${pollerErrors} poller errors`);
-    return { overhead, pipeline: credits, webhooks: delivery };
+    return { overhead, pipeline: credits };
   } finally {
     for (const cleanup of cleanups) await cleanup();
   }
@@ -162,11 +152,12 @@ async function measure(): Promise<BenchResults> {
       LOG_LEVEL: 'SILENT',
       API_KEY_PEPPER: randomBytes(32).toString('hex'),
       PARTNER_WEBHOOK_SECRET: webhookSecret,
+      // Merchants' webhook secrets derive from this key; their endpoints (the bench's receiver) are
+      // on loopback, which only this local setting allows.
       MERCHANT_WEBHOOK_KEY: randomBytes(32).toString('hex'),
-      // The merchants' endpoints of the webhook measurement are on loopback.
       MERCHANT_WEBHOOK_ALLOW_PRIVATE: 'true',
     });
-    // 2. Request overhead, 3. credit pipeline, 4. hot merchant, 5. merchant webhooks.
+    // 2. Request overhead, 3. credit pipeline (with the events at the merchants' endpoints), 4. hot merchant.
     const stack = await withStack(services.env, webhookSecret);
     return {
       coldStart: coldStartResult,

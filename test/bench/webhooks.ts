@@ -1,124 +1,142 @@
 /**
- * Merchant webhooks: signed partner payments in, events out to the merchants' own endpoints. Per
- * payment, the time from its partner webhook being sent to its event arriving at the endpoint; and
- * events delivered per second against credits per second of the same payments, in the same run.
- * Imported once the environment points at the benchmark's local stack.
+ * Merchant webhooks of the credit pipeline: a local endpoint (node:http on 127.0.0.1, answers 200)
+ * that notes when each `payment.received` event arrives, and the statistics of a run's payments:
+ * partner webhook sent → event at the endpoint, and distinct events delivered per second. Needs
+ * nothing of the service: the endpoints are registered by the pipeline.
  */
 import { createServer } from 'node:http';
-import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
-import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
-import { onboardMerchant } from '#shared/merchants/onboard.ts';
-import { getMerchant } from '#shared/merchants/store.ts';
-import { type LatencySummary, mapPool, sleep, summarize } from './stats.ts';
+import { type LatencySummary, sleep, summarize } from './stats.ts';
 
-export interface WebhookOptions {
-  webhookUrl: string;
-  webhookSecret: string;
-  merchants: number;
-  payments: number;
-  concurrency: number;
-  maxWaitMs: number;
-  progress: (message: string) => void;
+/** The first arrival of one event (one `webhook-id`) and how many times it came (at least once). */
+export interface Arrival {
+  at: number;
+  times: number;
 }
 
-export interface WebhookResult {
+export interface WebhookReceiver {
+  /** Where the endpoints point. */
+  url: string;
+  /** Per session id (from `data.transaction.reference`), its events by `webhook-id`. */
+  arrivals: ReadonlyMap<string, ReadonlyMap<string, Arrival>>;
+  close(): Promise<void>;
+}
+
+export interface WebhookStats {
+  /** Payments accepted by the service: one event each is expected. */
   expected: number;
-  /** Distinct events (by webhook-id) of the sent payments that reached their endpoints. */
+  /** Distinct `webhook-id`s of the expected payments that reached the endpoint. */
   delivered: number;
+  /** Every expected payment's event arrived before the wait ended. */
   complete: boolean;
-  /** Partner webhook sent → the event at the merchant's endpoint. */
-  latency: LatencySummary;
-  creditPerSecond: number;
+  /** Arrivals of an event already received (deliveries are at least once). */
+  repeats: number;
+  /** First webhook sent → the last expected event's arrival (or the end of the wait). */
+  elapsedMs: number;
   deliveredPerSecond: number;
+  /** Per event: its first arrival at the endpoint − the time its payment's partner webhook was sent. */
+  latency: LatencySummary;
 }
 
-/** A merchant's endpoint: answers 200 at once and notes when each payment's event arrived. */
-async function startEndpoint(arrivals: Map<string, number>) {
+const POLL_MS = 50;
+
+/** The session id of a payment event's body (`payment:<session_id>`), if it is one. */
+function sessionOf(body: string): string | undefined {
+  try {
+    const event = JSON.parse(body) as { data?: { transaction?: { reference?: unknown } } };
+    const reference = event.data?.transaction?.reference;
+    return typeof reference === 'string' && reference.startsWith('payment:')
+      ? reference.slice('payment:'.length)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts the endpoint on a free loopback port; arrival times are `Date.now()`, as the send times. */
+export async function startReceiver(): Promise<WebhookReceiver> {
+  const arrivals = new Map<string, Map<string, Arrival>>();
   const server = createServer((request, response) => {
+    const at = Date.now();
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const at = performance.now();
-      try {
-        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-          data?: { transaction?: { reference?: string } };
-        };
-        const session = event.data?.transaction?.reference?.replace(/^payment:/, '');
-        if (session && !arrivals.has(session)) arrivals.set(session, at);
-      } catch {
-        // Not an event: counted nowhere.
+      const webhookId = request.headers['webhook-id'];
+      const session = sessionOf(Buffer.concat(chunks).toString('utf8'));
+      if (typeof webhookId === 'string' && session !== undefined) {
+        const events = arrivals.get(session) ?? new Map<string, Arrival>();
+        arrivals.set(session, events);
+        const seen = events.get(webhookId);
+        if (seen) seen.times++;
+        else events.set(webhookId, { at, times: 1 });
       }
       response.writeHead(200).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  if (address === null || typeof address === 'string') throw new Error('bench: receiver has no port');
   return {
-    url: `http://127.0.0.1:${port}/events`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    url: `http://127.0.0.1:${address.port}/webhooks`,
+    arrivals,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
-export async function measureWebhooks(options: WebhookOptions): Promise<WebhookResult> {
-  const arrivals = new Map<string, number>();
-  const endpoint = await startEndpoint(arrivals);
-  try {
-    options.progress(
-      `webhooks: ${options.merchants} merchants with an endpoint each, ${options.payments} payments`,
-    );
-    const merchants = await Promise.all(
-      Array.from({ length: options.merchants }, async (_, i) => {
-        const { merchant } = await onboardMerchant(`Bench Webhooks ${i}`);
-        await createEndpoint(merchant.merchant_id, { url: endpoint.url, events: ['payment.received'] });
-        return merchant;
-      }),
-    );
-    const sentAt = new Map<string, number>();
-    const paidTo = new Map<string, number>();
-    const first = performance.now();
-    await mapPool(
-      Array.from({ length: options.payments }, (_, i) => i),
-      options.concurrency,
-      async (i) => {
-        const merchant = merchants[i % merchants.length];
-        if (!merchant) return;
-        const session = nipSessionId();
-        const amount = 100 + i;
-        sentAt.set(session, performance.now());
-        const { status } = await deliverWebhook(
-          options.webhookUrl,
-          options.webhookSecret,
-          paymentEvent({ account_number: merchant.account_number, amount, session_id: session }),
-        );
-        if (status !== 200) sentAt.delete(session);
-        else paidTo.set(merchant.merchant_id, (paidTo.get(merchant.merchant_id) ?? 0) + amount);
-      },
-    );
-    // Credits: every merchant's balance reaches what was paid to it.
-    const deadline = performance.now() + options.maxWaitMs;
-    let creditedAt = Number.NaN;
-    while (performance.now() < deadline) {
-      const balances = await Promise.all(merchants.map((m) => getMerchant(m.merchant_id)));
-      if (balances.every((m) => (m?.balance ?? 0) >= (paidTo.get(m?.merchant_id ?? '') ?? 0))) {
-        creditedAt = performance.now();
-        break;
-      }
-      await sleep(50);
+/** The statistics of the payments sent at `sentAt` (session id → send time) from what has arrived. */
+function webhookStats(
+  receiver: WebhookReceiver,
+  sentAt: ReadonlyMap<string, number>,
+  firstSent: number,
+  waitEnd: number,
+): WebhookStats {
+  const latencies: number[] = [];
+  let reached = 0;
+  let repeats = 0;
+  let lastArrival = firstSent;
+  for (const [session, sent] of sentAt) {
+    const events = receiver.arrivals.get(session);
+    if (!events?.size) continue;
+    reached++;
+    for (const { at, times } of events.values()) {
+      latencies.push(at - sent);
+      repeats += times - 1;
+      lastArrival = Math.max(lastArrival, at);
     }
-    while (performance.now() < deadline && [...sentAt.keys()].some((s) => !arrivals.has(s))) await sleep(50);
-    const delivered = [...sentAt.keys()].filter((s) => arrivals.has(s));
-    const latencies = delivered.map((s) => (arrivals.get(s) ?? 0) - (sentAt.get(s) ?? 0));
-    const lastArrival = Math.max(...delivered.map((s) => arrivals.get(s) ?? 0));
-    return {
-      expected: sentAt.size,
-      delivered: delivered.length,
-      complete: delivered.length === sentAt.size,
-      latency: summarize(latencies),
-      creditPerSecond: (sentAt.size / (creditedAt - first)) * 1000,
-      deliveredPerSecond: (delivered.length / (lastArrival - first)) * 1000,
-    };
-  } finally {
-    await endpoint.close();
   }
+  const complete = reached === sentAt.size;
+  const elapsedMs = (complete ? lastArrival : waitEnd) - firstSent;
+  return {
+    expected: sentAt.size,
+    delivered: latencies.length,
+    complete,
+    repeats,
+    elapsedMs,
+    deliveredPerSecond: latencies.length / (elapsedMs / 1000),
+    latency: summarize(latencies),
+  };
+}
+
+/**
+ * Waits until every payment of `sentAt` has its event at the endpoint, or until `deadline`
+ * (`Date.now()` time), and returns the statistics from `firstSent` on.
+ */
+export async function awaitDeliveries(
+  receiver: WebhookReceiver,
+  sentAt: ReadonlyMap<string, number>,
+  firstSent: number,
+  deadline: number,
+): Promise<WebhookStats> {
+  const missing = new Set(sentAt.keys());
+  while (Date.now() < deadline) {
+    for (const session of missing) if (receiver.arrivals.get(session)?.size) missing.delete(session);
+    if (missing.size === 0) break;
+    await sleep(POLL_MS);
+  }
+  return webhookStats(receiver, sentAt, firstSent, Math.min(Date.now(), deadline));
 }
