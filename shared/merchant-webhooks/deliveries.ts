@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { sqs } from '#shared/aws/sqs.ts';
@@ -102,12 +103,14 @@ export async function createDelivery(
         TableName: tableName('webhookDeliveries'),
         Item: delivery,
         ConditionExpression: 'attribute_not_exists(delivery_id)',
+        // The stored delivery comes back with the refusal: one call whether or not it existed.
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return delivery;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    return (await getDelivery(message)) ?? delivery;
+    return error.Item ? (unmarshall(error.Item) as DeliveryRecord) : delivery;
   }
 }
 

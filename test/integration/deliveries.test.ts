@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { createDelivery, newDeliveryId, recordAttempt } from '#shared/merchant-webhooks/deliveries.ts';
+
+describe('delivery records', () => {
+  it('are created once: a repeated creation returns the stored delivery, attempts and all, in one call', async () => {
+    const message = {
+      merchant_id: 'mer_deliveries',
+      event_id: `evt_${Date.now()}`,
+      delivery_id: newDeliveryId(),
+    };
+    const first = await createDelivery(message, 'we_1');
+    const attempt = { at: new Date().toISOString(), status_code: 503, error: null, duration_ms: 12 };
+    expect(await recordAttempt(first, attempt, { status: 'pending', next_attempt_at: attempt.at })).toBe(
+      true,
+    );
+    const again = await createDelivery(message, 'we_1');
+    expect(again).toMatchObject({ delivery_id: message.delivery_id, status: 'pending', attempts: [attempt] });
+    // The same attempt is never recorded twice (a duplicate message read the first state).
+    expect(await recordAttempt(first, attempt, { status: 'delivered' })).toBe(false);
+  });
+});
