@@ -56,7 +56,7 @@ export class InsufficientFunds extends ApiError {
   }
 }
 
-/** A credit would take the balance past MAX_BALANCE: nothing was written (the caller holds it). */
+/** A payment would take the balance past MAX_BALANCE: nothing was written (the caller holds it). */
 export class BalanceCeiling extends Error {
   constructor(readonly balanceAfter: number) {
     super(`a credit would take the balance to ${balanceAfter}, past MAX_BALANCE`);
@@ -109,7 +109,10 @@ export async function post(posting: Posting): Promise<PostResult> {
     if (existing) return { entry: existing, applied: false };
     const { balance, version } = await readBalance(posting.merchantId);
     const balanceAfter = balance + posting.amount;
-    if (posting.amount > 0 && balanceAfter > config.limits.maxBalance) throw new BalanceCeiling(balanceAfter);
+    // Only new money is capped: a reversal gives back what was already the merchant's and must
+    // never be blocked (the transfer would stay pending with its money held).
+    if (posting.category === 'payment' && balanceAfter > config.limits.maxBalance)
+      throw new BalanceCeiling(balanceAfter);
     if (balanceAfter < 0) {
       // The balance read is current (consistent read); still, a concurrent debit may have applied
       // this very entry: only a missing entry makes this an insufficient-funds answer.

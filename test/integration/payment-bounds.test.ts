@@ -5,8 +5,10 @@ import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
 import { receivePayment, receivePayments } from '#shared/payments/credit.ts';
 import { unmatchedOf } from '#shared/payments/unmatched.ts';
+import { getTransaction } from '#shared/transactions/store.ts';
+import { settleTransfer } from '#shared/transfers/settle.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
-import { aMerchant, fund } from '#test/support/merchants.ts';
+import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
 import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
 
 /** API.md §11: amounts and balances have bounds (inclusive); what passes them is held, never in the way. */
@@ -51,6 +53,21 @@ describe('payment bounds and reused partner ids (API.md §11)', () => {
     expect(await unmatchedOf('sandbox', past.payment_id)).toEqual([
       expect.objectContaining({ reason: 'held: the balance would pass MAX_BALANCE' }),
     ]);
+  });
+
+  it('never caps a reversal: the money of a failed transfer comes back even past MAX_BALANCE', async () => {
+    const { merchant } = await aMerchant();
+    const max = config.limits.maxBalance;
+    await fund(merchant.merchant_id, 10_000);
+    const reference = `cap-${nipSessionId().slice(0, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    await fund(merchant.merchant_id, max - 4_000);
+    const transfer = await getTransaction(merchant.merchant_id, reference);
+    if (!transfer) throw new Error('no pending transfer');
+    const settled = await settleTransfer(transfer, { status: 'failed', reason: 'Account closed' });
+    expect(settled.status).toBe('failed');
+    expect(await balanceOf(merchant.merchant_id)).toBe(max + 6_000);
+    expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
   });
 
   it('keeps every different payment that reuses a partner id, each once, and credits only the first', async () => {
