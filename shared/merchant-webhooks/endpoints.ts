@@ -43,6 +43,22 @@ export interface EndpointRecord {
 /** The item that counts a merchant's enabled endpoints (the limit holds under concurrency). */
 const COUNTER = '#enabled';
 
+/**
+ * A transaction item that moves a merchant's count of enabled endpoints; an increase is refused at
+ * the limit, so concurrent registrations can never pass it.
+ */
+function counterItem(merchantId: string, delta: 1 | -1) {
+  return {
+    Update: {
+      TableName: tableName('webhookEndpoints'),
+      Key: { merchant_id: merchantId, endpoint_id: COUNTER },
+      UpdateExpression: 'ADD enabled :delta',
+      ...(delta > 0 ? { ConditionExpression: 'attribute_not_exists(enabled) OR enabled < :max' } : {}),
+      ExpressionAttributeValues: { ':delta': delta, ...(delta > 0 ? { ':max': MAX_ENDPOINTS } : {}) },
+    },
+  };
+}
+
 /** The secret of one version of an endpoint: `whsec_` + base64 of an HMAC of the master key. */
 async function secretOf(endpointId: string, version: number): Promise<string> {
   const key = await merchantWebhookKey();
@@ -97,15 +113,7 @@ export async function createEndpoint(
     await dynamo.send(
       new TransactWriteCommand({
         TransactItems: [
-          {
-            Update: {
-              TableName: tableName('webhookEndpoints'),
-              Key: { merchant_id: merchantId, endpoint_id: COUNTER },
-              UpdateExpression: 'ADD enabled :one',
-              ConditionExpression: 'attribute_not_exists(enabled) OR enabled < :max',
-              ExpressionAttributeValues: { ':one': 1, ':max': MAX_ENDPOINTS },
-            },
-          },
+          counterItem(merchantId, 1),
           {
             Put: {
               TableName: tableName('webhookEndpoints'),
@@ -179,14 +187,7 @@ export async function deleteEndpoint(merchantId: string, endpointId: string): Pr
               ExpressionAttributeValues: { ':deleted': 'deleted', ':enabled': 'enabled', ':now': now },
             },
           },
-          {
-            Update: {
-              TableName: tableName('webhookEndpoints'),
-              Key: { merchant_id: merchantId, endpoint_id: COUNTER },
-              UpdateExpression: 'ADD enabled :minus',
-              ExpressionAttributeValues: { ':minus': -1 },
-            },
-          },
+          counterItem(merchantId, -1),
         ],
       }),
     );
