@@ -42,7 +42,7 @@ export function acknowledgeNagFindings(stack: PaymentsStack): void {
   );
   acknowledge(
     'APIG4',
-    'Merchants authenticate with X-API-Key (checked by the usage plan) and X-API-Secret (verified in the Lambda against the hashed secret); GET /banks is public by contract, the webhook is verified by its signature, and the ANY methods are mocks that only answer 405.',
+    'Merchant routes use a Lambda REQUEST authorizer that verifies X-API-Key and X-API-Secret against the hashed secret before the usage plan counts the key; GET /banks is public by contract, the webhook is verified by its signature, and the ANY methods are mocks that only answer 405.',
   );
   acknowledge(
     'COG4',

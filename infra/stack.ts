@@ -2,12 +2,15 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import {
   AccessLogFormat,
   ApiKeySourceType,
+  AuthorizationType,
+  IdentitySource,
   type IResource,
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
   MockIntegration,
   PassthroughBehavior,
+  RequestAuthorizer,
   ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
@@ -37,6 +40,7 @@ import {
 } from '#shared/definitions/queues.ts';
 import {
   type Access,
+  API_KEY_AUTHORIZER,
   API_PREFIX,
   RATE_LIMIT,
   REQUERY_ACCESS,
@@ -205,10 +209,6 @@ export class PaymentsStack extends Stack {
         logRetention,
       });
       grant(fn, route.access);
-      if (route.auth === 'api_key') {
-        fn.readsTable(tables.get('apiKeys') as TableV2).updatesTable(tables.get('apiKeys') as TableV2);
-        fn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
-      }
       if (route.auth === 'webhook') fn.readsSecret(webhookSecret, 'PARTNER_WEBHOOK_SECRET_ARN');
       this.functions.set(route.name, fn);
     }
@@ -275,15 +275,42 @@ export class PaymentsStack extends Stack {
     const webhook = this.functions.get('receive-partner-webhook') as ServiceFunction;
     const webhookUrl = webhook.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
 
+    // DESIGN.md "Who is calling": one gate verifies key and secret for every api_key route, before
+    // the usage plan counts anything. Only it reads the key table (and records last use) and the pepper.
+    const authorizerFn = new ServiceFunction(this, `Fn-${API_KEY_AUTHORIZER.name}`, {
+      name: API_KEY_AUTHORIZER.name,
+      projectRoot,
+      stage,
+      environment,
+      logRetention,
+    });
+    // Exactly its calls: GetItem and UpdateItem (last use) on keys, UpdateItem (ADD) on failures.
+    tables.get('apiKeys')?.grant(authorizerFn, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
+    tables.get('authFailures')?.grant(authorizerFn, 'dynamodb:UpdateItem');
+    authorizerFn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
+    this.functions.set(API_KEY_AUTHORIZER.name, authorizerFn);
+
     this.api = this.restApi(stage, logRetention);
+    const authorizer = new RequestAuthorizer(this, 'ApiKeyAuthorizer', {
+      authorizerName: `naira-${stage}-api-key`,
+      handler: authorizerFn,
+      // The verdict is cached per key, secret and client IP (an allowlist depends on the IP), at
+      // most 30 s: a wrong secret is never a cache hit, and a revocation lands within 60 s in all.
+      identitySources: [
+        IdentitySource.header('X-API-Key'),
+        IdentitySource.header('X-API-Secret'),
+        IdentitySource.context('identity.sourceIp'),
+      ],
+      resultsCacheTtl: Duration.seconds(API_KEY_AUTHORIZER.resultCacheSeconds),
+    });
     const methods = new Map<IResource, Set<string>>();
     for (const route of ROUTES)
-      this.routeToFunction(route, this.functions.get(route.name) as ServiceFunction, methods);
+      this.routeToFunction(route, this.functions.get(route.name) as ServiceFunction, methods, authorizer);
     for (const [resource, allowed] of methods) this.answerOtherMethods(resource, [...allowed]);
     this.serveOpenApiDocument();
 
-    // Per-key limit: API Gateway reads X-API-Key (key source HEADER); the operator CLI registers
-    // every api_key in this plan. Routes without an API key are not in any plan (never throttled by it).
+    // Per-key limit: the authorizer hands API Gateway the verified key (key source AUTHORIZER), so
+    // failed attempts never spend it; the operator CLI registers every api_key in this plan. Routes without an API key are not in any plan (never throttled by it).
     const plan = this.api.addUsagePlan('PerKeyLimit', {
       name: `naira-${stage}-per-key`,
       throttle: {
@@ -328,7 +355,7 @@ export class PaymentsStack extends Stack {
     const api = new RestApi(this, 'Api', {
       restApiName: `naira-${stage}`,
       description: 'Payments and banking API (NGN)',
-      apiKeySourceType: ApiKeySourceType.HEADER,
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
       cloudWatchRole: true,
       cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
       deployOptions: {
@@ -352,12 +379,9 @@ export class PaymentsStack extends Stack {
     });
     const body = (value: object) => ({ 'application/json': JSON.stringify(value) });
     const unauthorized = body({ status: 'error', message: 'Invalid API credentials' });
-    // A missing or unknown X-API-Key is API Gateway's 403: the contract says 401 with the exact body.
-    for (const type of [
-      ResponseType.UNAUTHORIZED,
-      ResponseType.INVALID_API_KEY,
-      ResponseType.ACCESS_DENIED,
-    ]) {
+    // The authorizer's Unauthorized, a missing credential header, and a key the usage plan does not
+    // know: the contract's 401 with the exact body.
+    for (const type of [ResponseType.UNAUTHORIZED, ResponseType.INVALID_API_KEY]) {
       api.addGatewayResponse(`Gw-${type.responseType}`, {
         type,
         statusCode: '401',
@@ -365,7 +389,8 @@ export class PaymentsStack extends Stack {
         templates: unauthorized,
       });
     }
-    for (const type of [ResponseType.THROTTLED, ResponseType.QUOTA_EXCEEDED]) {
+    // The usage plan's limit, and the authorizer's Deny: a client IP past its failed attempts (API.md §11).
+    for (const type of [ResponseType.THROTTLED, ResponseType.QUOTA_EXCEEDED, ResponseType.ACCESS_DENIED]) {
       api.addGatewayResponse(`Gw-${type.responseType}`, {
         type,
         statusCode: '429',
@@ -395,11 +420,20 @@ export class PaymentsStack extends Stack {
   }
 
   /** The route at every path it is served on; only `api_key` routes need (and count) an API key. */
-  private routeToFunction(route: Route, fn: ServiceFunction, methods: Map<IResource, Set<string>>): void {
+  private routeToFunction(
+    route: Route,
+    fn: ServiceFunction,
+    methods: Map<IResource, Set<string>>,
+    authorizer: RequestAuthorizer,
+  ): void {
     const integration = new LambdaIntegration(fn);
+    const gated = route.auth === 'api_key';
     for (const path of servedPaths(route)) {
       const resource = this.api.root.resourceForPath(path);
-      resource.addMethod(route.method, integration, { apiKeyRequired: route.auth === 'api_key' });
+      resource.addMethod(route.method, integration, {
+        apiKeyRequired: gated,
+        ...(gated ? { authorizer, authorizationType: AuthorizationType.CUSTOM } : {}),
+      });
       methods.set(resource, (methods.get(resource) ?? new Set()).add(route.method));
     }
   }

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'duplicate_reference'
   | 'payload_too_large'
+  | 'request_timeout'
   | 'unsupported_media_type'
   | 'account_not_found'
   | 'insufficient_funds'

@@ -9,17 +9,48 @@ import {
 } from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
 import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
-import { handlerFile, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#shared/definitions/routes.ts';
-import { ApiError } from '#shared/errors.ts';
+import {
+  API_KEY_AUTHORIZER,
+  handlerFile,
+  RATE_LIMIT,
+  ROUTES,
+  type Route,
+  servedPaths,
+} from '#shared/definitions/routes.ts';
+import { ApiError, Unauthorized } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
+
+/** API.md §11: headers and body must be complete within 30 seconds. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** What Node refuses before any handler runs, as the API's error. */
+function clientErrorOf(error: NodeJS.ErrnoException): ApiError {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return new ApiError('payload_too_large', 'Request line or headers too large');
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT') {
+    return new ApiError('request_timeout', 'The request was not complete within 30 seconds');
+  }
+  return new ApiError('validation_error', 'Malformed HTTP request');
+}
+
+/** The project's own functions: the authorizer comes from here whatever `rootDir` serves. */
+const PROJECT_ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 /** Bodies beyond this are refused by the gateway itself, as API Gateway refuses over 10 MB. */
 const GATEWAY_MAX_BODY_BYTES = 1024 * 1024;
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
 interface CompiledPath {
   route: Route;
@@ -36,6 +67,8 @@ export interface GatewayOptions {
   routes?: readonly Route[];
   /** Per-key limit; defaults to the shared RATE_LIMIT. */
   rateLimit?: { requests: number; windowSeconds: number };
+  /** A request whose headers or body are not complete by then is answered 408 (API.md §11: 30 s). */
+  requestTimeoutMs?: number;
 }
 
 export interface LocalGateway {
@@ -97,6 +130,16 @@ function send(response: ServerResponse, result: APIGatewayProxyResult): void {
   response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }
 
+/** API.md §2's 429, with the limit headers and Retry-After. */
+function rateLimited(
+  requestId: string,
+  retryAfterSeconds: number,
+  headers: Record<string, string>,
+): APIGatewayProxyResult {
+  const result = errorResult(new ApiError('rate_limited', 'Rate limit exceeded'), requestId);
+  return { ...result, headers: { ...result.headers, ...headers, 'Retry-After': String(retryAfterSeconds) } };
+}
+
 function lambdaContext(functionName: string, requestId: string): Context {
   const deadline = Date.now() + 30_000;
   return {
@@ -115,15 +158,8 @@ function lambdaContext(functionName: string, requestId: string): Context {
   };
 }
 
-function toEvent(
-  request: IncomingMessage,
-  url: URL,
-  match: CompiledPath,
-  params: Record<string, string>,
-  body: Buffer,
-  requestId: string,
-): APIGatewayProxyEvent {
-  // Null-prototype maps: a header or parameter may be called `constructor` or `__proto__`.
+/** Every header as sent, in API Gateway's two maps (null-prototype: a header may be called `__proto__`). */
+function headerMaps(request: IncomingMessage) {
   const headers: Record<string, string> = Object.create(null);
   const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let i = 0; i < request.rawHeaders.length; i += 2) {
@@ -132,6 +168,10 @@ function toEvent(
     headers[name] = value;
     multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
+  return { headers, multiValueHeaders };
+}
+
+function queryMaps(url: URL) {
   const query: Record<string, string> = Object.create(null);
   const multiValueQuery: Record<string, string[]> = Object.create(null);
   for (const [name, value] of url.searchParams) {
@@ -140,31 +180,87 @@ function toEvent(
   }
   const hasQuery = Object.keys(query).length > 0;
   return {
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
+  };
+}
+
+/** The request context API Gateway gives an authorizer and a handler alike. */
+function requestContextOf(
+  request: IncomingMessage,
+  url: URL,
+  match: CompiledPath,
+  apiId: string,
+  requestId: string,
+) {
+  return {
+    accountId: '000000000000',
+    apiId,
+    httpMethod: match.route.method,
+    identity: { sourceIp: sourceIp(request) },
+    path: url.pathname,
+    protocol: `HTTP/${request.httpVersion}`,
+    requestId,
+    requestTimeEpoch: Date.now(),
+    resourceId: match.route.name,
+    resourcePath: match.resource,
+    stage: 'local',
+  };
+}
+
+/** What API Gateway hands a REQUEST authorizer: the same headers, query and identity as the handler's event. */
+function toAuthorizerEvent(
+  request: IncomingMessage,
+  url: URL,
+  match: CompiledPath,
+  apiId: string,
+  requestId: string,
+): APIGatewayRequestAuthorizerEvent {
+  const { method } = match.route;
+  return {
+    type: 'REQUEST',
+    methodArn: `arn:aws:execute-api:local:000000000000:${apiId}/local/${method}${match.resource}`,
+    resource: match.resource,
+    path: url.pathname,
+    httpMethod: method,
+    ...headerMaps(request),
+    ...queryMaps(url),
+    pathParameters: null,
+    stageVariables: null,
+    requestContext: requestContextOf(
+      request,
+      url,
+      match,
+      apiId,
+      requestId,
+    ) as APIGatewayRequestAuthorizerEvent['requestContext'],
+  };
+}
+
+function toEvent(
+  request: IncomingMessage,
+  url: URL,
+  match: CompiledPath,
+  params: Record<string, string>,
+  body: Buffer,
+  requestId: string,
+  apiId: string,
+  authorizer: Record<string, unknown> | null,
+): APIGatewayProxyEvent {
+  return {
     resource: match.resource,
     path: url.pathname,
     httpMethod: match.route.method,
-    headers,
-    multiValueHeaders,
-    queryStringParameters: hasQuery ? query : null,
-    multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
+    ...headerMaps(request),
+    ...queryMaps(url),
     pathParameters: match.paramNames.length > 0 ? params : null,
     stageVariables: null,
     body: body.length > 0 ? body.toString('utf8') : null,
     isBase64Encoded: false,
     requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer: null,
-      httpMethod: match.route.method,
-      identity: { sourceIp: sourceIp(request) } as APIGatewayProxyEvent['requestContext']['identity'],
-      path: url.pathname,
-      protocol: `HTTP/${request.httpVersion}`,
-      requestId,
-      requestTimeEpoch: Date.now(),
-      resourceId: match.route.name,
-      resourcePath: match.resource,
-      stage: 'local',
-    },
+      ...requestContextOf(request, url, match, apiId, requestId),
+      authorizer,
+    } as APIGatewayProxyEvent['requestContext'],
   };
 }
 
@@ -190,9 +286,46 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     return loaded;
   };
 
+  let authorizerHandler: Promise<AuthorizerHandler> | undefined;
+  /** The authorizer's verdict as API Gateway applies it: Unauthorized → 401, Deny → 429, Allow → on. */
+  const authorize = async (event: APIGatewayRequestAuthorizerEvent) => {
+    authorizerHandler ??= import(
+      pathToFileURL(path.join(PROJECT_ROOT, `functions/${API_KEY_AUTHORIZER.name}.ts`)).href
+    ).then((module: { handler: AuthorizerHandler }) => module.handler);
+    let result: APIGatewayAuthorizerResult;
+    try {
+      result = await (await authorizerHandler)(event);
+    } catch (error) {
+      if (error instanceof Error && error.message === 'Unauthorized') {
+        return { refused: (requestId: string) => errorResult(new Unauthorized('authorizer'), requestId) };
+      }
+      throw error;
+    }
+    const allowed = result.policyDocument.Statement.every((statement) => statement.Effect === 'Allow');
+    if (!allowed) {
+      const retryAfter = Number(result.context?.retryAfterSeconds ?? rateLimit.windowSeconds);
+      return { refused: (requestId: string) => rateLimited(requestId, retryAfter, {}) };
+    }
+    return {
+      refused: undefined,
+      usageIdentifierKey: result.usageIdentifierKey ?? '',
+      context: { principalId: result.principalId, ...result.context },
+    };
+  };
+
   let docs: ReturnType<typeof docsResponder> | undefined;
+  let apiId = 'local';
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const requestId = randomUUID();
+    // Like API Gateway, the whole request is received before anything answers it: an early answer
+    // would otherwise share the connection with the slow-request 408.
+    const body = await readBody(request);
+    if (body === 'too_large') {
+      return send(
+        response,
+        errorResult(new ApiError('payload_too_large', 'Request body too large'), requestId),
+      );
+    }
     const url = new URL(request.url ?? '/', 'http://localhost');
     const page = request.method === 'GET' ? await docs?.(url.pathname, requestId) : undefined;
     if (page) return send(response, page);
@@ -208,60 +341,62 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       const result = errorResult(new ApiError('method_not_allowed', 'Method not allowed'), requestId);
       return send(response, { ...result, headers: { ...result.headers, Allow: allow } });
     }
-    // Per API key, or per client IP without one; the partner webhook is never limited.
+    // API Gateway's order: the authorizer verifies the credentials (counting failed attempts per
+    // client IP), then the usage plan counts the verified key. Public routes count per client IP;
+    // the partner webhook is never limited.
     let limitHeaders: Record<string, string> = {};
-    if (chosen.entry.route.auth !== 'webhook') {
-      const apiKey = request.headers['x-api-key'];
-      const decision = limiter.take(
-        typeof apiKey === 'string' && apiKey ? `key:${apiKey}` : `ip:${sourceIp(request)}`,
-      );
+    let authorizer: Record<string, unknown> | null = null;
+    const { auth } = chosen.entry.route;
+    if (auth !== 'webhook') {
+      let bucket = `ip:${sourceIp(request)}`;
+      if (auth === 'api_key') {
+        const verdict = await authorize(toAuthorizerEvent(request, url, chosen.entry, apiId, requestId));
+        if (verdict.refused) return send(response, verdict.refused(requestId));
+        authorizer = verdict.context;
+        bucket = `key:${verdict.usageIdentifierKey}`;
+      }
+      const decision = limiter.take(bucket);
       limitHeaders = {
         'X-RateLimit-Limit': String(decision.limit),
         'X-RateLimit-Remaining': String(decision.remaining),
       };
-      if (!decision.allowed) {
-        const result = errorResult(new ApiError('rate_limited', 'Rate limit exceeded'), requestId);
-        return send(response, {
-          ...result,
-          headers: { ...result.headers, ...limitHeaders, 'Retry-After': String(decision.retryAfterSeconds) },
-        });
-      }
-    }
-    const body = await readBody(request);
-    if (body === 'too_large') {
-      return send(
-        response,
-        errorResult(new ApiError('payload_too_large', 'Request body too large'), requestId),
-      );
+      if (!decision.allowed)
+        return send(response, rateLimited(requestId, decision.retryAfterSeconds, limitHeaders));
     }
     const params: Record<string, string> = Object.create(null);
     chosen.entry.paramNames.forEach((name, i) => {
       params[name] = decodePathSegment(chosen.found?.[i + 1] ?? '');
     });
-    const event = toEvent(request, url, chosen.entry, params, body, requestId);
+    const event = toEvent(request, url, chosen.entry, params, body, requestId, apiId, authorizer);
     const handler = await loadHandler(chosen.entry.route);
     const result = await handler(event, lambdaContext(chosen.entry.route.name, requestId));
     send(response, { ...result, headers: { ...limitHeaders, ...result.headers } });
   };
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      console.error('local gateway: handler failed', error);
-      if (!response.headersSent) send(response, errorResult(error, randomUUID()));
-      else response.destroy();
-    });
-  });
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const server = createServer(
+    // Node checks for overdue requests every `connectionsCheckingInterval`: often enough to keep
+    // the answer within a second or two of the limit.
+    {
+      requestTimeout,
+      headersTimeout: requestTimeout,
+      connectionsCheckingInterval: Math.min(1000, requestTimeout),
+    },
+    (request, response) => {
+      handle(request, response).catch((error: unknown) => {
+        // A client that went away mid-body (or was timed out) has nobody left to answer.
+        if (request.destroyed && (error as NodeJS.ErrnoException)?.code === 'ECONNRESET') return;
+        console.error('local gateway: handler failed', error);
+        if (!response.headersSent) send(response, errorResult(error, randomUUID()));
+        else response.destroy();
+      });
+    },
+  );
   // Requests Node refuses before any handler sees them (header block over 16 KiB, malformed
   // HTTP) still get the envelope and a request id.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return;
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const result = errorResult(
-      tooLarge
-        ? new ApiError('payload_too_large', 'Request line or headers too large')
-        : new ApiError('validation_error', 'Malformed HTTP request'),
-      randomUUID(),
-    );
+    const result = errorResult(clientErrorOf(error), randomUUID());
     const head = [
       `HTTP/1.1 ${result.statusCode} ${STATUS_CODES[result.statusCode] ?? ''}`,
       ...Object.entries(result.headers ?? {}).map(([name, value]) => `${name}: ${value}`),
@@ -279,6 +414,8 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   const port = typeof address === 'object' && address ? address.port : options.port;
   const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
   docs = docsResponder(url);
+  // Each gateway is its own API: failed attempts are counted per API and client IP, as on AWS.
+  apiId = `local-${port}`;
   return {
     url,
     server,

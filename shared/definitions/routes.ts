@@ -16,8 +16,8 @@ export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 /**
  * What a function may touch, for least-privilege grants on AWS: tables it reads, tables it writes
- * (read included), and the queues it sends to. Routes with `auth: 'api_key'`
- * also get the API key table and the pepper secret; the webhook gets its signing secret.
+ * (read included), and the queues it sends to. Routes with `auth: 'api_key'` get nothing of the key
+ * table or the pepper: only the authorizer verifies credentials. The webhook gets its signing secret.
  */
 export interface Access {
   readonly read?: readonly TableName[];
@@ -38,6 +38,17 @@ export const REQUERY_ACCESS: Access = {
   write: ['merchants', 'ledgerEntries', 'transactions', 'events'],
   callsPartner: true,
 };
+
+/**
+ * The REQUEST authorizer in front of every `api_key` route (DESIGN.md "Who is calling"): verifies key
+ * and secret once, counts failed attempts per client IP, and hands the usage plan the key. It alone
+ * reads the API key table and the pepper.
+ */
+export const API_KEY_AUTHORIZER = {
+  name: 'authorize-api-key',
+  /** API Gateway caches a verdict this long per key, secret and client IP (revocation: ≤ 60 s in all). */
+  resultCacheSeconds: 30,
+} as const;
 
 /** `api_key`: both credential headers; `none`: public; `webhook`: the partner's signature, no limit. */
 export type RouteAuth = 'api_key' | 'none' | 'webhook';

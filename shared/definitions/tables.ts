@@ -169,6 +169,16 @@ export const TABLES = {
     ],
     money: false,
   },
+  /**
+   * Failed authentication attempts per API and client IP in one minute (API.md §11): the limit that
+   * failed attempts and requests without a key share. Items expire with their window.
+   */
+  authFailures: {
+    name: 'auth-failures',
+    partitionKey: { name: 'window_key', type: 'S' },
+    ttlAttribute: 'ttl',
+    money: false,
+  },
   /** Account validation sessions (`session_id`), bound to a merchant, 30 minutes. */
   accountSessions: {
     name: 'account-sessions',

@@ -13,6 +13,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   route_not_found: 404,
   method_not_allowed: 405,
   duplicate_reference: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   account_not_found: 422,

@@ -3,9 +3,10 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import { authenticate, type Caller } from '#shared/api-keys/authenticate.ts';
+import type { Caller } from '#shared/api-keys/authenticate.ts';
+import { hasRepeatedCredentials } from '#shared/api-keys/credential-headers.ts';
 import { ROUTES, type Route, type RouteAuth } from '#shared/definitions/routes.ts';
-import { ApiError, ValidationError } from '#shared/errors.ts';
+import { ApiError, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { type Reply, successResult } from '#shared/http/envelope.ts';
 import { errorResult, isServerFault } from '#shared/http/errors.ts';
 import { parseOrThrow, type Schema } from '#shared/http/validation.ts';
@@ -96,19 +97,28 @@ function mapErrors(): Middleware {
   };
 }
 
-/** Both credential headers checked against the key store; every failure is the one 401. */
-function requireApiKey(): Middleware {
+/**
+ * The merchant the gate verified: API Gateway's REQUEST authorizer on AWS, the local gateway running
+ * the same authorizer locally, put it in `requestContext.authorizer`. No handler verifies secrets
+ * (DESIGN.md "Who is calling"); a request without that context, or whose credential headers are
+ * repeated (which a cached verdict could otherwise let through), is the one 401.
+ */
+function requireCaller(): Middleware {
   return {
-    before: async (request) => {
-      const { headers, requestContext } = request.event;
-      const caller = await authenticate({
-        apiKey: headers['x-api-key'],
-        apiSecret: headers['x-api-secret'],
-        sourceIp: requestContext.identity?.sourceIp,
-      });
-      // Where API Gateway puts an authorizer's context, so handlers read it the same way on AWS.
-      request.event.requestContext.authorizer = { ...caller };
-      logger.appendKeys({ merchant_id: caller.merchantId });
+    before: (request) => {
+      const { requestContext, headers, multiValueHeaders } = request.event;
+      const context = (requestContext.authorizer ?? {}) as Record<string, unknown>;
+      const { merchantId, apiKey } = context;
+      if (typeof merchantId !== 'string' || !merchantId || typeof apiKey !== 'string' || !apiKey) {
+        logger.error('no verified caller in the request context: is the route behind the authorizer?');
+        throw new Unauthorized('no authorizer context');
+      }
+      if (hasRepeatedCredentials(headers, multiValueHeaders)) {
+        throw new Unauthorized('credential header sent more than once');
+      }
+      const caller: Caller = { merchantId, apiKey };
+      request.event.requestContext.authorizer = { ...context, ...caller };
+      logger.appendKeys({ merchant_id: merchantId });
     },
   };
 }
@@ -172,7 +182,7 @@ function buildHandler<
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(observe())
     .use(mapErrors());
-  if (route.auth === 'api_key') chain.use(requireApiKey());
+  if (route.auth === 'api_key') chain.use(requireCaller());
   if (spec.body) {
     const sent = (event: APIGatewayProxyEvent) => (event.body ?? '') !== '';
     const onlyIfSent = (middleware: Middleware): Middleware =>

@@ -6,7 +6,13 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
-import { LEDGER_TABLES, RATE_LIMIT, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
+import {
+  API_KEY_AUTHORIZER,
+  LEDGER_TABLES,
+  RATE_LIMIT,
+  ROUTES,
+  servedPaths,
+} from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, type TABLES } from '#shared/definitions/tables.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
@@ -63,13 +69,14 @@ function resourcePaths(resources: Record<string, Resource>): Map<string, string>
 }
 
 describe('the AWS stack', () => {
-  it('has one nodejs22.x arm64 function per route, queue consumer and stream consumer, plus the requery, each named after its handler file', () => {
+  it('has one nodejs22.x arm64 function per route, queue consumer and stream consumer, plus the requery and the authorizer, each named after its handler file', () => {
     const functions = ofType(dev.resources, 'AWS::Lambda::Function').map(([, r]) => r.Properties);
     const expected = [
       ...ROUTES.map((r) => r.name),
       ...QUEUE_LIST.map((q) => q.consumer),
       ...STREAMS.map((s) => s.consumer),
       'requery-transfers',
+      API_KEY_AUTHORIZER.name,
     ];
     expect(functions).toHaveLength(expected.length);
     const names = functions.map((f) => f.FunctionName).sort();
@@ -109,14 +116,15 @@ describe('the AWS stack', () => {
     expect(anyMethods).toHaveLength(new Set(ROUTES.flatMap(servedPaths)).size);
   });
 
-  it('limits each API key with a usage plan from the shared RATE_LIMIT (100 per 60 s, burst 100), keys from the header', () => {
+  it('limits each API key with a usage plan from the shared RATE_LIMIT (100 per 60 s, burst 100), keys from the authorizer', () => {
     dev.template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
       Throttle: {
         RateLimit: RATE_LIMIT.requests / RATE_LIMIT.windowSeconds,
         BurstLimit: RATE_LIMIT.requests,
       },
     });
-    dev.template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'HEADER' });
+    // The usage plan counts the key the authorizer verified, never the header as presented.
+    dev.template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
     dev.template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: 'dev',
       AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
@@ -126,6 +134,32 @@ describe('the AWS stack', () => {
     });
   });
 
+  it('puts every api_key route, and only those, behind one REQUEST authorizer cached ≤ 30 s per key, secret and IP', () => {
+    const authorizers = ofType(dev.resources, 'AWS::ApiGateway::Authorizer');
+    expect(authorizers).toHaveLength(1);
+    const [authorizerId, authorizer] = authorizers[0] as [string, Resource];
+    expect(authorizer.Properties).toMatchObject({
+      Type: 'REQUEST',
+      IdentitySource:
+        'method.request.header.X-API-Key,method.request.header.X-API-Secret,context.identity.sourceIp',
+      AuthorizerResultTtlInSeconds: 30,
+    });
+    expect(JSON.stringify(authorizer.Properties.AuthorizerUri)).toContain('Fnauthorizeapikey');
+    const methods = ofType(dev.resources, 'AWS::ApiGateway::Method').filter(
+      ([, m]) => !['ANY', 'OPTIONS'].includes(m.Properties.HttpMethod as string),
+    );
+    const gated = ROUTES.filter((r) => r.auth === 'api_key').flatMap(servedPaths).length;
+    const custom = methods.filter(([, m]) => m.Properties.AuthorizationType === 'CUSTOM');
+    expect(custom).toHaveLength(gated);
+    for (const [, method] of custom) {
+      expect(method.Properties.AuthorizerId).toEqual({ Ref: authorizerId });
+      expect(method.Properties.ApiKeyRequired).toBe(true);
+    }
+    for (const [, method] of methods.filter(([, m]) => m.Properties.AuthorizationType !== 'CUSTOM')) {
+      expect(method.Properties.ApiKeyRequired ?? false).toBe(false);
+    }
+  });
+
   it('answers 401, 429 and unknown paths with the contract bodies', () => {
     const responses = new Map(
       ofType(dev.resources, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [
@@ -133,13 +167,14 @@ describe('the AWS stack', () => {
         r.Properties,
       ]),
     );
-    for (const type of ['UNAUTHORIZED', 'INVALID_API_KEY', 'ACCESS_DENIED']) {
+    for (const type of ['UNAUTHORIZED', 'INVALID_API_KEY']) {
       expect(responses.get(type)).toMatchObject({
         StatusCode: '401',
         ResponseTemplates: { 'application/json': '{"status":"error","message":"Invalid API credentials"}' },
       });
     }
-    for (const type of ['THROTTLED', 'QUOTA_EXCEEDED']) {
+    // ACCESS_DENIED is the authorizer's Deny: a client IP past its failed attempts.
+    for (const type of ['THROTTLED', 'QUOTA_EXCEEDED', 'ACCESS_DENIED']) {
       expect(responses.get(type)).toMatchObject({
         StatusCode: '429',
         ResponseTemplates: {
@@ -335,9 +370,8 @@ describe('the AWS stack', () => {
       expect(vars.API_KEY_PEPPER).toBeUndefined();
       expect(vars.PARTNER_WEBHOOK_SECRET).toBeUndefined();
     }
-    expect(variables.filter((v) => v.API_KEY_PEPPER_SECRET)).toHaveLength(
-      ROUTES.filter((r) => r.auth === 'api_key').length,
-    );
+    // Only the authorizer verifies secrets: no handler carries the pepper.
+    expect(variables.filter((v) => v.API_KEY_PEPPER_SECRET)).toHaveLength(1);
     expect(variables.filter((v) => v.PARTNER_WEBHOOK_SECRET_ARN)).toHaveLength(1);
   });
 });
@@ -392,7 +426,7 @@ describe('least privilege', () => {
     expect(writers.sort()).toEqual(['create-transfer', PAYMENT_EVENTS_QUEUE.consumer].sort());
   });
 
-  it('gives read-only endpoints no write but UpdateItem on the key table (last use)', () => {
+  it('gives read-only endpoints no write and no access to the key table at all', () => {
     const apiKeys = tableId('apiKeys');
     for (const name of [
       'get-balance',
@@ -403,9 +437,21 @@ describe('least privilege', () => {
     ]) {
       for (const [table, actions] of grantsOf(`naira-dev-${name}`)) {
         const writes = WRITES.filter((w) => actions.has(w));
-        expect(writes, `${name} on ${table}`).toEqual(table === apiKeys ? ['dynamodb:UpdateItem'] : []);
+        expect(writes, `${name} on ${table}`).toEqual([]);
       }
     }
+    for (const route of ROUTES)
+      expect(grantsOf(`naira-dev-${route.name}`).has(apiKeys), route.name).toBe(false);
     expect(grantsOf('naira-dev-list-banks').size).toBe(0);
+  });
+
+  it('lets the authorizer read keys, record their last use and count failures, and nothing else', () => {
+    const grants = grantsOf('naira-dev-authorize-api-key');
+    expect([...grants.keys()].sort()).toEqual([tableId('apiKeys'), tableId('authFailures')].sort());
+    expect([...(grants.get(tableId('apiKeys')) ?? [])].sort()).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+    ]);
+    expect([...(grants.get(tableId('authFailures')) ?? [])]).toEqual(['dynamodb:UpdateItem']);
   });
 });

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import type { Route } from '#shared/definitions/routes.ts';
@@ -36,4 +37,55 @@ export async function call(
 /** The `data` of a response's envelope, typed as the test expects it. */
 export function data<T = Record<string, unknown>>(response: { body: Record<string, unknown> | null }): T {
   return response.body?.data as T;
+}
+
+/**
+ * A request from a chosen loopback address (127.0.0.0/8 all reaches this machine), with headers
+ * that may repeat (an array sends one header line per value): what `fetch` cannot do.
+ */
+export function callFrom(
+  gateway: LocalGateway,
+  localAddress: string,
+  method: string,
+  pathAndQuery: string,
+  /** An array is raw `[name, value, name, value, …]`: names that differ only in case stay apart. */
+  headers: Record<string, string | string[]> | string[] = {},
+): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Record<string, unknown> | null;
+}> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(`${gateway.url}${pathAndQuery}`);
+    // Raw headers are sent as given: the Host header too.
+    const sent = Array.isArray(headers) ? ['Host', target.host, ...headers] : headers;
+    const request = httpRequest(target, { method, headers: sent, localAddress }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        try {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const body = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+          assertMatchesContract(method, pathAndQuery, response.statusCode ?? 0, body);
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body });
+        } catch (error) {
+          reject(error);
+        }
+      });
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+/**
+ * Waits out the last seconds of a clock minute: failed attempts are counted per fixed minute
+ * (shared/api-keys/failures.ts), so a test that spends a limit must not straddle two windows.
+ */
+export async function clearOfMinuteEdge(seconds = 10): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 60_000 - seconds * 1000) {
+    await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 50));
+  }
 }

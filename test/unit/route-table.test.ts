@@ -34,6 +34,7 @@ describe('the route table', () => {
       'requery-transfers.ts',
       'deliver-webhooks.ts',
       'fan-out-events.ts',
+      'authorize-api-key.ts',
     ];
     for (const file of files.filter((f) => !consumers.includes(f))) {
       expect(ROUTES.map((route) => `${route.name}.ts`)).toContain(file);

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { callFrom, clearOfMinuteEdge, startTestGateway } from '#test/support/gateway.ts';
+import { aMerchant } from '#test/support/merchants.ts';
+
+/**
+ * API.md §11 through the local gateway, which runs the same REQUEST authorizer as API Gateway and
+ * then its usage plan: failed attempts count per client IP, never against the key presented.
+ * Each test calls from its own loopback address, so each starts with an unspent IP.
+ */
+const UNAUTHORIZED = { status: 'error', message: 'Invalid API credentials' };
+const RATE_LIMITED = { status: 'error', message: 'Rate limit exceeded', code: 'rate_limited' };
+const inventedKey = () => `pk_${randomBytes(16).toString('hex')}`;
+
+let gateway: LocalGateway;
+beforeAll(async () => {
+  gateway = await startTestGateway();
+});
+afterAll(() => gateway.close());
+
+describe('credential headers sent twice', () => {
+  it('are a 401 whichever copy is the real one, and spend nothing of the key', async () => {
+    const victim = await aMerchant();
+    for (const apiKey of [
+      ['junk', victim.apiKey],
+      [victim.apiKey, 'junk'],
+      [victim.apiKey, victim.apiKey],
+    ]) {
+      const response = await callFrom(gateway, '127.0.0.11', 'GET', '/balance', {
+        'X-API-Key': apiKey,
+        'X-API-Secret': victim.apiSecret,
+      });
+      expect(response.status).toBe(401);
+      expect(response.body).toStrictEqual(UNAUTHORIZED);
+    }
+    const secrets = await callFrom(gateway, '127.0.0.11', 'GET', '/balance', {
+      'X-API-Key': victim.apiKey,
+      'X-API-Secret': ['wrong', victim.apiSecret],
+    });
+    expect(secrets.status).toBe(401);
+    // Header names differ only in case: still the same header, twice.
+    const mixedCase = await callFrom(gateway, '127.0.0.11', 'GET', '/balance', [
+      'X-API-Key',
+      victim.apiKey,
+      'x-api-key',
+      victim.apiKey,
+      'X-API-Secret',
+      victim.apiSecret,
+    ]);
+    expect(mixedCase.status).toBe(401);
+
+    const honest = await callFrom(gateway, '127.0.0.11', 'GET', '/balance', victim.headers);
+    expect(honest.status).toBe(200);
+    expect(honest.headers['x-ratelimit-remaining']).toBe('99');
+  });
+});
+
+describe('knowing a key id', () => {
+  it('never locks its merchant out: the attacker is limited by IP, the merchant keeps all 100', async () => {
+    const victim = await aMerchant();
+    await clearOfMinuteEdge();
+    const statuses: number[] = [];
+    for (let i = 0; i < 110; i++) {
+      const response = await callFrom(gateway, '127.0.0.12', 'GET', '/balance', {
+        'X-API-Key': victim.apiKey,
+        'X-API-Secret': `wrong-${i}`,
+      });
+      statuses.push(response.status);
+      if (i === 100) {
+        expect(response.body).toStrictEqual(RATE_LIMITED);
+        expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(60);
+      }
+    }
+    expect(statuses.slice(0, 100)).toEqual(Array(100).fill(401));
+    expect(statuses.slice(100)).toEqual(Array(10).fill(429));
+
+    // The merchant, even from the attacker's own address, is limited per key only: all 100 left.
+    const fromAttackerIp = await callFrom(gateway, '127.0.0.12', 'GET', '/balance', victim.headers);
+    expect(fromAttackerIp.status).toBe(200);
+    expect(fromAttackerIp.headers['x-ratelimit-remaining']).toBe('99');
+    const fromElsewhere = await callFrom(gateway, '127.0.0.13', 'GET', '/balance', victim.headers);
+    expect(fromElsewhere.status).toBe(200);
+    expect(fromElsewhere.headers['x-ratelimit-remaining']).toBe('98');
+  });
+});
+
+describe('invented key headers', () => {
+  it('stay within the per-IP limit: a fresh key each time does not buy a fresh budget', async () => {
+    await clearOfMinuteEdge();
+    const statuses: number[] = [];
+    for (let i = 0; i < 105; i++) {
+      const response = await callFrom(gateway, '127.0.0.14', 'GET', '/transactions', {
+        'X-API-Key': inventedKey(),
+        'X-API-Secret': 'whatever',
+      });
+      statuses.push(response.status);
+    }
+    expect(statuses.slice(0, 100)).toEqual(Array(100).fill(401));
+    expect(statuses.slice(100)).toEqual(Array(5).fill(429));
+    // Requests without any key share the same per-IP limit.
+    const keyless = await callFrom(gateway, '127.0.0.14', 'GET', '/transactions');
+    expect(keyless.status).toBe(429);
+    // Another address is unaffected.
+    const elsewhere = await callFrom(gateway, '127.0.0.15', 'GET', '/transactions', {
+      'X-API-Key': inventedKey(),
+      'X-API-Secret': 'whatever',
+    });
+    expect(elsewhere.status).toBe(401);
+  });
+});
