@@ -22,6 +22,9 @@ import type { WebhookDelivery } from '#shared/partners/partner.ts';
 /** Largest request body the API accepts (API.md §3: 413 above it). */
 export const MAX_BODY_BYTES = 16 * 1024;
 
+/** Largest partner webhook body (API.md §11): partners' payloads carry more than merchants' requests. */
+export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
+
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>;
@@ -249,17 +252,19 @@ export interface WebhookInput extends WebhookDelivery {
 }
 
 /**
- * A handler for a partner webhook route (`auth: 'webhook'`): no API key, JSON content type and size
- * checked, and the raw body handed over unparsed so the signature is verified on exactly what was
- * sent. Accepts API Gateway REST events and Lambda function URL (payload v2) events alike.
+ * A handler for a partner webhook route (`auth: 'webhook'`): no API key, the size checked (256 KiB),
+ * and the raw body handed over unparsed so the signature is verified on exactly what was sent.
+ * The content type is not checked: a partner's label does not make a signed body more or less
+ * JSON, and refusing a signed payment over it would leave the money uncredited (API.md §11); the
+ * body itself is read as UTF-8 JSON after the signature. Accepts API Gateway REST events and
+ * Lambda function URL (payload v2) events alike.
  */
 export function webhookHandler(route: string | Route, handle: (input: WebhookInput) => Promise<Reply>) {
   routeNamed(route, 'webhook');
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(observe())
     .use(mapErrors())
-    .use(guardJsonBody())
-    .use(guardBodySize(MAX_BODY_BYTES))
+    .use(guardBodySize(MAX_WEBHOOK_BODY_BYTES))
     .handler(async (event) => {
       const raw = event.body ?? '';
       const rawBody = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
