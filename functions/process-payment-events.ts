@@ -2,13 +2,14 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { logger } from '#shared/logger.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
 import { receivePayments, receiveRejectedPayment } from '#shared/payments/credit.ts';
+import { keepUnmatched } from '#shared/payments/unmatched.ts';
 import { receiveTransferSettled } from '#shared/transfers/settle.ts';
 
 type Queued<T> = { record: SQSRecord; event: QueuedEvent & T };
 
 /**
- * The SQS consumer of the partners' domain events: credits payments, records refused ones, and
- * settles transfers, answering with partial batch failures so only the messages that failed come
+ * The SQS consumer of the partners' domain events: credits payments, records refused ones,
+ * settles transfers, and keeps for operators what a partner sent that cannot be acted on, answering with partial batch failures so only the messages that failed come
  * back (and reach the DLQ after a few receives). A batch's payments are credited together, one
  * ledger transaction per merchant where possible. It never sees a partner's own payload.
  */
@@ -41,6 +42,9 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
         break;
       case 'TransferSettled':
         others.push({ record, work: () => receiveTransferSettled(event) });
+        break;
+      case 'DeliveryUnusable':
+        others.push({ record, work: () => keepUnmatched(event, event.reason) });
         break;
       default:
         fail(record, 'unknown event type', (event as { type?: unknown }).type);

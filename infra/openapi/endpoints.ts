@@ -361,10 +361,10 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
   'receive-partner-webhook': {
     tag: 'Payment',
     description:
-      'Called by the banking partner, never by merchants. The sandbox partner posts to `/webhooks/payments`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp` within ±5 minutes, `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{raw body}` keyed with the base64-decoded part of the secret after `whsec_`); Paystack posts to `/webhooks/paystack`, signed by `x-paystack-signature` (hex HMAC-SHA512 of the raw body with the secret key). Answers 200 only once the event is durably queued; a redelivery is 200 and credits nothing again. Unknown fields and event types are ignored. On AWS also served at the webhook function URL.',
+      'Called by the banking partner, never by merchants. The sandbox partner posts to `/webhooks/payments`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp` within ±5 minutes, `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{raw body}` keyed with the base64-decoded part of the secret after `whsec_`); Paystack posts to `/webhooks/paystack`, signed by `x-paystack-signature` (hex HMAC-SHA512 of the raw body with the secret key). Answers 200 only once the event is durably queued; a redelivery is 200 and credits nothing again. Unknown fields and event types are ignored. Bodies up to 256 KiB; the content type is not checked (a signed body is judged by its bytes, read as UTF-8 JSON). A signed delivery that is valid JSON is always 200: credited, or kept for operators with the reason when its money fields cannot be read or a key is given twice; fields people read (sender, narration, `paid_at`) are cut or dropped, never a reason to refuse. Only a body that is not JSON is 400. On AWS also served at the webhook function URL.',
     request: { body: undefined },
     success: { statuses: [200] },
-    errors: ['validation_error', 'invalid_signature', 'payload_too_large', 'unsupported_media_type'],
+    errors: ['validation_error', 'invalid_signature', 'payload_too_large'],
     example: {
       request: {
         type: 'payment.received',

@@ -5,6 +5,8 @@ import { cursorSchema, limitSchema } from '#shared/pagination.ts';
 import {
   accountNumberSchema,
   bankCodeSchema,
+  isIsoDate,
+  isIsoDateTime,
   opaqueIdSchema,
   referenceSchema,
   textSchema,
@@ -15,9 +17,6 @@ import {
  * shows. One named export per endpoint, so a handler's bundle carries only its own.
  */
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
-
 /** An ISO date or date-time; a bare date means the start (`from`) or the end (`to`) of that day. */
 const dateBound = (end: 'start' | 'end') =>
   z.optional(
@@ -25,19 +24,16 @@ const dateBound = (end: 'start' | 'end') =>
       z
         .string()
         .check(
-          z.refine(
-            (value) => (DATE.test(value) || DATE_TIME.test(value)) && !Number.isNaN(Date.parse(value)),
-            {
-              message: 'Must be an ISO 8601 date or date-time',
-            },
-          ),
+          z.refine((value) => isIsoDate(value) || isIsoDateTime(value), {
+            message: 'Must be a real ISO 8601 date or date-time (2026-11-30 or 2026-11-30T10:15:00Z)',
+          }),
         )
         .register(z.globalRegistry, {
           description: `ISO 8601 date or date-time (UTC); a bare date covers the whole day (inclusive ${end === 'start' ? 'start' : 'end'})`,
           examples: [end === 'start' ? '2026-11-01' : '2026-11-30'],
         }),
       z.transform((value) =>
-        DATE.test(value)
+        isIsoDate(value)
           ? `${value}T${end === 'start' ? '00:00:00.000' : '23:59:59.999'}Z`
           : new Date(value).toISOString(),
       ),

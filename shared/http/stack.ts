@@ -9,12 +9,22 @@ import { ROUTES, type Route, type RouteAuth } from '#shared/definitions/routes.t
 import { ApiError, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { type Reply, successResult } from '#shared/http/envelope.ts';
 import { errorResult, isServerFault } from '#shared/http/errors.ts';
-import { parseOrThrow, type Schema } from '#shared/http/validation.ts';
+import {
+  contentTypeOf,
+  isUtf8Charset,
+  parseOrThrow,
+  repeatedQueryParameters,
+  type Schema,
+} from '#shared/http/validation.ts';
+import { duplicateKeys } from '#shared/json.ts';
 import { logger } from '#shared/logger.ts';
 import type { WebhookDelivery } from '#shared/partners/partner.ts';
 
 /** Largest request body the API accepts (API.md §3: 413 above it). */
 export const MAX_BODY_BYTES = 16 * 1024;
+
+/** Largest partner webhook body (API.md §11): partners' payloads carry more than merchants' requests. */
+export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
 
@@ -123,30 +133,45 @@ function requireCaller(): Middleware {
   };
 }
 
-/** Content type (415) and size (413) of a JSON body, checked before it is parsed. */
-function guardJsonBody(): Middleware {
+/** Size (413) of a body, counted in bytes as sent. */
+function guardBodySize(maxBytes: number): Middleware {
   return {
     before: ({ event }) => {
-      const mediaType = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-      if (!JSON_MEDIA_TYPE.test(mediaType)) {
-        throw new ApiError('unsupported_media_type', 'Content-Type must be application/json');
-      }
-      // The bare media type, so the parser's own check agrees with this one.
-      event.headers['content-type'] = mediaType;
       const raw = event.body ?? '';
       const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64').length : Buffer.byteLength(raw);
-      if (bytes > MAX_BODY_BYTES) {
-        throw new ApiError('payload_too_large', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+      if (bytes > maxBytes) {
+        throw new ApiError('payload_too_large', `Request body exceeds ${maxBytes} bytes`);
       }
     },
   };
 }
 
-/** middy's JSON parser, with a malformed body reported as the API's 400. */
+/** Content type and charset (415) of a JSON body, checked before it is parsed. */
+function guardJsonBody(): Middleware {
+  return {
+    before: ({ event }) => {
+      const { mediaType, charset } = contentTypeOf(event.headers['content-type']);
+      if (!JSON_MEDIA_TYPE.test(mediaType)) {
+        throw new ApiError('unsupported_media_type', 'Content-Type must be application/json');
+      }
+      if (!isUtf8Charset(charset)) {
+        throw new ApiError('unsupported_media_type', 'Content-Type charset must be utf-8');
+      }
+      // The bare media type, so the parser's own check agrees with this one.
+      event.headers['content-type'] = mediaType;
+    },
+  };
+}
+
+/**
+ * middy's JSON parser, with a malformed body reported as the API's 400, and so is a key given twice
+ * in one object: `JSON.parse` would silently keep the last (API.md §11).
+ */
 function parseJsonBody(): Middleware {
   const parser = jsonBodyParser();
   return {
     before: async (request) => {
+      const { body, isBase64Encoded } = request.event;
       try {
         await parser.before?.(request as never);
       } catch {
@@ -155,8 +180,28 @@ function parseJsonBody(): Middleware {
           'Malformed JSON body',
         );
       }
+      const text = isBase64Encoded ? Buffer.from(body ?? '', 'base64').toString() : (body ?? '');
+      const duplicated = duplicateKeys(text);
+      if (duplicated.length > 0) {
+        throw new ValidationError(
+          duplicated.map((field) => ({ field: field || 'body', message: 'Key given more than once' })),
+          'Duplicate key in JSON body',
+        );
+      }
     },
   };
+}
+
+/** Query parameters given twice (`?type=credit&type=debit`) are ambiguous: 400, never one of them. */
+function queryOrThrow<Q extends Schema>(schema: Q, event: APIGatewayProxyEvent): z.output<Q> {
+  const repeated = repeatedQueryParameters(event);
+  if (repeated.length > 0) {
+    throw new ValidationError(
+      repeated.map((name) => ({ field: `query.${name}`, message: 'Given more than once' })),
+      'Query parameter given more than once',
+    );
+  }
+  return parseOrThrow(schema, event.queryStringParameters ?? {}, 'query');
 }
 
 function routeNamed(nameOrRoute: string | Route, auth: RouteAuth): Route {
@@ -189,7 +234,10 @@ function buildHandler<
       spec.bodyOptional
         ? { before: (request) => (sent(request.event) ? middleware.before?.(request) : undefined) }
         : middleware;
-    chain.use(onlyIfSent(guardJsonBody())).use(onlyIfSent(parseJsonBody()));
+    chain
+      .use(onlyIfSent(guardJsonBody()))
+      .use(onlyIfSent(guardBodySize(MAX_BODY_BYTES)))
+      .use(onlyIfSent(parseJsonBody()));
   }
   const handler = chain.handler(async (event) => {
     const requestId = event.requestContext.requestId;
@@ -198,7 +246,7 @@ function buildHandler<
       body: spec.body
         ? parseOrThrow(spec.body, spec.bodyOptional && !event.body ? undefined : event.body)
         : undefined,
-      query: spec.query ? parseOrThrow(spec.query, event.queryStringParameters ?? {}, 'query') : undefined,
+      query: spec.query ? queryOrThrow(spec.query, event) : undefined,
       params: spec.params ? parseOrThrow(spec.params, event.pathParameters ?? {}, 'path') : undefined,
       requestId,
     } as MerchantInput<B, Q, P>;
@@ -214,16 +262,19 @@ export interface WebhookInput extends WebhookDelivery {
 }
 
 /**
- * A handler for a partner webhook route (`auth: 'webhook'`): no API key, JSON content type and size
- * checked, and the raw body handed over unparsed so the signature is verified on exactly what was
- * sent. Accepts API Gateway REST events and Lambda function URL (payload v2) events alike.
+ * A handler for a partner webhook route (`auth: 'webhook'`): no API key, the size checked (256 KiB),
+ * and the raw body handed over unparsed so the signature is verified on exactly what was sent.
+ * The content type is not checked: a partner's label does not make a signed body more or less
+ * JSON, and refusing a signed payment over it would leave the money uncredited (API.md §11); the
+ * body itself is read as UTF-8 JSON after the signature. Accepts API Gateway REST events and
+ * Lambda function URL (payload v2) events alike.
  */
 export function webhookHandler(route: string | Route, handle: (input: WebhookInput) => Promise<Reply>) {
   routeNamed(route, 'webhook');
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(observe())
     .use(mapErrors())
-    .use(guardJsonBody())
+    .use(guardBodySize(MAX_WEBHOOK_BODY_BYTES))
     .handler(async (event) => {
       const raw = event.body ?? '';
       const rawBody = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;

@@ -39,3 +39,52 @@ function messageOf(issue: z.core.$ZodIssue): string {
   }
   return issue.message;
 }
+
+/** A `Content-Type` header read: the bare media type (lower case) and its `charset`, if given. */
+export function contentTypeOf(header: string | undefined): { mediaType: string; charset?: string } {
+  const [type = '', ...parameters] = (header ?? '').split(';');
+  const charset = parameters
+    .map((parameter) => parameter.split('='))
+    .find(([name]) => name?.trim().toLowerCase() === 'charset')?.[1];
+  return {
+    mediaType: type.trim().toLowerCase(),
+    ...(charset === undefined
+      ? {}
+      : {
+          charset: charset
+            .trim()
+            .replace(/^"(.*)"$/, '$1')
+            .toLowerCase(),
+        }),
+  };
+}
+
+/** Whether a `charset` parameter names UTF-8 (the only one JSON bodies may use), or none was given. */
+export function isUtf8Charset(charset: string | undefined): boolean {
+  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
+}
+
+/** Where a request's query string is found: REST API events, and function URL (payload v2) events. */
+interface QuerySource {
+  multiValueQueryStringParameters?: Record<string, string[] | undefined> | null;
+  queryStringParameters?: Record<string, string | undefined> | null;
+  rawQueryString?: string;
+}
+
+/**
+ * The names of the query parameters given more than once (`?type=credit&type=debit`): API Gateway
+ * keeps only the last in `queryStringParameters`, so the repeats are read from the multi-value
+ * map (REST API) or the raw query string (function URL events, which join repeats with commas).
+ */
+export function repeatedQueryParameters(event: QuerySource): string[] {
+  if (event.multiValueQueryStringParameters) {
+    return Object.entries(event.multiValueQueryStringParameters)
+      .filter(([, values]) => (values?.length ?? 0) > 1)
+      .map(([name]) => name);
+  }
+  if (event.rawQueryString) {
+    const names = [...new URLSearchParams(event.rawQueryString).keys()];
+    return [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
+  }
+  return [];
+}

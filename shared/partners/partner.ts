@@ -118,7 +118,29 @@ export interface TransferSettled {
   outcome: Exclude<TransferOutcome, { status: 'pending' }>;
 }
 
-export type DomainEvent = PaymentReceived | PaymentRejected | TransferSettled;
+/**
+ * A signed delivery the service cannot act on: a payment whose amount or receiving account cannot
+ * be read, a verdict without a reference, a body with a key given twice, JSON that is not an event.
+ * Never credited and never dropped: kept for operators with the reason (API.md §11).
+ */
+export interface DeliveryUnusable {
+  type: 'DeliveryUnusable';
+  partner: PartnerName;
+  /** The partner's word for the event (`payment.received`, `charge.success`), if it gave one. */
+  partner_event: string | null;
+  /**
+   * The partner's id of what the delivery is about, where it could be read (a payment id, or
+   * `transfer:<reference>`, `rejected:<attempt id>`): operators find it kept under that id.
+   */
+  partner_id: string | null;
+  reason: string;
+  /** The body as delivered, cut to its first 64 KiB; with the whole body's size and SHA-256. */
+  body: string;
+  body_bytes: number;
+  body_sha256: string;
+}
+
+export type DomainEvent = PaymentReceived | PaymentRejected | TransferSettled | DeliveryUnusable;
 
 /** A domain event as queued: with the delivery that carried it and when that arrived. */
 export type QueuedEvent = DomainEvent & { delivery_id: string; received_at: string };
@@ -154,7 +176,9 @@ export interface BankingPartner {
   verifyDelivery(delivery: WebhookDelivery): Promise<string | undefined>;
   /**
    * The domain events an authentic delivery carries (none for events the service ignores), and the
-   * delivery's id for logs and dedupe. Throws `ValidationError` when the body is not JSON.
+   * delivery's id for logs and dedupe. A cosmetic field never stops a payment; a delivery whose
+   * money fields cannot be read, or with a key given twice, is one `DeliveryUnusable`. Throws
+   * `ValidationError` only when the body is not JSON.
    */
   eventsOf(delivery: WebhookDelivery): { deliveryId: string; events: DomainEvent[] };
 }

@@ -1,13 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BANKS, type BankRecord } from '#shared/banks/data.ts';
 import { findBank } from '#shared/banks/index.ts';
-import {
-  AccountNotFound,
-  BankNotSupported,
-  PartnerUnavailable,
-  UnknownBank,
-  ValidationError,
-} from '#shared/errors.ts';
+import { AccountNotFound, BankNotSupported, PartnerUnavailable, UnknownBank } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
 import {
@@ -15,13 +9,24 @@ import {
   type DomainEvent,
   type IssuedAccount,
   PARTNER_RETRY_AFTER_SECONDS,
-  type PaymentReceived,
   type PaymentRejected,
   type TransferOrder,
   type TransferOutcome,
   type TransferSettled,
   type WebhookDelivery,
 } from '#shared/partners/partner.ts';
+
+import {
+  bankCodeOrNull,
+  duplicateKeyReason,
+  isoOrNull,
+  type Json,
+  personText,
+  readDeliveryJson,
+  record,
+  text,
+  unusableDelivery,
+} from '#shared/partners/payloads.ts';
 
 export type { PartnerMemo } from '#shared/partners/memo.ts';
 
@@ -42,8 +47,6 @@ export interface PaystackOptions {
   memo: PartnerMemo;
   now?: () => number;
 }
-
-type Json = Record<string, unknown>;
 
 /** A Paystack answer: its HTTP status and its JSON body (`{}` when it sent none). */
 interface Answer {
@@ -581,14 +584,10 @@ function splitName(name: string): { first_name: string; last_name: string } {
 /**
  * The domain events of a verified Paystack webhook body. Paystack sends no delivery id, so one is
  * made from the event and its entity (stable across redeliveries), else from the body's hash.
+ * Only a body that is not JSON throws; JSON the service cannot act on is kept (`DeliveryUnusable`).
  */
 function paystackEvents(rawBody: string): { deliveryId: string; events: DomainEvent[] } {
-  let json: unknown;
-  try {
-    json = JSON.parse(rawBody);
-  } catch {
-    throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
-  }
+  const { json, duplicates } = readDeliveryJson(rawBody);
   const payload = record(json);
   const event = text(payload?.event, 100);
   const data = record(payload?.data) ?? {};
@@ -596,106 +595,136 @@ function paystackEvents(rawBody: string): { deliveryId: string; events: DomainEv
     idOf(data.id) ?? text(data.reference, 100) ?? idOf(record(data.bank_transfer)?.transaction_id);
   const deliveryId =
     event && entity ? `paystack:${event}:${entity}` : `paystack:sha256:${sha256Hex(rawBody)}`;
-  const events = event ? eventsFor(event, data, rawBody) : [];
+  const keep: Keep = (reason) => [
+    unusableDelivery('paystack', rawBody, reason, {
+      partnerEvent: event,
+      partnerId: event && partnerIdOf(event, data),
+    }),
+  ];
+  const events =
+    duplicates.length > 0
+      ? keep(duplicateKeyReason(duplicates))
+      : !payload
+        ? keep('not an event: the body is not a JSON object')
+        : !event
+          ? keep('not an event: no event name')
+          : eventsFor(event, data, rawBody, keep);
   if (events.length === 0) logger.info('paystack event ignored', { event, delivery_id: deliveryId });
   return { deliveryId, events };
 }
 
-function eventsFor(event: string, data: Json, rawBody: string): DomainEvent[] {
+/** The one event that keeps a delivery for operators, with the reason it cannot be acted on. */
+type Keep = (reason: string) => DomainEvent[];
+
+/** The id operators find a kept delivery under, as `DeliveryUnusable.partner_id` describes. */
+function partnerIdOf(event: string, data: Json): string | undefined {
+  if (event === 'charge.success') return idOf(data.id);
+  if (event.startsWith('transfer.')) {
+    const reference = text(data.reference, 100);
+    return reference && `transfer:${reference}`;
+  }
+  if (event === 'bank.transfer.rejected') {
+    const attempt = idOf(record(data.bank_transfer)?.transaction_id) ?? idOf(data.id);
+    return attempt && `rejected:${attempt}`;
+  }
+  return undefined;
+}
+
+function eventsFor(event: string, data: Json, rawBody: string, keep: Keep): DomainEvent[] {
   switch (event) {
     case 'charge.success':
-      return optional(paymentReceived(data));
+      return paymentReceived(data, keep);
     case 'transfer.success':
     case 'transfer.failed':
     case 'transfer.reversed':
-      return optional(transferSettled(event, data));
+      return transferSettled(event, data, keep);
     case 'bank.transfer.rejected':
-      return optional(paymentRejected(data, rawBody));
+      return paymentRejected(data, rawBody, keep);
     default:
       return [];
   }
 }
 
-function optional<T>(value: T | undefined): T[] {
-  return value === undefined ? [] : [value];
-}
-
-/** A `charge.success` into a Pay with Transfer account or a dedicated account; other channels are not ours. */
-function paymentReceived(data: Json): PaymentReceived | undefined {
+/**
+ * A `charge.success` into a Pay with Transfer account or a dedicated account; other channels are
+ * not ours. Strict on what moves money (the transaction id, the receiving account, an integer
+ * amount in NGN), loose on what people read: a long or odd sender, narration or time is cut or
+ * dropped, never a reason to refuse the payment.
+ */
+function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
   const channel = text(data.channel, 50);
+  if (channel !== 'bank_transfer' && channel !== 'dedicated_nuban') {
+    logger.info('paystack charge.success on a channel the service does not issue', { channel });
+    return [];
+  }
   const authorization = record(data.authorization) ?? {};
   const receiver = text(authorization.receiver_bank_account_number, 20) ?? null;
   const accountIds = receivingIds(channel, data, receiver);
-  if (!accountIds) return undefined;
   const transactionId = idOf(data.id);
   const amount = data.amount;
   // Amounts are kobo only in naira: another currency must never be credited as NGN.
   const currency = text(data.currency, 10) ?? 'NGN';
-  if (!transactionId || !isPositiveKobo(amount) || currency !== 'NGN') {
-    logger.error('paystack charge.success cannot be credited', {
-      channel,
-      transaction_id: transactionId,
-      currency,
-      amount_type: typeof amount,
-    });
-    return undefined;
+  const problems = [
+    !accountIds && 'names no receiving account',
+    !transactionId && 'no transaction id',
+    !isPositiveKobo(amount) && `amount is not a positive whole number of kobo (${typeof amount})`,
+    currency !== 'NGN' && `currency ${currency} is not NGN`,
+  ].filter((problem): problem is string => typeof problem === 'string');
+  if (problems.length > 0 || !accountIds || !transactionId || !isPositiveKobo(amount)) {
+    logger.error('paystack charge.success cannot be credited: kept for operators', { channel, problems });
+    return keep(`charge.success cannot be credited: ${problems.join('; ')}`);
   }
-  const senderBank = text(authorization.sender_bank, 10);
-  return {
-    type: 'PaymentReceived',
-    partner: 'paystack',
-    payment_id: transactionId,
-    account_ids: accountIds,
-    account_number: receiver,
-    amount,
-    sender: {
-      account_name: text(authorization.sender_name, NAME_MAX) ?? null,
-      account_number: text(authorization.sender_bank_account_number, 20) ?? null,
-      bank_code: senderBank && /^(\d{3}|\d{6})$/.test(senderBank) ? senderBank : null,
+  return [
+    {
+      type: 'PaymentReceived',
+      partner: 'paystack',
+      payment_id: transactionId,
+      account_ids: accountIds,
+      account_number: receiver,
+      amount,
+      sender: {
+        account_name: personText(authorization.sender_name, NAME_MAX),
+        account_number: text(authorization.sender_bank_account_number, 20) ?? null,
+        bank_code: bankCodeOrNull(authorization.sender_bank),
+      },
+      narration: personText(authorization.narration, NARRATION_MAX),
+      paid_at: isoOrNull(data.paid_at ?? data.paidAt),
     },
-    narration: text(authorization.narration, NARRATION_MAX) ?? null,
-    paid_at: isoOrNull(data.paid_at ?? data.paidAt),
-  };
+  ];
 }
 
 /** The receiving account's ids as `IssuedAccount.account_ids` claimed them, best first. */
 function receivingIds(
-  channel: string | undefined,
+  channel: 'bank_transfer' | 'dedicated_nuban',
   data: Json,
   receiver: string | null,
 ): string[] | undefined {
   if (channel === 'bank_transfer') {
     const reference = text(data.reference, 100);
-    if (reference) return [`charge:${reference}`];
-  } else if (channel === 'dedicated_nuban') {
-    const customer = text(record(data.customer)?.customer_code, 100);
-    const ids = [receiver && `nuban:${receiver}`, customer && `customer:${customer}`].filter(
-      (id): id is string => Boolean(id),
-    );
-    if (ids.length > 0) return ids;
-  } else {
-    logger.info('paystack charge.success on a channel the service does not issue', { channel });
-    return undefined;
+    return reference ? [`charge:${reference}`] : undefined;
   }
-  logger.error('paystack charge.success names no receiving account', { channel });
-  return undefined;
+  const customer = text(record(data.customer)?.customer_code, 100);
+  const ids = [receiver && `nuban:${receiver}`, customer && `customer:${customer}`].filter(
+    (id): id is string => Boolean(id),
+  );
+  return ids.length > 0 ? ids : undefined;
 }
 
-function transferSettled(event: string, data: Json): TransferSettled | undefined {
+function transferSettled(event: string, data: Json, keep: Keep): DomainEvent[] {
   const reference = text(data.reference, 100);
   if (!reference) {
-    logger.error('paystack transfer event without a reference', { event });
-    return undefined;
+    logger.error('paystack transfer event without a reference: kept for operators', { event });
+    return keep(`${event} cannot be settled: no reference`);
   }
   const outcome: TransferSettled['outcome'] =
     event === 'transfer.success'
       ? { status: 'success' }
       : { status: event === 'transfer.failed' ? 'failed' : 'reversed', reason: failureReason(data) };
-  return { type: 'TransferSettled', partner: 'paystack', reference, outcome };
+  return [{ type: 'TransferSettled', partner: 'paystack', reference, outcome }];
 }
 
 /** A Pay with Transfer payment Paystack returned to the payer (e.g. a wrong amount). */
-function paymentRejected(data: Json, rawBody: string): PaymentRejected | undefined {
+function paymentRejected(data: Json, rawBody: string, keep: Keep): DomainEvent[] {
   const transfer = record(data.bank_transfer) ?? {};
   const email = text(record(data.customer)?.email, 320)?.toLowerCase();
   const reference = text(data.reference, 100) ?? text(transfer.reference, 100);
@@ -708,11 +737,15 @@ function paymentRejected(data: Json, rawBody: string): PaymentRejected | undefin
       ? Number(transfer.amount)
       : transfer.amount;
   if (accountIds.length === 0 || !isPositiveKobo(amount)) {
-    logger.error('paystack bank.transfer.rejected cannot be matched', { has_email: Boolean(email) });
-    return undefined;
+    logger.error('paystack bank.transfer.rejected cannot be matched: kept for operators', {
+      has_email: Boolean(email),
+    });
+    return keep(
+      `bank.transfer.rejected cannot be listed: ${accountIds.length === 0 ? 'names no account' : 'no amount'}`,
+    );
   }
   const attempt = idOf(transfer.transaction_id) ?? idOf(data.id);
-  return {
+  const rejected: PaymentRejected = {
     type: 'PaymentRejected',
     partner: 'paystack',
     attempt_id: attempt ?? `body-${sha256Hex(rawBody).slice(0, 40)}`,
@@ -721,6 +754,7 @@ function paymentRejected(data: Json, rawBody: string): PaymentRejected | undefin
     reason: text(transfer.message, NARRATION_MAX) ?? text(transfer.message_type, 100) ?? DEFAULT_REJECTION,
     rejected_at: isoOrNull(transfer.created_at ?? transfer.received_at ?? data.created_at ?? data.createdAt),
   };
+  return [rejected];
 }
 
 /** Node reports IPv4 clients of a dual-stack socket as `::ffff:a.b.c.d`: compared without the prefix. */
@@ -740,17 +774,6 @@ function parseObject(body: string): Json | undefined {
   }
 }
 
-function record(value: unknown): Json | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
-}
-
-/** A non-blank string, trimmed and cut to `max` characters. */
-function text(value: unknown, max: number): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const trimmed = value.trim();
-  return trimmed ? trimmed.slice(0, max) : undefined;
-}
-
 /** A Paystack id: a non-negative safe integer or a short string of id characters. */
 function idOf(value: unknown): string | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : undefined;
@@ -768,19 +791,6 @@ function isSuccess(status: number): boolean {
 
 function messageOf(body: Json): string | undefined {
   return text(body.message, NARRATION_MAX);
-}
-
-/**
- * An ISO 8601 UTC timestamp from Paystack's: kept as sent when it already is one (Paystack's are),
- * converted when it has an offset, null when it is absent or unreadable.
- */
-function isoOrNull(value: unknown): string | null {
-  if (typeof value !== 'string' || value.length > 64) return null;
-  const time = Date.parse(value);
-  if (!Number.isFinite(time)) return null;
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value)
-    ? value
-    : new Date(time).toISOString();
 }
 
 function sha256Hex(value: string): string {

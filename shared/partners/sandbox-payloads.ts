@@ -1,16 +1,52 @@
 import * as z from 'zod/mini';
 import { ValidationError } from '#shared/errors.ts';
 import { parseOrThrow } from '#shared/http/validation.ts';
+import {
+  bankCodeOrNull,
+  duplicateKeyReason,
+  isoOrNull,
+  personText,
+  readDeliveryJson,
+  record,
+  text,
+} from '#shared/partners/payloads.ts';
 
-// The sandbox partner's webhook payloads (API.md §4 `POST /webhooks/payments`). Read loosely:
-// unknown fields are ignored, so a partner adding a field can never stop credits (API.md §1).
-// Only what the service relies on is checked.
+// The sandbox partner's webhook payloads (API.md §5), read as API.md §11 asks: the fields that move
+// money (session id, receiving account, amount; a verdict's reference) are checked strictly; what a
+// person reads is cut or dropped, never a reason to refuse a payment; unknown fields are ignored
+// (API.md §1), so a partner adding a field can never stop credits.
 
-const sender = z.looseObject({
-  account_name: z.optional(z.nullable(z.string().check(z.maxLength(200)))),
-  account_number: z.optional(z.nullable(z.string().check(z.maxLength(20)))),
-  bank_code: z.optional(z.nullable(z.string().check(z.maxLength(10)))),
-});
+/** A field that never blocks a payment: read by `read` when it is a string (or absent), else null. */
+function cosmetic<T>(read: (value: string | null | undefined) => T | null, description: string) {
+  return z
+    .catch(z.pipe(z.nullish(z.string()), z.transform(read)), null)
+    .register(z.globalRegistry, { description: `${description}. Never refuses a payment.` });
+}
+
+const personTextField = (max: number, what: string) =>
+  cosmetic(
+    (value) => personText(value, max),
+    `${what}: cut to ${max} characters; a value that is not text is ignored`,
+  );
+
+const sender = z
+  .catch(
+    z.nullish(
+      z.looseObject({
+        account_name: personTextField(200, "The payer's account name"),
+        account_number: cosmetic(
+          (value) => text(value, 20) ?? null,
+          "The payer's account number: cut to 20 characters",
+        ),
+        bank_code: cosmetic(bankCodeOrNull, "The payer's bank code: ignored unless 3 or 6 digits"),
+      }),
+    ),
+    null,
+  )
+  .register(z.globalRegistry, {
+    description:
+      'The payer, for people to read: a value that is not an object is ignored. Never refuses a payment.',
+  });
 
 export const paymentReceived = z.looseObject({
   type: z.literal('payment.received'),
@@ -18,9 +54,9 @@ export const paymentReceived = z.looseObject({
     session_id: z.string().check(z.minLength(1), z.maxLength(100)),
     account_number: z.string().check(z.regex(/^\d{10}$/, 'Must be exactly 10 digits')),
     amount: z.int().check(z.positive('Must be a positive number of kobo')),
-    sender: z.optional(z.nullable(sender)),
-    narration: z.optional(z.nullable(z.string().check(z.maxLength(500)))),
-    paid_at: z.optional(z.nullable(z.string().check(z.maxLength(40)))),
+    sender,
+    narration: personTextField(500, 'What the payer wrote'),
+    paid_at: cosmetic(isoOrNull, 'When the customer paid (ISO 8601); unreadable: the time it arrived'),
   }),
 });
 
@@ -28,8 +64,8 @@ export const transferSettled = z.looseObject({
   type: z.enum(['transfer.success', 'transfer.failed', 'transfer.reversed']),
   data: z.looseObject({
     reference: z.string().check(z.minLength(1), z.maxLength(200)),
-    session_id: z.optional(z.nullable(z.string().check(z.maxLength(100)))),
-    reason: z.optional(z.nullable(z.string().check(z.maxLength(500)))),
+    session_id: cosmetic((value) => text(value, 100) ?? null, 'The NIP session id, for people to read'),
+    reason: personTextField(500, 'Why the transfer failed or was reversed'),
   }),
 });
 
@@ -37,23 +73,51 @@ export type SandboxPaymentReceived = z.output<typeof paymentReceived>;
 export type SandboxTransferSettled = z.output<typeof transferSettled>;
 export type SandboxEvent = SandboxPaymentReceived | SandboxTransferSettled;
 
+/** What a verified sandbox delivery says: an event, nothing for the service, or why it is unusable. */
+export type SandboxReading =
+  | { kind: 'event'; event: SandboxEvent }
+  | { kind: 'ignored'; type: string }
+  | { kind: 'unusable'; reason: string; type?: string; id?: string };
+
 const EVENT_TYPES = ['payment.received', 'transfer.success', 'transfer.failed', 'transfer.reversed'];
 
 /**
- * Reads a verified sandbox webhook body. Malformed JSON or a known event type with bad fields is a
- * 400; an event type the service does not know is `undefined` (accepted, nothing to do).
+ * Reads a verified sandbox webhook body. Only a body that is not JSON throws (400); an event type
+ * the service does not know is ignored; JSON the service cannot act on (a key given twice, no event
+ * type, a money field it cannot read) is unusable, with the reason and the ids it could read.
  */
-export function parseSandboxEvent(rawBody: string): SandboxEvent | undefined {
-  let json: unknown;
+export function readSandboxDelivery(rawBody: string): SandboxReading {
+  const { json, duplicates } = readDeliveryJson(rawBody);
+  const payload = record(json);
+  const type = typeof payload?.type === 'string' ? payload.type : undefined;
+  const data = record(payload?.data);
+  // Ids exactly as a valid event would carry them, or none: a cut id could name another payment.
+  const idIn = (value: unknown, max: number) =>
+    typeof value === 'string' && value.length >= 1 && value.length <= max ? value : undefined;
+  const reference = idIn(data?.reference, 200);
+  const id =
+    type === 'payment.received'
+      ? idIn(data?.session_id, 100)
+      : reference && type?.startsWith('transfer.')
+        ? `transfer:${reference}`
+        : undefined;
+  const unusable = (reason: string): SandboxReading => ({
+    kind: 'unusable',
+    reason,
+    ...(type ? { type: type.slice(0, 100) } : {}),
+    ...(id ? { id } : {}),
+  });
+  if (duplicates.length > 0) return unusable(duplicateKeyReason(duplicates));
+  if (!payload) return unusable('not an event: the body is not a JSON object');
+  if (type === undefined) return unusable('not an event: no type');
+  if (!EVENT_TYPES.includes(type)) return { kind: 'ignored', type };
   try {
-    json = JSON.parse(rawBody);
-  } catch {
-    throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
+    const event =
+      type === 'payment.received' ? parseOrThrow(paymentReceived, json) : parseOrThrow(transferSettled, json);
+    return { kind: 'event', event };
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const problems = (error.details.errors ?? []).map(({ field, message }) => `${field}: ${message}`);
+    return unusable(`${type} cannot be acted on: ${problems.join('; ')}`);
   }
-  const type = (json as { type?: unknown } | null)?.type;
-  if (typeof type !== 'string') throw new ValidationError([{ field: 'type', message: 'Required' }]);
-  if (!EVENT_TYPES.includes(type)) return undefined;
-  return type === 'payment.received'
-    ? parseOrThrow(paymentReceived, json)
-    : parseOrThrow(transferSettled, json);
 }

@@ -10,7 +10,8 @@ import {
   type TransferOutcome,
   type WebhookDelivery,
 } from '#shared/partners/partner.ts';
-import { parseSandboxEvent, type SandboxEvent } from '#shared/partners/sandbox-payloads.ts';
+import { unusableDelivery } from '#shared/partners/payloads.ts';
+import { readSandboxDelivery, type SandboxEvent } from '#shared/partners/sandbox-payloads.ts';
 
 export interface SandboxOptions {
   baseUrl: string;
@@ -131,8 +132,12 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
     },
 
     eventsOf({ headers, rawBody }: WebhookDelivery) {
-      const event = parseSandboxEvent(rawBody);
-      return { deliveryId: headers['webhook-id'] ?? '', events: event ? [toDomainEvent(event)] : [] };
+      const reading = readSandboxDelivery(rawBody);
+      const deliveryId = headers['webhook-id'] ?? '';
+      if (reading.kind === 'ignored') return { deliveryId, events: [] };
+      if (reading.kind === 'event') return { deliveryId, events: [toDomainEvent(reading.event)] };
+      const ids = { partnerEvent: reading.type, partnerId: reading.id };
+      return { deliveryId, events: [unusableDelivery('sandbox', rawBody, reading.reason, ids)] };
     },
   };
 }
@@ -153,8 +158,8 @@ function toDomainEvent(event: SandboxEvent): DomainEvent {
         account_number: data.sender?.account_number ?? null,
         bank_code: data.sender?.bank_code ?? null,
       },
-      narration: data.narration ?? null,
-      paid_at: data.paid_at ?? null,
+      narration: data.narration,
+      paid_at: data.paid_at,
     };
   }
   const reason = event.data.reason ?? DEFAULT_FAILURE;

@@ -4,6 +4,7 @@ import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
+import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
@@ -310,6 +311,100 @@ describe('PARTNER=paystack: money in (Pay with Transfer)', () => {
     expect(forged.status).toBe(401);
     expect(JSON.parse(forged.body)).toMatchObject({ code: 'invalid_signature' });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await balanceOf(m)).toBe(0);
+  });
+});
+
+describe('PARTNER=paystack: a signed delivery is credited or kept, never refused over cosmetic fields (API.md §11)', () => {
+  /** A paid charge.success into a fresh merchant's wallet, not yet sent, with `patch` applied to its data. */
+  async function walletPayment(
+    amount: number,
+    patch: (data: Record<string, unknown>) => Record<string, unknown>,
+  ) {
+    const m = await aMerchant();
+    const { id, event } = await withoutWebhook(() =>
+      standIn.payDedicatedAccount(m.merchant.account_number, amount),
+    );
+    return { m, id, event: { ...event, data: patch(event.data) } };
+  }
+  /** Runs `pay` with the stand-in's webhook pointed nowhere, so the test sends the event itself. */
+  async function withoutWebhook<T>(pay: () => Promise<T>): Promise<T> {
+    standIn.setWebhookUrl('http://127.0.0.1:9/nowhere');
+    try {
+      return await pay();
+    } finally {
+      standIn.setWebhookUrl(`${gateway.url}/webhooks/paystack`);
+    }
+  }
+  const authorization = (data: Record<string, unknown>) => data.authorization as Record<string, unknown>;
+
+  it.each<[string, (data: Record<string, unknown>) => Record<string, unknown>]>([
+    [
+      'a sender name and narration far over their limits',
+      (d) => ({
+        ...d,
+        authorization: { ...authorization(d), sender_name: 'N'.repeat(5_000), narration: 'x'.repeat(5_000) },
+      }),
+    ],
+    [
+      'a sender name that is a number',
+      (d) => ({ ...d, authorization: { ...authorization(d), sender_name: 42 } }),
+    ],
+    ['paid_at a number, paidAt an object', (d) => ({ ...d, paid_at: 1_767_225_600, paidAt: { at: 1 } })],
+    [
+      'a long, odd paid_at',
+      (d) => ({ ...d, paid_at: 'Saturday 21 November 2026, around ten, WAT'.repeat(3) }),
+    ],
+    [
+      'long sender bank and account number',
+      (d) => ({
+        ...d,
+        authorization: {
+          ...authorization(d),
+          sender_bank: '9'.repeat(40),
+          sender_bank_account_number: '1'.repeat(40),
+        },
+      }),
+    ],
+  ])('credits a charge.success with %s, once', async (_label, patch) => {
+    const { m, id, event } = await walletPayment(6_100, patch);
+    expect((await standIn.sendEvent(event)).status).toBe(200);
+    await waitForBalance(m, 6_100);
+    expect((await entriesOf(m.merchant.merchant_id)).map((entry) => entry.amount)).toEqual([6_100]);
+    expect(await transactionOf(m, `payment:${id}`)).toMatchObject({ amount: 6_100 });
+  });
+
+  it('credits a signed 250 KiB delivery sent as text/plain', async () => {
+    const { m, event } = await walletPayment(3_300, (d) => ({ ...d, log: 'l'.repeat(250 * 1024) }));
+    const sent = await standIn.sendEvent(event, { contentType: 'text/plain' });
+    expect(sent.status).toBe(200);
+    await waitForBalance(m, 3_300);
+  });
+
+  it.each<[string, (data: Record<string, unknown>) => Record<string, unknown>, string]>([
+    [
+      'an amount in a string',
+      (d) => ({ ...d, amount: String(d.amount) }),
+      'amount is not a positive whole number',
+    ],
+    ['another currency', (d) => ({ ...d, currency: 'USD' }), 'currency USD is not NGN'],
+  ])('keeps a charge.success with %s for operators, crediting nothing', async (_label, patch, reason) => {
+    const { m, id, event } = await walletPayment(8_800, patch);
+    expect((await standIn.sendEvent(event)).status).toBe(200);
+    await expect
+      .poll(async () => (await unmatchedOf('paystack', String(id)))[0], { timeout: 15_000 })
+      .toMatchObject({ reason: expect.stringContaining(reason), event: { type: 'DeliveryUnusable' } });
+    expect(await balanceOf(m)).toBe(0);
+  });
+
+  it('keeps a charge.success whose amount is given twice, crediting neither', async () => {
+    const { m, id, event } = await walletPayment(100, (d) => d);
+    const rawBody = JSON.stringify(event).replace('"amount":100,', '"amount":100,"amount":100000000,');
+    expect(rawBody).toContain('"amount":100000000');
+    expect((await standIn.sendEvent(event, { rawBody })).status).toBe(200);
+    await expect
+      .poll(async () => (await unmatchedOf('paystack', String(id)))[0], { timeout: 15_000 })
+      .toMatchObject({ reason: expect.stringContaining('duplicate key: data.amount') });
     expect(await balanceOf(m)).toBe(0);
   });
 });

@@ -9,6 +9,7 @@ import { sqs } from '#shared/aws/sqs.ts';
 import { config } from '#shared/config.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
+import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
@@ -158,5 +159,33 @@ describe('the payment events consumer', () => {
     const result = await handler({ Records: records }, {} as Context);
     expect(result.batchItemFailures).toEqual([]);
     expect(await balanceOf(merchant.merchant_id)).toBe(600);
+  });
+
+  it('keeps an unusable delivery for operators once however often it comes, and another body beside it', async () => {
+    const sessionId = nipSessionId();
+    const unusable = (amount: unknown) =>
+      queuedFromSandbox({
+        type: 'payment.received',
+        data: { session_id: sessionId, account_number: '1', amount },
+      });
+    const first = unusable('5000');
+    const again = { ...unusable('5000'), delivery_id: 'msg_again' };
+    const other = unusable(-1);
+    const records = [first, again, other].map((event, i) => ({
+      messageId: `m-${i}`,
+      body: JSON.stringify(event),
+    }));
+    const result = await handler({ Records: records } as unknown as SQSEvent, {} as Context);
+    expect(result.batchItemFailures).toEqual([]);
+    const kept = await unmatchedOf('sandbox', sessionId);
+    expect(kept).toHaveLength(2);
+    expect(kept.map((item) => item.reason).sort()).toEqual([
+      expect.stringContaining('data.account_number'),
+      expect.stringContaining('data.account_number'),
+    ]);
+    expect(kept.map((item) => (item.event as { type: string }).type)).toEqual([
+      'DeliveryUnusable',
+      'DeliveryUnusable',
+    ]);
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { parseWebhookSecrets } from '#shared/config.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
-import { AccountNotFound, PartnerUnavailable } from '#shared/errors.ts';
+import { AccountNotFound, PartnerUnavailable, ValidationError } from '#shared/errors.ts';
 import type { BankingPartner, IssuedAccount, WebhookDelivery } from '#shared/partners/partner.ts';
 import { createPaystackPartner } from '#shared/partners/paystack.ts';
 import { createSandboxPartner } from '#shared/partners/sandbox.ts';
@@ -33,7 +33,14 @@ interface Fixture {
   signed(body: string): WebhookDelivery;
   /** The partner's own delivery of a customer paying `amount` into an issued account. */
   paymentInto(account: IssuedAccount, amount: number): Promise<WebhookDelivery>;
+  /** A payment's body with every field a person reads (sender, narration, time) made hostile. */
+  oddCosmetics(payload: Record<string, unknown>): Record<string, unknown>;
+  /** A payment's body with its amount replaced. */
+  withAmount(payload: Record<string, unknown>, amount: unknown): Record<string, unknown>;
 }
+
+type Payload = Record<string, unknown>;
+const dataOf = (payload: Payload) => payload.data as Payload;
 
 const BANK = '058';
 let standIn: PaystackStandIn;
@@ -74,6 +81,11 @@ const fixtures: Record<string, () => Fixture> = {
       signed,
       paymentInto: async (account, amount) =>
         signed(JSON.stringify(paymentEvent({ account_number: account.account_number, amount }))),
+      oddCosmetics: (payload) => ({
+        ...payload,
+        data: { ...dataOf(payload), sender: 'ADEBAYO', narration: 'x'.repeat(5_000), paid_at: 1_767_225_600 },
+      }),
+      withAmount: (payload, amount) => ({ ...payload, data: { ...dataOf(payload), amount } }),
     };
   },
   paystack: () => {
@@ -112,6 +124,25 @@ const fixtures: Record<string, () => Fixture> = {
           : await standIn.payDedicatedAccount(account.account_number, amount);
         return signed(JSON.stringify(event));
       },
+      oddCosmetics: (payload) => {
+        const authorization = dataOf(payload).authorization as Payload;
+        return {
+          ...payload,
+          data: {
+            ...dataOf(payload),
+            paid_at: 1_767_225_600,
+            paidAt: ['odd'],
+            authorization: {
+              ...authorization,
+              sender_name: 7,
+              narration: 'x'.repeat(5_000),
+              sender_bank: '9'.repeat(40),
+              sender_bank_account_number: '1'.repeat(40),
+            },
+          },
+        };
+      },
+      withAmount: (payload, amount) => ({ ...payload, data: { ...dataOf(payload), amount } }),
     };
   },
 };
@@ -241,5 +272,76 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
     expect(event.account_ids.some((id) => account.account_ids.includes(id))).toBe(true);
     // A redelivery names the same payment: the ledger entry id derives from it.
     expect(f.partner.eventsOf(delivery).events[0]).toEqual(event);
+  });
+
+  /** A payment delivery into a fresh virtual account, and its body as JSON. */
+  async function aPayment(amount: number) {
+    const account = await f.partner.openVirtualAccount({
+      merchant_id: 'mer_contract3',
+      reference: `va-${Math.random().toString(36).slice(2, 10)}`,
+      name: 'Ada Obi',
+      amount,
+      expires_at: new Date(Date.now() + 30 * 60_000).toISOString(),
+    });
+    const delivery = await f.paymentInto(account, amount);
+    const [payment] = f.partner.eventsOf(delivery).events;
+    if (payment?.type !== 'PaymentReceived') throw new Error('not a payment');
+    return { payment, payload: JSON.parse(delivery.rawBody) as Payload };
+  }
+
+  it('never lets a field people read stop a payment: odd ones are cut or dropped (API.md §11)', async () => {
+    const { payment, payload } = await aPayment(12_000);
+    const { events } = f.partner.eventsOf(f.signed(JSON.stringify(f.oddCosmetics(payload))));
+    expect(events).toEqual([
+      {
+        ...payment,
+        sender: expect.any(Object),
+        narration: 'x'.repeat(500),
+        paid_at: null,
+      },
+    ]);
+  });
+
+  it.each([
+    ['in a string', (amount: number) => String(amount)],
+    ['fractional', (amount: number) => amount + 0.5],
+    ['negative', (amount: number) => -amount],
+  ])(
+    'keeps a payment whose amount is %s for operators, with the reason, under its payment id',
+    async (_label, odd) => {
+      const { payment, payload } = await aPayment(12_000);
+      const body = JSON.stringify(f.withAmount(payload, odd(12_000)));
+      expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
+        expect.objectContaining({
+          type: 'DeliveryUnusable',
+          partner: f.partner.name,
+          partner_id: payment.payment_id,
+          reason: expect.stringMatching(/amount/),
+          body,
+        }),
+      ]);
+    },
+  );
+
+  it('keeps a delivery with a key given twice, crediting neither value', async () => {
+    const { payment, payload } = await aPayment(12_000);
+    const body = JSON.stringify(payload).replace('"amount":12000', '"amount":12000,"amount":1200000000');
+    expect(body).toContain('"amount":1200000000');
+    expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
+      expect.objectContaining({
+        type: 'DeliveryUnusable',
+        partner_id: payment.payment_id,
+        reason: expect.stringContaining('duplicate key: data.amount'),
+      }),
+    ]);
+  });
+
+  it('keeps JSON that is not an event, and throws only for a body that is not JSON', () => {
+    for (const body of ['[]', '42', '{"data":{}}']) {
+      expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
+        expect.objectContaining({ type: 'DeliveryUnusable', reason: expect.stringMatching(/^not an event/) }),
+      ]);
+    }
+    expect(() => f.partner.eventsOf(f.signed('{"data":'))).toThrow(ValidationError);
   });
 });

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
+import { sign } from '#shared/crypto/standard-webhooks.ts';
 import { assertMatchesContract } from '#test/support/contract.ts';
 
 export { nipSessionId, paymentEvent };
@@ -31,4 +33,32 @@ export function pay(
     paymentEvent({ account_number: accountNumber, amount, session_id: sessionId }),
     webhookId,
   );
+}
+
+/**
+ * Signs any body exactly as given (with the test run's partner secret) and posts it to a gateway's
+ * sandbox webhook with the given content type: for bodies `JSON.stringify` cannot make.
+ */
+export async function deliverRaw(
+  gateway: LocalGateway | string,
+  body: string,
+  options: { contentType?: string; webhookId?: string } = {},
+) {
+  const base = typeof gateway === 'string' ? gateway : gateway.url;
+  const key = Buffer.from((process.env.PARTNER_WEBHOOK_SECRET ?? '').replace(/^whsec_/, ''), 'base64');
+  const id = options.webhookId ?? `msg_${randomBytes(12).toString('hex')}`;
+  const timestamp = Math.floor(Date.now() / 1000);
+  const response = await fetch(`${base}/webhooks/payments`, {
+    method: 'POST',
+    headers: {
+      'content-type': options.contentType ?? 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': sign(key, id, timestamp, body),
+    },
+    body,
+  });
+  const text = await response.text();
+  assertMatchesContract('POST', '/webhooks/payments', response.status, JSON.parse(text));
+  return { status: response.status, body: JSON.parse(text) as Record<string, unknown> };
 }

@@ -78,10 +78,13 @@ export interface PaystackStandIn {
   /** The last event built by `payCharge`, `rejectCharge`, `payDedicatedAccount` or a settled transfer. */
   readonly lastEvent: PaystackEvent | undefined;
   setWebhookUrl(url: string): void;
-  /** Signs (unless `signature` is given) and POSTs an event {event, data} to the webhook URL. */
+  /**
+   * Signs (unless `signature` is given) and POSTs an event {event, data} to the webhook URL; or,
+   * given `rawBody`, exactly that text (for bodies `JSON.stringify` cannot make), with `contentType`.
+   */
   sendEvent(
     event: PaystackEvent,
-    options?: { signature?: string },
+    options?: { signature?: string; rawBody?: string; contentType?: string },
   ): Promise<{ status: number; body: string }>;
   /** A transfer by its (our) reference, as the stand-in holds it. */
   transfer(
@@ -1247,13 +1250,16 @@ class StandIn implements PaystackStandIn {
   // Events
   // -------------------------------------------------------------------------------------------
 
-  async sendEvent(event: PaystackEvent, options: { signature?: string } = {}) {
+  async sendEvent(
+    event: PaystackEvent,
+    options: { signature?: string; rawBody?: string; contentType?: string } = {},
+  ) {
     if (!this.webhookUrl) throw new Error('stand-in: no webhook URL set');
-    const body = JSON.stringify(event);
+    const body = options.rawBody ?? JSON.stringify(event);
     const response = await fetch(this.webhookUrl, {
       method: 'POST',
       headers: {
-        'content-type': 'application/json',
+        'content-type': options.contentType ?? 'application/json',
         'x-paystack-signature': options.signature ?? sign(this.secretKey, body),
       },
       body,

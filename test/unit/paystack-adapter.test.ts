@@ -421,8 +421,37 @@ describe('Paystack webhook events', () => {
     ['another currency', { currency: 'USD' }],
     ['no transaction id', { id: undefined }],
     ['no charge reference', { reference: undefined }],
-  ])('credits nothing for a charge.success with %s', (_label, data) => {
-    expect(eventsOf(pwtChargeSuccess(data))).toEqual([]);
+  ])(
+    'credits nothing for a charge.success with %s: keeps it for operators with the reason',
+    (_label, data) => {
+      const payload = pwtChargeSuccess(data);
+      expect(eventsOf(payload)).toEqual([
+        {
+          type: 'DeliveryUnusable',
+          partner: 'paystack',
+          partner_event: 'charge.success',
+          partner_id: 'id' in data ? null : '3104021987',
+          reason: expect.stringMatching(/^charge\.success cannot be credited: \S/),
+          body: JSON.stringify(payload),
+          body_bytes: Buffer.byteLength(JSON.stringify(payload)),
+          body_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        },
+      ]);
+    },
+  );
+
+  it('keeps a charge.success whose key is given twice, crediting neither amount', () => {
+    const body = JSON.stringify(pwtChargeSuccess()).replace(
+      '"amount":25000',
+      '"amount":25000,"amount":2500000000',
+    );
+    expect(eventsOf(body)).toEqual([
+      expect.objectContaining({
+        type: 'DeliveryUnusable',
+        partner_id: '3104021987',
+        reason: expect.stringContaining('duplicate key: data.amount'),
+      }),
+    ]);
   });
 
   it('ignores charge.success on channels the service never issues (a card payment)', () => {
@@ -493,8 +522,24 @@ describe('Paystack webhook events', () => {
     });
   });
 
-  it('records nothing for a rejection without an amount', () => {
-    expect(eventsOf(bankTransferRejected({}, { amount: 'thirty' }))).toEqual([]);
+  it('keeps a rejection without an amount for operators, listing nothing', () => {
+    expect(eventsOf(bankTransferRejected({}, { amount: 'thirty' }))).toEqual([
+      expect.objectContaining({
+        type: 'DeliveryUnusable',
+        partner_id: 'rejected:3103959930',
+        reason: 'bank.transfer.rejected cannot be listed: no amount',
+      }),
+    ]);
+  });
+
+  it('keeps a transfer verdict without a reference for operators, settling nothing', () => {
+    const payload = transferEvent('transfer.failed', { reference: undefined });
+    expect(eventsOf(payload)).toEqual([
+      expect.objectContaining({
+        type: 'DeliveryUnusable',
+        reason: 'transfer.failed cannot be settled: no reference',
+      }),
+    ]);
   });
 
   it.each([
@@ -507,10 +552,17 @@ describe('Paystack webhook events', () => {
     expect(result.deliveryId).toEqual(expect.stringMatching(/^paystack:/));
   });
 
-  it('ignores JSON that is not an event, with a delivery id from the body', () => {
+  it('keeps JSON that is not an event for operators, with a delivery id from the body', () => {
     for (const body of ['[]', '"charge.success"', 'null', '{"data":{}}']) {
       const result = adapter().eventsOf(delivery(body));
-      expect(result.events).toEqual([]);
+      expect(result.events).toEqual([
+        expect.objectContaining({
+          type: 'DeliveryUnusable',
+          partner_id: null,
+          reason: expect.stringMatching(/^not an event/),
+          body,
+        }),
+      ]);
       expect(result.deliveryId).toMatch(/^paystack:sha256:[0-9a-f]{64}$/);
     }
   });

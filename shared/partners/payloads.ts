@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import { ValidationError } from '#shared/errors.ts';
+import { duplicateKeys } from '#shared/json.ts';
+import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts';
+
+/**
+ * Reading partners' webhook payloads, for every adapter: strict on the fields that move money,
+ * loose on what a person reads (API.md §11). A cosmetic field (a sender's name, a narration, a
+ * timestamp) is cut or dropped, never a reason to refuse a payment; a delivery whose money fields
+ * cannot be read is kept for operators with the reason, never dropped.
+ */
+
+export type Json = Record<string, unknown>;
+
+/** A verified delivery's body, read: its JSON, and the keys given twice in one object. */
+export interface DeliveryJson {
+  json: unknown;
+  duplicates: string[];
+}
+
+/** Reads a verified body; throws `ValidationError` (400) only when it is not JSON at all. */
+export function readDeliveryJson(rawBody: string): DeliveryJson {
+  let json: unknown;
+  try {
+    json = JSON.parse(rawBody);
+  } catch {
+    throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
+  }
+  return { json, duplicates: duplicateKeys(rawBody) };
+}
+
+/** Why a body with a key given twice is not acted on: which value counts is anyone's guess. */
+export function duplicateKeyReason(duplicates: readonly string[]): string {
+  return `duplicate key: ${duplicates.join(', ')} (the amount or account it names is ambiguous)`;
+}
+
+/** Characters of a kept body stored with it (in the queued event and the operators' record). */
+const KEPT_BODY_CHARS = 64 * 1024;
+
+/**
+ * The domain event of a signed delivery the service cannot act on, for operators: the reason, the
+ * partner's ids where they could be read, and the body (the first 64 KiB, with the whole body's
+ * size and SHA-256, so the queued message stays far below SQS's 256 KiB).
+ */
+export function unusableDelivery(
+  partner: PartnerName,
+  rawBody: string,
+  reason: string,
+  ids: { partnerEvent?: string | undefined; partnerId?: string | undefined } = {},
+): DeliveryUnusable {
+  return {
+    type: 'DeliveryUnusable',
+    partner,
+    partner_event: ids.partnerEvent ?? null,
+    partner_id: ids.partnerId ?? null,
+    reason,
+    body: rawBody.slice(0, KEPT_BODY_CHARS),
+    body_bytes: Buffer.byteLength(rawBody),
+    body_sha256: createHash('sha256').update(rawBody, 'utf8').digest('hex'),
+  };
+}
+
+/** An object, or undefined for anything else (arrays and null included). */
+export function record(value: unknown): Json | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
+}
+
+/** A non-blank string, trimmed and cut to `max` characters; undefined for anything else. */
+export function text(value: unknown, max: number): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  return trimmed ? trimmed.slice(0, max) : undefined;
+}
+
+/**
+ * Text a person reads (a name, a narration): control characters become spaces, then trimmed and
+ * cut to `max`; null when blank or not text. Never a reason to refuse a payment.
+ */
+export function personText(value: unknown, max: number): string | null {
+  return text(typeof value === 'string' ? value.replace(/\p{Cc}/gu, ' ') : value, max) ?? null;
+}
+
+/** A CBN bank code (3 digits, or a 6-digit institution code); null for anything else. */
+export function bankCodeOrNull(value: unknown): string | null {
+  const code = text(value, 10);
+  return code && /^(\d{3}|\d{6})$/.test(code) ? code : null;
+}
+
+/**
+ * An ISO 8601 UTC timestamp from a partner's: kept as sent when it already is one, converted when
+ * it has an offset, null when it is absent, not text, over 64 characters or unreadable.
+ */
+export function isoOrNull(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 64) return null;
+  const time = Date.parse(value);
+  if (!Number.isFinite(time)) return null;
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value)
+    ? value
+    : new Date(time).toISOString();
+}

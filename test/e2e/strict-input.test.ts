@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { call, startTestGateway } from '#test/support/gateway.ts';
+import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
+import { merchantState } from '#test/support/state.ts';
+
+/**
+ * API.md §11 through the local gateway and the real handlers: a query parameter given twice, an
+ * impossible date, a duplicated JSON key and a charset other than UTF-8 are refused (400, or 415
+ * for the charset), and nothing is created by any of them.
+ */
+
+let gateway: LocalGateway;
+type Merchant = Awaited<ReturnType<typeof aMerchant>>;
+let merchant: Merchant;
+let before: Awaited<ReturnType<typeof merchantState>>;
+
+beforeAll(async () => {
+  gateway = await startTestGateway();
+  merchant = await aMerchant();
+  await fund(merchant.merchant.merchant_id, 5_000_000);
+  before = await merchantState(merchant.merchant.merchant_id);
+});
+afterAll(() => gateway.close());
+
+const get = (path: string) => call(gateway, 'GET', path, { headers: merchant.headers });
+const post = (path: string, rawBody: string, contentType = 'application/json') =>
+  call(gateway, 'POST', path, { rawBody, headers: { ...merchant.headers, 'content-type': contentType } });
+const account = anAccount('058');
+
+describe('strict input over HTTP (API.md §11)', () => {
+  it.each([
+    ['type=credit&type=debit', 'query.type'],
+    ['limit=5&limit=100', 'query.limit'],
+    ['from=2026-11-01&from=2026-11-02', 'query.from'],
+  ])('answers GET /transactions?%s with 400 naming the repeated parameter', async (query, field) => {
+    const response = await get(`/transactions?${query}`);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
+      status: 'error',
+      message: 'Query parameter given more than once',
+      code: 'validation_error',
+      errors: [{ field, message: 'Given more than once' }],
+    });
+  });
+
+  it.each([
+    ['from', '2026-02-30'],
+    ['to', '2026-04-31'],
+    ['from', '2025-02-29'],
+    ['to', '2026-02-30T10:00:00Z'],
+    ['from', '2026-11-30T24:00:00Z'],
+  ])('answers an impossible date %s=%s with 400', async (name, value) => {
+    const response = await get(`/transactions?${name}=${encodeURIComponent(value)}`);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      code: 'validation_error',
+      errors: [{ field: `query.${name}`, message: expect.stringContaining('date') }],
+    });
+  });
+
+  it('still lists with real dates, a leap day included', async () => {
+    const response = await get('/transactions?from=2024-02-29&to=2099-12-31T23:59:59Z&type=credit');
+    expect(response.status).toBe(200);
+  });
+
+  it('answers a transfer whose amount is given twice with 400, and sends nothing', async () => {
+    const body = `{"reference":"dup-amount","amount":100,"amount":1000000,"account_number":"${account}","bank_code":"058"}`;
+    const response = await post('/transfers', body);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
+      status: 'error',
+      message: 'Duplicate key in JSON body',
+      code: 'validation_error',
+      errors: [{ field: 'amount', message: 'Key given more than once' }],
+    });
+    expect((await get('/transactions/dup-amount')).status).toBe(404);
+  });
+
+  it('answers a duplicated key in a nested object with 400 naming its path, and opens nothing', async () => {
+    const body =
+      '{"amount":50000,"reference":"dup-va","customer":{"name":"Ada","email":"a@example.ng","email":"b@example.ng"}}';
+    const response = await post('/virtual-accounts', body);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      errors: [{ field: 'customer.email', message: 'Key given more than once' }],
+    });
+    expect((await get('/payments/dup-va')).status).toBe(404);
+  });
+
+  it.each(['utf-16', 'UTF-16LE', 'iso-8859-1'])(
+    'answers a body sent with charset=%s with 415, and creates nothing',
+    async (charset) => {
+      const response = await post(
+        '/beneficiaries',
+        JSON.stringify({ account_number: account, bank_code: '058' }),
+        `application/json; charset=${charset}`,
+      );
+      expect(response.status).toBe(415);
+      expect(response.body).toMatchObject({ status: 'error', code: 'unsupported_media_type' });
+    },
+  );
+
+  it('takes the same beneficiary with charset=utf-8', async () => {
+    const response = await post(
+      '/beneficiaries',
+      JSON.stringify({ account_number: anAccount('058'), bank_code: '058' }),
+      'application/json; charset=UTF-8',
+    );
+    expect(response.status).toBe(201);
+  });
+
+  it('changed nothing the merchant owns but the one beneficiary created on purpose', async () => {
+    const after = await merchantState(merchant.merchant.merchant_id);
+    expect({ ...after, beneficiaries: [] }).toStrictEqual({ ...before, beneficiaries: [] });
+    const listed = await get('/beneficiaries');
+    expect(listed.body?.data).toHaveLength(1);
+  });
+});
