@@ -13,6 +13,9 @@ export const usage = (message: string): never => {
   throw new UsageError(message);
 };
 
+/** A well-formed request the service's state refuses (e.g. already resolved): printed, exit code 3. */
+export class Refusal extends Error {}
+
 /** The local stand-ins a command talks to; `pepper` reads the local key-hash pepper of `.data/`. */
 type LocalNeed = 'dynamodb' | 'sqs' | 'partner' | 'pepper';
 
@@ -38,7 +41,8 @@ export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
 
 /**
  * Runs a CLI's command and prints what it returns. A usage error prints the message and the usage
- * and exits 2; a service that does not answer names the addresses tried; any other failure exits 1.
+ * and exits 2; a refusal exits 3; a service that does not answer names the addresses tried; any
+ * other failure exits 1.
  */
 export function runMain(
   command: () => Promise<string>,
@@ -50,6 +54,10 @@ export function runMain(
       if (error instanceof UsageError) {
         console.error(`${error.message}\n\n${options.usage}`);
         process.exit(2);
+      }
+      if (error instanceof Refusal) {
+        console.error(`Refused: ${error.message}`);
+        process.exit(3);
       }
       const text = String((error as Error)?.message ?? error);
       const down = /ECONNREFUSED|fetch failed|partner is unavailable/i.test(

@@ -15,6 +15,7 @@ import {
   type Resolution,
   resolutionUpdate,
   resolveUnmatched,
+  statusOf,
   type UnmatchedRecord,
   unmatchedId,
 } from '#shared/payments/unmatched.ts';
@@ -205,4 +206,26 @@ export async function returnUnmatched(id: string, action: OperatorAction): Promi
 /** The record as a resolution leaves it. */
 function resolved(record: UnmatchedRecord, { at, by, reason, ...rest }: Resolution): UnmatchedRecord {
   return { ...record, ...rest, resolved_at: at, resolved_by: by, resolution_reason: reason };
+}
+
+/** A kept payment as operators see it (the CLI's `--json` output). */
+export function toOperatorView(record: UnmatchedRecord) {
+  const { event } = record;
+  return {
+    id: unmatchedId(record),
+    status: statusOf(record),
+    reason: record.reason,
+    kind: event.type === 'PaymentReceived' ? 'payment' : 'refused_attempt',
+    partner: event.partner,
+    amount: event.amount,
+    account_number: event.type === 'PaymentReceived' ? event.account_number : null,
+    account_ids: event.account_ids,
+    sender: event.type === 'PaymentReceived' ? event.sender : null,
+    received_at: record.received_at,
+    resolved_at: record.resolved_at ?? null,
+    resolved_by: record.resolved_by ?? null,
+    resolution_reason: record.resolution_reason ?? null,
+    merchant_id: record.merchant_id ?? null,
+    entry_id: record.entry_id ?? null,
+  };
 }
