@@ -1,9 +1,7 @@
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gatewayKeys, loadStageConfig, useStageEnvironment } from '#infra/cli/aws-stage.ts';
-import { localCredentials } from '#infra/local/process.ts';
-import { loadLocalSecrets } from '#infra/local/secrets.ts';
+import { runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 
 /**
  * Operator CLI (API.md §6): `npm run keys -- create|revoke|list`. Without `--stage` it talks to
@@ -15,26 +13,6 @@ const USAGE = `Usage:
   npm run keys -- create --merchant <merchant_id> [--ip CIDR]... [--expires ISO-8601] [--json] [--stage prod]
   npm run keys -- revoke <api_key> [--stage prod]
   npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]`;
-
-const root = path.resolve(import.meta.dirname, '..', '..');
-
-/** A mistake in the command line: printed with the usage, exit code 2. */
-export class UsageError extends Error {}
-
-const usage = (message: string): never => {
-  throw new UsageError(message);
-};
-
-/** Points the shared modules at the local stand-ins, unless the environment says otherwise. */
-function useLocalEnvironment(): void {
-  const env = process.env;
-  env.AWS_REGION ??= 'us-east-1';
-  env.AWS_ACCESS_KEY_ID ??= localCredentials.accessKeyId;
-  env.AWS_SECRET_ACCESS_KEY ??= localCredentials.secretAccessKey;
-  env.DYNAMODB_ENDPOINT ??= `http://127.0.0.1:${env.DYNAMODB_PORT ?? 8000}`;
-  env.PARTNER_BASE_URL ??= `http://127.0.0.1:${env.SANDBOX_PORT ?? 3100}`;
-  env.API_KEY_PEPPER ??= loadLocalSecrets(path.resolve(root, env.DATA_DIR ?? '.data')).API_KEY_PEPPER;
-}
 
 /** Runs one CLI command; returns what it prints. */
 export async function runKeys(argv: string[]): Promise<string> {
@@ -63,7 +41,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     useStageEnvironment(stageConfig);
     gateway = gatewayKeys(stageConfig.usagePlanId);
   } else {
-    useLocalEnvironment();
+    useLocalEnvironment(['dynamodb', 'partner', 'pepper']);
   }
   // Imported after the environment is set: the shared modules read their configuration at load.
   const { toAllowlist } = await import('#shared/api-keys/authenticate.ts');
@@ -150,27 +128,11 @@ export async function runKeys(argv: string[]): Promise<string> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  runKeys(process.argv.slice(2)).then(
-    (output) => console.log(output),
-    (error: unknown) => {
-      if (error instanceof UsageError) {
-        console.error(`${error.message}\n\n${USAGE}`);
-        process.exit(2);
-      }
-      const text = String((error as Error)?.message ?? error);
-      const down = /ECONNREFUSED|fetch failed|partner is unavailable/i.test(
-        `${text} ${String((error as Error)?.cause)}`,
-      );
-      // Where it tried: the DynamoDB of `npm start` and its partner (set by useLocalEnvironment).
-      const tried = [process.env.DYNAMODB_ENDPOINT, process.env.PARTNER_BASE_URL]
-        .filter(Boolean)
-        .join(' and ');
-      console.error(
-        down
-          ? `Could not reach the service at ${tried || 'AWS'}: is \`npm start\` running (or the partner, with --stage)? DYNAMODB_PORT and SANDBOX_PORT set other ports.`
-          : `Failed: ${text}`,
-      );
-      process.exit(1);
-    },
-  );
+  runMain(() => runKeys(process.argv.slice(2)), {
+    usage: USAGE,
+    // The DynamoDB of `npm start` and its partner (new wallets are issued by the partner).
+    tried: ['dynamodb', 'partner'],
+    portsHint:
+      'is `npm start` running (or the partner, with --stage)? DYNAMODB_PORT and SANDBOX_PORT set other ports.',
+  });
 }

@@ -42,6 +42,11 @@ export interface Posting {
   reference: string;
   /** Writes that must happen in the same transaction as the entry (records, statuses). */
   companions?: Companions;
+  /**
+   * Lets a payment take the balance past MAX_BALANCE: only an operator's explicit decision
+   * (`npm run ops -- unmatched credit … --allow-over-max-balance`), never a partner's delivery.
+   */
+  allowPastMaxBalance?: boolean;
 }
 
 export interface PostResult {
@@ -104,6 +109,7 @@ export async function getEntry(entryId: string): Promise<LedgerEntry | undefined
  * `applied: false` with the stored entry: a retry, never a second application.
  */
 export async function post(posting: Posting): Promise<PostResult> {
+  if (!Number.isSafeInteger(posting.amount)) throw new RangeError('a posting is a whole number of kobo');
   for (let attempt = 1; ; attempt++) {
     const existing = attempt === 1 ? undefined : await getEntry(posting.entryId);
     if (existing) return { entry: existing, applied: false };
@@ -111,8 +117,15 @@ export async function post(posting: Posting): Promise<PostResult> {
     const balanceAfter = balance + posting.amount;
     // Only new money is capped: a reversal gives back what was already the merchant's and must
     // never be blocked (the transfer would stay pending with its money held).
-    if (posting.category === 'payment' && balanceAfter > config.limits.maxBalance)
+    if (
+      posting.category === 'payment' &&
+      balanceAfter > config.limits.maxBalance &&
+      !posting.allowPastMaxBalance
+    )
       throw new BalanceCeiling(balanceAfter);
+    // Past 2^53 a balance is no longer exact: no flag lets a posting go there.
+    if (!Number.isSafeInteger(balanceAfter))
+      throw new RangeError(`a posting would take the balance to ${balanceAfter}, past exact integers`);
     if (balanceAfter < 0) {
       // The balance read is current (consistent read); still, a concurrent debit may have applied
       // this very entry: only a missing entry makes this an insufficient-funds answer.

@@ -85,6 +85,46 @@ async function statesOf(merchantId: string, members: readonly Member[]) {
 }
 
 /**
+ * What a credited payment writes beside its ledger entry: the transaction record in the merchant's
+ * history and its `payment.received` event (the outbox entry merchants' webhooks are sent from).
+ */
+export function creditedPaymentItems(
+  posted: LedgerEntry,
+  event: Received,
+  details: { reference: string; virtualAccount: string | null; accountAfter?: VirtualAccountState },
+) {
+  const payment = paymentOf(event);
+  const record = transactionRecord(posted, {
+    reference: details.reference,
+    amount: event.amount,
+    fee: 0,
+    status: 'success',
+    narration: event.narration,
+    counterparty: {
+      account_name: payment.sender_name ?? '',
+      account_number: payment.sender_account_number ?? '',
+      bank_code: payment.sender_bank_code ?? '',
+    },
+    partner: event.partner,
+    virtual_account_reference: details.virtualAccount,
+  });
+  return [
+    putTransactionItem(record),
+    eventItem(
+      newEvent(
+        posted.merchant_id,
+        'payment.received',
+        {
+          transaction: toApiTransaction(record),
+          virtual_account: details.accountAfter ? toApiVirtualAccountSummary(details.accountAfter) : null,
+        },
+        posted.created_at,
+      ),
+    ),
+  ] as const;
+}
+
+/**
  * The ledger postings of some payments of one merchant, and the writes that go with them: for each
  * payment its transaction record, its payment item and its `payment.received` event; for each
  * virtual account its new total (conditional on the total the events were computed from) and,
@@ -115,35 +155,16 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
       category: 'payment',
       reference,
       companions: (posted) => {
-        const record = transactionRecord(posted, {
-          reference,
-          amount: event.amount,
-          fee: 0,
-          status: 'success',
-          narration: event.narration,
-          counterparty: {
-            account_name: payment.sender_name ?? '',
-            account_number: payment.sender_account_number ?? '',
-            bank_code: payment.sender_bank_code ?? '',
-          },
-          partner: event.partner,
-          virtual_account_reference: virtualAccount ?? null,
-        });
         const after = afterEach[index];
+        const [transaction, received] = creditedPaymentItems(posted, event, {
+          reference,
+          virtualAccount: virtualAccount ?? null,
+          accountAfter: after,
+        });
         return [
-          putTransactionItem(record),
+          transaction,
           ...(virtualAccount ? [paymentItem(merchantId, virtualAccount, payment)] : []),
-          eventItem(
-            newEvent(
-              merchantId,
-              'payment.received',
-              {
-                transaction: toApiTransaction(record),
-                virtual_account: after ? toApiVirtualAccountSummary(after) : null,
-              },
-              posted.created_at,
-            ),
-          ),
+          received,
         ];
       },
     };

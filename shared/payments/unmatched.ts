@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { logger } from '#shared/logger.ts';
@@ -12,7 +12,38 @@ import type {
 } from '#shared/partners/partner.ts';
 
 /** What is kept for operators: payments nobody can be credited for, refused attempts, unusable deliveries. */
-type Kept = PaymentReceived | PaymentRejected | DeliveryUnusable;
+export type Kept = PaymentReceived | PaymentRejected | DeliveryUnusable;
+
+/** A kept payment as stored; `status` and the resolution fields are set once, by an operator. */
+export interface UnmatchedRecord {
+  payment_key: string;
+  variant: string;
+  /** Why it was kept (`held: …` when a bound held it for operators). */
+  reason: string;
+  event: QueuedEvent & Kept;
+  received_at: string;
+  status?: 'credited' | 'returned';
+  resolved_at?: string;
+  resolved_by?: string;
+  /** The operator's reason for the resolution (the audit trail). */
+  resolution_reason?: string;
+  /** Who was credited, and the ledger entry that credited them. */
+  merchant_id?: string;
+  entry_id?: string;
+}
+
+/** Open: nobody could be credited; held: a bound held it; credited and returned: resolved by an operator. */
+export type UnmatchedStatus = 'open' | 'held' | 'credited' | 'returned';
+export const UNMATCHED_STATUSES: readonly UnmatchedStatus[] = ['open', 'held', 'credited', 'returned'];
+
+export function statusOf(record: UnmatchedRecord): UnmatchedStatus {
+  return record.status ?? (record.reason.startsWith('held:') ? 'held' : 'open');
+}
+
+/** How operators name a kept payment: its key and the fingerprint of what the delivery said. */
+export function unmatchedId(record: Pick<UnmatchedRecord, 'payment_key' | 'variant'>): string {
+  return `${record.payment_key}#${record.variant}`;
+}
 
 /**
  * The key of a kept payment, attempt or delivery: the partner's own id, qualified by the partner;
@@ -41,14 +72,19 @@ function variantOf(event: Kept): string {
   return createHash('sha256').update(JSON.stringify(fields)).digest('hex').slice(0, 24);
 }
 
-/** Everything kept under one partner id, for operators and tests. */
-export function unmatchedOf(partner: string, id: string): Promise<Record<string, unknown>[]> {
-  return queryAll({
+/** Everything kept under one payment key (`<partner>:<id>`). */
+function keptUnder(paymentKey: string): Promise<UnmatchedRecord[]> {
+  return queryAll<UnmatchedRecord>({
     TableName: tableName('unmatchedPayments'),
     KeyConditionExpression: 'payment_key = :k',
-    ExpressionAttributeValues: { ':k': `${partner}:${id}` },
+    ExpressionAttributeValues: { ':k': paymentKey },
     ConsistentRead: true,
   });
+}
+
+/** Everything kept under one partner id, for operators and tests. */
+export function unmatchedOf(partner: string, id: string): Promise<UnmatchedRecord[]> {
+  return keptUnder(`${partner}:${id}`);
 }
 
 /**
@@ -69,5 +105,89 @@ export async function keepUnmatched(event: QueuedEvent & Kept, reason: string): 
     );
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** Every kept payment (a scan: the table holds exceptions only), oldest first. */
+export async function listUnmatched(): Promise<UnmatchedRecord[]> {
+  const items: UnmatchedRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new ScanCommand({
+        TableName: tableName('unmatchedPayments'),
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...((page.Items ?? []) as UnmatchedRecord[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items.sort(
+    (a, b) => a.received_at.localeCompare(b.received_at) || unmatchedId(a).localeCompare(unmatchedId(b)),
+  );
+}
+
+/**
+ * The kept payments an operator's id names: `<partner>:<id>#<variant>` names one; `<partner>:<id>`
+ * names every payment kept under that partner id (one, unless a partner reused the id).
+ */
+export async function findUnmatched(id: string): Promise<UnmatchedRecord[]> {
+  const hash = id.lastIndexOf('#');
+  if (hash < 0) return keptUnder(id);
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName('unmatchedPayments'),
+      Key: { payment_key: id.slice(0, hash), variant: id.slice(hash + 1) },
+      ConsistentRead: true,
+    }),
+  );
+  return Item ? [Item as UnmatchedRecord] : [];
+}
+
+/** How an operator resolved a kept payment. */
+export type Resolution = { at: string; by: string; reason: string } & (
+  | { status: 'credited'; merchant_id: string; entry_id: string }
+  | { status: 'returned' }
+);
+
+/**
+ * A write that records a resolution, only if the payment is still unresolved: a transaction item
+ * (the credit's companion), or the whole write of a return.
+ */
+export function resolutionUpdate(
+  record: Pick<UnmatchedRecord, 'payment_key' | 'variant'>,
+  resolution: Resolution,
+) {
+  const credited = resolution.status === 'credited';
+  return {
+    TableName: tableName('unmatchedPayments'),
+    Key: { payment_key: record.payment_key, variant: record.variant },
+    UpdateExpression: `SET #status = :status, resolved_at = :at, resolved_by = :by, resolution_reason = :reason${
+      credited ? ', merchant_id = :merchant, entry_id = :entry' : ''
+    }`,
+    ConditionExpression: 'attribute_exists(variant) AND attribute_not_exists(#status)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':status': resolution.status,
+      ':at': resolution.at,
+      ':by': resolution.by,
+      ':reason': resolution.reason,
+      ...(credited ? { ':merchant': resolution.merchant_id, ':entry': resolution.entry_id } : {}),
+    },
+  };
+}
+
+/** Records a resolution that moves no money; false if the payment was resolved already. */
+export async function resolveUnmatched(
+  record: Pick<UnmatchedRecord, 'payment_key' | 'variant'>,
+  resolution: Resolution,
+): Promise<boolean> {
+  try {
+    await dynamo.send(new UpdateCommand(resolutionUpdate(record, resolution)));
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
   }
 }

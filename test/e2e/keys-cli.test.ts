@@ -1,32 +1,13 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
-import { call, PROJECT_ROOT, startTestGateway } from '#test/support/gateway.ts';
-
-const run = promisify(execFile);
+import { runCli } from '#test/support/cli.ts';
+import { call, startTestGateway } from '#test/support/gateway.ts';
 
 /** Runs `npm run keys -- …` as an operator would (the test environment points it at the test stack). */
-async function keys(...args: string[]) {
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['--import', 'tsx', 'infra/cli/keys.ts', ...args],
-      {
-        cwd: PROJECT_ROOT,
-        // The environment of an operator's shell: nothing set by the test run's own processes.
-        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined },
-      },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const keys = (...args: string[]) => runCli('keys', args);
 
 let gateway: LocalGateway;
 beforeAll(async () => {
@@ -113,17 +94,11 @@ describe('npm run keys', { timeout: 60_000 }, () => {
   });
 
   it('says which address it tried when the local service is not running', async () => {
-    const { stderr, code } = await run(
-      process.execPath,
-      ['--import', 'tsx', 'infra/cli/keys.ts', 'list', '--merchant', 'mer_x'],
-      {
-        cwd: PROJECT_ROOT,
-        env: { ...process.env, DYNAMODB_ENDPOINT: undefined, DYNAMODB_PORT: '1', SANDBOX_PORT: '2' },
-      },
-    ).then(
-      () => ({ stderr: '', code: 0 }),
-      (error: { stderr: string; code: number }) => error,
-    );
+    const { stderr, code } = await runCli('keys', ['list', '--merchant', 'mer_x'], {
+      DYNAMODB_ENDPOINT: undefined,
+      DYNAMODB_PORT: '1',
+      SANDBOX_PORT: '2',
+    });
     expect(code).toBe(1);
     expect(stderr).toContain('http://127.0.0.1:1');
     expect(stderr).toContain('npm start');

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { config } from '#shared/config.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import {
+  BalanceCeiling,
   CompanionConflict,
   credit,
   debit,
@@ -164,5 +166,35 @@ describe('the ledger', () => {
     await fund(merchant.merchant_id, 100);
     await fund(merchant.merchant_id, 200);
     expect((await entriesOf(merchant.merchant_id)).map((e) => e.seq)).toEqual([1, 2]);
+  });
+
+  it('lets a payment past MAX_BALANCE only when the posting says so, and never past exact integers', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, config.limits.maxBalance);
+    const posting = {
+      entryId: id('payment'),
+      merchantId: m,
+      amount: 1,
+      category: 'payment' as const,
+      reference: 'r',
+    };
+    await expect(credit(posting)).rejects.toBeInstanceOf(BalanceCeiling);
+    expect(await balanceOf(m)).toBe(config.limits.maxBalance);
+    await credit({ ...posting, allowPastMaxBalance: true });
+    expect(await balanceOf(m)).toBe(config.limits.maxBalance + 1);
+    await expect(
+      credit({
+        ...posting,
+        entryId: id('payment'),
+        amount: Number.MAX_SAFE_INTEGER,
+        allowPastMaxBalance: true,
+      }),
+    ).rejects.toBeInstanceOf(RangeError);
+    await expect(credit({ ...posting, entryId: id('payment'), amount: 1.5 })).rejects.toBeInstanceOf(
+      RangeError,
+    );
+    expect(await balanceOf(m)).toBe(config.limits.maxBalance + 1);
+    expect((await auditMerchant(m)).problems).toEqual([]);
   });
 });

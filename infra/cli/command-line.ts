@@ -1,0 +1,77 @@
+import path from 'node:path';
+import { localCredentials } from '#infra/local/process.ts';
+import { loadLocalSecrets } from '#infra/local/secrets.ts';
+
+/** What the operator CLIs (`npm run keys`, `npm run ops`) share: errors, exit codes, local addresses. */
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+
+/** A mistake in the command line: printed with the usage, exit code 2. */
+export class UsageError extends Error {}
+
+export const usage = (message: string): never => {
+  throw new UsageError(message);
+};
+
+/** A well-formed request the service's state refuses (e.g. already resolved): printed, exit code 3. */
+export class Refusal extends Error {}
+
+/** The local stand-ins a command talks to; `pepper` reads the local key-hash pepper of `.data/`. */
+type LocalNeed = 'dynamodb' | 'sqs' | 'partner' | 'pepper';
+
+/** The environment variable that names each local address, for the message when nothing answers. */
+const ADDRESS_OF: Partial<Record<LocalNeed, string>> = {
+  dynamodb: 'DYNAMODB_ENDPOINT',
+  sqs: 'SQS_ENDPOINT',
+  partner: 'PARTNER_BASE_URL',
+};
+
+/** Points the shared modules at the local stand-ins of `npm start`, unless the environment says otherwise. */
+export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
+  const env = process.env;
+  env.AWS_REGION ??= 'us-east-1';
+  env.AWS_ACCESS_KEY_ID ??= localCredentials.accessKeyId;
+  env.AWS_SECRET_ACCESS_KEY ??= localCredentials.secretAccessKey;
+  if (needs.includes('dynamodb')) env.DYNAMODB_ENDPOINT ??= `http://127.0.0.1:${env.DYNAMODB_PORT ?? 8000}`;
+  if (needs.includes('sqs')) env.SQS_ENDPOINT ??= `http://127.0.0.1:${env.SQS_PORT ?? 9324}`;
+  if (needs.includes('partner')) env.PARTNER_BASE_URL ??= `http://127.0.0.1:${env.SANDBOX_PORT ?? 3100}`;
+  if (needs.includes('pepper'))
+    env.API_KEY_PEPPER ??= loadLocalSecrets(path.resolve(root, env.DATA_DIR ?? '.data')).API_KEY_PEPPER;
+}
+
+/**
+ * Runs a CLI's command and prints what it returns. A usage error prints the message and the usage
+ * and exits 2; a refusal exits 3; a service that does not answer names the addresses tried; any
+ * other failure exits 1.
+ */
+export function runMain(
+  command: () => Promise<string>,
+  options: { usage: string; tried: readonly LocalNeed[]; portsHint: string },
+): void {
+  command().then(
+    (output) => console.log(output),
+    (error: unknown) => {
+      if (error instanceof UsageError) {
+        console.error(`${error.message}\n\n${options.usage}`);
+        process.exit(2);
+      }
+      if (error instanceof Refusal) {
+        console.error(`Refused: ${error.message}`);
+        process.exit(3);
+      }
+      const text = String((error as Error)?.message ?? error);
+      const down = /ECONNREFUSED|fetch failed|partner is unavailable/i.test(
+        `${text} ${String((error as Error)?.cause)}`,
+      );
+      // Where it tried: the addresses useLocalEnvironment set (or the operator's environment did).
+      const tried = options.tried
+        .map((need) => ADDRESS_OF[need] && process.env[ADDRESS_OF[need]])
+        .filter(Boolean)
+        .join(' and ');
+      console.error(
+        down ? `Could not reach the service at ${tried || 'AWS'}: ${options.portsHint}` : `Failed: ${text}`,
+      );
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,175 @@
+import { userInfo } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadStageConfig, useStageEnvironment } from '#infra/cli/aws-stage.ts';
+import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
+import { QUEUE_LIST } from '#shared/definitions/queues.ts';
+
+/**
+ * Operator tools: `npm run ops -- dlq …` (dead-letter queues) and `npm run ops -- unmatched …`
+ * (payments nobody could be credited for). Without `--stage` it talks to a running `npm start`
+ * (its DynamoDB Local and local SQS); with `--stage <name>` to a deployed stack, found as
+ * `npm run keys` finds it. The work is done by shared/ (aws/dead-letters.ts, payments/operator.ts).
+ */
+const QUEUE_NAMES = QUEUE_LIST.map((queue) => queue.name);
+const USAGE = `Usage:
+  npm run ops -- dlq list [--queue ${QUEUE_NAMES.join('|')}] [--json] [--stage prod]
+  npm run ops -- dlq redrive [--queue …] [--message <message_id>] [--stage prod]
+  npm run ops -- unmatched list [--status open,held|credited|returned|all] [--json] [--stage prod]
+  npm run ops -- unmatched credit <id> --merchant <merchant_id> --reason "<text>" [--allow-over-max-balance] [--by <name>] [--json] [--stage prod]
+  npm run ops -- unmatched return <id> --reason "<text>" [--by <name>] [--json] [--stage prod]
+
+Exit codes: 0 done, 1 failed (e.g. the service did not answer), 2 wrong command line or unknown
+id, merchant or message, 3 refused (already resolved or credited, not creditable, past MAX_BALANCE).`;
+
+/** Refusals that mean the command named something that does not exist (exit 2, like a typo). */
+const NAMING_MISTAKES = new Set(['not_found', 'ambiguous', 'unknown_merchant', 'reason_required']);
+
+function operatorName(given: string | undefined): string {
+  if (given?.trim()) return given.trim();
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Runs one CLI command; returns what it prints. */
+export async function runOps(argv: string[]): Promise<string> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      queue: { type: 'string', default: 'payment-events' },
+      message: { type: 'string' },
+      status: { type: 'string', default: 'open,held' },
+      merchant: { type: 'string' },
+      reason: { type: 'string' },
+      by: { type: 'string' },
+      'allow-over-max-balance': { type: 'boolean', default: false },
+      stage: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return USAGE;
+  const [group, command, id, ...extra] = positionals;
+  if (group === undefined) usage('give a command: dlq list, dlq redrive, unmatched list, credit or return');
+  const commands: Record<string, string[]> = {
+    dlq: ['list', 'redrive'],
+    unmatched: ['list', 'credit', 'return'],
+  };
+  if (!commands[group ?? '']?.includes(command ?? '')) usage(`unknown command ${positionals.join(' ')}`);
+  if (extra.length > 0 || (id !== undefined && !['credit', 'return'].includes(command ?? '')))
+    usage(`unexpected ${[id, ...extra].filter(Boolean).join(' ')}`);
+  process.env.LOG_LEVEL ??= 'ERROR';
+  if (values.stage !== undefined) useStageEnvironment(await loadStageConfig(values.stage));
+  else useLocalEnvironment(['dynamodb', 'sqs']);
+  const print = (json: unknown, text: string) => (values.json ? JSON.stringify(json) : text);
+  return group === 'dlq'
+    ? deadLetters(command ?? '', values, print)
+    : unmatched(command ?? '', id, values, print);
+}
+
+type Values = Record<string, string | boolean | undefined>;
+type Print = (json: unknown, text: string) => string;
+
+async function deadLetters(command: string, values: Values, print: Print): Promise<string> {
+  const queue = QUEUE_LIST.find((definition) => definition.name === values.queue);
+  if (!queue) return usage(`--queue must be one of ${QUEUE_NAMES.join(', ')}`);
+  // Imported after the environment is set: the shared modules read their configuration at load.
+  const { listDeadLetters, queuePair, redriveDeadLetters } = await import('#shared/aws/dead-letters.ts');
+  const pair = await queuePair(queue);
+  if (command === 'list') {
+    const messages = await listDeadLetters(pair.deadLetters);
+    return print(
+      messages,
+      messages.length === 0
+        ? `No messages in the dead-letter queue of ${queue.name}`
+        : [
+            `${messages.length} message(s) in the dead-letter queue of ${queue.name} (left there):`,
+            ...messages.map(
+              (m) => `  ${m.messageId}  received ${m.receiveCount}x  sent ${m.sentAt ?? '?'}  ${m.summary}`,
+            ),
+          ].join('\n'),
+    );
+  }
+  const messageId = typeof values.message === 'string' ? values.message : undefined;
+  const moved = await redriveDeadLetters(pair, { messageId });
+  if (messageId && moved.length === 0)
+    usage(`no message ${messageId} in the dead-letter queue of ${queue.name}`);
+  return print(
+    moved,
+    moved.length === 0
+      ? `No messages in the dead-letter queue of ${queue.name}: nothing to move`
+      : [
+          `Moved ${moved.length} message(s) back to ${queue.name} (new ids):`,
+          ...moved.map((m) => `  ${m.from} -> ${m.to}  ${m.summary}`),
+        ].join('\n'),
+  );
+}
+
+async function unmatched(command: string, id: string | undefined, values: Values, print: Print) {
+  const { UNMATCHED_STATUSES, listUnmatched, statusOf } = await import('#shared/payments/unmatched.ts');
+  const operator = await import('#shared/payments/operator.ts');
+  const describe = (view: ReturnType<typeof operator.toOperatorView>) =>
+    `${view.id}  ${view.status.padEnd(8)}  ${view.amount} kobo  to ${view.account_number ?? view.account_ids.join(',')}  ${view.received_at}  ${view.reason}` +
+    (view.resolved_at
+      ? `\n    ${view.status} ${view.resolved_at} by ${view.resolved_by}${view.merchant_id ? ` to ${view.merchant_id} (${view.entry_id})` : ''}: ${view.resolution_reason}`
+      : '');
+
+  if (command === 'list') {
+    const wanted = String(values.status).split(',');
+    const unknown = wanted.filter((s) => s !== 'all' && !UNMATCHED_STATUSES.includes(s as never));
+    if (unknown.length)
+      usage(
+        `--status: unknown ${unknown.join(', ')} (one or more of ${UNMATCHED_STATUSES.join(', ')}, or all)`,
+      );
+    const views = (await listUnmatched())
+      .filter((record) => wanted.includes('all') || wanted.includes(statusOf(record)))
+      .map(operator.toOperatorView);
+    return print(
+      views,
+      views.length === 0 ? `No unmatched payments (${values.status})` : views.map(describe).join('\n'),
+    );
+  }
+
+  const paymentId = id ?? usage(`${command} needs the id of an unmatched payment (see unmatched list)`);
+  const reason = typeof values.reason === 'string' && values.reason.trim() ? values.reason.trim() : undefined;
+  if (!reason) usage(`${command} needs --reason "<text>" (kept with the payment: the audit trail)`);
+  const action = { reason: reason ?? '', by: operatorName(values.by as string | undefined) };
+  try {
+    if (command === 'credit') {
+      const merchantId =
+        typeof values.merchant === 'string'
+          ? values.merchant
+          : usage('credit needs --merchant <merchant_id>');
+      const { record, entry } = await operator.creditUnmatched(paymentId, {
+        ...action,
+        merchantId,
+        allowPastMaxBalance: values['allow-over-max-balance'] === true,
+      });
+      const view = operator.toOperatorView(record);
+      return print(
+        { ...view, balance_after: entry.balance_after },
+        `Credited ${entry.amount} kobo to ${merchantId} (ledger entry ${entry.entry_id}, balance now ${entry.balance_after})\n${describe(view)}`,
+      );
+    }
+    const view = operator.toOperatorView(await operator.returnUnmatched(paymentId, action));
+    return print(view, `Marked returned (no money moved)\n${describe(view)}`);
+  } catch (error) {
+    if (!(error instanceof operator.OperatorError)) throw error;
+    if (NAMING_MISTAKES.has(error.code)) usage(error.message);
+    const hint =
+      error.code === 'over_max_balance' ? ' (give --allow-over-max-balance to credit it anyway)' : '';
+    throw new Refusal(`${error.message}${hint}`);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  runMain(() => runOps(process.argv.slice(2)), {
+    usage: USAGE,
+    tried: ['dynamodb', 'sqs'],
+    portsHint: 'is `npm start` running? DYNAMODB_PORT and SQS_PORT set other ports.',
+  });
+}

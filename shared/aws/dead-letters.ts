@@ -1,0 +1,186 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageCommand,
+  GetQueueUrlCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import { sqs } from '#shared/aws/sqs.ts';
+import { config } from '#shared/config.ts';
+import { deadLetterQueueName, type QueueDefinition } from '#shared/definitions/queues.ts';
+
+/**
+ * Operators' view of a dead-letter queue: what is in it, and moving messages back to the queue they
+ * came from. Only standard SQS calls, so it works on AWS and on any local SQS-protocol server.
+ */
+
+/** A queue and its dead-letter queue, by URL. */
+export interface QueuePair {
+  source: string;
+  deadLetters: string;
+}
+
+/** A message of a dead-letter queue, as operators see it. */
+export interface DeadLetter {
+  messageId: string;
+  /** Receives so far (in the source queue and the dead-letter queue together). */
+  receiveCount: number;
+  /** When it was first sent (ISO 8601). */
+  sentAt: string | null;
+  summary: string;
+  body: string;
+}
+
+/** The URLs of a queue of `shared/definitions/queues.ts` and of its dead-letter queue. */
+export async function queuePair(queue: QueueDefinition): Promise<QueuePair> {
+  const urlOf = async (name: string) => {
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: config.tablePrefix + name }));
+    if (!QueueUrl) throw new Error(`no queue ${config.tablePrefix + name}`);
+    return QueueUrl;
+  };
+  return { source: await urlOf(queue.name), deadLetters: await urlOf(deadLetterQueueName(queue)) };
+}
+
+/** How long a message read by an operator stays hidden from others before it is shown again. */
+const HOLD_SECONDS = 30;
+/** Most messages read in one go (a few hundred: an operator's screen, not a bulk export). */
+const MAX_MESSAGES = 500;
+
+/**
+ * Receives every message of a queue (up to `MAX_MESSAGES`), each hidden for `HOLD_SECONDS`, so one
+ * pass sees each once. A message handed out twice keeps its latest receipt handle.
+ */
+async function receiveAll(queueUrl: string): Promise<Message[]> {
+  const held = new Map<string, Message>();
+  while (held.size < MAX_MESSAGES) {
+    const { Messages: messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        // A long poll asks every SQS server, so an empty answer means the queue has no visible message.
+        WaitTimeSeconds: 1,
+        VisibilityTimeout: HOLD_SECONDS,
+        // Both spellings: SQS takes either, and some local servers know only the older one.
+        AttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    const fresh = messages.filter((message) => message.MessageId && !held.has(message.MessageId));
+    for (const message of messages) if (message.MessageId) held.set(message.MessageId, message);
+    if (fresh.length === 0) break;
+  }
+  return [...held.values()];
+}
+
+/** Makes held messages visible again at once (they stay in the queue as they were). */
+async function release(queueUrl: string, messages: readonly Message[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += 10) {
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages.slice(i, i + 10).map((message, j) => ({
+          Id: String(j),
+          ReceiptHandle: message.ReceiptHandle ?? '',
+          VisibilityTimeout: 0,
+        })),
+      }),
+    );
+  }
+}
+
+/** One line about a message: its event type and the ids in it, or the start of the body. */
+export function summarize(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as Record<string, unknown>;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const fields = [
+        'type',
+        'partner',
+        'payment_id',
+        'attempt_id',
+        'reference',
+        'amount',
+        'merchant_id',
+        'event_id',
+        'delivery_id',
+      ]
+        .filter((key) => typeof parsed[key] === 'string' || typeof parsed[key] === 'number')
+        .map((key) => `${key}=${String(parsed[key])}`);
+      if (fields.length) return fields.join(' ').slice(0, 160);
+    }
+  } catch {
+    // Not JSON: shown as text.
+  }
+  const text = body.replace(/\s+/g, ' ');
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+function toDeadLetter(message: Message): DeadLetter {
+  const attributes = message.Attributes ?? {};
+  const sent = Number(attributes.SentTimestamp);
+  return {
+    messageId: message.MessageId ?? '',
+    receiveCount: Number(attributes.ApproximateReceiveCount ?? 0),
+    sentAt: Number.isFinite(sent) ? new Date(sent).toISOString() : null,
+    summary: summarize(message.Body ?? ''),
+    body: message.Body ?? '',
+  };
+}
+
+/** The messages of a dead-letter queue, oldest first; they stay in the queue, visible again at once. */
+export async function listDeadLetters(deadLetters: string): Promise<DeadLetter[]> {
+  const messages = await receiveAll(deadLetters);
+  await release(deadLetters, messages);
+  return messages.map(toDeadLetter).sort((a, b) => (a.sentAt ?? '').localeCompare(b.sentAt ?? ''));
+}
+
+/** A message moved back: its id in the dead-letter queue and its new id in the source queue. */
+export interface Redriven {
+  from: string;
+  to: string;
+  summary: string;
+}
+
+/**
+ * Moves messages of a dead-letter queue back to their source queue: all of them, or the one with
+ * `messageId`. Each is sent to the source first and deleted from the dead-letter queue after, so a
+ * crash in between leaves a copy in both (the consumers are idempotent), never none.
+ */
+export async function redriveDeadLetters(
+  pair: QueuePair,
+  options: { messageId?: string } = {},
+): Promise<Redriven[]> {
+  const messages = await receiveAll(pair.deadLetters);
+  const chosen = options.messageId
+    ? messages.filter((message) => message.MessageId === options.messageId)
+    : messages;
+  const others = messages.filter((message) => !chosen.includes(message));
+  const moved: Redriven[] = [];
+  try {
+    for (const message of chosen) {
+      const sent = await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: pair.source,
+          MessageBody: message.Body ?? '',
+          MessageAttributes:
+            message.MessageAttributes && Object.keys(message.MessageAttributes).length
+              ? message.MessageAttributes
+              : undefined,
+        }),
+      );
+      await sqs.send(
+        new DeleteMessageCommand({ QueueUrl: pair.deadLetters, ReceiptHandle: message.ReceiptHandle ?? '' }),
+      );
+      moved.push({
+        from: message.MessageId ?? '',
+        to: sent.MessageId ?? '',
+        summary: summarize(message.Body ?? ''),
+      });
+    }
+  } finally {
+    await release(pair.deadLetters, others);
+  }
+  return moved;
+}

@@ -1,0 +1,243 @@
+import { config } from '#shared/config.ts';
+import {
+  BalanceCeiling,
+  CompanionConflict,
+  credit,
+  getEntry,
+  type LedgerEntry,
+} from '#shared/ledger/ledger.ts';
+import { logger } from '#shared/logger.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import type { PaymentReceived } from '#shared/partners/partner.ts';
+import { creditedPaymentItems, paymentEntryId, paymentReference } from '#shared/payments/credit.ts';
+import {
+  findUnmatched,
+  type Resolution,
+  resolutionUpdate,
+  resolveUnmatched,
+  statusOf,
+  type UnmatchedRecord,
+  unmatchedId,
+} from '#shared/payments/unmatched.ts';
+
+/**
+ * What operators do with the payments nobody could be credited for (`unmatched-payments`): credit
+ * one to a merchant through the ledger, or record that it was returned to the payer. Either is
+ * done once, with the operator's reason, and only while the payment is still unresolved.
+ */
+
+export type OperatorRefusal =
+  | 'not_found'
+  | 'ambiguous'
+  | 'already_resolved'
+  | 'already_credited'
+  | 'unknown_merchant'
+  | 'not_creditable'
+  | 'over_max_balance'
+  | 'reason_required';
+
+/** Why an operator's request was refused; nothing was written. */
+export class OperatorError extends Error {
+  constructor(
+    readonly code: OperatorRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Who did it and why: kept on the payment's record. */
+export interface OperatorAction {
+  reason: string;
+  by: string;
+}
+
+/** The one kept payment an operator's id names, unresolved. */
+async function openPayment(id: string, action: OperatorAction): Promise<UnmatchedRecord> {
+  if (!action.reason.trim())
+    throw new OperatorError('reason_required', 'a reason is required (the audit trail)');
+  const found = await findUnmatched(id);
+  const [record] = found;
+  if (!record) throw new OperatorError('not_found', `no unmatched payment ${id}`);
+  if (found.length > 1) {
+    throw new OperatorError(
+      'ambiguous',
+      `${id} names ${found.length} different payments (the partner reused its id): give one of ${found
+        .map(unmatchedId)
+        .join(', ')}`,
+    );
+  }
+  return assertOpen(record);
+}
+
+function assertOpen(record: UnmatchedRecord): UnmatchedRecord {
+  if (record.status) {
+    throw new OperatorError(
+      'already_resolved',
+      `${unmatchedId(record)} was ${record.status} already (${record.resolved_at}, by ${record.resolved_by}: ${record.resolution_reason})`,
+    );
+  }
+  return record;
+}
+
+/** Throws if the payment was resolved since it was read (by another operator). */
+async function assertStillOpen(record: UnmatchedRecord): Promise<void> {
+  const [now] = await findUnmatched(unmatchedId(record));
+  if (now) assertOpen(now);
+}
+
+/**
+ * The ledger entry and reference of an operator's credit. The payment's usual entry id
+ * (`payment:<partner>:<id>`), so that a later redelivery of the same payment finds it applied and
+ * credits nothing; or, when the partner reused the id for another payment that was credited, the
+ * usual id qualified by this payment's fingerprint. An entry under the usual id with this
+ * merchant and amount is this payment, credited since (a redelivery): never credited twice.
+ */
+async function entryFor(record: UnmatchedRecord, event: PaymentReceived, merchantId: string) {
+  const usual = { entryId: paymentEntryId(event), reference: paymentReference(event) };
+  const existing = await getEntry(usual.entryId);
+  if (!existing) return usual;
+  if (existing.merchant_id === merchantId && existing.amount === event.amount) {
+    throw new OperatorError(
+      'already_credited',
+      `${usual.entryId} credited ${event.amount} kobo to ${merchantId} already (${existing.created_at}): not credited twice; return it or investigate`,
+    );
+  }
+  return { entryId: `${usual.entryId}#${record.variant}`, reference: `${usual.reference}#${record.variant}` };
+}
+
+/**
+ * Credits a kept payment to a merchant's wallet, once: one ledger transaction puts the entry, the
+ * transaction record in the merchant's history, its `payment.received` event, and the payment's
+ * resolution (conditional on it being unresolved). Amounts must be whole kobo within exact integers;
+ * a credit that would take the balance past MAX_BALANCE is refused unless `allowPastMaxBalance`.
+ */
+export async function creditUnmatched(
+  id: string,
+  request: OperatorAction & { merchantId: string; allowPastMaxBalance?: boolean },
+): Promise<{ record: UnmatchedRecord; entry: LedgerEntry }> {
+  const record = await openPayment(id, request);
+  const event = record.event;
+  if (event.type === 'DeliveryUnusable') {
+    throw new OperatorError(
+      'not_creditable',
+      `${unmatchedId(record)} is a delivery the service could not read (${event.reason}): confirm the payment with the partner, who must deliver it again, or mark it returned`,
+    );
+  }
+  if (event.type !== 'PaymentReceived') {
+    throw new OperatorError(
+      'not_creditable',
+      `${unmatchedId(record)} is a payment the partner refused and returned to the payer: nothing arrived to credit (mark it returned)`,
+    );
+  }
+  if (!Number.isSafeInteger(event.amount) || event.amount <= 0) {
+    throw new OperatorError(
+      'not_creditable',
+      `${unmatchedId(record)} has no whole positive amount (${event.amount})`,
+    );
+  }
+  if (!(await getMerchant(request.merchantId)))
+    throw new OperatorError('unknown_merchant', `no merchant ${request.merchantId}`);
+  const { entryId, reference } = await entryFor(record, event, request.merchantId);
+  const resolution: Resolution = {
+    status: 'credited',
+    at: new Date().toISOString(),
+    by: request.by,
+    reason: request.reason,
+    merchant_id: request.merchantId,
+    entry_id: entryId,
+  };
+  try {
+    const { entry, applied } = await credit({
+      entryId,
+      merchantId: request.merchantId,
+      amount: event.amount,
+      category: 'payment',
+      reference,
+      allowPastMaxBalance: request.allowPastMaxBalance,
+      companions: (posted) => [
+        ...creditedPaymentItems(posted, event, {
+          reference,
+          virtualAccount: null,
+        }),
+        { Update: resolutionUpdate(record, resolution) },
+      ],
+    });
+    if (!applied) {
+      // Another operator's credit of this payment, or a redelivery of it, was applied first.
+      await assertStillOpen(record);
+      throw new OperatorError(
+        'already_credited',
+        `${entryId} was credited to ${entry.merchant_id} meanwhile: not credited twice`,
+      );
+    }
+    logger.info('unmatched payment credited by an operator', {
+      payment: unmatchedId(record),
+      merchant_id: request.merchantId,
+      entry_id: entryId,
+      by: request.by,
+    });
+    return { record: resolved(record, resolution), entry };
+  } catch (error) {
+    if (error instanceof BalanceCeiling) {
+      throw new OperatorError(
+        'over_max_balance',
+        `crediting ${event.amount} kobo would take the balance of ${request.merchantId} to ${error.balanceAfter}, past MAX_BALANCE (${config.limits.maxBalance})`,
+      );
+    }
+    // The resolution's condition (the last companion) failed: another operator resolved it first.
+    if (error instanceof CompanionConflict) await assertStillOpen(record);
+    throw error;
+  }
+}
+
+/**
+ * Records that a kept payment was returned to the payer (outside the service): no money moves; once,
+ * and only while it is unresolved.
+ */
+export async function returnUnmatched(id: string, action: OperatorAction): Promise<UnmatchedRecord> {
+  const record = await openPayment(id, action);
+  const resolution: Resolution = { status: 'returned', at: new Date().toISOString(), ...action };
+  if (!(await resolveUnmatched(record, resolution))) {
+    await assertStillOpen(record);
+    throw new OperatorError('not_found', `no unmatched payment ${id}`);
+  }
+  logger.info('unmatched payment marked returned by an operator', {
+    payment: unmatchedId(record),
+    by: action.by,
+  });
+  return resolved(record, resolution);
+}
+
+/** The record as a resolution leaves it. */
+function resolved(record: UnmatchedRecord, { at, by, reason, ...rest }: Resolution): UnmatchedRecord {
+  return { ...record, ...rest, resolved_at: at, resolved_by: by, resolution_reason: reason };
+}
+
+/** A kept payment as operators see it (the CLI's `--json` output). */
+export function toOperatorView(record: UnmatchedRecord) {
+  const { event } = record;
+  return {
+    id: unmatchedId(record),
+    status: statusOf(record),
+    reason: record.reason,
+    kind:
+      event.type === 'PaymentReceived'
+        ? 'payment'
+        : event.type === 'PaymentRejected'
+          ? 'refused_attempt'
+          : 'unusable_delivery',
+    partner: event.partner,
+    // An unusable delivery has no amount or account the service could read: its body is kept.
+    amount: event.type === 'DeliveryUnusable' ? null : event.amount,
+    account_number: event.type === 'PaymentReceived' ? event.account_number : null,
+    account_ids: event.type === 'DeliveryUnusable' ? [] : event.account_ids,
+    sender: event.type === 'PaymentReceived' ? event.sender : null,
+    received_at: record.received_at,
+    resolved_at: record.resolved_at ?? null,
+    resolved_by: record.resolved_by ?? null,
+    resolution_reason: record.resolution_reason ?? null,
+    merchant_id: record.merchant_id ?? null,
+    entry_id: record.entry_id ?? null,
+  };
+}

@@ -1,0 +1,175 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { queuePair } from '#shared/aws/dead-letters.ts';
+import { sqs } from '#shared/aws/sqs.ts';
+import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
+import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
+import { paymentEntryId, receivePayment } from '#shared/payments/credit.ts';
+import { unmatchedOf } from '#shared/payments/unmatched.ts';
+import { getTransaction } from '#shared/transactions/store.ts';
+import { runCli } from '#test/support/cli.ts';
+import { queuedFromSandbox } from '#test/support/events.ts';
+import { aMerchant, anAccount } from '#test/support/merchants.ts';
+import { paymentEvent } from '#test/support/payments.ts';
+
+/** Runs `npm run ops -- …` as an operator would (the test environment points it at the test stack). */
+const ops = (...args: string[]) => runCli('ops', args);
+const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
+
+/** A payment into an account nobody owns, kept for operators by the consumer's own code. */
+async function anUnmatchedPayment(amount: number) {
+  const event = queuedFromSandbox(
+    paymentEvent({ account_number: anAccount('101', '7'), amount }),
+  ) as QueuedEvent & PaymentReceived;
+  expect(await receivePayment(event)).toBe('unmatched');
+  const [record] = await unmatchedOf('sandbox', event.payment_id);
+  if (!record) throw new Error('not kept');
+  return { event, id: `${record.payment_key}#${record.variant}` };
+}
+
+interface ListedMessage {
+  messageId: string;
+  receiveCount: number;
+  summary: string;
+}
+const listDlq = async () => {
+  const listed = await ops('dlq', 'list', '--queue', 'payment-events', '--json');
+  expect(listed.code).toBe(0);
+  return JSON.parse(listed.stdout) as ListedMessage[];
+};
+
+describe('npm run ops', { timeout: 120_000 }, () => {
+  it('credits an unmatched payment to a merchant once: the second run is refused and moves nothing', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const { event, id } = await anUnmatchedPayment(25_000);
+
+    const listed = await ops('unmatched', 'list', '--json');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toContainEqual(
+      expect.objectContaining({ id, status: 'open', amount: 25_000, kind: 'payment' }),
+    );
+
+    const credited = await ops(
+      'unmatched',
+      'credit',
+      id,
+      '--merchant',
+      m,
+      '--reason',
+      'ticket 7: wrong account',
+      '--by',
+      'ada',
+    );
+    expect(credited.code).toBe(0);
+    expect(credited.stdout).toContain(`Credited 25000 kobo to ${m}`);
+    expect(await balanceOf(m)).toBe(25_000);
+    expect(await entriesOf(m)).toEqual([
+      expect.objectContaining({ entry_id: paymentEntryId(event), amount: 25_000 }),
+    ]);
+    expect(await getTransaction(m, `payment:${event.payment_id}`)).toMatchObject({
+      status: 'success',
+      amount: 25_000,
+    });
+
+    const again = await ops('unmatched', 'credit', id, '--merchant', m, '--reason', 'again');
+    expect(again.code).toBe(3);
+    expect(again.stderr).toContain('credited already');
+    expect(again.stderr).toContain('ticket 7: wrong account');
+    expect(await balanceOf(m)).toBe(25_000);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+
+    const resolved = JSON.parse((await ops('unmatched', 'list', '--status', 'credited', '--json')).stdout);
+    expect(resolved).toContainEqual(
+      expect.objectContaining({
+        id,
+        status: 'credited',
+        merchant_id: m,
+        resolved_by: 'ada',
+        resolution_reason: 'ticket 7: wrong account',
+      }),
+    );
+  });
+
+  it('marks an unmatched payment returned without moving money', async () => {
+    const { merchant } = await aMerchant();
+    const { id } = await anUnmatchedPayment(9_000);
+    const returned = await ops('unmatched', 'return', id, '--reason', 'refunded by the bank, ticket 8');
+    expect(returned.code).toBe(0);
+    expect(returned.stdout).toContain('Marked returned');
+    expect(
+      (await ops('unmatched', 'credit', id, '--merchant', merchant.merchant_id, '--reason', 'x')).code,
+    ).toBe(3);
+    expect(await balanceOf(merchant.merchant_id)).toBe(0);
+    const open = JSON.parse((await ops('unmatched', 'list', '--json')).stdout) as { id: string }[];
+    expect(open.map((view) => view.id)).not.toContain(id);
+  });
+
+  it('refuses bad command lines, unknown ids and merchants with usage and exit code 2', async () => {
+    const { id } = await anUnmatchedPayment(100);
+    const bare = await ops();
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('Usage:');
+    expect((await ops('frobnicate')).code).toBe(2);
+    expect((await ops('dlq', 'list', '--queue', 'nope')).code).toBe(2);
+    expect((await ops('unmatched', 'list', '--status', 'lost')).code).toBe(2);
+    const noReason = await ops('unmatched', 'credit', id, '--merchant', 'mer_x');
+    expect(noReason.code).toBe(2);
+    expect(noReason.stderr).toContain('--reason');
+    expect((await ops('unmatched', 'credit', id, '--reason', 'r')).code).toBe(2);
+    const unknownMerchant = await ops(
+      'unmatched',
+      'credit',
+      id,
+      '--merchant',
+      'mer_missing',
+      '--reason',
+      'r',
+    );
+    expect(unknownMerchant.code).toBe(2);
+    expect(unknownMerchant.stderr).toContain('no merchant mer_missing');
+    const unknownId = await ops('unmatched', 'return', 'sandbox:nothing', '--reason', 'r');
+    expect(unknownId.code).toBe(2);
+    expect(unknownId.stderr).toContain('no unmatched payment sandbox:nothing');
+    expect((await ops('dlq', 'redrive', '--message', 'no-such-message')).code).toBe(2);
+  });
+
+  it('lists a dead-lettered payment and leaves it there; redrive moves it back and the consumer credits it', async () => {
+    const { merchant } = await aMerchant();
+    const event = queuedFromSandbox(paymentEvent({ account_number: merchant.account_number, amount: 4_200 }));
+    const { deadLetters } = await queuePair(PAYMENT_EVENTS_QUEUE);
+    const sent = await sqs.send(
+      new SendMessageCommand({ QueueUrl: deadLetters, MessageBody: JSON.stringify(event) }),
+    );
+    const messageId = sent.MessageId ?? '';
+
+    const first = (await listDlq()).find((message) => message.messageId === messageId);
+    expect(first?.summary).toContain(`payment_id=${(event as PaymentReceived).payment_id}`);
+    expect(first?.summary).toContain('amount=4200');
+    // Listing took nothing away: it is listed again, and nobody credited it.
+    expect((await listDlq()).map((message) => message.messageId)).toContain(messageId);
+    expect(await balanceOf(merchant.merchant_id)).toBe(0);
+
+    const redriven = await ops('dlq', 'redrive', '--queue', 'payment-events', '--message', messageId);
+    expect(redriven.code).toBe(0);
+    expect(redriven.stdout).toContain(messageId);
+    await expect.poll(() => balanceOf(merchant.merchant_id), { timeout: 30_000 }).toBe(4_200);
+    expect((await listDlq()).map((message) => message.messageId)).not.toContain(messageId);
+    expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  });
+
+  it('says which addresses it tried when the local service is not running', async () => {
+    const { stderr, code } = await runCli('ops', ['unmatched', 'list'], {
+      DYNAMODB_ENDPOINT: undefined,
+      SQS_ENDPOINT: undefined,
+      DYNAMODB_PORT: '1',
+      SQS_PORT: '2',
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain('http://127.0.0.1:1');
+    expect(stderr).toContain('http://127.0.0.1:2');
+    expect(stderr).toContain('npm start');
+  });
+});

@@ -1,0 +1,240 @@
+import { describe, expect, it } from 'vitest';
+import { config } from '#shared/config.ts';
+import { listEvents } from '#shared/events/events.ts';
+import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
+import { debit, getEntry } from '#shared/ledger/ledger.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
+import { paymentEntryId, receivePayment, receiveRejectedPayment } from '#shared/payments/credit.ts';
+import { creditUnmatched, OperatorError, returnUnmatched } from '#shared/payments/operator.ts';
+import { listUnmatched, statusOf, unmatchedId, unmatchedOf } from '#shared/payments/unmatched.ts';
+import { getTransaction } from '#shared/transactions/store.ts';
+import { queuedFromSandbox } from '#test/support/events.ts';
+import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
+import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
+
+const payment = (accountNumber: string, amount: number, sessionId = nipSessionId()) =>
+  queuedFromSandbox(
+    paymentEvent({ account_number: accountNumber, amount, session_id: sessionId }),
+  ) as QueuedEvent & PaymentReceived;
+const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
+const by = 'test-operator';
+
+/** A payment into an account nobody owns, kept for operators; its operator id. */
+async function anUnmatchedPayment(amount: number) {
+  const event = payment(anAccount('101', '8'), amount);
+  expect(await receivePayment(event)).toBe('unmatched');
+  const [record] = await unmatchedOf('sandbox', event.payment_id);
+  if (!record) throw new Error('not kept');
+  return { event, id: unmatchedId(record) };
+}
+
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'done',
+    (error: unknown) => (error instanceof OperatorError ? error.code : error),
+  );
+
+describe('operators resolve unmatched payments', () => {
+  it('credits one through the ledger exactly once, with its history record, event and audit reason', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const { event, id } = await anUnmatchedPayment(12_345);
+
+    const { entry, record } = await creditUnmatched(id, {
+      merchantId: m,
+      reason: 'ticket 42: wrong account',
+      by,
+    });
+    expect(entry).toMatchObject({ entry_id: paymentEntryId(event), amount: 12_345, balance_after: 12_345 });
+    expect(await balanceOf(m)).toBe(12_345);
+    expect(await getTransaction(m, `payment:${event.payment_id}`)).toMatchObject({
+      type: 'credit',
+      category: 'payment',
+      amount: 12_345,
+      status: 'success',
+      entry_id: paymentEntryId(event),
+      counterparty: { account_name: 'ADEBAYO CHIOMA' },
+    });
+    const { items } = await listEvents(m, { type: 'payment.received', limit: 10 });
+    expect(items.map((e) => (e.data.transaction as { reference: string }).reference)).toEqual([
+      `payment:${event.payment_id}`,
+    ]);
+    const [stored] = await unmatchedOf('sandbox', event.payment_id);
+    expect(stored).toMatchObject({
+      status: 'credited',
+      merchant_id: m,
+      entry_id: paymentEntryId(event),
+      resolution_reason: 'ticket 42: wrong account',
+      resolved_by: by,
+      resolved_at: expect.any(String),
+    });
+    expect(record.status).toBe('credited');
+
+    // Run again: refused, nothing moves; and a redelivery of the payment credits nothing either.
+    expect(await refusal(creditUnmatched(id, { merchantId: m, reason: 'again', by }))).toBe(
+      'already_resolved',
+    );
+    expect(await refusal(returnUnmatched(id, { reason: 'again', by }))).toBe('already_resolved');
+    expect(await receivePayment(event)).toBe('unmatched');
+    expect(await balanceOf(m)).toBe(12_345);
+    expect(await entriesOf(m)).toHaveLength(1);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('credits one of three concurrent requests; the others are told it was resolved', async () => {
+    const { merchant } = await aMerchant();
+    const { id } = await anUnmatchedPayment(700);
+    const results = await Promise.all(
+      [1, 2, 3].map(() =>
+        refusal(creditUnmatched(id, { merchantId: merchant.merchant_id, reason: 'race', by })),
+      ),
+    );
+    expect(results.filter((r) => r === 'done')).toHaveLength(1);
+    expect(results.filter((r) => r !== 'done')).toEqual(['already_resolved', 'already_resolved']);
+    expect(await balanceOf(merchant.merchant_id)).toBe(700);
+  });
+
+  it('marks one returned: no money moves, and it can be neither credited nor returned again', async () => {
+    const { merchant } = await aMerchant();
+    const { event, id } = await anUnmatchedPayment(5_000);
+    const returned = await returnUnmatched(id, { reason: 'sent back to the payer, ticket 43', by });
+    expect(returned).toMatchObject({
+      status: 'returned',
+      resolution_reason: 'sent back to the payer, ticket 43',
+    });
+    expect(statusOf((await unmatchedOf('sandbox', event.payment_id))[0] as never)).toBe('returned');
+    expect(await refusal(creditUnmatched(id, { merchantId: merchant.merchant_id, reason: 'x', by }))).toBe(
+      'already_resolved',
+    );
+    expect(await refusal(returnUnmatched(id, { reason: 'x', by }))).toBe('already_resolved');
+    expect(await balanceOf(merchant.merchant_id)).toBe(0);
+    expect(await getEntry(paymentEntryId(event))).toBeUndefined();
+  });
+
+  it('refuses unknown ids and merchants, an empty reason, and crediting a refused attempt; writes nothing', async () => {
+    const { merchant } = await aMerchant();
+    const { event, id } = await anUnmatchedPayment(900);
+    expect(
+      await refusal(creditUnmatched('sandbox:nope', { merchantId: merchant.merchant_id, reason: 'r', by })),
+    ).toBe('not_found');
+    expect(
+      await refusal(creditUnmatched(`${id}x`, { merchantId: merchant.merchant_id, reason: 'r', by })),
+    ).toBe('not_found');
+    expect(await refusal(creditUnmatched(id, { merchantId: 'mer_missing', reason: 'r', by }))).toBe(
+      'unknown_merchant',
+    );
+    expect(await refusal(creditUnmatched(id, { merchantId: merchant.merchant_id, reason: '  ', by }))).toBe(
+      'reason_required',
+    );
+    expect(await refusal(returnUnmatched(id, { reason: '', by }))).toBe('reason_required');
+    const attempt: QueuedEvent & PaymentRejected = {
+      type: 'PaymentRejected',
+      partner: 'sandbox',
+      attempt_id: nipSessionId(),
+      account_ids: [anAccount('101', '8')],
+      amount: 400,
+      reason: 'Amount does not match',
+      rejected_at: null,
+      delivery_id: 'msg_rejected',
+      received_at: new Date().toISOString(),
+    };
+    await receiveRejectedPayment(attempt);
+    const refusedId = `sandbox:rejected:${attempt.attempt_id}`;
+    expect(
+      await refusal(creditUnmatched(refusedId, { merchantId: merchant.merchant_id, reason: 'r', by })),
+    ).toBe('not_creditable');
+    expect((await returnUnmatched(refusedId, { reason: 'the partner returned it', by })).status).toBe(
+      'returned',
+    );
+    expect(statusOf((await unmatchedOf('sandbox', event.payment_id))[0] as never)).toBe('open');
+    expect(await balanceOf(merchant.merchant_id)).toBe(0);
+  });
+
+  it('refuses a credit past MAX_BALANCE unless allowed; then a redelivery of the payment credits nothing', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const max = config.limits.maxBalance;
+    await fund(m, max - 1_000);
+    const event = payment(merchant.account_number, 2_000);
+    expect(await receivePayment(event)).toBe('held');
+    const [held] = await unmatchedOf('sandbox', event.payment_id);
+    if (!held) throw new Error('not held');
+    expect(statusOf(held)).toBe('held');
+    const id = `sandbox:${event.payment_id}`;
+    expect(await refusal(creditUnmatched(id, { merchantId: m, reason: 'checked', by }))).toBe(
+      'over_max_balance',
+    );
+    expect(await balanceOf(m)).toBe(max - 1_000);
+    await creditUnmatched(id, {
+      merchantId: m,
+      reason: 'checked with compliance',
+      by,
+      allowPastMaxBalance: true,
+    });
+    expect(await balanceOf(m)).toBe(max + 1_000);
+    // The merchant spends; the partner then redelivers the payment: its entry is there, nothing more.
+    await debit({
+      entryId: `transfer:${nipSessionId()}`,
+      merchantId: m,
+      amount: max,
+      category: 'transfer',
+      reference: 'spend',
+    });
+    expect(await receivePayment(event)).toBe('duplicate');
+    expect(await balanceOf(m)).toBe(1_000);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('refuses a held payment a redelivery has credited since: never twice', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, config.limits.maxBalance);
+    const event = payment(merchant.account_number, 3_000);
+    expect(await receivePayment(event)).toBe('held');
+    await debit({
+      entryId: `transfer:${nipSessionId()}`,
+      merchantId: m,
+      amount: 10_000,
+      category: 'transfer',
+      reference: 'spend',
+    });
+    expect(await receivePayment(event)).toBe('credited');
+    const before = await balanceOf(m);
+    expect(
+      await refusal(creditUnmatched(`sandbox:${event.payment_id}`, { merchantId: m, reason: 'r', by })),
+    ).toBe('already_credited');
+    expect(await balanceOf(m)).toBe(before);
+  });
+
+  it('credits a different payment that reused a partner id under its own entry', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const sessionId = nipSessionId();
+    expect(await receivePayment(payment(merchant.account_number, 1_000, sessionId))).toBe('credited');
+    expect(await receivePayment(payment(merchant.account_number, 2_500, sessionId))).toBe('unmatched');
+    const [kept] = await unmatchedOf('sandbox', sessionId);
+    if (!kept) throw new Error('not kept');
+    const { entry } = await creditUnmatched(`sandbox:${sessionId}`, {
+      merchantId: m,
+      reason: 'second payment',
+      by,
+    });
+    expect(entry.entry_id).toBe(`payment:sandbox:${sessionId}#${kept.variant}`);
+    expect(await getTransaction(m, `payment:${sessionId}#${kept.variant}`)).toMatchObject({ amount: 2_500 });
+    expect(await balanceOf(m)).toBe(3_500);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('lists every kept payment with its status, oldest first', async () => {
+    const { id: open } = await anUnmatchedPayment(100);
+    const { id: returned } = await anUnmatchedPayment(200);
+    await returnUnmatched(returned, { reason: 'r', by });
+    const listed = await listUnmatched();
+    const statuses = new Map(listed.map((record) => [unmatchedId(record), statusOf(record)]));
+    expect(statuses.get(open)).toBe('open');
+    expect(statuses.get(returned)).toBe('returned');
+    const times = listed.map((record) => record.received_at);
+    expect(times).toEqual([...times].sort());
+  });
+});

@@ -1,0 +1,83 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { runOps } from '#infra/cli/ops.ts';
+
+// No AWS account exists here: every AWS call of `npm run ops -- … --stage prod` is mocked, and the
+// test checks that the CLI works on the stage's own queues and tables.
+const ssm = mockClient(SSMClient);
+const sqs = mockClient(SQSClient);
+const dynamo = mockClient(DynamoDBDocumentClient);
+const savedEnv = { ...process.env };
+
+beforeEach(() => {
+  for (const mock of [ssm, sqs, dynamo]) mock.reset();
+  ssm.on(GetParameterCommand, { Name: '/naira/prod/operator-config' }).resolves({
+    Parameter: {
+      Value: JSON.stringify({
+        tablePrefix: 'naira-prod-',
+        usagePlanId: 'plan123',
+        pepperSecretArn: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:naira/prod/api-key-pepper',
+        partnerBaseUrl: 'https://partner.example.ng',
+        partnerBankCode: '101',
+      }),
+    },
+  });
+  sqs.on(GetQueueUrlCommand).callsFake(({ QueueName }: { QueueName: string }) => ({
+    QueueUrl: `https://sqs.eu-west-1.amazonaws.com/111122223333/${QueueName}`,
+  }));
+});
+afterAll(() => {
+  process.env = savedEnv;
+});
+
+describe('npm run ops -- … --stage prod', () => {
+  it('lists the dead-letter queue of the stage and makes what it read visible again', async () => {
+    const dlq = 'https://sqs.eu-west-1.amazonaws.com/111122223333/naira-prod-payment-events-dlq';
+    sqs
+      .on(ReceiveMessageCommand)
+      .resolvesOnce({
+        Messages: [
+          {
+            MessageId: 'm-1',
+            ReceiptHandle: 'rh-1',
+            Body: '{"type":"TransferSettled","partner":"paystack","reference":"t-1"}',
+            Attributes: { ApproximateReceiveCount: '6', SentTimestamp: '1790000000000' },
+          },
+        ],
+      })
+      .resolves({});
+    const listed = JSON.parse(await runOps(['dlq', 'list', '--json', '--stage', 'prod']));
+    expect(listed).toEqual([
+      expect.objectContaining({
+        messageId: 'm-1',
+        receiveCount: 6,
+        summary: 'type=TransferSettled partner=paystack reference=t-1',
+      }),
+    ]);
+    expect(sqs.commandCalls(GetQueueUrlCommand).map((call) => call.args[0].input.QueueName)).toEqual([
+      'naira-prod-payment-events',
+      'naira-prod-payment-events-dlq',
+    ]);
+    expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input.QueueUrl).toBe(dlq);
+    expect(sqs.commandCalls(ChangeMessageVisibilityBatchCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: dlq,
+      Entries: [{ Id: '0', ReceiptHandle: 'rh-1', VisibilityTimeout: 0 }],
+    });
+  });
+
+  it('reads the unmatched payments of the stage table', async () => {
+    dynamo.on(ScanCommand).resolves({ Items: [] });
+    expect(await runOps(['unmatched', 'list', '--stage', 'prod'])).toBe('No unmatched payments (open,held)');
+    expect(dynamo.commandCalls(ScanCommand)[0]?.args[0].input.TableName).toBe(
+      'naira-prod-unmatched-payments',
+    );
+  });
+});
