@@ -76,7 +76,27 @@ export interface LocalGateway {
   server: Server;
   /** Routes that are served (their handler file exists). */
   routes: readonly Route[];
+  /** Stops accepting; requests in flight are answered first (for up to `CLOSE_GRACE_MS`). */
   close(): Promise<void>;
+}
+
+const CLOSE_GRACE_MS = 10_000;
+
+/**
+ * Stops accepting connections and resolves once the requests in flight are answered: a webhook
+ * being queued gets its answer before the queue behind it stops. Idle keep-alive connections are
+ * closed as they become idle; whatever is still open after the grace period is cut.
+ */
+function closeGracefully(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+    server.close(() => {
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolve();
+    });
+  });
 }
 
 function compile(route: Route, resource: string): CompiledPath {
@@ -420,10 +440,6 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     url,
     server,
     routes: served,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeGracefully(server),
   };
 }

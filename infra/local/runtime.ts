@@ -69,9 +69,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     stops.push(requery.stop);
     return {
       gateway,
+      // The gateway first: what it accepted is queued before the pollers and the queue stop.
       stop: async () => {
-        for (const stop of stops.reverse()) await stop();
         await gateway.close();
+        for (const stop of stops.reverse()) await stop();
       },
     };
   } catch (error) {

@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { createQueues, createTables } from '#infra/local/bootstrap.ts';
 import { startDynamoDbLocal } from '#infra/local/dynamodb.ts';
 import { localCredentials } from '#infra/local/process.ts';
@@ -7,7 +9,10 @@ import { startLocalSqs } from '#infra/local/sqs.ts';
 export interface LocalServicesOptions {
   ports: { dynamodb: number; sqs: number; sandbox: number };
   tablePrefix: string;
-  /** Keeps DynamoDB data on disk here; in memory without it. */
+  /**
+   * Keeps the data on disk in this folder (DynamoDB Local's under `dynamodb/`, the queues' journal
+   * under `sqs/`); in memory without it.
+   */
   dataDir?: string;
   /** Sandbox partner behaviour: where its webhooks go and how it times out and settles. */
   sandbox?: { hangMs?: number; webhookUrl?: string; webhookSecret?: string; settleAfterMs?: number };
@@ -29,9 +34,11 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     for (const stopOne of stops.reverse()) await stopOne().catch(() => undefined);
   };
   try {
-    const dynamo = await startDynamoDbLocal({ port: options.ports.dynamodb, dataDir: options.dataDir });
+    const dynamoDir = options.dataDir && path.join(options.dataDir, 'dynamodb');
+    if (dynamoDir) mkdirSync(dynamoDir, { recursive: true });
+    const dynamo = await startDynamoDbLocal({ port: options.ports.dynamodb, dataDir: dynamoDir });
     stops.push(dynamo.stop);
-    const sqs = await startLocalSqs({ port: options.ports.sqs });
+    const sqs = await startLocalSqs({ port: options.ports.sqs, dataDir: options.dataDir });
     stops.push(sqs.stop);
     const sandbox = await startSandboxPartner({ port: options.ports.sandbox, ...options.sandbox });
     stops.push(sandbox.close);

@@ -58,7 +58,7 @@ async function demoMerchant(dataDir: string, partnerName: string): Promise<DemoM
 async function main() {
   const dataDir = path.resolve(root, env.DATA_DIR ?? '.data');
   if (fresh) rmSync(dataDir, { recursive: true, force: true });
-  mkdirSync(path.join(dataDir, 'dynamodb'), { recursive: true });
+  mkdirSync(dataDir, { recursive: true });
 
   const stops: (() => Promise<void>)[] = [];
   let stopping = false;
@@ -82,7 +82,7 @@ async function main() {
         sandbox: portOf('SANDBOX_PORT', 3100),
       },
       tablePrefix: env.TABLE_PREFIX ?? 'naira-local-',
-      dataDir: path.join(dataDir, 'dynamodb'),
+      dataDir,
       sandbox: {
         webhookUrl: `http://127.0.0.1:${port}/webhooks/payments`,
         webhookSecret: secrets.PARTNER_WEBHOOK_SECRET,
@@ -115,7 +115,7 @@ async function main() {
           ? `  partner:          Paystack at ${env.PAYSTACK_BASE_URL ?? 'https://api.paystack.co'} (its webhook URL: ${gateway.url}/webhooks/paystack)`
           : `  sandbox partner:  ${services.env.PARTNER_BASE_URL}`,
         `  DynamoDB Local:   ${services.env.DYNAMODB_ENDPOINT} (data in .data/, --fresh wipes it)`,
-        `  local SQS:        ${services.env.SQS_ENDPOINT}`,
+        `  local SQS:        ${services.env.SQS_ENDPOINT} (messages kept in .data/sqs/)`,
         '',
         `Demo merchant ${demo.merchant_id} (wallet ${demo.account_number}):`,
         `  X-API-Key:    ${demo.api_key}`,

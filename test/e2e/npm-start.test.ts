@@ -3,7 +3,7 @@ import { type RunningService, startNpmStart } from '#test/support/npm-start.ts';
 
 let service: RunningService | undefined;
 afterAll(async () => {
-  if (service?.child.exitCode === null) service.child.kill('SIGKILL');
+  await service?.crash();
 });
 
 describe('npm start', () => {

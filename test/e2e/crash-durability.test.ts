@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { localCredentials } from '#infra/local/process.ts';
+import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
+import { TABLES } from '#shared/definitions/tables.ts';
+import { type RunningService, startNpmStart } from '#test/support/npm-start.ts';
+
+/**
+ * API.md §11: a 200 from the partner webhook means durably queued, locally too. A burst of signed
+ * payments, the whole `npm start` process group SIGKILLed mid-burst, a restart on the same data
+ * folder: every acknowledged payment is credited, exactly once.
+ */
+const TABLE_PREFIX = 'crash-test-';
+const BURST = 240;
+const SENDERS = 8;
+const KILL_AFTER_ACKNOWLEDGED = 120;
+const env = {
+  TABLE_PREFIX,
+  PARTNER_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+};
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-crash-'));
+const running: RunningService[] = [];
+afterAll(async () => {
+  for (const service of running) await service.crash();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface Payment {
+  session: string;
+  amount: number;
+}
+
+/**
+ * Sends the payments with a few concurrent senders until the burst is done or the service is gone;
+ * calls `onAcknowledged` after each 200. Resolves with the payments answered 200.
+ */
+async function burst(
+  target: { url: string; wallet: string; secret: string },
+  payments: Payment[],
+  onAcknowledged: (n: number) => void,
+) {
+  const acknowledged: Payment[] = [];
+  let next = 0;
+  let gone = false;
+  const sender = async () => {
+    while (!gone && next < payments.length) {
+      const payment = payments[next++] as Payment;
+      const event = paymentEvent({
+        account_number: target.wallet,
+        amount: payment.amount,
+        session_id: payment.session,
+      });
+      try {
+        const { status } = await deliverWebhook(`${target.url}/webhooks/payments`, target.secret, event);
+        if (status === 200) {
+          acknowledged.push(payment);
+          onAcknowledged(acknowledged.length);
+        }
+      } catch {
+        // Connection refused or reset: the service is down, and this payment was not acknowledged.
+        gone = true;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: SENDERS }, sender));
+  return acknowledged;
+}
+
+describe('npm start killed mid-burst', () => {
+  it('credits every acknowledged payment exactly once after the restart', async () => {
+    const first = await startNpmStart(env, { dataDir });
+    running.push(first);
+    const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo-merchant.json'), 'utf8')) as {
+      merchant_id: string;
+      account_number: string;
+      api_key: string;
+      api_secret: string;
+    };
+    // Distinct amounts: a credit of the wrong payment, or a double credit, shows in the sum.
+    const payments = Array.from({ length: BURST }, (_, i) => ({
+      session: nipSessionId(),
+      amount: 10_000 + i,
+    }));
+
+    let killed: Promise<void> | undefined;
+    const target = { url: first.url, wallet: demo.account_number, secret: env.PARTNER_WEBHOOK_SECRET };
+    const acknowledged = await burst(target, payments, (n) => {
+      if (n >= KILL_AFTER_ACKNOWLEDGED) killed ??= first.crash();
+    });
+    await killed;
+    expect(killed, 'the burst ended before the kill').toBeDefined();
+    expect(acknowledged.length).toBeGreaterThanOrEqual(KILL_AFTER_ACKNOWLEDGED);
+
+    const second = await startNpmStart(env, { dataDir });
+    running.push(second);
+    const dynamo = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: `http://127.0.0.1:${second.ports.dynamodb}`,
+        region: 'us-east-1',
+        credentials: localCredentials,
+      }),
+    );
+    const entries = async () => {
+      const found: { reference: string; amount: number }[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await dynamo.send(
+          new QueryCommand({
+            TableName: TABLE_PREFIX + TABLES.ledgerEntries.name,
+            IndexName: 'by-merchant',
+            KeyConditionExpression: 'merchant_id = :m',
+            ExpressionAttributeValues: { ':m': demo.merchant_id },
+            ExclusiveStartKey: start,
+          }),
+        );
+        found.push(...((page.Items ?? []) as { reference: string; amount: number }[]));
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return found;
+    };
+    const credited = (list: { reference: string }[]) =>
+      new Set(list.map((entry) => entry.reference.replace(/^payment:/, '')));
+
+    // Processed within 60 seconds of the restart (API.md §11).
+    const missing = async () => {
+      const done = credited(await entries());
+      return acknowledged.filter((payment) => !done.has(payment.session)).length;
+    };
+    await expect.poll(missing, { timeout: 60_000, interval: 500 }).toBe(0);
+
+    const ledger = await entries();
+    const sent = new Map(payments.map((payment) => [payment.session, payment.amount]));
+    // Exactly once: one entry per payment, each with its own amount; nothing that was not sent.
+    expect(credited(ledger).size).toBe(ledger.length);
+    for (const entry of ledger) expect(entry.amount).toBe(sent.get(entry.reference.replace(/^payment:/, '')));
+    const balance = await fetch(`${second.url}/balance`, {
+      headers: { 'X-API-Key': demo.api_key, 'X-API-Secret': demo.api_secret },
+    });
+    const { data } = (await balance.json()) as { data: { balance: number } };
+    expect(data.balance).toBe(ledger.reduce((sum, entry) => sum + entry.amount, 0));
+    dynamo.destroy();
+
+    expect(await second.stop()).toBe(0);
+  }, 120_000);
+});
