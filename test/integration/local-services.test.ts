@@ -1,3 +1,5 @@
+import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -135,5 +137,33 @@ describe('the local queue poller', () => {
     }
     // Handled once each: deleted after success, never redelivered.
     expect(handled.sort()).toEqual(['ok-1', 'ok-2']);
+  });
+});
+
+describe('local services on this machine only', () => {
+  /** Whether something accepts a TCP connection at host:port. */
+  const accepts = (host: string, port: number) =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect({ host, port, timeout: 2000 });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+      socket.once('timeout', () => {
+        socket.destroy();
+        resolve(false);
+      });
+    });
+
+  it('binds DynamoDB Local to 127.0.0.1: the machine’s other addresses are refused', async () => {
+    const port = Number(new URL(config.dynamoEndpoint ?? '').port);
+    expect(await accepts('127.0.0.1', port)).toBe(true);
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .filter((address) => address && !address.internal && address.family === 'IPv4')
+      .map((address) => address?.address as string);
+    // A machine with no other address has nothing to expose; the loopback check above still ran.
+    for (const address of external) expect(await accepts(address, port), address).toBe(false);
   });
 });

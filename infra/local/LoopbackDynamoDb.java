@@ -1,0 +1,25 @@
+import java.lang.reflect.Field;
+import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import software.amazon.dynamodb.services.local.main.ServerRunner;
+import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
+
+/**
+ * DynamoDB Local on 127.0.0.1 only. Its jar binds every interface and has no option for it, so this
+ * launcher builds the server exactly as the jar's own main does (same command-line options), then
+ * sets the host of its Jetty connector before starting it. Run by Java's source launcher (JDK 17+);
+ * infra/local/dynamodb.ts falls back to the plain jar where only a JRE is installed.
+ */
+public class LoopbackDynamoDb {
+  public static void main(String[] args) throws Exception {
+    DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(args);
+    Field field = DynamoDBProxyServer.class.getDeclaredField("server");
+    field.setAccessible(true);
+    Server server = (Server) field.get(proxy);
+    for (Connector connector : server.getConnectors()) {
+      if (connector instanceof ServerConnector) ((ServerConnector) connector).setHost("127.0.0.1");
+    }
+    proxy.start();
+  }
+}
