@@ -95,7 +95,12 @@ export async function startDynamoDbLocal(options: { port: number; dataDir?: stri
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: localCredentials });
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) =>
-      reject(new Error(`DynamoDB Local exited (code ${code}) on port ${options.port}:\n${output.trim()}`)),
+      reject(
+        // A busy port is said in one line, as Node says it for the other services (no Java stack).
+        /BindException|Address already in use/.test(output)
+          ? new Error(`listen EADDRINUSE: address already in use 127.0.0.1:${options.port} (DynamoDB Local)`)
+          : new Error(`DynamoDB Local exited (code ${code}) on port ${options.port}:\n${output.trim()}`),
+      ),
     ),
   );
   try {

@@ -1,4 +1,10 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '#infra/local/process.ts';
+import { PROJECT_ROOT } from '#test/support/gateway.ts';
 import { type RunningService, startNpmStart } from '#test/support/npm-start.ts';
 
 let service: RunningService | undefined;
@@ -19,5 +25,55 @@ describe('npm start', () => {
     expect(await service.stop()).toBe(0);
     // DynamoDB Local (a Java child) must be gone: nothing listens on its port any more.
     await expect(fetch(`http://127.0.0.1:${service.ports.dynamodb}`)).rejects.toThrow();
+  }, 90_000);
+});
+
+describe('npm start, stopped as a process manager stops it', () => {
+  it('leaves no process of its group behind when the npm process gets SIGTERM', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-npm-term-'));
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: PROJECT_ROOT,
+      env: {
+        ...process.env,
+        PORT: String(await freePort()),
+        DYNAMODB_PORT: String(await freePort()),
+        SQS_PORT: String(await freePort()),
+        SANDBOX_PORT: String(await freePort()),
+        DATA_DIR: dataDir,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const group = npm.pid ?? 0;
+    /** Whether any process of the group (npm, node, DynamoDB Local's Java) is still there. */
+    const groupAlive = () => {
+      try {
+        process.kill(-group, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      let output = '';
+      npm.stdout?.on('data', (chunk) => {
+        output += chunk;
+      });
+      npm.stderr?.on('data', (chunk) => {
+        output += chunk;
+      });
+      const deadline = Date.now() + 60_000;
+      while (!output.includes('Payments API running at')) {
+        if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      npm.kill('SIGTERM');
+      const stopBy = Date.now() + 20_000;
+      while (groupAlive() && Date.now() < stopBy) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(groupAlive()).toBe(false);
+    } finally {
+      if (groupAlive()) process.kill(-group, 'SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 90_000);
 });
