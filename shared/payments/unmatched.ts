@@ -4,6 +4,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { logger } from '#shared/logger.ts';
+import { traceKeys } from '#shared/partner-webhooks/trace.ts';
 import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
 
 /** The key of an unmatched payment or attempt: the partner's own id, qualified by the partner. */
@@ -44,7 +45,7 @@ export async function keepUnmatched(
 ): Promise<void> {
   const paymentKey = unmatchedKey(event);
   const variant = variantOf(event);
-  logger.warn('payment kept as unmatched', { payment_key: paymentKey, variant, reason });
+  logger.warn('payment kept as unmatched', { payment_key: paymentKey, variant, reason, ...traceKeys(event) });
   try {
     await dynamo.send(
       new PutCommand({
