@@ -1,7 +1,13 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#shared/logger.ts';
+import { traceKeys } from '#shared/partner-webhooks/trace.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
-import { receivePayments, receiveRejectedPayment } from '#shared/payments/credit.ts';
+import {
+  paymentEntryId,
+  paymentReference,
+  receivePayments,
+  receiveRejectedPayment,
+} from '#shared/payments/credit.ts';
 import { keepUnmatched } from '#shared/payments/unmatched.ts';
 import { receiveTransferSettled } from '#shared/transfers/settle.ts';
 
@@ -11,20 +17,23 @@ type Queued<T> = { record: SQSRecord; event: QueuedEvent & T };
  * The SQS consumer of the partners' domain events: credits payments, records refused ones,
  * settles transfers, and keeps for operators what a partner sent that cannot be acted on, answering with partial batch failures so only the messages that failed come
  * back (and reach the DLQ after a few receives). A batch's payments are credited together, one
- * ledger transaction per merchant where possible. It never sees a partner's own payload.
+ * ledger transaction per merchant where possible. It never sees a partner's own payload. Each line
+ * about a message carries `traceKeys` (the webhook request that queued it, the partner's delivery
+ * and payment ids) and, for a payment, its ledger entry id and transaction reference.
  */
 export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSBatchResponse> => {
   logger.resetKeys();
   const failed: string[] = [];
-  const fail = (record: SQSRecord, reason: string, error?: unknown) => {
+  const fail = (record: SQSRecord, reason: string, error?: unknown, event?: QueuedEvent) => {
     failed.push(record.messageId);
     logger.error(reason, {
       message_id: record.messageId,
+      ...(event ? traceOf(event) : {}),
       error: error instanceof Error ? error.message : String(error),
     });
   };
   const payments: Queued<PaymentReceived>[] = [];
-  const others: { record: SQSRecord; work: () => Promise<void> }[] = [];
+  const others: { record: SQSRecord; event: QueuedEvent; work: () => Promise<void> }[] = [];
   for (const record of batch.Records) {
     let event: QueuedEvent;
     try {
@@ -38,42 +47,46 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
         payments.push({ record, event });
         break;
       case 'PaymentRejected':
-        others.push({ record, work: () => receiveRejectedPayment(event) });
+        others.push({ record, event, work: () => receiveRejectedPayment(event) });
         break;
       case 'TransferSettled':
-        others.push({ record, work: () => receiveTransferSettled(event) });
+        others.push({ record, event, work: () => receiveTransferSettled(event) });
         break;
       case 'DeliveryUnusable':
-        others.push({ record, work: () => keepUnmatched(event, event.reason) });
+        others.push({ record, event, work: () => keepUnmatched(event, event.reason) });
         break;
       default:
         fail(record, 'unknown event type', (event as { type?: unknown }).type);
     }
   }
 
-  const working = others.map(async ({ record, work }) => {
+  const working = others.map(async ({ record, event, work }) => {
     try {
       await work();
-      logger.info('event processed', { message_id: record.messageId });
+      logger.info('event processed', { message_id: record.messageId, type: event.type, ...traceOf(event) });
     } catch (error) {
-      fail(record, 'event failed', error);
+      fail(record, 'event failed', error, event);
     }
   });
   const outcomes = await receivePayments(payments.map(({ event }) => event));
   outcomes.forEach((outcome, i) => {
     const { record, event } = payments[i] as Queued<PaymentReceived>;
     if (outcome.status === 'rejected') {
-      fail(record, 'payment failed', outcome.reason);
+      fail(record, 'payment failed', outcome.reason, event);
       return;
     }
     logger.info('payment processed', {
       message_id: record.messageId,
-      delivery_id: event.delivery_id,
-      partner: event.partner,
-      payment_id: event.payment_id,
+      ...traceOf(event),
       outcome: outcome.value,
     });
   });
   await Promise.all(working);
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 };
+
+/** A message's trace keys; for a payment also its ledger entry id and its transaction's reference. */
+function traceOf(event: QueuedEvent): Record<string, string | undefined> {
+  if (event.type !== 'PaymentReceived') return traceKeys(event);
+  return { ...traceKeys(event), entry_id: paymentEntryId(event), reference: paymentReference(event) };
+}

@@ -6,6 +6,6 @@ import { receiveDelivery } from '#shared/partner-webhooks/receive.ts';
  * signed delivery, verified on the raw body and queued as domain events before the 200.
  */
 export const handler = webhookHandler('receive-partner-webhook', async (delivery) => {
-  await receiveDelivery(delivery);
+  await receiveDelivery(delivery, delivery.requestId);
   return { message: 'Accepted' };
 });

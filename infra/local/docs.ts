@@ -29,7 +29,11 @@ const PAGE = `<!doctype html>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Naira Pay API reference</title>
-  <style>body { margin: 0; }</style>
+  <style>
+    body { margin: 0; }
+    /* Long lines wrap inside their column instead of hiding behind a sideways scroll bar. */
+    redoc pre, redoc pre code, redoc .redoc-json { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+  </style>
 </head>
 <body>
   <redoc spec-url="/openapi.json" hide-hostname="false" expand-responses="200,201"></redoc>

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { ENDPOINTS, WEBHOOK_EVENTS } from '#infra/openapi/endpoints.ts';
+import { type BodyAlternative, ENDPOINTS, WEBHOOK_EVENTS } from '#infra/openapi/endpoints.ts';
 import { gettingStarted } from '#infra/openapi/guide.ts';
 import * as responses from '#shared/contract/responses.ts';
 import { API_PREFIX, ROUTES, type RouteName } from '#shared/definitions/routes.ts';
@@ -12,6 +12,34 @@ type Json = Record<string, unknown>;
 function jsonSchema(schema: z.ZodMiniType, io: 'input' | 'output'): Json {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
   return rest;
+}
+
+/**
+ * A request body's schema; with alternatives, `oneOf` its named forms (OpenAPI `title`), each with
+ * the shared fields and its own (required), so the docs show "By beneficiary" rather than "object".
+ */
+function bodySchema(body: z.ZodMiniType, alternatives: readonly BodyAlternative[] | undefined): Json {
+  const schema = jsonSchema(body, 'input') as { properties?: Record<string, Json>; required?: string[] };
+  if (!alternatives) return schema;
+  const properties = schema.properties ?? {};
+  const ownFields = new Set(alternatives.flatMap((alternative) => alternative.fields));
+  for (const field of ownFields) {
+    if (!(field in properties)) throw new Error(`a body alternative names ${field}, which the body lacks`);
+  }
+  return {
+    oneOf: alternatives.map((alternative) => ({
+      title: alternative.title,
+      description: alternative.description,
+      type: 'object',
+      properties: Object.fromEntries(
+        Object.entries(properties).filter(
+          ([name]) => !ownFields.has(name) || alternative.fields.includes(name),
+        ),
+      ),
+      required: [...(schema.required ?? []), ...alternative.fields],
+      additionalProperties: false,
+    })),
+  };
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -222,12 +250,12 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
     const doc = ENDPOINTS[route.name];
     const [path, ...aliases] = route.paths;
     const success: Json = {};
-    for (const status of doc.success.statuses) {
-      const created = status === 201;
-      success[String(status)] = {
+    for (const [status, message] of Object.entries(doc.success.messages)) {
+      const created = status === '201';
+      success[status] = {
         description: created
           ? 'Created'
-          : doc.success.statuses.includes(201)
+          : '201' in doc.success.messages
             ? 'Already exists (an idempotent retry)'
             : 'OK',
         headers: REQUEST_ID,
@@ -236,14 +264,13 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
             schema: doc.success.data
               ? successEnvelope(dataSchema(doc.success.data), doc.success.list ?? false)
               : ref('Accepted'),
-            example: doc.success.data
-              ? {
-                  status: 'success',
-                  message: route.summary,
-                  data: doc.example.response,
-                  ...(doc.success.list ? { meta: { next_cursor: null } } : {}),
-                }
-              : doc.example.response,
+            // The message is the handler's own for this status (every e2e response is checked against it).
+            example: {
+              status: 'success',
+              message,
+              ...(doc.success.data ? { data: doc.example.response } : {}),
+              ...(doc.success.list ? { meta: { next_cursor: null } } : {}),
+            },
           },
         },
       };
@@ -254,7 +281,12 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
             required: true,
             content: {
               'application/json': {
-                schema: { oneOf: WEBHOOK_EVENTS.map((event) => jsonSchema(event, 'input')) },
+                schema: {
+                  oneOf: WEBHOOK_EVENTS.map(({ title, schema }) => ({
+                    title,
+                    ...jsonSchema(schema, 'input'),
+                  })),
+                },
                 example: doc.example.request,
               },
             },
@@ -264,7 +296,7 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
               required: !(doc.request as { bodyOptional?: boolean }).bodyOptional,
               content: {
                 'application/json': {
-                  schema: jsonSchema(doc.request.body, 'input'),
+                  schema: bodySchema(doc.request.body, doc.alternatives),
                   example: doc.example.request,
                 },
               },

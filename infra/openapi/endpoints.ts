@@ -5,16 +5,33 @@ import type { RouteName } from '#shared/definitions/routes.ts';
 import type { ErrorCode } from '#shared/errors.ts';
 import { paymentReceived, transferSettled } from '#shared/partners/sandbox-payloads.ts';
 
+/**
+ * One form a request body may take, named in the docs ("One of: By beneficiary, …"): the fields
+ * only this form takes (all required), beside the fields every form shares.
+ */
+export interface BodyAlternative {
+  title: string;
+  fields: readonly string[];
+  description: string;
+}
+
 /** How one endpoint is documented: its schemas, its answers, and examples. */
 export interface EndpointDoc {
   tag: 'Bank' | 'Beneficiary' | 'Transaction' | 'Payment' | 'Event' | 'Webhook endpoint';
   description: string;
   request: { body?: z.ZodMiniType; query?: z.ZodMiniType; params?: z.ZodMiniType; bodyOptional?: boolean };
-  /** Success statuses and the `data` they carry (undefined: the bare webhook acknowledgement). */
-  success: { statuses: number[]; data?: z.ZodMiniType; list?: boolean };
+  /** The forms of the body, when it takes exactly one of several (the handler enforces it). */
+  alternatives?: readonly BodyAlternative[];
+  /**
+   * Success statuses with the `message` the handler answers each with (the first is the usual one;
+   * every e2e response is checked against it), and the `data` they carry (undefined: the bare
+   * webhook acknowledgement).
+   */
+  success: { messages: Record<number, string>; data?: z.ZodMiniType; list?: boolean };
   /** Error codes beyond the common ones (401 and 429 where they apply, 500). */
   errors: ErrorCode[];
-  example: { request?: unknown; response: unknown };
+  /** `response`: the `data` of the first success status (none for the bare acknowledgement). */
+  example: { request?: unknown; response?: unknown };
 }
 
 const bodyErrors: ErrorCode[] = ['validation_error', 'payload_too_large', 'unsupported_media_type'];
@@ -87,7 +104,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'Every supported bank, microfinance bank and wallet, sorted by name. Public: no credentials needed (they are allowed). Also served at `/banks/list`. `Cache-Control: public, max-age=3600`.',
     request: requests.listBanksRequest,
-    success: { statuses: [200], data: responses.bankList },
+    success: { messages: { 200: 'Banks retrieved' }, data: responses.bankList },
     errors: [],
     example: {
       response: [
@@ -101,7 +118,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       "Confirms a bank account and returns the holder's name from the partner bank. The NUBAN check digit is verified first (no partner call for a wrong one). The `session_id` stands in for the account in POST /beneficiaries and POST /transfers for 30 minutes.",
     request: requests.validateAccountRequest,
-    success: { statuses: [200], data: responses.validatedAccount },
+    success: { messages: { 200: 'Account validated' }, data: responses.validatedAccount },
     errors: [
       ...bodyErrors,
       'unknown_bank',
@@ -124,7 +141,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     tag: 'Bank',
     description: "The authenticated merchant's own wallet; amounts in kobo.",
     request: requests.getBalanceRequest,
-    success: { statuses: [200], data: responses.balance },
+    success: { messages: { 200: 'Balance retrieved' }, data: responses.balance },
     errors: ['not_found'],
     example: {
       response: {
@@ -141,7 +158,22 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       "Saves a bank account as a beneficiary, from a `session_id` of your own validation or from `account_number` + `bank_code`. The name always comes from the partner's name enquiry. The same bank account saved again answers 200 with the existing beneficiary.",
     request: requests.createBeneficiaryRequest,
-    success: { statuses: [201, 200], data: responses.beneficiary },
+    alternatives: [
+      {
+        title: 'By validation session',
+        fields: ['session_id'],
+        description: 'The account of your own POST /validate-account, within 30 minutes of it.',
+      },
+      {
+        title: 'By account number',
+        fields: ['account_number', 'bank_code'],
+        description: 'A bank account, validated on the spot.',
+      },
+    ],
+    success: {
+      messages: { 201: 'Beneficiary saved', 200: 'Beneficiary already saved' },
+      data: responses.beneficiary,
+    },
     errors: [
       ...bodyErrors,
       'unknown_bank',
@@ -168,7 +200,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'Your beneficiaries, newest first; `limit` 1-100 (default 20), `cursor` from the previous page.',
     request: requests.listBeneficiariesRequest,
-    success: { statuses: [200], data: responses.beneficiaryList, list: true },
+    success: { messages: { 200: 'Beneficiaries retrieved' }, data: responses.beneficiaryList, list: true },
     errors: ['validation_error'],
     example: { response: [] },
   },
@@ -177,7 +209,27 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'Sends money from your wallet. `reference` is the idempotency key: the same reference and body again answer 200 with the same transaction and never debit twice; another body is 409. The debit of `amount + fee` is atomic with the check that the balance covers it. Fee: 1,000 kobo up to NGN 5,000, 2,500 up to NGN 50,000, 5,000 above. The partner rejects → `failed` and a `reversal:<reference>` credit gives `amount + fee` back; the partner does not answer → `pending` until its webhook settles it.',
     request: requests.createTransferRequest,
-    success: { statuses: [201, 200], data: responses.transaction },
+    alternatives: [
+      {
+        title: 'By beneficiary',
+        fields: ['beneficiary_id'],
+        description: 'To a beneficiary you saved with POST /beneficiaries.',
+      },
+      {
+        title: 'By validation session',
+        fields: ['session_id'],
+        description: 'To the account of your own POST /validate-account, within 30 minutes of it.',
+      },
+      {
+        title: 'By account number',
+        fields: ['account_number', 'bank_code'],
+        description: 'To a bank account, validated on the spot.',
+      },
+    ],
+    success: {
+      messages: { 201: 'Transfer created', 200: 'Transfer already exists' },
+      data: responses.transaction,
+    },
     errors: [
       ...bodyErrors,
       'unknown_bank',
@@ -200,7 +252,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'Your transactions, newest first, filtered by `type`, `status` and the `from`/`to` date range.',
     request: requests.listTransactionsRequest,
-    success: { statuses: [200], data: responses.transactionList, list: true },
+    success: { messages: { 200: 'Transactions retrieved' }, data: responses.transactionList, list: true },
     errors: ['validation_error'],
     example: { response: [transactionExample] },
   },
@@ -208,7 +260,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     tag: 'Transaction',
     description: "One of your transactions by reference. Another merchant's reference is 404, never 403.",
     request: requests.getTransactionRequest,
-    success: { statuses: [200], data: responses.transaction },
+    success: { messages: { 200: 'Transaction retrieved' }, data: responses.transaction },
     errors: ['not_found'],
     example: { response: transactionExample },
   },
@@ -217,7 +269,10 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'A temporary account at the partner bank for a fixed amount. The account number is never issued twice, so a late payment always finds it. Same `reference` and body → 200 with the same account; another body → 409.',
     request: requests.createVirtualAccountRequest,
-    success: { statuses: [201, 200], data: responses.virtualAccount },
+    success: {
+      messages: { 201: 'Virtual account created', 200: 'Virtual account already exists' },
+      data: responses.virtualAccount,
+    },
     errors: [...bodyErrors, 'duplicate_reference', 'not_found', 'partner_unavailable'],
     example: {
       request: {
@@ -243,7 +298,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'The status of a virtual account: `pending` (nothing yet), `partially_paid`, `paid` (exact), `overpaid`, `expired` (nothing received and past `expires_at`), and every payment received. Every payment is credited exactly once, partial, excess and late ones included.',
     request: requests.getPaymentRequest,
-    success: { statuses: [200], data: responses.paymentStatus },
+    success: { messages: { 200: 'Payment retrieved' }, data: responses.paymentStatus },
     errors: ['not_found'],
     example: {
       response: {
@@ -266,7 +321,11 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'Your virtual accounts, newest first, each as `GET /payments/{reference}` shows it without `payments`; optional `status` filter; `limit` 1-100 (default 20), `cursor` from the previous page.',
     request: requests.listVirtualAccountsRequest,
-    success: { statuses: [200], data: responses.virtualAccountList, list: true },
+    success: {
+      messages: { 200: 'Virtual accounts retrieved' },
+      data: responses.virtualAccountList,
+      list: true,
+    },
     errors: ['validation_error'],
     example: { response: [VA_EXAMPLE] },
   },
@@ -275,7 +334,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'Your events of the last 30 days, newest first, in full: every credited payment (`payment.received`), every virtual account that became paid (`virtual_account.paid`), every transfer that ended `success`, `failed` or `reversed`. Exactly one event per state change. Optional `type`; `limit`, `cursor`.',
     request: requests.listEventsRequest,
-    success: { statuses: [200], data: responses.eventList, list: true },
+    success: { messages: { 200: 'Events retrieved' }, data: responses.eventList, list: true },
     errors: ['validation_error'],
     example: { response: [EVENT_EXAMPLE] },
   },
@@ -284,7 +343,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       "One of your events with its `deliveries`: one per endpoint it was sent to (and one more per redelivery), each with every attempt (`at`, `status_code` or `error`, `duration_ms`). Another merchant's event id is 404.",
     request: requests.getEventRequest,
-    success: { statuses: [200], data: responses.eventWithDeliveries },
+    success: { messages: { 200: 'Event retrieved' }, data: responses.eventWithDeliveries },
     errors: ['not_found'],
     example: {
       response: {
@@ -307,7 +366,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'Sends an event again, as a new delivery with the same `webhook-id`: to `endpoint_id` (one of your enabled endpoints, else 404), or by default to every enabled endpoint subscribed to its type. No body, or `{}`, or `{"endpoint_id"}`.',
     request: requests.redeliverEventRequest,
-    success: { statuses: [202], data: responses.redelivery },
+    success: { messages: { 202: 'Redelivery queued' }, data: responses.redelivery },
     errors: ['not_found', 'validation_error', 'payload_too_large', 'unsupported_media_type'],
     example: {
       request: { endpoint_id: 'we_4f1c2d3e4f5a6b7c8d9e0f1a' },
@@ -322,7 +381,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       "Registers an endpoint that receives your events (`events`: the types it wants, default all). `url` must be `https://`, without user info, and must not resolve to a loopback, private, link-local or metadata address (checked again at every delivery). At most 5 endpoints (422 `limit_reached`). The answer carries the endpoint's `secret`, shown only here and on rotation: deliveries are signed with it per Standard Webhooks.",
     request: requests.createWebhookEndpointRequest,
-    success: { statuses: [201], data: responses.webhookEndpointWithSecret },
+    success: { messages: { 201: 'Webhook endpoint created' }, data: responses.webhookEndpointWithSecret },
     errors: [...bodyErrors, 'invalid_url', 'limit_reached'],
     example: {
       request: { url: 'https://example.ng/hooks/naira', events: ['payment.received'], description: 'Orders' },
@@ -333,7 +392,11 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     tag: 'Webhook endpoint',
     description: 'Your enabled webhook endpoints, without secrets.',
     request: requests.listWebhookEndpointsRequest,
-    success: { statuses: [200], data: responses.webhookEndpointList, list: true },
+    success: {
+      messages: { 200: 'Webhook endpoints retrieved' },
+      data: responses.webhookEndpointList,
+      list: true,
+    },
     errors: [],
     example: { response: [ENDPOINT_EXAMPLE] },
   },
@@ -342,7 +405,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       "Deletes an endpoint: nothing more is sent to it, and it no longer counts towards the 5. Another merchant's id is 404.",
     request: requests.deleteWebhookEndpointRequest,
-    success: { statuses: [200], data: responses.webhookEndpoint },
+    success: { messages: { 200: 'Webhook endpoint deleted' }, data: responses.webhookEndpoint },
     errors: ['not_found'],
     example: { response: { ...ENDPOINT_EXAMPLE, status: 'deleted' } },
   },
@@ -351,7 +414,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'A new secret for the endpoint (no body, or `{}`), shown once. For 24 hours deliveries carry signatures with both the new and the old secret, so you can switch without missing one.',
     request: requests.rotateWebhookSecretRequest,
-    success: { statuses: [200], data: responses.webhookEndpointWithSecret },
+    success: { messages: { 200: 'Webhook secret rotated' }, data: responses.webhookEndpointWithSecret },
     errors: ['not_found', 'validation_error', 'payload_too_large', 'unsupported_media_type'],
     example: {
       request: {},
@@ -363,7 +426,7 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
     description:
       'Called by the banking partner, never by merchants. The sandbox partner posts to `/webhooks/payments`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp` within ±5 minutes, `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{raw body}` keyed with the base64-decoded part of the secret after `whsec_`); Paystack posts to `/webhooks/paystack`, signed by `x-paystack-signature` (hex HMAC-SHA512 of the raw body with the secret key). Answers 200 only once the event is durably queued; a redelivery is 200 and credits nothing again. Unknown fields and event types are ignored. Bodies up to 256 KiB; the content type is not checked (a signed body is judged by its bytes, read as UTF-8 JSON). A signed delivery that is valid JSON is always 200: credited, or kept for operators with the reason when its money fields cannot be read or a key is given twice; fields people read (sender, narration, `paid_at`) are cut or dropped, never a reason to refuse. Only a body that is not JSON is 400. On AWS also served at the webhook function URL.',
     request: { body: undefined },
-    success: { statuses: [200] },
+    success: { messages: { 200: 'Accepted' } },
     errors: ['validation_error', 'invalid_signature', 'payload_too_large'],
     example: {
       request: {
@@ -377,10 +440,15 @@ export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
           paid_at: '2026-11-21T10:20:02.000Z',
         },
       },
-      response: { status: 'success', message: 'Accepted' },
     },
   },
 };
 
-/** The partner events the webhook takes. */
-export const WEBHOOK_EVENTS = [paymentReceived, transferSettled] as const;
+/** The partner events the webhook takes, named as the docs show them. */
+export const WEBHOOK_EVENTS = [
+  { title: 'Payment received (payment.received)', schema: paymentReceived },
+  {
+    title: 'Transfer settled (transfer.success, transfer.failed, transfer.reversed)',
+    schema: transferSettled,
+  },
+] as const;

@@ -7,8 +7,10 @@ import { partner } from '#shared/partners/registry.ts';
 /**
  * A partner's webhook delivery: verified by the configured partner's adapter on the raw body, turned
  * into domain events, and queued; only then is it acknowledged. It never touches a balance.
+ * `requestId` (the webhook request's `X-Request-Id`) travels with each queued event into the
+ * consumer's log lines.
  */
-export async function receiveDelivery(delivery: WebhookDelivery): Promise<void> {
+export async function receiveDelivery(delivery: WebhookDelivery, requestId?: string): Promise<void> {
   const bank = partner();
   const problem = await bank.verifyDelivery(delivery);
   if (problem) {
@@ -21,6 +23,13 @@ export async function receiveDelivery(delivery: WebhookDelivery): Promise<void> 
     return;
   }
   const receivedAt = new Date().toISOString();
-  await enqueue(events.map((event) => ({ ...event, delivery_id: deliveryId, received_at: receivedAt })));
+  await enqueue(
+    events.map((event) => ({
+      ...event,
+      delivery_id: deliveryId,
+      received_at: receivedAt,
+      ...(requestId ? { webhook_request_id: requestId } : {}),
+    })),
+  );
   logger.info('webhook queued', { partner: bank.name, delivery_id: deliveryId, events: events.length });
 }

@@ -142,8 +142,16 @@ export interface DeliveryUnusable {
 
 export type DomainEvent = PaymentReceived | PaymentRejected | TransferSettled | DeliveryUnusable;
 
-/** A domain event as queued: with the delivery that carried it and when that arrived. */
-export type QueuedEvent = DomainEvent & { delivery_id: string; received_at: string };
+/**
+ * A domain event as queued: with the delivery that carried it, when that arrived, and the
+ * `X-Request-Id` of the webhook request that queued it (absent on messages queued before it was
+ * carried), so the consumer's log lines lead back to that request.
+ */
+export type QueuedEvent = DomainEvent & {
+  delivery_id: string;
+  received_at: string;
+  webhook_request_id?: string;
+};
 
 /**
  * What the service asks of a banking partner. Every method that calls the partner throws

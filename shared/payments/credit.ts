@@ -11,6 +11,7 @@ import {
   postAll,
 } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
+import { traceKeys } from '#shared/partner-webhooks/trace.ts';
 import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
 import { keepUnmatched } from '#shared/payments/unmatched.ts';
 import {
@@ -358,5 +359,5 @@ export async function receiveRejectedPayment(event: QueuedEvent & PaymentRejecte
       received_at: event.rejected_at ?? event.received_at,
     },
   );
-  logger.info('refused payment recorded', { reference: account.reference, attempt_id: event.attempt_id });
+  logger.info('refused payment recorded', { reference: account.reference, ...traceKeys(event) });
 }

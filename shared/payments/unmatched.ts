@@ -4,6 +4,7 @@ import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { logger } from '#shared/logger.ts';
+import { traceKeys } from '#shared/partner-webhooks/trace.ts';
 import type {
   DeliveryUnusable,
   PaymentReceived,
@@ -94,7 +95,7 @@ export function unmatchedOf(partner: string, id: string): Promise<UnmatchedRecor
 export async function keepUnmatched(event: QueuedEvent & Kept, reason: string): Promise<void> {
   const paymentKey = unmatchedKey(event);
   const variant = variantOf(event);
-  logger.warn('payment kept as unmatched', { payment_key: paymentKey, variant, reason });
+  logger.warn('payment kept as unmatched', { payment_key: paymentKey, variant, reason, ...traceKeys(event) });
   try {
     await dynamo.send(
       new PutCommand({

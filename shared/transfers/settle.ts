@@ -1,6 +1,7 @@
 import { eventItem, newEvent } from '#shared/events/events.ts';
 import { CompanionConflict, reverse } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
+import { traceKeys } from '#shared/partner-webhooks/trace.ts';
 import type { QueuedEvent, TransferOutcome, TransferSettled } from '#shared/partners/partner.ts';
 import {
   afterStatusChange,
@@ -119,10 +120,7 @@ export async function receiveTransferSettled(event: QueuedEvent & TransferSettle
   const owner = await transferOwner(event.partner, event.reference);
   const transfer = owner && (await getTransaction(owner.merchant_id, owner.reference));
   if (!transfer) {
-    logger.warn('transfer verdict for an unknown reference', {
-      partner: event.partner,
-      reference: event.reference,
-    });
+    logger.warn('transfer verdict for an unknown reference', traceKeys(event));
     return;
   }
   await settleTransfer(transfer, event.outcome);

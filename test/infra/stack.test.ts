@@ -4,6 +4,7 @@ import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nagSummary } from '#infra/nag.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
@@ -35,7 +36,7 @@ function synth(stage: string, extraContext: Record<string, unknown> = {}) {
   // Runs the cdk-nag validation plugin: any unacknowledged finding throws here.
   app.synth();
   const template = Template.fromStack(stack);
-  return { stack, template, resources: template.toJSON().Resources as Record<string, Resource> };
+  return { stack, template, resources: template.toJSON().Resources as Record<string, Resource>, outdir };
 }
 
 let dev: ReturnType<typeof synth>;
@@ -90,6 +91,14 @@ describe('the AWS stack', () => {
     }
     for (const name of expected) {
       expect(() => readFileSync(path.join(PROJECT_ROOT, 'functions', `${name}.ts`))).not.toThrow();
+    }
+  });
+
+  it("sums up cdk-nag's findings from the synthesized report: none left, the acknowledged ones counted", () => {
+    for (const { outdir } of [dev, prod]) {
+      expect(nagSummary(outdir)).toMatch(
+        /^cdk-nag \(AwsSolutions\): 0 unacknowledged findings, [1-9]\d* acknowledged \([1-9]\d* rules, reasons in infra\/nag\.ts\)$/,
+      );
     }
   });
 

@@ -33,7 +33,8 @@ const templates = ROUTES.flatMap((route) =>
 
 /**
  * Checks one response of the API against the OpenAPI document: an operation's response must be one
- * of its documented statuses and match that status's schema; an error from a path that is no route
+ * of its documented statuses and match that status's schema (a success with the message of that
+ * status's example, so the examples say what the API says); an error from a path that is no route
  * must be the error envelope. Throws, so a test whose response breaks the contract fails.
  */
 export function assertMatchesContract(method: string, url: string, status: number, body: unknown): void {
@@ -49,6 +50,15 @@ export function assertMatchesContract(method: string, url: string, status: numbe
     if (!responses?.[String(status)]) {
       throw new Error(
         `contract: ${method} ${path} answered ${status}, which the document does not list for it`,
+      );
+    }
+    const documented = (
+      responses[String(status)] as { content?: Record<string, { example?: { message?: unknown } }> }
+    ).content?.['application/json']?.example?.message;
+    const message = (body as { message?: unknown } | null)?.message;
+    if (status < 300 && documented !== message) {
+      throw new Error(
+        `contract: ${method} ${path} → ${status} answered the message ${JSON.stringify(message)}; the document's example says ${JSON.stringify(documented)}`,
       );
     }
     schemaPath = pointer(

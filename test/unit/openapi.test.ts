@@ -77,6 +77,45 @@ describe('the OpenAPI document', () => {
     expect(webhook.responses['401']?.description).toContain('invalid_signature');
   });
 
+  it('names the forms of a body that takes exactly one of several, each accepting only its own fields', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const bodyOf = (p: string) => {
+      const schema = document.paths[p]?.post?.requestBody?.content['application/json'].schema as {
+        oneOf: { title: string }[];
+      };
+      return { titles: schema.oneOf.map((form) => form.title), validate: ajv.compile(schema) };
+    };
+    const transfer = bodyOf('/transfers');
+    expect(transfer.titles).toEqual(['By beneficiary', 'By validation session', 'By account number']);
+    const base = { reference: 'inv-1', amount: 10_000 };
+    expect(transfer.validate({ ...base, beneficiary_id: 'ben_1' })).toBe(true);
+    expect(transfer.validate({ ...base, session_id: 'ses_1', narration: 'Rent' })).toBe(true);
+    expect(transfer.validate({ ...base, account_number: '0000014579', bank_code: '011' })).toBe(true);
+    expect(transfer.validate({ ...base, beneficiary_id: 'ben_1', session_id: 'ses_1' })).toBe(false);
+    expect(transfer.validate({ ...base, account_number: '0000014579' })).toBe(false);
+    expect(transfer.validate(base)).toBe(false);
+    const beneficiary = bodyOf('/beneficiaries');
+    expect(beneficiary.titles).toEqual(['By validation session', 'By account number']);
+    expect(beneficiary.validate({ session_id: 'ses_1', nickname: 'Supplier' })).toBe(true);
+    expect(beneficiary.validate({ session_id: 'ses_1', bank_code: '011' })).toBe(false);
+    const webhook = document.paths['/webhooks/payments']?.post?.requestBody?.content['application/json']
+      .schema as { oneOf: { title?: string }[] };
+    expect(webhook.oneOf.every((form) => typeof form.title === 'string')).toBe(true);
+  });
+
+  it('shows in each success example the message the handler answers that status with', () => {
+    const example = (p: string, status: string) =>
+      (
+        document.paths[p]?.post?.responses[status]?.content?.['application/json'].example as
+          | { message?: string }
+          | undefined
+      )?.message;
+    expect(example('/transfers', '201')).toBe('Transfer created');
+    expect(example('/transfers', '200')).toBe('Transfer already exists');
+    expect(example('/beneficiaries', '201')).toBe('Beneficiary saved');
+  });
+
   it('lists every error response with its codes, and documents amounts as kobo', () => {
     for (const { key, operation } of operations) {
       expect(operation.responses['500']?.description, key).toContain('internal_error');

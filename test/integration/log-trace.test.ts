@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import type { SendMessageCommandInput, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { handler as consume } from '#functions/process-payment-events.ts';
+import { handler as receiveWebhook } from '#functions/receive-partner-webhook.ts';
+import { sqs } from '#shared/aws/sqs.ts';
+import { sign } from '#shared/crypto/standard-webhooks.ts';
+import { logger } from '#shared/logger.ts';
+import { jsonEvent, lambdaContext } from '#test/support/events.ts';
+import { aMerchant } from '#test/support/merchants.ts';
+import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
+
+type Line = Record<string, unknown>;
+
+/** Standard Webhooks headers for `body`, signed with the test run's partner secret. */
+function signedHeaders(id: string, body: string): Record<string, string> {
+  const key = Buffer.from((process.env.PARTNER_WEBHOOK_SECRET ?? '').replace(/^whsec_/, ''), 'base64');
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': sign(key, id, timestamp, body),
+  };
+}
+
+/** Runs `work` with the logger at INFO and returns the JSON lines it wrote (stdout and stderr). */
+async function logsOf(work: () => Promise<unknown>): Promise<Line[]> {
+  const level = logger.getLevelName();
+  const streams = [process.stdout, process.stderr];
+  const writes = streams.map((stream) => stream.write);
+  let written = '';
+  for (const stream of streams) {
+    stream.write = ((chunk: unknown) => {
+      written += String(chunk);
+      return true;
+    }) as typeof stream.write;
+  }
+  logger.setLogLevel('INFO');
+  try {
+    await work();
+  } finally {
+    logger.setLogLevel(level);
+    streams.forEach((stream, i) => {
+      stream.write = writes[i] as typeof stream.write;
+    });
+  }
+  return written
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Line);
+}
+
+/** The message bodies the shared SQS client sends while `work` runs (they are sent as usual). */
+async function sentDuring(client: SQSClient, work: () => Promise<unknown>): Promise<string[]> {
+  const bodies: string[] = [];
+  const name = `capture-${randomUUID()}`;
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const body = (args.input as SendMessageCommandInput).MessageBody;
+      if (body !== undefined) bodies.push(body);
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    await work();
+  } finally {
+    client.middlewareStack.remove(name);
+  }
+  return bodies;
+}
+
+describe('log lines of a payment, end to end', () => {
+  it("carry the webhook request's X-Request-Id from the webhook's lines to the consumer's credit, with the delivery, payment and ledger entry ids", async () => {
+    const { merchant } = await aMerchant();
+    const sessionId = nipSessionId();
+    const payload = JSON.stringify(
+      paymentEvent({ account_number: merchant.account_number, amount: 4_321, session_id: sessionId }),
+    );
+    const deliveryId = `msg_${randomUUID()}`;
+    const requestId = `req-trace-${randomUUID()}`;
+    const event = jsonEvent(payload, signedHeaders(deliveryId, payload));
+    event.requestContext.requestId = requestId;
+
+    let bodies: string[] = [];
+    const webhookLines = await logsOf(async () => {
+      bodies = await sentDuring(sqs, async () => {
+        const answer = await receiveWebhook(event, lambdaContext);
+        expect(answer.statusCode).toBe(200);
+        expect(answer.headers?.['X-Request-Id']).toBe(requestId);
+      });
+    });
+    // The queued message carries the request id, beside the delivery it came with.
+    expect(bodies).toHaveLength(1);
+    const queued = JSON.parse(bodies[0] as string) as Record<string, unknown>;
+    expect(queued).toMatchObject({ webhook_request_id: requestId, delivery_id: deliveryId });
+    expect(webhookLines).toContainEqual(
+      expect.objectContaining({ message: 'webhook queued', request_id: requestId, delivery_id: deliveryId }),
+    );
+
+    // The consumer, given that message (the run's own poller also consumes it: credited once either way).
+    const batch = {
+      Records: [{ messageId: `m-${randomUUID()}`, body: bodies[0] }],
+    } as unknown as SQSEvent;
+    const consumerLines = await logsOf(() => consume(batch, lambdaContext));
+    const processed = consumerLines.find((line) => line.message === 'payment processed');
+    expect(processed).toMatchObject({
+      webhook_request_id: requestId,
+      delivery_id: deliveryId,
+      partner: 'sandbox',
+      payment_id: queued.payment_id,
+      entry_id: `payment:sandbox:${String(queued.payment_id)}`,
+      reference: `payment:${String(queued.payment_id)}`,
+    });
+    expect(['credited', 'duplicate']).toContain(processed?.outcome);
+  });
+
+  it('tie a payment nobody can be credited for to its webhook request too', async () => {
+    const requestId = `req-trace-${randomUUID()}`;
+    const payload = JSON.stringify(
+      paymentEvent({ account_number: '0000014579', amount: 777, session_id: nipSessionId() }),
+    );
+    const event = jsonEvent(payload, signedHeaders(`msg_${randomUUID()}`, payload));
+    event.requestContext.requestId = requestId;
+    const bodies = await sentDuring(sqs, () => receiveWebhook(event, lambdaContext));
+    const lines = await logsOf(() =>
+      consume(
+        { Records: [{ messageId: 'm-unmatched', body: bodies[0] }] } as unknown as SQSEvent,
+        lambdaContext,
+      ),
+    );
+    for (const message of ['payment kept as unmatched', 'payment processed']) {
+      expect(lines.find((line) => line.message === message)).toMatchObject({
+        webhook_request_id: requestId,
+        partner: 'sandbox',
+      });
+    }
+  });
+});
