@@ -6,7 +6,8 @@ const positiveInt = z.pipe(z.coerce.number(), z.int().check(z.gte(1)));
 const optionalUrl = z.optional(z.url());
 
 const EnvSchema = z.object({
-  AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
+  /** Lambda always sets it; unset elsewhere, the SDK resolves the region itself (the profile's). */
+  AWS_REGION: z.optional(z.string().check(z.minLength(1))),
   /** Set locally (DynamoDB Local); unset on AWS so the SDK uses the regional endpoint. */
   DYNAMODB_ENDPOINT: optionalUrl,
   SQS_ENDPOINT: optionalUrl,
