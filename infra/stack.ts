@@ -206,7 +206,7 @@ export class PaymentsStack extends Stack {
       });
       grant(fn, route.access);
       if (route.auth === 'api_key') {
-        fn.readsTable(tables.get('apiKeys') as TableV2).updatesTable(tables.get('apiKeys') as TableV2);
+        fn.getsItems(tables.get('apiKeys') as TableV2).updatesTable(tables.get('apiKeys') as TableV2);
         fn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
       }
       if (route.auth === 'webhook') fn.readsSecret(webhookSecret, 'PARTNER_WEBHOOK_SECRET_ARN');

@@ -15,9 +15,10 @@ export const RATE_LIMIT = { requests: 100, windowSeconds: 60 } as const;
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 /**
- * What a function may touch, for least-privilege grants on AWS: tables it reads, tables it writes
- * (read included), and the queues it sends to. Routes with `auth: 'api_key'`
- * also get the API key table and the pepper secret; the webhook gets its signing secret.
+ * What a function may touch, for least-privilege grants on AWS: tables it reads (GetItem, Query),
+ * tables it writes (read included, plus PutItem and UpdateItem: no function deletes, scans or
+ * batch-writes), and the queues it sends to. Routes with `auth: 'api_key'` also get GetItem and
+ * UpdateItem on the API key table and the pepper secret; the webhook gets its signing secret.
  */
 export interface Access {
   readonly read?: readonly TableName[];

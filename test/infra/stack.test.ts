@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import { LEDGER_TABLES, RATE_LIMIT, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
@@ -390,6 +391,77 @@ describe('least privilege', () => {
       ),
     );
     expect(writers.sort()).toEqual(['create-transfer', PAYMENT_EVENTS_QUEUE.consumer].sort());
+  });
+
+  const allFunctions = () =>
+    ofType(dev.resources, 'AWS::Lambda::Function').map(([, r]) => String(r.Properties.FunctionName));
+
+  it('grants no function DeleteItem, BatchWriteItem or Scan on any table: never on the ledger, never Scan on the key hashes', () => {
+    const ledger = new Set(LEDGER_TABLES.map(tableId));
+    const apiKeys = tableId('apiKeys');
+    const seen = new Set<string>();
+    const checked = new Set<string>();
+    for (const name of allFunctions()) {
+      for (const [table, actions] of grantsOf(name)) {
+        for (const action of actions) seen.add(action);
+        for (const action of ['dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:Scan'])
+          expect(actions.has(action), `${name}: ${action} on ${table}`).toBe(false);
+        if (ledger.has(table) || table === apiKeys) checked.add(table);
+      }
+    }
+    // The ledger tables and the key table were among those checked (the loop above is not vacuous).
+    expect(checked).toEqual(new Set([...ledger, apiKeys]));
+    expect([...seen].sort()).toEqual(
+      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'].sort(),
+    );
+  });
+
+  it('gives every API-key function exactly GetItem and UpdateItem on the key table (no Query, no Scan)', () => {
+    const apiKeys = tableId('apiKeys');
+    for (const route of ROUTES.filter((r) => r.auth === 'api_key')) {
+      const actions = grantsOf(`naira-dev-${route.name}`).get(apiKeys);
+      expect([...(actions ?? [])].sort(), route.name).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    }
+  });
+
+  it('grants every DynamoDB call the code makes: the sources send only what the grants allow', () => {
+    const granted = new Set<string>([...READ_ACTIONS, ...WRITE_ACTIONS]);
+    const actionOf: Record<string, string> = {
+      GetCommand: 'dynamodb:GetItem',
+      QueryCommand: 'dynamodb:Query',
+      PutCommand: 'dynamodb:PutItem',
+      UpdateCommand: 'dynamodb:UpdateItem',
+      DeleteCommand: 'dynamodb:DeleteItem',
+      ScanCommand: 'dynamodb:Scan',
+      BatchGetCommand: 'dynamodb:BatchGetItem',
+      BatchWriteCommand: 'dynamodb:BatchWriteItem',
+      TransactGetCommand: 'dynamodb:GetItem',
+      // A transaction needs each of its items' actions (below), nothing of its own.
+      TransactWriteCommand: '',
+    };
+    const used = new Map<string, string>();
+    const sources = ['shared', 'functions'].flatMap((folder) =>
+      readdirSync(path.join(PROJECT_ROOT, folder), { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => path.join(folder, file)),
+    );
+    for (const file of sources) {
+      const source = readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+      for (const [, command = ''] of source.matchAll(/new (\w+Command)\(/g)) {
+        const action = actionOf[command];
+        if (action) used.set(action, file);
+        else if (action === undefined && /^(Get|Query|Put|Update|Delete|Scan|Batch|Transact)/.test(command))
+          throw new Error(`${file}: ${command} is not mapped to an IAM action in this test`);
+      }
+      // Items of a TransactWriteCommand: `Put: {`, `Update: {`, `Delete: {`, `ConditionCheck: {`.
+      for (const [, item = ''] of source.matchAll(/\b(Put|Update|Delete|ConditionCheck): \{/g))
+        used.set(
+          item === 'ConditionCheck' ? 'dynamodb:ConditionCheckItem' : (actionOf[`${item}Command`] ?? ''),
+          file,
+        );
+    }
+    expect([...used.keys()].sort()).toEqual([...granted].sort());
+    for (const [action, file] of used) expect(granted.has(action), `${file} calls ${action}`).toBe(true);
   });
 
   it('gives read-only endpoints no write but UpdateItem on the key table (last use)', () => {
