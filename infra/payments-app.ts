@@ -33,6 +33,8 @@ export function buildPaymentsApp(app: App): PaymentsStack {
     paystackWebhookIps: String(app.node.tryGetContext('paystackWebhookIps') ?? ''),
     requeryIntervalMinutes: Number(app.node.tryGetContext('requeryIntervalMinutes') ?? 1),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+    // Deleting prod takes turning this off first, on purpose.
+    terminationProtection: stage === 'prod',
   });
   Tags.of(stack).add('service', 'naira-pay');
   Tags.of(stack).add('stage', stage);

@@ -128,15 +128,18 @@ export class PaymentsStack extends Stack {
 
     // The pepper is made here and never leaves Secrets Manager; the webhook secret is the partner's,
     // set by the operator after deploy (until then the webhook answers 5xx and the partner retries).
+    // Prod keeps both if the stack is ever deleted: without the pepper no stored hash verifies.
     const pepper = new Secret(this, 'ApiKeyPepper', {
       secretName: `naira/${stage}/api-key-pepper`,
       description: 'Server-side pepper of API secret hashes (rotating it invalidates every key)',
       generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     const webhookSecret = new Secret(this, 'PartnerWebhookSecret', {
       secretName: `naira/${stage}/partner-webhook-secret`,
       description: "The partner's webhook signing secret(s): whsec_<base64>, space-separated when rotating",
       generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
 
     const queues = new Map<QueueKey, { queue: Queue; deadLetters: Queue }>();
@@ -329,8 +332,11 @@ export class PaymentsStack extends Stack {
       restApiName: `naira-${stage}`,
       description: 'Payments and banking API (NGN)',
       apiKeySourceType: ApiKeySourceType.HEADER,
+      // API Gateway's logging role is one setting per account and region, which every stage's stack
+      // sets to its own role: role and setting are retained with the stack, so deleting one stage
+      // (dev) never leaves the setting pointing at a deleted role and another stage (prod) unlogged.
       cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: stage,
         throttlingRateLimit: 1000,

@@ -328,6 +328,35 @@ describe('the AWS stack', () => {
     }
   });
 
+  it('in prod: retains the key pepper and the partner webhook secret, and protects the stack from deletion', () => {
+    for (const name of ['api-key-pepper', 'partner-webhook-secret', 'merchant-webhook-key']) {
+      const find = (built: typeof prod, stage: string) =>
+        ofType(built.resources, 'AWS::SecretsManager::Secret').find(
+          ([, r]) => r.Properties.Name === `naira/${stage}/${name}`,
+        )?.[1] as unknown as { DeletionPolicy?: string };
+      expect(find(prod, 'prod').DeletionPolicy, name).toBe('Retain');
+      expect(find(dev, 'dev').DeletionPolicy, name).toBe('Delete');
+    }
+    expect(prod.stack.terminationProtection).toBe(true);
+    expect(dev.stack.terminationProtection).toBe(false);
+  });
+
+  it("retains API Gateway's account-level logging role, so deleting one stage never breaks another's logs", () => {
+    for (const built of [dev, prod]) {
+      const [[accountId, account]] = ofType(built.resources, 'AWS::ApiGateway::Account') as [
+        [string, Resource & { DeletionPolicy?: string }],
+      ];
+      expect(accountId).toBeDefined();
+      expect(account.DeletionPolicy).toBe('Retain');
+      const roleId = (account.Properties.CloudWatchRoleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+      const role = built.resources[roleId as string] as Resource & { DeletionPolicy?: string };
+      expect(role.Type).toBe('AWS::IAM::Role');
+      expect(role.DeletionPolicy).toBe('Retain');
+      // Named by CloudFormation (never a fixed name two stages would both claim).
+      expect(role.Properties.RoleName).toBeUndefined();
+    }
+  });
+
   it('keeps secrets out of the template: functions get Secrets Manager ARNs, never values', () => {
     const variables = ofType(dev.resources, 'AWS::Lambda::Function').map(
       ([, r]) => (r.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
