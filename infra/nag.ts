@@ -42,7 +42,7 @@ export function acknowledgeNagFindings(stack: PaymentsStack): void {
   );
   acknowledge(
     'APIG4',
-    'Merchants authenticate with X-API-Key (checked by the usage plan) and X-API-Secret (verified in the Lambda against the hashed secret); GET /banks is public by contract, the webhook is verified by its signature, and the ANY methods are mocks that only answer 405.',
+    'Merchants authenticate with X-API-Key (checked by the usage plan) and X-API-Secret (verified in the Lambda against the hashed secret); GET /banks is public by contract, the webhook is verified by its signature, and the ANY methods only answer 405 (a function that reads nothing and touches no data).',
   );
   acknowledge(
     'COG4',

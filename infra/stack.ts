@@ -38,6 +38,7 @@ import {
 import {
   type Access,
   API_PREFIX,
+  METHOD_NOT_ALLOWED_FUNCTION,
   RATE_LIMIT,
   REQUERY_ACCESS,
   ROUTES,
@@ -282,7 +283,17 @@ export class PaymentsStack extends Stack {
     const methods = new Map<IResource, Set<string>>();
     for (const route of ROUTES)
       this.routeToFunction(route, this.functions.get(route.name) as ServiceFunction, methods);
-    for (const [resource, allowed] of methods) this.answerOtherMethods(resource, [...allowed]);
+    const refuseMethod = new ServiceFunction(this, `Fn-${METHOD_NOT_ALLOWED_FUNCTION}`, {
+      name: METHOD_NOT_ALLOWED_FUNCTION,
+      projectRoot,
+      stage,
+      environment,
+      logRetention,
+    });
+    this.functions.set(METHOD_NOT_ALLOWED_FUNCTION, refuseMethod);
+    // One integration (and one API-wide invoke permission) for every path's other methods.
+    const refuse = new LambdaIntegration(refuseMethod, { scopePermissionToMethod: false });
+    for (const resource of methods.keys()) resource.addMethod('ANY', refuse);
     this.serveOpenApiDocument();
 
     // Per-key limit: API Gateway reads X-API-Key (key source HEADER); the operator CLI registers
@@ -447,47 +458,6 @@ export class PaymentsStack extends Stack {
         },
       );
     }
-  }
-
-  /** Any other method on a known path: 405 with Allow, from API Gateway itself. */
-  private answerOtherMethods(resource: IResource, allowed: string[]): void {
-    const allow = allowed.sort().join(', ');
-    resource.addMethod(
-      'ANY',
-      new MockIntegration({
-        passthroughBehavior: PassthroughBehavior.NEVER,
-        requestTemplates: { 'application/json': '{"statusCode": 405}' },
-        integrationResponses: [
-          {
-            statusCode: '405',
-            responseParameters: {
-              'method.response.header.Allow': `'${allow}'`,
-              'method.response.header.Content-Type': "'application/json; charset=utf-8'",
-              'method.response.header.X-Request-Id': 'context.requestId',
-            },
-            responseTemplates: {
-              'application/json': JSON.stringify({
-                status: 'error',
-                message: 'Method not allowed',
-                code: 'method_not_allowed',
-              }),
-            },
-          },
-        ],
-      }),
-      {
-        methodResponses: [
-          {
-            statusCode: '405',
-            responseParameters: {
-              'method.response.header.Allow': true,
-              'method.response.header.Content-Type': true,
-              'method.response.header.X-Request-Id': true,
-            },
-          },
-        ],
-      },
-    );
   }
 
   private alarms(

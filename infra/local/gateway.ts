@@ -13,7 +13,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
 import { handlerFile, RATE_LIMIT, ROUTES, type Route, servedPaths } from '#shared/definitions/routes.ts';
-import { ApiError } from '#shared/errors.ts';
+import { ApiError, MethodNotAllowed } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
 
 /** Bodies beyond this are refused by the gateway itself, as API Gateway refuses over 10 MB. */
@@ -204,9 +204,8 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     }
     const chosen = candidates.find(({ entry }) => entry.route.method === request.method);
     if (!chosen?.found) {
-      const allow = [...new Set(candidates.map(({ entry }) => entry.route.method))].join(', ');
-      const result = errorResult(new ApiError('method_not_allowed', 'Method not allowed'), requestId);
-      return send(response, { ...result, headers: { ...result.headers, Allow: allow } });
+      const allow = [...new Set(candidates.map(({ entry }) => entry.route.method))].sort();
+      return send(response, errorResult(new MethodNotAllowed(allow), requestId));
     }
     // Per API key, or per client IP without one; the partner webhook is never limited.
     let limitHeaders: Record<string, string> = {};

@@ -232,6 +232,18 @@ export function servedPaths(route: Route): string[] {
   return route.paths.flatMap((path) => [`${API_PREFIX}${path}`, path]);
 }
 
+/**
+ * The methods served at one resource path (as `servedPaths` gives it, e.g. `/transactions/{reference}`),
+ * sorted: the `Allow` of a 405 there.
+ */
+export function allowedMethods(resource: string): HttpMethod[] {
+  const methods = ROUTES.filter((route) => servedPaths(route).includes(resource)).map((r) => r.method);
+  return [...new Set<HttpMethod>(methods)].sort();
+}
+
+/** The function that answers any other method on a served path with 405 (API Gateway's `ANY`). */
+export const METHOD_NOT_ALLOWED_FUNCTION = 'refuse-method';
+
 /** The handler file of a route, relative to the project root. */
 export function handlerFile(route: Route): string {
   return `functions/${route.name}.ts`;

@@ -7,7 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
-import { LEDGER_TABLES, RATE_LIMIT, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
+import {
+  LEDGER_TABLES,
+  METHOD_NOT_ALLOWED_FUNCTION,
+  RATE_LIMIT,
+  ROUTES,
+  servedPaths,
+} from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, type TABLES } from '#shared/definitions/tables.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
@@ -71,6 +77,7 @@ describe('the AWS stack', () => {
       ...QUEUE_LIST.map((q) => q.consumer),
       ...STREAMS.map((s) => s.consumer),
       'requery-transfers',
+      METHOD_NOT_ALLOWED_FUNCTION,
     ];
     expect(functions).toHaveLength(expected.length);
     const names = functions.map((f) => f.FunctionName).sort();
@@ -108,6 +115,33 @@ describe('the AWS stack', () => {
     // Every served path also answers other methods with 405 and Allow.
     const anyMethods = methods.filter((m) => m.HttpMethod === 'ANY');
     expect(anyMethods).toHaveLength(new Set(ROUTES.flatMap(servedPaths)).size);
+  });
+
+  it('answers another method with 405 for any content type: a Lambda proxy integration, no mapping template to miss (415)', () => {
+    const [refuseId] = ofType(dev.resources, 'AWS::Lambda::Function').find(
+      ([, r]) => r.Properties.FunctionName === `naira-dev-${METHOD_NOT_ALLOWED_FUNCTION}`,
+    ) as [string, Resource];
+    const anyMethods = ofType(dev.resources, 'AWS::ApiGateway::Method')
+      .map(([, r]) => r.Properties)
+      .filter((m) => m.HttpMethod === 'ANY');
+    expect(anyMethods.length).toBeGreaterThan(0);
+    for (const method of anyMethods) {
+      const integration = method.Integration as Record<string, unknown>;
+      expect(integration.Type).toBe('AWS_PROXY');
+      expect(integration.RequestTemplates).toBeUndefined();
+      expect(JSON.stringify(integration.Uri)).toContain(refuseId);
+      expect(method.ApiKeyRequired).not.toBe(true);
+    }
+    // One API-wide invoke permission, not two per path (the function policy stays small).
+    const permissions = ofType(dev.resources, 'AWS::Lambda::Permission').filter(([, r]) =>
+      JSON.stringify(r.Properties.FunctionName).includes(refuseId),
+    );
+    expect(permissions).toHaveLength(1);
+    // No mock answers a method with a template for one content type only.
+    for (const [, method] of ofType(dev.resources, 'AWS::ApiGateway::Method')) {
+      const integration = method.Properties.Integration as Record<string, unknown>;
+      if (integration.Type === 'MOCK') expect(method.Properties.HttpMethod).toBe('GET');
+    }
   });
 
   it('limits each API key with a usage plan from the shared RATE_LIMIT (100 per 60 s, burst 100), keys from the header', () => {
