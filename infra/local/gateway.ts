@@ -66,15 +66,6 @@ function sourceIp(request: IncomingMessage): string {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
-/** A path parameter, percent-decoded; a malformed escape is kept as sent (it then names nothing). */
-function decodePathSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
 function readBody(request: IncomingMessage): Promise<Buffer | 'too_large'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -233,9 +224,10 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
         errorResult(new ApiError('payload_too_large', 'Request body too large'), requestId),
       );
     }
+    // As API Gateway (REST) passes them: percent-encoded as sent; the HTTP stack decodes them once.
     const params: Record<string, string> = Object.create(null);
     chosen.entry.paramNames.forEach((name, i) => {
-      params[name] = decodePathSegment(chosen.found?.[i + 1] ?? '');
+      params[name] = chosen.found?.[i + 1] ?? '';
     });
     const event = toEvent(request, url, chosen.entry, params, body, requestId);
     const handler = await loadHandler(chosen.entry.route);
