@@ -423,11 +423,17 @@ export class PaymentsStack extends Stack {
 
   /**
    * `GET /openapi.json` (and under the prefix): the generated document, answered by API Gateway
-   * itself. Its server URLs are relative, so they resolve under the stage's URL. The JSON sits in a
-   * Velocity unparsed block, so `$ref` and `#/…` pass through untouched.
+   * itself. Its base URL (servers, the guide's examples) is absolute, the stage's own URL from the
+   * request context: a relative one resolved against `/api/v1/developer/openapi.json` doubles the
+   * prefix. The JSON sits in Velocity unparsed blocks, so `$ref` and `#/…` pass through untouched;
+   * only the base URL between them is evaluated.
    */
   private serveOpenApiDocument(): void {
-    const document = JSON.stringify(buildOpenApiDocument('.'));
+    const placeholder = 'https://stage-url.invalid';
+    const document = JSON.stringify(buildOpenApiDocument(placeholder))
+      .split(placeholder)
+      .map((part) => `#[[${part}]]#`)
+      .join('https://$context.domainName/$context.stage');
     for (const path of ['/openapi.json', `${API_PREFIX}/openapi.json`]) {
       this.api.root.resourceForPath(path).addMethod(
         'GET',
@@ -441,7 +447,7 @@ export class PaymentsStack extends Stack {
                 'method.response.header.Content-Type': "'application/json; charset=utf-8'",
                 'method.response.header.X-Request-Id': 'context.requestId',
               },
-              responseTemplates: { 'application/json': `#[[${document}]]#` },
+              responseTemplates: { 'application/json': document },
             },
           ],
         }),

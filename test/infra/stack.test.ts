@@ -215,6 +215,34 @@ describe('the AWS stack', () => {
     }
   });
 
+  it("gives the served OpenAPI document absolute servers: the stage's URL from the request context, at both paths", () => {
+    const templates = ofType(dev.resources, 'AWS::ApiGateway::Method')
+      .map(([, r]) => r.Properties.Integration as { Type: string; IntegrationResponses?: unknown[] })
+      .filter((integration) => integration.Type === 'MOCK')
+      .map(
+        (integration) =>
+          (integration.IntegrationResponses?.[0] as { ResponseTemplates: Record<string, string> })
+            .ResponseTemplates['application/json'] as string,
+      );
+    expect(templates).toHaveLength(2);
+    for (const template of templates) {
+      // Only the base URL is evaluated by Velocity: everything else sits in unparsed blocks.
+      const evaluated = template.replace(/#\[\[[\s\S]*?\]\]#/g, '');
+      expect(evaluated).toMatch(/^(https:\/\/\$context\.domainName\/\$context\.stage)+$/);
+      // API Gateway's evaluation, for a request to the dev stage of one API.
+      const base = 'https://abc123.execute-api.eu-west-1.amazonaws.com/dev';
+      const served = JSON.parse(
+        template
+          .replaceAll('$context.domainName', 'abc123.execute-api.eu-west-1.amazonaws.com')
+          .replaceAll('$context.stage', 'dev')
+          .replace(/#\[\[|\]\]#/g, ''),
+      ) as { servers: { url: string }[]; info: { description: string } };
+      expect(served.servers.map((server) => server.url)).toEqual([`${base}/api/v1/developer`, base]);
+      expect(served.info.description).toContain(base);
+      expect(JSON.stringify(served)).not.toContain('stage-url.invalid');
+    }
+  });
+
   it('gives the webhook a function URL with auth NONE (its own signature check)', () => {
     dev.template.resourceCountIs('AWS::Lambda::Url', 1);
     const [, url] = ofType(dev.resources, 'AWS::Lambda::Url')[0] as [string, Resource];
