@@ -1,5 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#shared/logger.ts';
+import { countFailedItems } from '#shared/metrics.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
 import { receivePayments, receiveRejectedPayment } from '#shared/payments/credit.ts';
 import { receiveTransferSettled } from '#shared/transfers/settle.ts';
@@ -71,5 +72,6 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
     });
   });
   await Promise.all(working);
+  countFailedItems(failed.length);
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 };

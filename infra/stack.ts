@@ -11,7 +11,13 @@ import {
   ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IMetric,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -47,6 +53,7 @@ import {
 } from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, TABLES, type TableName } from '#shared/definitions/tables.ts';
+import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
 
 export interface PaymentsStackProps extends StackProps {
@@ -63,6 +70,13 @@ export interface PaymentsStackProps extends StackProps {
   paystackWebhookIps: string;
   /** How often pending transfers are requeried (API.md §7); EventBridge takes whole minutes. */
   requeryIntervalMinutes: number;
+  /**
+   * Concurrency reserved for the payment events consumer (also its SQS pollers' maximum, so no
+   * message is throttled towards the dead-letter queue); 0: none reserved.
+   */
+  paymentConsumerConcurrency: number;
+  /** The most concurrent executions of the public partner webhook (reserved, so a cap); 0: no cap. */
+  webhookConcurrency: number;
 }
 
 /** The header values of every gateway-made response: JSON, and the request id. */
@@ -207,6 +221,9 @@ export class PaymentsStack extends Stack {
         stage,
         environment,
         logRetention,
+        // The public webhook must never take the concurrency the consumer needs.
+        reservedConcurrentExecutions:
+          route.auth === 'webhook' && props.webhookConcurrency > 0 ? props.webhookConcurrency : undefined,
       });
       grant(fn, route.access);
       if (route.auth === 'api_key') {
@@ -219,6 +236,10 @@ export class PaymentsStack extends Stack {
 
     const consumers = new Map<string, { fn: ServiceFunction; deadLetters?: Queue }>();
     for (const [key, definition] of Object.entries(QUEUES) as [QueueKey, QueueDefinition][]) {
+      const reserved =
+        definition === PAYMENT_EVENTS_QUEUE && props.paymentConsumerConcurrency > 0
+          ? props.paymentConsumerConcurrency
+          : undefined;
       const consumer = new ServiceFunction(this, `Fn-${definition.consumer}`, {
         name: definition.consumer,
         projectRoot,
@@ -226,11 +247,17 @@ export class PaymentsStack extends Stack {
         environment,
         logRetention,
         timeout: Duration.seconds(definition.consumerTimeoutSeconds),
+        reservedConcurrentExecutions: reserved,
       });
       grant(consumer, definition.consumerAccess);
       const { queue, deadLetters } = queues.get(key) as { queue: Queue; deadLetters: Queue };
       consumer.addEventSource(
-        new SqsEventSource(queue, { batchSize: definition.batchSize, reportBatchItemFailures: true }),
+        new SqsEventSource(queue, {
+          batchSize: definition.batchSize,
+          reportBatchItemFailures: true,
+          // Never more pollers than reserved executions: a throttled receive counts towards the DLQ.
+          maxConcurrency: reserved,
+        }),
       );
       this.functions.set(definition.consumer, consumer);
       consumers.set(definition.consumer, { fn: consumer, deadLetters });
@@ -307,7 +334,7 @@ export class PaymentsStack extends Stack {
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });
 
-    this.alarms(stage, { consumers, requery });
+    this.alarms(stage, { consumers, requery, queues, webhook });
 
     new StringParameter(this, 'OperatorConfig', {
       parameterName: operatorConfigParameter(stage),
@@ -471,6 +498,8 @@ export class PaymentsStack extends Stack {
     parts: {
       consumers: Map<string, { fn: ServiceFunction; deadLetters?: Queue }>;
       requery: ServiceFunction;
+      queues: Map<QueueKey, { queue: Queue }>;
+      webhook: ServiceFunction;
     },
   ): void {
     const topic = new Topic(this, 'Alarms', { topicName: `naira-${stage}-alarms`, enforceSSL: true });
@@ -513,7 +542,63 @@ export class PaymentsStack extends Stack {
         `The function ${name} failed`,
         fn.metricErrors({ period: Duration.minutes(1) }),
       );
+      // Failed items are returned, not thrown: Errors never counts them (shared/metrics.ts does).
+      alarm(
+        `FailedItemsAlarm-${name}`,
+        `${name} reported items of a batch as failed: they are retried, then dead-lettered (README runbook)`,
+        new Metric({
+          namespace: METRICS_NAMESPACE,
+          metricName: FAILED_ITEMS_METRIC,
+          dimensionsMap: { FunctionName: fn.functionName },
+          statistic: 'Sum',
+          period: Duration.minutes(1),
+        }),
+      );
     }
+    for (const [key, { queue }] of parts.queues) {
+      const definition = QUEUES[key];
+      alarm(
+        `QueueAgeAlarm-${definition.name}`,
+        `The oldest message of ${definition.name} is older than ${definition.maxMessageAgeSeconds} s: its consumer is behind or stuck`,
+        queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        definition.maxMessageAgeSeconds,
+      );
+    }
+    const throttled = [...[...parts.consumers.values()].map(({ fn }) => fn), parts.requery, parts.webhook];
+    for (const fn of throttled) {
+      const name = fn.node.id.replace(/^Fn-/, '');
+      alarm(
+        `ThrottlesAlarm-${name}`,
+        `Lambda throttled ${name}: its reserved concurrency (or the account's) is used up`,
+        fn.metricThrottles({ period: Duration.minutes(1) }),
+      );
+    }
+    alarm(
+      'AccountThrottlesAlarm',
+      "Lambda throttled a function of this account and region (any stage's: concurrency is shared)",
+      new Metric({
+        namespace: 'AWS/Lambda',
+        metricName: 'Throttles',
+        statistic: 'Sum',
+        period: Duration.minutes(1),
+      }),
+    );
+    alarm(
+      'WebhookErrorsAlarm',
+      'The partner webhook failed (crashed or timed out): the partner retries, but look now',
+      parts.webhook.metricErrors({ period: Duration.minutes(5) }),
+    );
+    alarm(
+      'Webhook5xxAlarm',
+      'The partner webhook answered 5xx at its function URL (e.g. its secret is not set, or SQS failed)',
+      new Metric({
+        namespace: 'AWS/Lambda',
+        metricName: 'Url5xxCount',
+        dimensionsMap: { FunctionName: parts.webhook.functionName },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }),
+    );
     alarm(
       'RequeryErrorsAlarm',
       'The requery of pending transfers failed: lost webhooks are not being caught up',

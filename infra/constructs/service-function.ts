@@ -27,6 +27,8 @@ export interface ServiceFunctionProps {
   timeout?: Duration;
   memorySize?: number;
   logRetention: RetentionDays;
+  /** Executions reserved for (and capping) the function; unset: the account's shared pool. */
+  reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -51,6 +53,7 @@ export class ServiceFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(10),
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       bundling: BUNDLING,
       logGroup,
       loggingFormat: LoggingFormat.JSON,

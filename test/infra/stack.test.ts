@@ -16,6 +16,7 @@ import {
 } from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, type TABLES } from '#shared/definitions/tables.ts';
+import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -217,13 +218,15 @@ describe('the AWS stack', () => {
 
   it("gives the served OpenAPI document absolute servers: the stage's URL from the request context, at both paths", () => {
     const templates = ofType(dev.resources, 'AWS::ApiGateway::Method')
-      .map(([, r]) => r.Properties.Integration as { Type: string; IntegrationResponses?: unknown[] })
-      .filter((integration) => integration.Type === 'MOCK')
       .map(
-        (integration) =>
-          (integration.IntegrationResponses?.[0] as { ResponseTemplates: Record<string, string> })
-            .ResponseTemplates['application/json'] as string,
-      );
+        ([, r]) =>
+          r.Properties.Integration as {
+            Type: string;
+            IntegrationResponses: { ResponseTemplates: Record<string, string> }[];
+          },
+      )
+      .filter((integration) => integration.Type === 'MOCK')
+      .map((integration) => integration.IntegrationResponses[0]?.ResponseTemplates['application/json'] ?? '');
     expect(templates).toHaveLength(2);
     for (const template of templates) {
       // Only the base URL is evaluated by Velocity: everything else sits in unparsed blocks.
@@ -276,27 +279,131 @@ describe('the AWS stack', () => {
     expect(consumer?.[1].Properties.Timeout).toBe(PAYMENT_EVENTS_QUEUE.consumerTimeoutSeconds);
   });
 
-  it('alarms on every dead-letter queue, every consumer and the requery erring, the API 5xx rate, unmatched payments and overdue transfers', () => {
+  /** The logical id of the function named `naira-<stage>-<name>`. */
+  const functionId = (built: typeof dev, name: string) =>
+    (
+      ofType(built.resources, 'AWS::Lambda::Function').find(
+        ([, r]) => r.Properties.FunctionName === `naira-${built.stack.node.tryGetContext('stage')}-${name}`,
+      ) as [string, Resource]
+    )[0];
+  const CONSUMERS = [...QUEUE_LIST.map((q) => q.consumer), ...STREAMS.map((s) => s.consumer)];
+
+  it('alarms on dead letters, consumer errors and failed items, queue age, throttles, the webhook and requery erring, the API 5xx rate, unmatched payments and overdue transfers', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
-    const consumers = QUEUE_LIST.length + STREAMS.length + 1;
-    expect(alarms).toHaveLength(QUEUE_LIST.length + consumers + 3);
     const metrics = alarms.map((a) => a.MetricName).sort();
     expect(metrics).toEqual(
       [
         '5XXError',
         ...QUEUE_LIST.map(() => 'ApproximateNumberOfMessagesVisible'),
-        ...Array.from({ length: consumers }, () => 'Errors'),
+        ...QUEUE_LIST.map(() => 'ApproximateAgeOfOldestMessage'),
+        // Each consumer, the requery and the webhook.
+        ...Array.from({ length: CONSUMERS.length + 2 }, () => 'Errors'),
+        ...CONSUMERS.map(() => 'FailedItems'),
+        // Each consumer, the requery, the webhook, and the account as a whole.
+        ...Array.from({ length: CONSUMERS.length + 3 }, () => 'Throttles'),
+        'Url5xxCount',
         'UnmatchedPayments-dev',
         'OverdueTransfers-dev',
       ].sort(),
     );
+    for (const alarm of alarms) {
+      expect(alarm.AlarmActions).toHaveLength(1);
+      expect(alarm).toMatchObject({
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    }
     dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: Match.stringLikeRegexp('transfer pending past the alert window'),
     });
-    for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
     dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: Match.stringLikeRegexp('payment kept as unmatched'),
     });
+  });
+
+  it("alarms on each consumer's failed items: the EMF metric its code writes, per function, any in a minute", () => {
+    for (const consumer of CONSUMERS) {
+      dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: METRICS_NAMESPACE,
+        MetricName: FAILED_ITEMS_METRIC,
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(dev, consumer) } }],
+        Statistic: 'Sum',
+        Period: 60,
+        Threshold: 0,
+      });
+    }
+  });
+
+  it('alarms on queue age, the webhook erring or answering 5xx, and throttles of the consumers, requery, webhook and account', () => {
+    for (const queue of QUEUE_LIST) {
+      const [queueId] = ofType(dev.resources, 'AWS::SQS::Queue').find(
+        ([, r]) => r.Properties.QueueName === `naira-dev-${queue.name}`,
+      ) as [string, Resource];
+      dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Threshold: queue.maxMessageAgeSeconds,
+      });
+    }
+    expect(PAYMENT_EVENTS_QUEUE.maxMessageAgeSeconds).toBe(300);
+    const webhook = functionId(dev, 'receive-partner-webhook');
+    for (const metric of ['Errors', 'Url5xxCount', 'Throttles']) {
+      dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/Lambda',
+        MetricName: metric,
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: webhook } }],
+      });
+    }
+    for (const name of [...CONSUMERS, 'requery-transfers']) {
+      dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'Throttles',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(dev, name) } }],
+      });
+    }
+    dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Throttles',
+      Dimensions: Match.absent(),
+    });
+  });
+
+  it('reserves concurrency for the payment consumer (its pollers capped to match) and caps the public webhook, from context', () => {
+    const reserved = (built: typeof dev) =>
+      new Map(
+        ofType(built.resources, 'AWS::Lambda::Function')
+          .filter(([, r]) => r.Properties.ReservedConcurrentExecutions !== undefined)
+          .map(([, r]) => [
+            String(r.Properties.FunctionName).replace(/^naira-\w+-/, ''),
+            r.Properties.ReservedConcurrentExecutions,
+          ]),
+      );
+    const consumerMapping = (built: typeof dev) =>
+      ofType(built.resources, 'AWS::Lambda::EventSourceMapping').find(
+        ([, r]) =>
+          (r.Properties.FunctionName as { Ref: string }).Ref ===
+          functionId(built, PAYMENT_EVENTS_QUEUE.consumer),
+      )?.[1].Properties;
+    // Defaults: 5 for the consumer (and at most 5 pollers), 20 for the webhook, nothing else.
+    expect(reserved(dev)).toEqual(
+      new Map<string, unknown>([
+        [PAYMENT_EVENTS_QUEUE.consumer, 5],
+        ['receive-partner-webhook', 20],
+      ]),
+    );
+    expect(consumerMapping(dev)?.ScalingConfig).toEqual({ MaximumConcurrency: 5 });
+
+    const tuned = synth('dev', { paymentConsumerConcurrency: 10, webhookConcurrency: 50 });
+    expect(reserved(tuned).get(PAYMENT_EVENTS_QUEUE.consumer)).toBe(10);
+    expect(reserved(tuned).get('receive-partner-webhook')).toBe(50);
+    expect(consumerMapping(tuned)?.ScalingConfig).toEqual({ MaximumConcurrency: 10 });
+
+    // For accounts with a low concurrency quota: 0 reserves nothing.
+    const none = synth('dev', { paymentConsumerConcurrency: 0, webhookConcurrency: 0 });
+    expect(reserved(none).size).toBe(0);
+    expect(consumerMapping(none)?.ScalingConfig).toBeUndefined();
+    expect(() => synth('dev', { paymentConsumerConcurrency: 1 })).toThrow(/0 or at least 2/);
+    expect(() => synth('dev', { webhookConcurrency: -3 })).toThrow(/whole number/);
   });
 
   it('fans new events out from the events stream (INSERT only) and keeps the master webhook key in prod', () => {
