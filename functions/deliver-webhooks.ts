@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '#shared/logger.ts';
 import { deliver } from '#shared/merchant-webhooks/deliver.ts';
 import type { DeliveryMessage } from '#shared/merchant-webhooks/deliveries.ts';
+import { countFailedItems } from '#shared/metrics.ts';
 
 /**
  * The deliveries queue's consumer: one attempt per message, all of a batch at once, so a slow
@@ -20,5 +21,6 @@ export const handler = async (batch: SQSEvent): Promise<SQSBatchResponse> => {
       }
     }),
   );
+  countFailedItems(failed.length);
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 };

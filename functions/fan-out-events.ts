@@ -4,6 +4,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import type { EventRecord } from '#shared/events/events.ts';
 import { logger } from '#shared/logger.ts';
 import { fanOut } from '#shared/merchant-webhooks/fan-out.ts';
+import { countFailedItems } from '#shared/metrics.ts';
 
 /**
  * The events table's stream consumer: each new event becomes a delivery to every endpoint of its
@@ -18,6 +19,7 @@ export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatc
       await fanOut(unmarshall(record.dynamodb.NewImage as Record<string, AttributeValue>) as EventRecord);
     } catch (error) {
       logger.error('fan-out failed', { sequence: record.dynamodb.SequenceNumber, error: String(error) });
+      countFailedItems(1);
       return { batchItemFailures: [{ itemIdentifier: record.dynamodb.SequenceNumber ?? '' }] };
     }
   }

@@ -1,5 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#shared/logger.ts';
+import { countFailedItems } from '#shared/metrics.ts';
 import { traceKeys } from '#shared/partner-webhooks/trace.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
 import {
@@ -82,6 +83,7 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
     });
   });
   await Promise.all(working);
+  countFailedItems(failed.length);
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 };
 

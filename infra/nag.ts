@@ -76,7 +76,7 @@ export function acknowledgeNagFindings(stack: PaymentsStack): void {
   );
   acknowledge(
     'APIG4',
-    'Merchant routes use a Lambda REQUEST authorizer that verifies X-API-Key and X-API-Secret against the hashed secret before the usage plan counts the key; GET /banks is public by contract, the webhook is verified by its signature, and the ANY methods are mocks that only answer 405.',
+    'Merchant routes use a Lambda REQUEST authorizer that verifies X-API-Key and X-API-Secret against the hashed secret before the usage plan counts the key; GET /banks is public by contract, the webhook is verified by its signature, and the ANY methods only answer 405 (a function that reads nothing and touches no data).',
   );
   acknowledge(
     'COG4',

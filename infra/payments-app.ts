@@ -15,14 +15,27 @@ function partnerOf(value: unknown): PartnerName {
 /**
  * Adds the service to a CDK app: the stage from context (`-c stage=prod`, default `dev`), the
  * partner from `-c partner=paystack` (default `sandbox`, whose API is `-c partnerBaseUrl=https://…`
- * and `-c partnerBankCode=101`; Paystack's webhook addresses `-c paystackWebhookIps=a,b`), and cdk-nag's
- * AWS Solutions checks with every acknowledged finding explained. Used by `infra/app.ts` and by
+ * and `-c partnerBankCode=101`; Paystack's webhook addresses `-c paystackWebhookIps=a,b`), the
+ * concurrency reserved for the payment events consumer and capping the partner webhook
+ * (`-c paymentConsumerConcurrency=5 -c webhookConcurrency=20`, 0: none; an account whose concurrency
+ * quota would leave fewer than 100 unreserved executions refuses any), and cdk-nag's AWS Solutions
+ * checks with every acknowledged finding explained. Used by `infra/app.ts` and by
  * the infra tests, so both build the same thing.
  */
+/** A whole number of executions from context (`-c name=5`), 0 or more. */
+function executionsOf(app: App, name: string, fallback: number): number {
+  const value = Number(app.node.tryGetContext(name) ?? fallback);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, 0 or more`);
+  return value;
+}
+
 export function buildPaymentsApp(app: App): PaymentsStack {
   const stage = String(app.node.tryGetContext('stage') ?? 'dev');
   if (!/^[a-z][a-z0-9-]{1,19}$/.test(stage))
     throw new Error(`stage must be lower-case letters, digits and dashes: ${stage}`);
+  const consumerConcurrency = executionsOf(app, 'paymentConsumerConcurrency', 5);
+  // It is also the SQS pollers' maximum, which Lambda takes from 2 up.
+  if (consumerConcurrency === 1) throw new Error('paymentConsumerConcurrency must be 0 or at least 2');
   const stack = new PaymentsStack(app, `NairaPay-${stage}`, {
     stage,
     projectRoot: path.resolve(import.meta.dirname, '..'),
@@ -32,7 +45,11 @@ export function buildPaymentsApp(app: App): PaymentsStack {
     paystackBaseUrl: String(app.node.tryGetContext('paystackBaseUrl') ?? 'https://api.paystack.co'),
     paystackWebhookIps: String(app.node.tryGetContext('paystackWebhookIps') ?? ''),
     requeryIntervalMinutes: Number(app.node.tryGetContext('requeryIntervalMinutes') ?? 1),
+    paymentConsumerConcurrency: consumerConcurrency,
+    webhookConcurrency: executionsOf(app, 'webhookConcurrency', 20),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+    // Deleting prod takes turning this off first, on purpose.
+    terminationProtection: stage === 'prod',
   });
   Tags.of(stack).add('service', 'naira-pay');
   Tags.of(stack).add('stage', stage);

@@ -14,7 +14,13 @@ import {
   ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IMetric,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -42,6 +48,7 @@ import {
   type Access,
   API_KEY_AUTHORIZER,
   API_PREFIX,
+  METHOD_NOT_ALLOWED_FUNCTION,
   RATE_LIMIT,
   REQUERY_ACCESS,
   ROUTES,
@@ -50,6 +57,7 @@ import {
 } from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, TABLES, type TableName } from '#shared/definitions/tables.ts';
+import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
 
 export interface PaymentsStackProps extends StackProps {
@@ -66,6 +74,13 @@ export interface PaymentsStackProps extends StackProps {
   paystackWebhookIps: string;
   /** How often pending transfers are requeried (API.md §7); EventBridge takes whole minutes. */
   requeryIntervalMinutes: number;
+  /**
+   * Concurrency reserved for the payment events consumer (also its SQS pollers' maximum, so no
+   * message is throttled towards the dead-letter queue); 0: none reserved.
+   */
+  paymentConsumerConcurrency: number;
+  /** The most concurrent executions of the public partner webhook (reserved, so a cap); 0: no cap. */
+  webhookConcurrency: number;
 }
 
 /** The header values of every gateway-made response: JSON, and the request id. */
@@ -132,15 +147,18 @@ export class PaymentsStack extends Stack {
 
     // The pepper is made here and never leaves Secrets Manager; the webhook secret is the partner's,
     // set by the operator after deploy (until then the webhook answers 5xx and the partner retries).
+    // Prod keeps both if the stack is ever deleted: without the pepper no stored hash verifies.
     const pepper = new Secret(this, 'ApiKeyPepper', {
       secretName: `naira/${stage}/api-key-pepper`,
       description: 'Server-side pepper of API secret hashes (rotating it invalidates every key)',
       generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     const webhookSecret = new Secret(this, 'PartnerWebhookSecret', {
       secretName: `naira/${stage}/partner-webhook-secret`,
       description: "The partner's webhook signing secret(s): whsec_<base64>, space-separated when rotating",
       generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
 
     const queues = new Map<QueueKey, { queue: Queue; deadLetters: Queue }>();
@@ -207,6 +225,9 @@ export class PaymentsStack extends Stack {
         stage,
         environment,
         logRetention,
+        // The public webhook must never take the concurrency the consumer needs.
+        reservedConcurrentExecutions:
+          route.auth === 'webhook' && props.webhookConcurrency > 0 ? props.webhookConcurrency : undefined,
       });
       grant(fn, route.access);
       if (route.auth === 'webhook') fn.readsSecret(webhookSecret, 'PARTNER_WEBHOOK_SECRET_ARN');
@@ -215,6 +236,10 @@ export class PaymentsStack extends Stack {
 
     const consumers = new Map<string, { fn: ServiceFunction; deadLetters?: Queue }>();
     for (const [key, definition] of Object.entries(QUEUES) as [QueueKey, QueueDefinition][]) {
+      const reserved =
+        definition === PAYMENT_EVENTS_QUEUE && props.paymentConsumerConcurrency > 0
+          ? props.paymentConsumerConcurrency
+          : undefined;
       const consumer = new ServiceFunction(this, `Fn-${definition.consumer}`, {
         name: definition.consumer,
         projectRoot,
@@ -222,11 +247,17 @@ export class PaymentsStack extends Stack {
         environment,
         logRetention,
         timeout: Duration.seconds(definition.consumerTimeoutSeconds),
+        reservedConcurrentExecutions: reserved,
       });
       grant(consumer, definition.consumerAccess);
       const { queue, deadLetters } = queues.get(key) as { queue: Queue; deadLetters: Queue };
       consumer.addEventSource(
-        new SqsEventSource(queue, { batchSize: definition.batchSize, reportBatchItemFailures: true }),
+        new SqsEventSource(queue, {
+          batchSize: definition.batchSize,
+          reportBatchItemFailures: true,
+          // Never more pollers than reserved executions: a throttled receive counts towards the DLQ.
+          maxConcurrency: reserved,
+        }),
       );
       this.functions.set(definition.consumer, consumer);
       consumers.set(definition.consumer, { fn: consumer, deadLetters });
@@ -306,7 +337,17 @@ export class PaymentsStack extends Stack {
     const methods = new Map<IResource, Set<string>>();
     for (const route of ROUTES)
       this.routeToFunction(route, this.functions.get(route.name) as ServiceFunction, methods, authorizer);
-    for (const [resource, allowed] of methods) this.answerOtherMethods(resource, [...allowed]);
+    const refuseMethod = new ServiceFunction(this, `Fn-${METHOD_NOT_ALLOWED_FUNCTION}`, {
+      name: METHOD_NOT_ALLOWED_FUNCTION,
+      projectRoot,
+      stage,
+      environment,
+      logRetention,
+    });
+    this.functions.set(METHOD_NOT_ALLOWED_FUNCTION, refuseMethod);
+    // One integration (and one API-wide invoke permission) for every path's other methods.
+    const refuse = new LambdaIntegration(refuseMethod, { scopePermissionToMethod: false });
+    for (const resource of methods.keys()) resource.addMethod('ANY', refuse);
     this.serveOpenApiDocument();
 
     // Per-key limit: the authorizer hands API Gateway the verified key (key source AUTHORIZER), so
@@ -320,7 +361,7 @@ export class PaymentsStack extends Stack {
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });
 
-    this.alarms(stage, { consumers, requery });
+    this.alarms(stage, { consumers, requery, queues, webhook });
 
     new StringParameter(this, 'OperatorConfig', {
       parameterName: operatorConfigParameter(stage),
@@ -356,8 +397,11 @@ export class PaymentsStack extends Stack {
       restApiName: `naira-${stage}`,
       description: 'Payments and banking API (NGN)',
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
+      // API Gateway's logging role is one setting per account and region, which every stage's stack
+      // sets to its own role: role and setting are retained with the stack, so deleting one stage
+      // (dev) never leaves the setting pointing at a deleted role and another stage (prod) unlogged.
       cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: stage,
         throttlingRateLimit: 1000,
@@ -440,11 +484,17 @@ export class PaymentsStack extends Stack {
 
   /**
    * `GET /openapi.json` (and under the prefix): the generated document, answered by API Gateway
-   * itself. Its server URLs are relative, so they resolve under the stage's URL. The JSON sits in a
-   * Velocity unparsed block, so `$ref` and `#/…` pass through untouched.
+   * itself. Its base URL (servers, the guide's examples) is absolute, the stage's own URL from the
+   * request context: a relative one resolved against `/api/v1/developer/openapi.json` doubles the
+   * prefix. The JSON sits in Velocity unparsed blocks, so `$ref` and `#/…` pass through untouched;
+   * only the base URL between them is evaluated.
    */
   private serveOpenApiDocument(): void {
-    const document = JSON.stringify(buildOpenApiDocument('.'));
+    const placeholder = 'https://stage-url.invalid';
+    const document = JSON.stringify(buildOpenApiDocument(placeholder))
+      .split(placeholder)
+      .map((part) => `#[[${part}]]#`)
+      .join('https://$context.domainName/$context.stage');
     for (const path of ['/openapi.json', `${API_PREFIX}/openapi.json`]) {
       this.api.root.resourceForPath(path).addMethod(
         'GET',
@@ -458,7 +508,7 @@ export class PaymentsStack extends Stack {
                 'method.response.header.Content-Type': "'application/json; charset=utf-8'",
                 'method.response.header.X-Request-Id': 'context.requestId',
               },
-              responseTemplates: { 'application/json': `#[[${document}]]#` },
+              responseTemplates: { 'application/json': document },
             },
           ],
         }),
@@ -477,52 +527,13 @@ export class PaymentsStack extends Stack {
     }
   }
 
-  /** Any other method on a known path: 405 with Allow, from API Gateway itself. */
-  private answerOtherMethods(resource: IResource, allowed: string[]): void {
-    const allow = allowed.sort().join(', ');
-    resource.addMethod(
-      'ANY',
-      new MockIntegration({
-        passthroughBehavior: PassthroughBehavior.NEVER,
-        requestTemplates: { 'application/json': '{"statusCode": 405}' },
-        integrationResponses: [
-          {
-            statusCode: '405',
-            responseParameters: {
-              'method.response.header.Allow': `'${allow}'`,
-              'method.response.header.Content-Type': "'application/json; charset=utf-8'",
-              'method.response.header.X-Request-Id': 'context.requestId',
-            },
-            responseTemplates: {
-              'application/json': JSON.stringify({
-                status: 'error',
-                message: 'Method not allowed',
-                code: 'method_not_allowed',
-              }),
-            },
-          },
-        ],
-      }),
-      {
-        methodResponses: [
-          {
-            statusCode: '405',
-            responseParameters: {
-              'method.response.header.Allow': true,
-              'method.response.header.Content-Type': true,
-              'method.response.header.X-Request-Id': true,
-            },
-          },
-        ],
-      },
-    );
-  }
-
   private alarms(
     stage: string,
     parts: {
       consumers: Map<string, { fn: ServiceFunction; deadLetters?: Queue }>;
       requery: ServiceFunction;
+      queues: Map<QueueKey, { queue: Queue }>;
+      webhook: ServiceFunction;
     },
   ): void {
     const topic = new Topic(this, 'Alarms', { topicName: `naira-${stage}-alarms`, enforceSSL: true });
@@ -565,7 +576,63 @@ export class PaymentsStack extends Stack {
         `The function ${name} failed`,
         fn.metricErrors({ period: Duration.minutes(1) }),
       );
+      // Failed items are returned, not thrown: Errors never counts them (shared/metrics.ts does).
+      alarm(
+        `FailedItemsAlarm-${name}`,
+        `${name} reported items of a batch as failed: they are retried, then dead-lettered (README runbook)`,
+        new Metric({
+          namespace: METRICS_NAMESPACE,
+          metricName: FAILED_ITEMS_METRIC,
+          dimensionsMap: { FunctionName: fn.functionName },
+          statistic: 'Sum',
+          period: Duration.minutes(1),
+        }),
+      );
     }
+    for (const [key, { queue }] of parts.queues) {
+      const definition = QUEUES[key];
+      alarm(
+        `QueueAgeAlarm-${definition.name}`,
+        `The oldest message of ${definition.name} is older than ${definition.maxMessageAgeSeconds} s: its consumer is behind or stuck`,
+        queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        definition.maxMessageAgeSeconds,
+      );
+    }
+    const throttled = [...[...parts.consumers.values()].map(({ fn }) => fn), parts.requery, parts.webhook];
+    for (const fn of throttled) {
+      const name = fn.node.id.replace(/^Fn-/, '');
+      alarm(
+        `ThrottlesAlarm-${name}`,
+        `Lambda throttled ${name}: its reserved concurrency (or the account's) is used up`,
+        fn.metricThrottles({ period: Duration.minutes(1) }),
+      );
+    }
+    alarm(
+      'AccountThrottlesAlarm',
+      "Lambda throttled a function of this account and region (any stage's: concurrency is shared)",
+      new Metric({
+        namespace: 'AWS/Lambda',
+        metricName: 'Throttles',
+        statistic: 'Sum',
+        period: Duration.minutes(1),
+      }),
+    );
+    alarm(
+      'WebhookErrorsAlarm',
+      'The partner webhook failed (crashed or timed out): the partner retries, but look now',
+      parts.webhook.metricErrors({ period: Duration.minutes(5) }),
+    );
+    alarm(
+      'Webhook5xxAlarm',
+      'The partner webhook answered 5xx at its function URL (e.g. its secret is not set, or SQS failed)',
+      new Metric({
+        namespace: 'AWS/Lambda',
+        metricName: 'Url5xxCount',
+        dimensionsMap: { FunctionName: parts.webhook.functionName },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }),
+    );
     alarm(
       'RequeryErrorsAlarm',
       'The requery of pending transfers failed: lost webhooks are not being caught up',

@@ -6,7 +6,8 @@ const positiveInt = z.pipe(z.coerce.number(), z.int().check(z.gte(1)));
 const optionalUrl = z.optional(z.url());
 
 const EnvSchema = z.object({
-  AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
+  /** Lambda always sets it; unset elsewhere, the SDK resolves the region itself (the profile's). */
+  AWS_REGION: z.optional(z.string().check(z.minLength(1))),
   /** Set locally (DynamoDB Local); unset on AWS so the SDK uses the regional endpoint. */
   DYNAMODB_ENDPOINT: optionalUrl,
   SQS_ENDPOINT: optionalUrl,
@@ -66,6 +67,8 @@ const EnvSchema = z.object({
   /** Largest balance a credit may reach (kobo; default NGN 10,000,000,000), inclusive. */
   MAX_BALANCE: z._default(positiveInt, 1_000_000_000_000),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
+  /** Set by Lambda: the function's own name (the dimension of the service's metrics); unset locally. */
+  AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
   PORT: z._default(port, 3000),
 });
 
@@ -164,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
     },
     limits: { maxPaymentAmount: e.MAX_PAYMENT_AMOUNT, maxBalance: e.MAX_BALANCE },
     logLevel: e.LOG_LEVEL,
+    functionName: e.AWS_LAMBDA_FUNCTION_NAME,
     port: e.PORT,
   } as const;
 }

@@ -67,6 +67,13 @@ export class NotFound extends ApiError {
   }
 }
 
+/** Another method than the path serves: 405 with `Allow` naming the ones it does. */
+export class MethodNotAllowed extends ApiError {
+  constructor(allowed: readonly string[]) {
+    super('method_not_allowed', 'Method not allowed', { headers: { Allow: allowed.join(', ') } });
+  }
+}
+
 export class UnknownBank extends ApiError {
   constructor() {
     super('unknown_bank', 'bank_code is not a supported bank');

@@ -1,6 +1,6 @@
 import '#shared/aws/node-version.ts';
 import {
-  APIGatewayClient,
+  type APIGatewayClient,
   CreateApiKeyCommand,
   CreateUsagePlanKeyCommand,
   GetApiKeysCommand,
@@ -21,19 +21,38 @@ export interface StageConfig {
   paystackSecretArn?: string;
 }
 
+/**
+ * The one region every AWS client of the CLI uses (SSM, DynamoDB, Secrets Manager, API Gateway):
+ * `--region` when given, else the SDK's own resolution (`AWS_REGION`, then the profile's `region`).
+ * Resolved once, so a stage is never read in one region and written in another.
+ */
+export async function resolveRegion(given?: string): Promise<string> {
+  if (given) return given;
+  try {
+    return await new SSMClient({}).config.region();
+  } catch {
+    throw new Error('no AWS region: pass --region, or set one in the AWS profile (or AWS_REGION)');
+  }
+}
+
 /** Reads a deployed stage's operator config from SSM. */
-export async function loadStageConfig(stage: string, ssm = new SSMClient({})): Promise<StageConfig> {
+export async function loadStageConfig(stage: string, ssm: SSMClient): Promise<StageConfig> {
   const { Parameter } = await ssm.send(new GetParameterCommand({ Name: operatorConfigParameter(stage) }));
   if (!Parameter?.Value)
     throw new Error(`stage ${stage} is not deployed (no ${operatorConfigParameter(stage)})`);
   return JSON.parse(Parameter.Value) as StageConfig;
 }
 
-/** Points the shared modules at a deployed stage: its tables, partner and pepper secret, real AWS endpoints. */
-export function useStageEnvironment(config: StageConfig): void {
+/**
+ * Points the shared modules at a deployed stage: its tables, partner and pepper secret, real AWS
+ * endpoints, all in `region` (the shared DynamoDB client and Secrets Manager reads take it from
+ * `AWS_REGION`).
+ */
+export function useStageEnvironment(config: StageConfig, region: string): void {
   const env = process.env;
   for (const local of ['DYNAMODB_ENDPOINT', 'SQS_ENDPOINT', 'API_KEY_PEPPER', 'PAYSTACK_SECRET_KEY'])
     delete env[local];
+  env.AWS_REGION = region;
   env.TABLE_PREFIX = config.tablePrefix;
   env.PARTNER = config.partner ?? 'sandbox';
   env.PARTNER_BASE_URL = config.partnerBaseUrl;
@@ -47,7 +66,7 @@ export function useStageEnvironment(config: StageConfig): void {
  * The stage's API Gateway side of a key: API Gateway reads X-API-Key (key source HEADER) and
  * throttles each registered key by the usage plan; a revoked key is disabled there too.
  */
-export function gatewayKeys(usagePlanId: string, client = new APIGatewayClient({})) {
+export function gatewayKeys(usagePlanId: string, client: APIGatewayClient) {
   return {
     async register(apiKey: string, merchantId: string): Promise<void> {
       const created = await client.send(

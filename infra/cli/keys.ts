@@ -1,18 +1,22 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { gatewayKeys, loadStageConfig, useStageEnvironment } from '#infra/cli/aws-stage.ts';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { gatewayKeys, loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
 import { runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 
 /**
  * Operator CLI (API.md §6): `npm run keys -- create|revoke|list`. Without `--stage` it talks to
  * the DynamoDB of a running `npm start`; with `--stage <name>` to a deployed stack (AWS credentials
- * from the usual chain), where it also registers each key in the API Gateway usage plan.
+ * from the usual chain, one region for every call: `--region` or the profile's), where it also
+ * registers each key in the API Gateway usage plan.
  */
 const USAGE = `Usage:
   npm run keys -- create --name "Acme Ltd" [--email ops@acme.ng] [--ip 203.0.113.0/24]... [--expires 2027-01-01T00:00:00Z] [--json] [--stage prod]
   npm run keys -- create --merchant <merchant_id> [--ip CIDR]... [--expires ISO-8601] [--json] [--stage prod]
   npm run keys -- revoke <api_key> [--stage prod]
-  npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]`;
+  npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]
+With --stage, --region <region> sets the AWS region of every call (default: the profile's region).`;
 
 /** Runs one CLI command; returns what it prints. */
 export async function runKeys(argv: string[]): Promise<string> {
@@ -26,6 +30,7 @@ export async function runKeys(argv: string[]): Promise<string> {
       ip: { type: 'string', multiple: true },
       expires: { type: 'string' },
       stage: { type: 'string' },
+      region: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -37,10 +42,12 @@ export async function runKeys(argv: string[]): Promise<string> {
   process.env.LOG_LEVEL ??= 'ERROR';
   let gateway: ReturnType<typeof gatewayKeys> | undefined;
   if (values.stage !== undefined) {
-    const stageConfig = await loadStageConfig(values.stage);
-    useStageEnvironment(stageConfig);
-    gateway = gatewayKeys(stageConfig.usagePlanId);
+    const region = await resolveRegion(values.region);
+    const stageConfig = await loadStageConfig(values.stage, new SSMClient({ region }));
+    useStageEnvironment(stageConfig, region);
+    gateway = gatewayKeys(stageConfig.usagePlanId, new APIGatewayClient({ region }));
   } else {
+    if (values.region !== undefined) usage('--region goes with --stage');
     useLocalEnvironment(['dynamodb', 'partner', 'pepper']);
   }
   // Imported after the environment is set: the shared modules read their configuration at load.

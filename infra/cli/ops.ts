@@ -1,7 +1,8 @@
 import { userInfo } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadStageConfig, useStageEnvironment } from '#infra/cli/aws-stage.ts';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
 import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 
@@ -18,6 +19,7 @@ const USAGE = `Usage:
   npm run ops -- unmatched list [--status open,held|credited|returned|all] [--json] [--stage prod]
   npm run ops -- unmatched credit <id> --merchant <merchant_id> --reason "<text>" [--allow-over-max-balance] [--by <name>] [--json] [--stage prod]
   npm run ops -- unmatched return <id> --reason "<text>" [--by <name>] [--json] [--stage prod]
+With --stage, --region <region> sets the AWS region of every call (default: the profile's region).
 
 Exit codes: 0 done, 1 failed (e.g. the service did not answer), 2 wrong command line or unknown
 id, merchant or message, 3 refused (already resolved or credited, not creditable, past MAX_BALANCE).`;
@@ -48,6 +50,7 @@ export async function runOps(argv: string[]): Promise<string> {
       by: { type: 'string' },
       'allow-over-max-balance': { type: 'boolean', default: false },
       stage: { type: 'string' },
+      region: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -63,8 +66,14 @@ export async function runOps(argv: string[]): Promise<string> {
   if (extra.length > 0 || (id !== undefined && !['credit', 'return'].includes(command ?? '')))
     usage(`unexpected ${[id, ...extra].filter(Boolean).join(' ')}`);
   process.env.LOG_LEVEL ??= 'ERROR';
-  if (values.stage !== undefined) useStageEnvironment(await loadStageConfig(values.stage));
-  else useLocalEnvironment(['dynamodb', 'sqs']);
+  if (values.stage !== undefined) {
+    // One region for every AWS call (SSM, DynamoDB, SQS): --region, else the profile's.
+    const region = await resolveRegion(values.region as string | undefined);
+    useStageEnvironment(await loadStageConfig(values.stage, new SSMClient({ region })), region);
+  } else {
+    if (values.region !== undefined) usage('--region goes with --stage');
+    useLocalEnvironment(['dynamodb', 'sqs']);
+  }
   const print = (json: unknown, text: string) => (values.json ? JSON.stringify(json) : text);
   return group === 'dlq'
     ? deadLetters(command ?? '', values, print)

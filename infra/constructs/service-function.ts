@@ -9,6 +9,15 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { BUNDLING } from '#infra/bundling.ts';
 
+/**
+ * The DynamoDB actions the code calls (`shared/`, `functions/`), and no others: the infra tests
+ * check that every command the sources send is in these lists, so a new kind of call (a delete, a
+ * scan, a batch) fails there until it is granted here on purpose.
+ */
+export const ITEM_READ_ACTIONS = ['dynamodb:GetItem'] as const;
+export const READ_ACTIONS = [...ITEM_READ_ACTIONS, 'dynamodb:Query'] as const;
+export const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem'] as const;
+
 export interface ServiceFunctionProps {
   /** The function's name under `functions/` (kebab-case, without `.ts`). */
   name: string;
@@ -18,6 +27,8 @@ export interface ServiceFunctionProps {
   timeout?: Duration;
   memorySize?: number;
   logRetention: RetentionDays;
+  /** Executions reserved for (and capping) the function; unset: the account's shared pool. */
+  reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -42,6 +53,7 @@ export class ServiceFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(10),
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       bundling: BUNDLING,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
@@ -54,15 +66,28 @@ export class ServiceFunction extends NodejsFunction {
     });
   }
 
-  /** Read access to a table (the prefix that names it is in the environment already). */
-  readsTable(table: ITable): this {
-    table.grantReadData(this);
+  /** Reading single items by key: all an API call needs of the key table (no Query, no Scan). */
+  getsItems(table: ITable): this {
+    table.grant(this, ...ITEM_READ_ACTIONS);
     return this;
   }
 
-  /** Read and write access to a table. */
+  /**
+   * Read access to a table and its indexes: the actions the code calls (`GetCommand`,
+   * `QueryCommand`), never `Scan` or `BatchGetItem` (the CDK `grantReadData` gives both).
+   */
+  readsTable(table: ITable): this {
+    table.grant(this, ...READ_ACTIONS);
+    return this;
+  }
+
+  /**
+   * Read and write access: reads, plus `PutItem` and `UpdateItem` (also what a transaction's Put and
+   * Update items need). Never `DeleteItem` or `BatchWriteItem`: no function deletes an item (an
+   * immutable ledger entry least of all); `grantReadWriteData` would give both.
+   */
   writesTable(table: ITable): this {
-    table.grantReadWriteData(this);
+    table.grant(this, ...READ_ACTIONS, ...WRITE_ACTIONS);
     return this;
   }
 

@@ -26,7 +26,7 @@ import {
   type Route,
   servedPaths,
 } from '#shared/definitions/routes.ts';
-import { ApiError, Unauthorized } from '#shared/errors.ts';
+import { ApiError, MethodNotAllowed, Unauthorized } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
 
 /** API.md §11: headers and body must be complete within 30 seconds. */
@@ -117,15 +117,6 @@ function compile(route: Route, resource: string): CompiledPath {
 function sourceIp(request: IncomingMessage): string {
   const address = request.socket.remoteAddress ?? '127.0.0.1';
   return address.startsWith('::ffff:') ? address.slice(7) : address;
-}
-
-/** A path parameter, percent-decoded; a malformed escape is kept as sent (it then names nothing). */
-function decodePathSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 function readBody(request: IncomingMessage): Promise<Buffer | 'too_large'> {
@@ -357,9 +348,8 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     }
     const chosen = candidates.find(({ entry }) => entry.route.method === request.method);
     if (!chosen?.found) {
-      const allow = [...new Set(candidates.map(({ entry }) => entry.route.method))].join(', ');
-      const result = errorResult(new ApiError('method_not_allowed', 'Method not allowed'), requestId);
-      return send(response, { ...result, headers: { ...result.headers, Allow: allow } });
+      const allow = [...new Set(candidates.map(({ entry }) => entry.route.method))].sort();
+      return send(response, errorResult(new MethodNotAllowed(allow), requestId));
     }
     // API Gateway's order: the authorizer verifies the credentials (counting failed attempts per
     // client IP), then the usage plan counts the verified key. Public routes count per client IP;
@@ -383,9 +373,10 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       if (!decision.allowed)
         return send(response, rateLimited(requestId, decision.retryAfterSeconds, limitHeaders));
     }
+    // As API Gateway (REST) passes them: percent-encoded as sent; the HTTP stack decodes them once.
     const params: Record<string, string> = Object.create(null);
     chosen.entry.paramNames.forEach((name, i) => {
-      params[name] = decodePathSegment(chosen.found?.[i + 1] ?? '');
+      params[name] = chosen.found?.[i + 1] ?? '';
     });
     const event = toEvent(request, url, chosen.entry, params, body, requestId, apiId, authorizer);
     const handler = await loadHandler(chosen.entry.route);

@@ -18,6 +18,8 @@ export interface QueueDefinition {
   readonly batchSize: number;
   /** Batches the local poller works on at once (Lambda's mapping starts with 5 for a standard queue). */
   readonly localConcurrency: number;
+  /** An oldest message older than this alarms on AWS: the consumer is behind or stuck. */
+  readonly maxMessageAgeSeconds: number;
 }
 
 /** The service's queues (named here, not inferred, so access lists can name them without a cycle). */
@@ -45,6 +47,8 @@ export const QUEUES: Record<QueueKey, QueueDefinition> = {
     maxReceiveCount: 5,
     batchSize: 10,
     localConcurrency: 4,
+    // Credited within seconds normally; a failing message is retried for ~15 minutes before the DLQ.
+    maxMessageAgeSeconds: 300,
   },
   /**
    * Deliveries of events to merchants' endpoints, one message per attempt (a retry is a new,
@@ -64,6 +68,8 @@ export const QUEUES: Record<QueueKey, QueueDefinition> = {
     maxReceiveCount: 5,
     batchSize: 10,
     localConcurrency: 4,
+    // Retries wait in the queue up to SQS's 15-minute delay (longer waits hop): 5 minutes more alarms.
+    maxMessageAgeSeconds: 15 * 60 + 300,
   },
 };
 

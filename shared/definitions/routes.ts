@@ -15,8 +15,9 @@ export const RATE_LIMIT = { requests: 100, windowSeconds: 60 } as const;
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 /**
- * What a function may touch, for least-privilege grants on AWS: tables it reads, tables it writes
- * (read included), and the queues it sends to. Routes with `auth: 'api_key'` get nothing of the key
+ * What a function may touch, for least-privilege grants on AWS: tables it reads (GetItem, Query),
+ * tables it writes (read included, plus PutItem and UpdateItem: no function deletes, scans or
+ * batch-writes), and the queues it sends to. Routes with `auth: 'api_key'` get nothing of the key
  * table or the pepper: only the authorizer verifies credentials. The webhook gets its signing secret.
  */
 export interface Access {
@@ -241,6 +242,18 @@ export type RouteName = (typeof ROUTES)[number]['name'];
 export function servedPaths(route: Route): string[] {
   return route.paths.flatMap((path) => [`${API_PREFIX}${path}`, path]);
 }
+
+/**
+ * The methods served at one resource path (as `servedPaths` gives it, e.g. `/transactions/{reference}`),
+ * sorted: the `Allow` of a 405 there.
+ */
+export function allowedMethods(resource: string): HttpMethod[] {
+  const methods = ROUTES.filter((route) => servedPaths(route).includes(resource)).map((r) => r.method);
+  return [...new Set<HttpMethod>(methods)].sort();
+}
+
+/** The function that answers any other method on a served path with 405 (API Gateway's `ANY`). */
+export const METHOD_NOT_ALLOWED_FUNCTION = 'refuse-method';
 
 /** The handler file of a route, relative to the project root. */
 export function handlerFile(route: Route): string {

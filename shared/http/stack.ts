@@ -204,6 +204,24 @@ function queryOrThrow<Q extends Schema>(schema: Q, event: APIGatewayProxyEvent):
   return parseOrThrow(schema, event.queryStringParameters ?? {}, 'query');
 }
 
+/**
+ * Path parameters decoded once, here: API Gateway (REST) hands them over as sent, percent-encoded
+ * (`reversal%3Atrf_1`), and so does the local gateway. A malformed escape is kept as sent (it then
+ * names nothing). A null-prototype map: a parameter may be called `__proto__`.
+ */
+function decodedPathParameters(event: APIGatewayProxyEvent): Record<string, string> {
+  const decoded: Record<string, string> = Object.create(null);
+  for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
+    if (value === undefined) continue;
+    try {
+      decoded[name] = decodeURIComponent(value);
+    } catch {
+      decoded[name] = value;
+    }
+  }
+  return decoded;
+}
+
 function routeNamed(nameOrRoute: string | Route, auth: RouteAuth): Route {
   const route =
     typeof nameOrRoute === 'string'
@@ -247,7 +265,7 @@ function buildHandler<
         ? parseOrThrow(spec.body, spec.bodyOptional && !event.body ? undefined : event.body)
         : undefined,
       query: spec.query ? queryOrThrow(spec.query, event) : undefined,
-      params: spec.params ? parseOrThrow(spec.params, event.pathParameters ?? {}, 'path') : undefined,
+      params: spec.params ? parseOrThrow(spec.params, decodedPathParameters(event), 'path') : undefined,
       requestId,
     } as MerchantInput<B, Q, P>;
     return successResult(await handle(input), requestId);

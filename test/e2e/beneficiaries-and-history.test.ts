@@ -242,6 +242,13 @@ describe('transaction history', () => {
       category: 'transfer',
       status: 'success',
     });
+    // A reversal's reference has a `:`; sent percent-encoded it names the same transaction.
+    const reversal = `reversal:${references[1]}`;
+    for (const path of [`/transactions/${encodeURIComponent(reversal)}`, `/transactions/${reversal}`]) {
+      const encoded = await call(gateway, 'GET', `/api/v1/developer${path}`, { headers: m.headers });
+      expect(encoded.status, path).toBe(200);
+      expect(data(encoded)).toMatchObject({ reference: reversal, category: 'reversal', type: 'credit' });
+    }
     for (const reference of [references[0], `reversal:${references[1]}`, 'nope']) {
       const foreign = await call(gateway, 'GET', `/api/v1/developer/transactions/${reference}`, {
         headers: other.headers,

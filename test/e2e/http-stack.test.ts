@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { ECHO_ROUTE } from '#test/fixtures/routes.ts';
+import { ECHO_PARAM_ROUTE, ECHO_ROUTE } from '#test/fixtures/routes.ts';
 import { call, PROJECT_ROOT, startTestGateway } from '#test/support/gateway.ts';
 
 // The stack's body handling over real HTTP, through a fixture POST route served by the gateway.
@@ -9,7 +9,7 @@ let gateway: LocalGateway;
 beforeAll(async () => {
   gateway = await startTestGateway({
     rootDir: path.join(PROJECT_ROOT, 'test', 'fixtures'),
-    routes: [ECHO_ROUTE],
+    routes: [ECHO_ROUTE, ECHO_PARAM_ROUTE],
   });
 });
 afterAll(() => gateway.close());
@@ -60,5 +60,25 @@ describe('JSON bodies over HTTP', () => {
     expect(response.status).toBe(500);
     expect(JSON.stringify(response.body)).not.toContain('srv');
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('path parameters over HTTP: decoded once, as on AWS', () => {
+  const echoed = async (sent: string) => {
+    const response = await call(gateway, 'GET', `/api/v1/developer/echo/${sent}`);
+    expect(response.status).toBe(200);
+    return (response.body as { data: { reference: string } }).data.reference;
+  };
+
+  it.each(['reversal:trf-2026-0042', 'inv 42/b', '100%', 'réf-ñ'])(
+    'hands the handler %j from its encodeURIComponent form',
+    async (reference) => {
+      expect(await echoed(encodeURIComponent(reference))).toBe(reference);
+    },
+  );
+
+  it('decodes exactly once (the gateway passes the parameter encoded, the stack decodes it)', async () => {
+    expect(await echoed(encodeURIComponent(encodeURIComponent('reversal:x')))).toBe('reversal%3Ax');
+    expect(await echoed('reversal:x')).toBe('reversal:x');
   });
 });

@@ -1,21 +1,24 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { nagSummary } from '#infra/nag.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
   API_KEY_AUTHORIZER,
   LEDGER_TABLES,
+  METHOD_NOT_ALLOWED_FUNCTION,
   RATE_LIMIT,
   ROUTES,
   servedPaths,
 } from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, type TABLES } from '#shared/definitions/tables.ts';
+import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -78,6 +81,7 @@ describe('the AWS stack', () => {
       ...STREAMS.map((s) => s.consumer),
       'requery-transfers',
       API_KEY_AUTHORIZER.name,
+      METHOD_NOT_ALLOWED_FUNCTION,
     ];
     expect(functions).toHaveLength(expected.length);
     const names = functions.map((f) => f.FunctionName).sort();
@@ -123,6 +127,33 @@ describe('the AWS stack', () => {
     // Every served path also answers other methods with 405 and Allow.
     const anyMethods = methods.filter((m) => m.HttpMethod === 'ANY');
     expect(anyMethods).toHaveLength(new Set(ROUTES.flatMap(servedPaths)).size);
+  });
+
+  it('answers another method with 405 for any content type: a Lambda proxy integration, no mapping template to miss (415)', () => {
+    const [refuseId] = ofType(dev.resources, 'AWS::Lambda::Function').find(
+      ([, r]) => r.Properties.FunctionName === `naira-dev-${METHOD_NOT_ALLOWED_FUNCTION}`,
+    ) as [string, Resource];
+    const anyMethods = ofType(dev.resources, 'AWS::ApiGateway::Method')
+      .map(([, r]) => r.Properties)
+      .filter((m) => m.HttpMethod === 'ANY');
+    expect(anyMethods.length).toBeGreaterThan(0);
+    for (const method of anyMethods) {
+      const integration = method.Integration as Record<string, unknown>;
+      expect(integration.Type).toBe('AWS_PROXY');
+      expect(integration.RequestTemplates).toBeUndefined();
+      expect(JSON.stringify(integration.Uri)).toContain(refuseId);
+      expect(method.ApiKeyRequired).not.toBe(true);
+    }
+    // One API-wide invoke permission, not two per path (the function policy stays small).
+    const permissions = ofType(dev.resources, 'AWS::Lambda::Permission').filter(([, r]) =>
+      JSON.stringify(r.Properties.FunctionName).includes(refuseId),
+    );
+    expect(permissions).toHaveLength(1);
+    // No mock answers a method with a template for one content type only.
+    for (const [, method] of ofType(dev.resources, 'AWS::ApiGateway::Method')) {
+      const integration = method.Properties.Integration as Record<string, unknown>;
+      if (integration.Type === 'MOCK') expect(method.Properties.HttpMethod).toBe('GET');
+    }
   });
 
   it('limits each API key with a usage plan from the shared RATE_LIMIT (100 per 60 s, burst 100), keys from the authorizer', () => {
@@ -224,6 +255,36 @@ describe('the AWS stack', () => {
     }
   });
 
+  it("gives the served OpenAPI document absolute servers: the stage's URL from the request context, at both paths", () => {
+    const templates = ofType(dev.resources, 'AWS::ApiGateway::Method')
+      .map(
+        ([, r]) =>
+          r.Properties.Integration as {
+            Type: string;
+            IntegrationResponses: { ResponseTemplates: Record<string, string> }[];
+          },
+      )
+      .filter((integration) => integration.Type === 'MOCK')
+      .map((integration) => integration.IntegrationResponses[0]?.ResponseTemplates['application/json'] ?? '');
+    expect(templates).toHaveLength(2);
+    for (const template of templates) {
+      // Only the base URL is evaluated by Velocity: everything else sits in unparsed blocks.
+      const evaluated = template.replace(/#\[\[[\s\S]*?\]\]#/g, '');
+      expect(evaluated).toMatch(/^(https:\/\/\$context\.domainName\/\$context\.stage)+$/);
+      // API Gateway's evaluation, for a request to the dev stage of one API.
+      const base = 'https://abc123.execute-api.eu-west-1.amazonaws.com/dev';
+      const served = JSON.parse(
+        template
+          .replaceAll('$context.domainName', 'abc123.execute-api.eu-west-1.amazonaws.com')
+          .replaceAll('$context.stage', 'dev')
+          .replace(/#\[\[|\]\]#/g, ''),
+      ) as { servers: { url: string }[]; info: { description: string } };
+      expect(served.servers.map((server) => server.url)).toEqual([`${base}/api/v1/developer`, base]);
+      expect(served.info.description).toContain(base);
+      expect(JSON.stringify(served)).not.toContain('stage-url.invalid');
+    }
+  });
+
   it('gives the webhook a function URL with auth NONE (its own signature check)', () => {
     dev.template.resourceCountIs('AWS::Lambda::Url', 1);
     const [, url] = ofType(dev.resources, 'AWS::Lambda::Url')[0] as [string, Resource];
@@ -257,27 +318,131 @@ describe('the AWS stack', () => {
     expect(consumer?.[1].Properties.Timeout).toBe(PAYMENT_EVENTS_QUEUE.consumerTimeoutSeconds);
   });
 
-  it('alarms on every dead-letter queue, every consumer and the requery erring, the API 5xx rate, unmatched payments and overdue transfers', () => {
+  /** The logical id of the function named `naira-<stage>-<name>`. */
+  const functionId = (built: typeof dev, name: string) =>
+    (
+      ofType(built.resources, 'AWS::Lambda::Function').find(
+        ([, r]) => r.Properties.FunctionName === `naira-${built.stack.node.tryGetContext('stage')}-${name}`,
+      ) as [string, Resource]
+    )[0];
+  const CONSUMERS = [...QUEUE_LIST.map((q) => q.consumer), ...STREAMS.map((s) => s.consumer)];
+
+  it('alarms on dead letters, consumer errors and failed items, queue age, throttles, the webhook and requery erring, the API 5xx rate, unmatched payments and overdue transfers', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
-    const consumers = QUEUE_LIST.length + STREAMS.length + 1;
-    expect(alarms).toHaveLength(QUEUE_LIST.length + consumers + 3);
     const metrics = alarms.map((a) => a.MetricName).sort();
     expect(metrics).toEqual(
       [
         '5XXError',
         ...QUEUE_LIST.map(() => 'ApproximateNumberOfMessagesVisible'),
-        ...Array.from({ length: consumers }, () => 'Errors'),
+        ...QUEUE_LIST.map(() => 'ApproximateAgeOfOldestMessage'),
+        // Each consumer, the requery and the webhook.
+        ...Array.from({ length: CONSUMERS.length + 2 }, () => 'Errors'),
+        ...CONSUMERS.map(() => 'FailedItems'),
+        // Each consumer, the requery, the webhook, and the account as a whole.
+        ...Array.from({ length: CONSUMERS.length + 3 }, () => 'Throttles'),
+        'Url5xxCount',
         'UnmatchedPayments-dev',
         'OverdueTransfers-dev',
       ].sort(),
     );
+    for (const alarm of alarms) {
+      expect(alarm.AlarmActions).toHaveLength(1);
+      expect(alarm).toMatchObject({
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    }
     dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: Match.stringLikeRegexp('transfer pending past the alert window'),
     });
-    for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
     dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: Match.stringLikeRegexp('payment kept as unmatched'),
     });
+  });
+
+  it("alarms on each consumer's failed items: the EMF metric its code writes, per function, any in a minute", () => {
+    for (const consumer of CONSUMERS) {
+      dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: METRICS_NAMESPACE,
+        MetricName: FAILED_ITEMS_METRIC,
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(dev, consumer) } }],
+        Statistic: 'Sum',
+        Period: 60,
+        Threshold: 0,
+      });
+    }
+  });
+
+  it('alarms on queue age, the webhook erring or answering 5xx, and throttles of the consumers, requery, webhook and account', () => {
+    for (const queue of QUEUE_LIST) {
+      const [queueId] = ofType(dev.resources, 'AWS::SQS::Queue').find(
+        ([, r]) => r.Properties.QueueName === `naira-dev-${queue.name}`,
+      ) as [string, Resource];
+      dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Threshold: queue.maxMessageAgeSeconds,
+      });
+    }
+    expect(PAYMENT_EVENTS_QUEUE.maxMessageAgeSeconds).toBe(300);
+    const webhook = functionId(dev, 'receive-partner-webhook');
+    for (const metric of ['Errors', 'Url5xxCount', 'Throttles']) {
+      dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/Lambda',
+        MetricName: metric,
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: webhook } }],
+      });
+    }
+    for (const name of [...CONSUMERS, 'requery-transfers']) {
+      dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'Throttles',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(dev, name) } }],
+      });
+    }
+    dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Throttles',
+      Dimensions: Match.absent(),
+    });
+  });
+
+  it('reserves concurrency for the payment consumer (its pollers capped to match) and caps the public webhook, from context', () => {
+    const reserved = (built: typeof dev) =>
+      new Map(
+        ofType(built.resources, 'AWS::Lambda::Function')
+          .filter(([, r]) => r.Properties.ReservedConcurrentExecutions !== undefined)
+          .map(([, r]) => [
+            String(r.Properties.FunctionName).replace(/^naira-\w+-/, ''),
+            r.Properties.ReservedConcurrentExecutions,
+          ]),
+      );
+    const consumerMapping = (built: typeof dev) =>
+      ofType(built.resources, 'AWS::Lambda::EventSourceMapping').find(
+        ([, r]) =>
+          (r.Properties.FunctionName as { Ref: string }).Ref ===
+          functionId(built, PAYMENT_EVENTS_QUEUE.consumer),
+      )?.[1].Properties;
+    // Defaults: 5 for the consumer (and at most 5 pollers), 20 for the webhook, nothing else.
+    expect(reserved(dev)).toEqual(
+      new Map<string, unknown>([
+        [PAYMENT_EVENTS_QUEUE.consumer, 5],
+        ['receive-partner-webhook', 20],
+      ]),
+    );
+    expect(consumerMapping(dev)?.ScalingConfig).toEqual({ MaximumConcurrency: 5 });
+
+    const tuned = synth('dev', { paymentConsumerConcurrency: 10, webhookConcurrency: 50 });
+    expect(reserved(tuned).get(PAYMENT_EVENTS_QUEUE.consumer)).toBe(10);
+    expect(reserved(tuned).get('receive-partner-webhook')).toBe(50);
+    expect(consumerMapping(tuned)?.ScalingConfig).toEqual({ MaximumConcurrency: 10 });
+
+    // For accounts with a low concurrency quota: 0 reserves nothing.
+    const none = synth('dev', { paymentConsumerConcurrency: 0, webhookConcurrency: 0 });
+    expect(reserved(none).size).toBe(0);
+    expect(consumerMapping(none)?.ScalingConfig).toBeUndefined();
+    expect(() => synth('dev', { paymentConsumerConcurrency: 1 })).toThrow(/0 or at least 2/);
+    expect(() => synth('dev', { webhookConcurrency: -3 })).toThrow(/whole number/);
   });
 
   it('fans new events out from the events stream (INSERT only) and keeps the master webhook key in prod', () => {
@@ -371,6 +536,35 @@ describe('the AWS stack', () => {
     }
   });
 
+  it('in prod: retains the key pepper and the partner webhook secret, and protects the stack from deletion', () => {
+    for (const name of ['api-key-pepper', 'partner-webhook-secret', 'merchant-webhook-key']) {
+      const find = (built: typeof prod, stage: string) =>
+        ofType(built.resources, 'AWS::SecretsManager::Secret').find(
+          ([, r]) => r.Properties.Name === `naira/${stage}/${name}`,
+        )?.[1] as unknown as { DeletionPolicy?: string };
+      expect(find(prod, 'prod').DeletionPolicy, name).toBe('Retain');
+      expect(find(dev, 'dev').DeletionPolicy, name).toBe('Delete');
+    }
+    expect(prod.stack.terminationProtection).toBe(true);
+    expect(dev.stack.terminationProtection).toBe(false);
+  });
+
+  it("retains API Gateway's account-level logging role, so deleting one stage never breaks another's logs", () => {
+    for (const built of [dev, prod]) {
+      const [[accountId, account]] = ofType(built.resources, 'AWS::ApiGateway::Account') as [
+        [string, Resource & { DeletionPolicy?: string }],
+      ];
+      expect(accountId).toBeDefined();
+      expect(account.DeletionPolicy).toBe('Retain');
+      const roleId = (account.Properties.CloudWatchRoleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+      const role = built.resources[roleId as string] as Resource & { DeletionPolicy?: string };
+      expect(role.Type).toBe('AWS::IAM::Role');
+      expect(role.DeletionPolicy).toBe('Retain');
+      // Named by CloudFormation (never a fixed name two stages would both claim).
+      expect(role.Properties.RoleName).toBeUndefined();
+    }
+  });
+
   it('keeps secrets out of the template: functions get Secrets Manager ARNs, never values', () => {
     const variables = ofType(dev.resources, 'AWS::Lambda::Function').map(
       ([, r]) => (r.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
@@ -433,6 +627,69 @@ describe('least privilege', () => {
       ),
     );
     expect(writers.sort()).toEqual(['create-transfer', PAYMENT_EVENTS_QUEUE.consumer].sort());
+  });
+
+  const allFunctions = () =>
+    ofType(dev.resources, 'AWS::Lambda::Function').map(([, r]) => String(r.Properties.FunctionName));
+
+  it('grants no function DeleteItem, BatchWriteItem or Scan on any table: never on the ledger, never Scan on the key hashes', () => {
+    const ledger = new Set(LEDGER_TABLES.map(tableId));
+    const apiKeys = tableId('apiKeys');
+    const seen = new Set<string>();
+    const checked = new Set<string>();
+    for (const name of allFunctions()) {
+      for (const [table, actions] of grantsOf(name)) {
+        for (const action of actions) seen.add(action);
+        for (const action of ['dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:Scan'])
+          expect(actions.has(action), `${name}: ${action} on ${table}`).toBe(false);
+        if (ledger.has(table) || table === apiKeys) checked.add(table);
+      }
+    }
+    // The ledger tables and the key table were among those checked (the loop above is not vacuous).
+    expect(checked).toEqual(new Set([...ledger, apiKeys]));
+    expect([...seen].sort()).toEqual(
+      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'].sort(),
+    );
+  });
+
+  it('grants every DynamoDB call the code makes: the sources send only what the grants allow', () => {
+    const granted = new Set<string>([...READ_ACTIONS, ...WRITE_ACTIONS]);
+    const actionOf: Record<string, string> = {
+      GetCommand: 'dynamodb:GetItem',
+      QueryCommand: 'dynamodb:Query',
+      PutCommand: 'dynamodb:PutItem',
+      UpdateCommand: 'dynamodb:UpdateItem',
+      DeleteCommand: 'dynamodb:DeleteItem',
+      ScanCommand: 'dynamodb:Scan',
+      BatchGetCommand: 'dynamodb:BatchGetItem',
+      BatchWriteCommand: 'dynamodb:BatchWriteItem',
+      TransactGetCommand: 'dynamodb:GetItem',
+      // A transaction needs each of its items' actions (below), nothing of its own.
+      TransactWriteCommand: '',
+    };
+    const used = new Map<string, string>();
+    const sources = ['shared', 'functions'].flatMap((folder) =>
+      readdirSync(path.join(PROJECT_ROOT, folder), { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => path.join(folder, file)),
+    );
+    for (const file of sources) {
+      const source = readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+      for (const [, command = ''] of source.matchAll(/new (\w+Command)\(/g)) {
+        const action = actionOf[command];
+        if (action) used.set(action, file);
+        else if (action === undefined && /^(Get|Query|Put|Update|Delete|Scan|Batch|Transact)/.test(command))
+          throw new Error(`${file}: ${command} is not mapped to an IAM action in this test`);
+      }
+      // Items of a TransactWriteCommand: `Put: {`, `Update: {`, `Delete: {`, `ConditionCheck: {`.
+      for (const [, item = ''] of source.matchAll(/\b(Put|Update|Delete|ConditionCheck): \{/g))
+        used.set(
+          item === 'ConditionCheck' ? 'dynamodb:ConditionCheckItem' : (actionOf[`${item}Command`] ?? ''),
+          file,
+        );
+    }
+    expect([...used.keys()].sort()).toEqual([...granted].sort());
+    for (const [action, file] of used) expect(granted.has(action), `${file} calls ${action}`).toBe(true);
   });
 
   it('gives read-only endpoints no write and no access to the key table at all', () => {

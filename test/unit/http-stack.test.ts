@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { handler } from '#test/fixtures/functions/echo.ts';
+import { handler as echoParam } from '#test/fixtures/functions/echo-param.ts';
 import { apiEvent, jsonEvent, lambdaContext } from '#test/support/events.ts';
 
 const invoke = async (event: ReturnType<typeof apiEvent>) => {
@@ -122,5 +123,37 @@ describe('the shared HTTP stack', () => {
     const result = await invoke(jsonEvent('{"amount":1,"__proto__":{"polluted":true}}'));
     expect(result.statusCode).toBe(400);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('path parameters, as API Gateway (REST) passes them: percent-encoded as sent', () => {
+  /** The event API Gateway makes of `GET /echo/<sent>`: the parameter exactly as it was in the URL. */
+  const received = async (sent: string) => {
+    const event = apiEvent({
+      resource: '/echo/{reference}',
+      path: `/echo/${sent}`,
+      httpMethod: 'GET',
+      pathParameters: { reference: sent },
+    });
+    const result = await echoParam(event, lambdaContext);
+    expect(result.statusCode).toBe(200);
+    return (JSON.parse(result.body) as { data: { reference: string } }).data.reference;
+  };
+
+  it.each([
+    ['a reversal reference', 'reversal:trf-2026-0042'],
+    ['spaces and a slash', 'inv 42/b'],
+    ['a percent sign', '100%'],
+    ['non-ASCII', 'réf-ñ'],
+  ])('decodes %s once, in the handler stack', async (_label, reference) => {
+    expect(await received(encodeURIComponent(reference))).toBe(reference);
+  });
+
+  it('decodes exactly once: an encoded escape stays an escape', async () => {
+    expect(await received(encodeURIComponent(encodeURIComponent('reversal:x')))).toBe('reversal%3Ax');
+  });
+
+  it('keeps a malformed escape as sent (it then names nothing)', async () => {
+    expect(await received('abc%E0%A4%A')).toBe('abc%E0%A4%A');
   });
 });

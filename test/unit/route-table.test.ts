@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { API_PREFIX, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
+import { API_PREFIX, METHOD_NOT_ALLOWED_FUNCTION, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 describe('the route table', () => {
@@ -35,6 +35,7 @@ describe('the route table', () => {
       'deliver-webhooks.ts',
       'fan-out-events.ts',
       'authorize-api-key.ts',
+      `${METHOD_NOT_ALLOWED_FUNCTION}.ts`,
     ];
     for (const file of files.filter((f) => !consumers.includes(f))) {
       expect(ROUTES.map((route) => `${route.name}.ts`)).toContain(file);

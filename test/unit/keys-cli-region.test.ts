@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  APIGatewayClient,
+  CreateApiKeyCommand,
+  CreateUsagePlanKeyCommand,
+} from '@aws-sdk/client-api-gateway';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { runKeys } from '#infra/cli/keys.ts';
+
+// `npm run keys -- … --stage` with AWS_REGION unset: SSM, DynamoDB, Secrets Manager and API Gateway
+// must all resolve the same region (the profile's, or --region), never a built-in default.
+// Its own file: the shared modules read AWS_REGION once, when they are first imported.
+const ssm = mockClient(SSMClient);
+const gateway = mockClient(APIGatewayClient);
+const dynamo = mockClient(DynamoDBDocumentClient);
+const secrets = mockClient(SecretsManagerClient);
+const savedEnv = { ...process.env };
+const awsDir = mkdtempSync(path.join(tmpdir(), 'aws-profile-'));
+
+beforeEach(() => {
+  vi.resetModules();
+  process.env = { ...savedEnv };
+  for (const name of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'DYNAMODB_ENDPOINT']) delete process.env[name];
+  const configFile = path.join(awsDir, 'config');
+  writeFileSync(configFile, '[profile naira-ops]\nregion = eu-west-2\n');
+  process.env.AWS_CONFIG_FILE = configFile;
+  process.env.AWS_SHARED_CREDENTIALS_FILE = path.join(awsDir, 'credentials');
+  process.env.AWS_PROFILE = 'naira-ops';
+
+  for (const mock of [ssm, gateway, dynamo, secrets]) mock.reset();
+  ssm.on(GetParameterCommand).resolves({
+    Parameter: {
+      Value: JSON.stringify({
+        tablePrefix: 'naira-prod-',
+        usagePlanId: 'plan123',
+        pepperSecretArn: 'arn:aws:secretsmanager:eu-west-2:111122223333:secret:naira/prod/api-key-pepper',
+        partnerBaseUrl: 'https://partner.example.ng',
+        partnerBankCode: '101',
+      }),
+    },
+  });
+  secrets
+    .on(GetSecretValueCommand)
+    .resolves({ SecretString: 'prod-pepper-0123456789abcdefghijklmnopqrstuv' });
+  gateway.on(CreateApiKeyCommand).resolves({ id: 'gwkey1' });
+  gateway.on(CreateUsagePlanKeyCommand).resolves({});
+  dynamo.on(TransactWriteCommand).resolves({});
+  dynamo.on(PutCommand).resolves({});
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(
+      async () =>
+        new Response(
+          JSON.stringify({ account_number: '5123456786', account_name: 'NAIRAPAY/ACME', bank_code: '101' }),
+          { status: 201 },
+        ),
+    ),
+  );
+});
+afterAll(() => {
+  vi.unstubAllGlobals();
+  process.env = savedEnv;
+  rmSync(awsDir, { recursive: true, force: true });
+});
+
+/** The regions the called clients resolved, per service (services not called are absent). */
+async function regionsCalled(): Promise<Record<string, string[]>> {
+  const mocks = { ssm, dynamodb: dynamo, secretsmanager: secrets, apigateway: gateway };
+  const regions: Record<string, string[]> = {};
+  for (const [service, mock] of Object.entries(mocks)) {
+    const calls = mock.send.getCalls();
+    if (calls.length === 0) continue;
+    regions[service] = await Promise.all(
+      calls.map((call) => (call.thisValue as { config: { region: () => Promise<string> } }).config.region()),
+    );
+  }
+  return regions;
+}
+
+describe('npm run keys -- … --stage prod: one region for every AWS client', () => {
+  it("uses the profile's region for SSM, DynamoDB, Secrets Manager and API Gateway alike when AWS_REGION is unset", async () => {
+    await runKeys(['create', '--name', 'Acme Ltd', '--json', '--stage', 'prod']);
+    expect(await regionsCalled()).toEqual({
+      ssm: ['eu-west-2'],
+      dynamodb: ['eu-west-2', 'eu-west-2'],
+      secretsmanager: ['eu-west-2'],
+      apigateway: ['eu-west-2', 'eu-west-2'],
+    });
+  });
+
+  it('uses --region for every client, over the profile', async () => {
+    await runKeys(['create', '--name', 'Acme Ltd', '--json', '--stage', 'prod', '--region', 'af-south-1']);
+    // The pepper was read (and cached for 5 minutes, as in Lambda) by the test above: no new
+    // Secrets Manager call here; a CLI run is one process, so its first read is in this region.
+    expect(await regionsCalled()).toEqual({
+      ssm: ['af-south-1'],
+      dynamodb: ['af-south-1', 'af-south-1'],
+      apigateway: ['af-south-1', 'af-south-1'],
+    });
+  });
+
+  it('refuses --region without --stage (the local stand-ins have no region to choose)', async () => {
+    await expect(runKeys(['list', '--merchant', 'mer_1', '--region', 'eu-west-1'])).rejects.toThrow(
+      /--region goes with --stage/,
+    );
+  });
+});
