@@ -63,8 +63,8 @@ export function useStageEnvironment(config: StageConfig, region: string): void {
 }
 
 /**
- * The stage's API Gateway side of a key: API Gateway reads X-API-Key (key source HEADER) and
- * throttles each registered key by the usage plan; a revoked key is disabled there too.
+ * The stage's API Gateway side of a key: the authorizer hands API Gateway the verified key (key
+ * source AUTHORIZER), whose usage plan throttles each registered key; a revoked key is disabled there too.
  */
 export function gatewayKeys(usagePlanId: string, client: APIGatewayClient) {
   return {

@@ -119,7 +119,8 @@ async function deadLetters(command: string, values: Values, print: Print): Promi
 }
 
 async function unmatched(command: string, id: string | undefined, values: Values, print: Print) {
-  const { UNMATCHED_STATUSES, listUnmatched, statusOf } = await import('#shared/payments/unmatched.ts');
+  const { UNMATCHED_STATUSES, statusOf } = await import('#shared/payments/unmatched.ts');
+  const { listUnmatched } = await import('#shared/payments/operator.ts');
   const operator = await import('#shared/payments/operator.ts');
   const describe = (view: ReturnType<typeof operator.toOperatorView>) =>
     `${view.id}  ${view.status.padEnd(8)}  ${view.amount} kobo  to ${view.account_number ?? view.account_ids.join(',')}  ${view.received_at}  ${view.reason}` +

@@ -12,7 +12,9 @@ export function credentialValues(
   headers: Headers,
   multiValueHeaders: MultiValueHeaders,
 ): Record<string, string[]> {
-  const found: Record<string, string[]> = { 'x-api-key': [], 'x-api-secret': [] };
+  // Null-prototype: a header called `constructor` or `__proto__` is just another header.
+  const found: Record<string, string[]> = Object.create(null);
+  for (const name of CREDENTIAL_HEADERS) found[name] = [];
   const source: Record<string, readonly (string | undefined)[] | undefined> = multiValueHeaders
     ? multiValueHeaders
     : Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name, [value]]));

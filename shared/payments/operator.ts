@@ -1,3 +1,5 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { config } from '#shared/config.ts';
 import {
   BalanceCeiling,
@@ -98,6 +100,8 @@ async function entryFor(record: UnmatchedRecord, event: PaymentReceived, merchan
   const existing = await getEntry(usual.entryId);
   if (!existing) return usual;
   if (existing.merchant_id === merchantId && existing.amount === event.amount) {
+    // Another operator's credit of this very record, committed since it was read: say so.
+    await assertStillOpen(record);
     throw new OperatorError(
       'already_credited',
       `${usual.entryId} credited ${event.amount} kobo to ${merchantId} already (${existing.created_at}): not credited twice; return it or investigate`,
@@ -240,4 +244,27 @@ export function toOperatorView(record: UnmatchedRecord) {
     merchant_id: record.merchant_id ?? null,
     entry_id: record.entry_id ?? null,
   };
+}
+
+/**
+ * Every kept payment (a scan: the table holds exceptions only), oldest first. Operators only: no
+ * function may scan (and none is granted Scan).
+ */
+export async function listUnmatched(): Promise<UnmatchedRecord[]> {
+  const items: UnmatchedRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new ScanCommand({
+        TableName: tableName('unmatchedPayments'),
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...((page.Items ?? []) as UnmatchedRecord[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items.sort(
+    (a, b) => a.received_at.localeCompare(b.received_at) || unmatchedId(a).localeCompare(unmatchedId(b)),
+  );
 }

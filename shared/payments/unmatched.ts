@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { logger } from '#shared/logger.ts';
@@ -107,26 +107,6 @@ export async function keepUnmatched(event: QueuedEvent & Kept, reason: string): 
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
-}
-
-/** Every kept payment (a scan: the table holds exceptions only), oldest first. */
-export async function listUnmatched(): Promise<UnmatchedRecord[]> {
-  const items: UnmatchedRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new ScanCommand({
-        TableName: tableName('unmatchedPayments'),
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...((page.Items ?? []) as UnmatchedRecord[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items.sort(
-    (a, b) => a.received_at.localeCompare(b.received_at) || unmatchedId(a).localeCompare(unmatchedId(b)),
-  );
 }
 
 /**

@@ -99,6 +99,18 @@ describe('the API key authorizer', () => {
     }
   });
 
+  it('reads headers called constructor or __proto__ as any other header', async () => {
+    const { apiKey, apiSecret } = await aMerchant();
+    const headers = JSON.parse(
+      JSON.stringify({ constructor: ['x'], 'X-API-Key': [apiKey], 'X-API-Secret': [apiSecret] }).replace(
+        '{',
+        '{"__proto__":["y"],',
+      ),
+    ) as Record<string, string[]>;
+    const result = await handler(authorizerEvent(headers));
+    expect(result.policyDocument.Statement[0]?.Effect).toBe('Allow');
+  });
+
   it('denies (the 429) an IP past 100 failed attempts a minute, yet allows valid credentials from it', async () => {
     const victim = await aMerchant();
     const attacker = { apiId: `api-${randomUUID()}`, sourceIp: '203.0.113.66' };
