@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -76,4 +77,56 @@ describe('npm start, stopped as a process manager stops it', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe('npm start on a busy port', () => {
+  it.each(['PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'SANDBOX_PORT'])(
+    'says in one line which port is in use when %s is taken, and exits 1 leaving nothing running',
+    async (taken) => {
+      // Holds the port; whatever connects to it (the start script probing it) is dropped at the end.
+      const connected = new Set<Socket>();
+      const blocker = createServer((socket) => connected.add(socket));
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+      const busy = (blocker.address() as AddressInfo).port;
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-busy-'));
+      try {
+        const env: Record<string, string> = {
+          PORT: String(await freePort()),
+          DYNAMODB_PORT: String(await freePort()),
+          SQS_PORT: String(await freePort()),
+          SANDBOX_PORT: String(await freePort()),
+          [taken]: String(busy),
+          DATA_DIR: dataDir,
+        };
+        const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
+          cwd: PROJECT_ROOT,
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          detached: true,
+        });
+        let output = '';
+        child.stdout?.on('data', (chunk) => {
+          output += chunk;
+        });
+        child.stderr?.on('data', (chunk) => {
+          output += chunk;
+        });
+        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+        expect(code).toBe(1);
+        expect(output).toContain(`address already in use 127.0.0.1:${busy}`);
+        expect(output).toContain(
+          'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT.',
+        );
+        // No stack trace, Node's or Java's.
+        expect(output).not.toMatch(/^\s+at /m);
+        // Nothing of the group (DynamoDB Local's Java) is left behind.
+        expect(() => process.kill(-(child.pid ?? 0), 0)).toThrow();
+      } finally {
+        for (const socket of connected) socket.destroy();
+        await new Promise((resolve) => blocker.close(resolve));
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });
