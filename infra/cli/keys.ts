@@ -14,9 +14,17 @@ import { runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts'
 const USAGE = `Usage:
   npm run keys -- create --name "Acme Ltd" [--email ops@acme.ng] [--ip 203.0.113.0/24]... [--expires 2027-01-01T00:00:00Z] [--json] [--stage prod]
   npm run keys -- create --merchant <merchant_id> [--ip CIDR]... [--expires ISO-8601] [--json] [--stage prod]
+  npm run keys -- roll <api_key> [--old-expires-in-hours 24] [--json] [--stage prod]
   npm run keys -- revoke <api_key> [--stage prod]
+  npm run keys -- allow-ips <api_key> (--ip CIDR... | --any-ip) [--stage prod]
   npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]
 With --stage, --region <region> sets the AWS region of every call (default: the profile's region).`;
+
+/** What a refusal says: the field's message of a validation error, else the error's own. */
+function reasonOf(error: Error): string {
+  const details = (error as Error & { details?: { errors?: { message: string }[] } }).details;
+  return details?.errors?.[0]?.message ?? error.message;
+}
 
 /** Runs one CLI command; returns what it prints. */
 export async function runKeys(argv: string[]): Promise<string> {
@@ -29,6 +37,8 @@ export async function runKeys(argv: string[]): Promise<string> {
       merchant: { type: 'string' },
       ip: { type: 'string', multiple: true },
       expires: { type: 'string' },
+      'old-expires-in-hours': { type: 'string', default: '24' },
+      'any-ip': { type: 'boolean', default: false },
       stage: { type: 'string' },
       region: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -37,8 +47,9 @@ export async function runKeys(argv: string[]): Promise<string> {
   });
   const [given, ...rest] = positionals;
   if (values.help) return USAGE;
-  const command = given ?? usage('give a command: create, revoke or list');
-  if (!['create', 'revoke', 'list'].includes(command)) usage(`unknown command ${command}`);
+  const command = given ?? usage('give a command: create, roll, revoke, allow-ips or list');
+  if (!['create', 'roll', 'revoke', 'allow-ips', 'list'].includes(command))
+    usage(`unknown command ${command}`);
   process.env.LOG_LEVEL ??= 'ERROR';
   let gateway: ReturnType<typeof gatewayKeys> | undefined;
   if (values.stage !== undefined) {
@@ -53,6 +64,7 @@ export async function runKeys(argv: string[]): Promise<string> {
   // Imported after the environment is set: the shared modules read their configuration at load.
   const { toAllowlist } = await import('#shared/api-keys/authenticate.ts');
   const keys = await import('#shared/api-keys/store.ts');
+  const lifecycle = await import('#shared/api-keys/lifecycle.ts');
   const { onboardMerchant } = await import('#shared/merchants/onboard.ts');
   const { getMerchant } = await import('#shared/merchants/store.ts');
   const print = (json: object, text: string) => (values.json ? JSON.stringify(json) : text);
@@ -97,20 +109,61 @@ export async function runKeys(argv: string[]): Promise<string> {
     }
     const merchantId = values.merchant ?? '';
     if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
-    const { record, apiSecret } = await keys.createApiKey(merchantId, keyOptions);
-    await gateway?.register(record.api_key, merchantId);
+    const { record, apiSecret } = await lifecycle.createKey(merchantId, keyOptions, gateway);
     return print(
       { merchant_id: merchantId, api_key: record.api_key, api_secret: apiSecret },
       `New key for ${merchantId}\n  api_key:    ${record.api_key}\n  api_secret: ${apiSecret}\nThe secret is shown once: store it now.`,
     );
   }
+  if (command === 'roll') {
+    const apiKey = rest[0] ?? usage('roll needs the api_key');
+    const hours = Number(values['old-expires-in-hours']);
+    if (!Number.isFinite(hours) || hours < 0 || hours > 168)
+      usage('--old-expires-in-hours must be 0 to 168 (7 days)');
+    const rolled = await lifecycle
+      .rollKey(apiKey, new Date(Date.now() + hours * 3_600_000), { registry: gateway })
+      .catch((error: Error) =>
+        usage(error.name === 'NotFound' ? `no active key ${apiKey}` : reasonOf(error)),
+      );
+    return print(
+      {
+        merchant_id: rolled.record.merchant_id,
+        api_key: rolled.record.api_key,
+        api_secret: rolled.apiSecret,
+        old_api_key: apiKey,
+        old_expires_at: rolled.old.expires_at,
+      },
+      [
+        `New key for ${rolled.record.merchant_id}`,
+        `  api_key:    ${rolled.record.api_key}`,
+        `  api_secret: ${rolled.apiSecret}`,
+        `The old key ${apiKey} works until ${rolled.old.expires_at}.`,
+        'The secret is shown once: store it now.',
+      ].join('\n'),
+    );
+  }
   if (command === 'revoke') {
     const apiKey = rest[0] ?? usage('revoke needs the api_key');
-    const record = await keys.revokeApiKey(apiKey).catch(() => usage(`no key ${apiKey}`));
-    await gateway?.disable(apiKey);
+    const record = await lifecycle
+      .revokeKey(apiKey, { registry: gateway })
+      .catch(() => usage(`no key ${apiKey}`));
     return print(
       { api_key: record.api_key, status: record.status, revoked_at: record.revoked_at },
       `Revoked ${record.api_key} (takes effect within 60 seconds)`,
+    );
+  }
+  if (command === 'allow-ips') {
+    const apiKey = rest[0] ?? usage('allow-ips needs the api_key');
+    const ips = values.ip ?? [];
+    if (values['any-ip'] === ips.length > 0) usage('give --ip CIDR (one or more) or --any-ip');
+    const record = await lifecycle
+      .editAllowedIps(apiKey, ips)
+      .catch((error: Error) =>
+        usage(error.name === 'NotFound' ? `no key ${apiKey}` : `--ip: ${reasonOf(error)}`),
+      );
+    return print(
+      { api_key: record.api_key, allowed_ips: record.allowed_ips ?? [] },
+      `${record.api_key} may be used from ${record.allowed_ips?.join(', ') ?? 'any address'} (within 60 seconds)`,
     );
   }
   const merchantId = values.merchant ?? usage('list needs --merchant <merchant_id>');

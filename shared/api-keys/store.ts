@@ -92,6 +92,58 @@ export async function revokeApiKey(apiKey: string): Promise<ApiKeyRecord> {
   }
 }
 
+/**
+ * Sets when an active key stops working: only ever earlier (a roll shortens a key's life, never
+ * extends it). Refused (`NotFound`) for an unknown or revoked key.
+ */
+export async function expireApiKeyAt(apiKey: string, expiresAt: string): Promise<ApiKeyRecord> {
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('apiKeys'),
+        Key: { api_key: apiKey },
+        UpdateExpression: 'SET expires_at = :at',
+        ConditionExpression:
+          'attribute_exists(api_key) AND #status = :active AND (attribute_not_exists(expires_at) OR expires_at > :at)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':at': expiresAt, ':active': 'active' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes as ApiKeyRecord;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const current = await getApiKey(apiKey);
+    // Already expiring sooner: nothing to shorten.
+    if (current?.status === 'active') return current;
+    throw new NotFound('API key');
+  }
+}
+
+/** Replaces the IP allowlist of a key (empty: any address). Unknown key: `NotFound`. */
+export async function setAllowedIps(apiKey: string, allowedIps: readonly string[]): Promise<ApiKeyRecord> {
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('apiKeys'),
+        Key: { api_key: apiKey },
+        ...(allowedIps.length > 0
+          ? {
+              UpdateExpression: 'SET allowed_ips = :ips',
+              ExpressionAttributeValues: { ':ips': [...allowedIps] },
+            }
+          : { UpdateExpression: 'REMOVE allowed_ips' }),
+        ConditionExpression: 'attribute_exists(api_key)',
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes as ApiKeyRecord;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw new NotFound('API key');
+    throw error;
+  }
+}
+
 /** Records a use of the key, at most once a minute so busy keys do not cost a write per request. */
 export async function touchLastUsed(apiKey: string, now = new Date()): Promise<void> {
   try {

@@ -75,6 +75,51 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(after.find((k: { api_key: string }) => k.api_key === merchant.api_key).status).toBe('revoked');
   });
 
+  it('rolls a key (both work until the old one expires), and edits its IP allowlist', async () => {
+    const created = JSON.parse(
+      (await keys('create', '--name', 'Roll Ltd', '--json')).stdout.trim(),
+    ) as Record<string, string>;
+    const headersOf = (key: Record<string, string>, prefix = '') => ({
+      'X-API-Key': key[`${prefix}api_key`] ?? '',
+      'X-API-Secret': key[`${prefix}api_secret`] ?? '',
+    });
+    const oldHeaders = headersOf(created);
+    const rolled = await keys('roll', created.api_key ?? '', '--old-expires-in-hours', '24', '--json');
+    expect(rolled.code).toBe(0);
+    const next = JSON.parse(rolled.stdout.trim()) as Record<string, string>;
+    expect(next.old_api_key).toBe(created.api_key);
+    expect(Date.parse(next.old_expires_at ?? '') - Date.now()).toBeGreaterThan(23 * 3_600_000);
+    clearAuthCache();
+    for (const headers of [oldHeaders, headersOf(next)]) {
+      expect((await call(gateway, 'GET', '/balance', { headers })).status).toBe(200);
+    }
+
+    // Rolling the new key with no overlap: its successor works, it stops at once.
+    const third = JSON.parse(
+      (await keys('roll', next.api_key ?? '', '--old-expires-in-hours', '0', '--json')).stdout.trim(),
+    ) as Record<string, string>;
+    clearAuthCache();
+    expect((await call(gateway, 'GET', '/balance', { headers: headersOf(next) })).status).toBe(401);
+    expect((await call(gateway, 'GET', '/balance', { headers: headersOf(third) })).status).toBe(200);
+
+    expect((await keys('allow-ips', third.api_key ?? '', '--ip', '203.0.113.0/24')).code).toBe(0);
+    clearAuthCache();
+    expect((await call(gateway, 'GET', '/balance', { headers: headersOf(third) })).status).toBe(401);
+    expect((await keys('allow-ips', third.api_key ?? '', '--any-ip')).code).toBe(0);
+    clearAuthCache();
+    expect((await call(gateway, 'GET', '/balance', { headers: headersOf(third) })).status).toBe(200);
+
+    // Out of bounds, unknown or malformed: usage, exit 2, nothing changed.
+    const tooLong = await keys('roll', third.api_key ?? '', '--old-expires-in-hours', '200');
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toContain('168');
+    expect((await keys('roll', `pk_${'0'.repeat(32)}`)).code).toBe(2);
+    // An expired key has nothing left to roll.
+    expect((await keys('roll', next.api_key ?? '')).code).toBe(2);
+    expect((await keys('allow-ips', third.api_key ?? '', '--ip', '300.1.1.1/8')).code).toBe(2);
+    expect((await keys('allow-ips', third.api_key ?? '')).code).toBe(2);
+  });
+
   it('prints the secret once in plain text mode too', async () => {
     const created = await keys('create', '--name', 'Plain Text Ltd');
     expect(created.stdout).toMatch(/api_key: +pk_[0-9a-f]{32}/);

@@ -1,0 +1,105 @@
+import { toAllowlist } from '#shared/api-keys/authenticate.ts';
+import {
+  type ApiKeyRecord,
+  createApiKey,
+  expireApiKeyAt,
+  getApiKey,
+  revokeApiKey,
+  setAllowedIps,
+} from '#shared/api-keys/store.ts';
+import { NotFound, ValidationError } from '#shared/errors.ts';
+
+/**
+ * The life of an API key (API.md §10), in one place for the operator CLI and the dashboard: create
+ * (the secret returned once), roll (a new key; the old one keeps working until a chosen expiry of at
+ * most 7 days), revoke, and the IP allowlist. A revocation or expiry is enforced by the authorizer
+ * within 60 s (its 30 s verdict cache plus the 30 s key-record cache).
+ */
+
+/** The usage plan's side of a key on AWS; nothing to do locally. */
+export interface KeyRegistry {
+  register(apiKey: string, merchantId: string): Promise<void>;
+  disable(apiKey: string): Promise<void>;
+}
+
+/** The longest an old key may keep working after a roll. */
+export const MAX_ROLL_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
+
+export interface KeyOptions {
+  allowedIps?: readonly string[];
+  expiresAt?: string;
+}
+
+function checkedAllowlist(allowedIps: readonly string[]): string[] {
+  try {
+    toAllowlist(allowedIps);
+  } catch (error) {
+    throw new ValidationError([{ field: 'allowed_ips', message: (error as Error).message }]);
+  }
+  return [...allowedIps];
+}
+
+/** A merchant's own key, or `NotFound` (another merchant's key is not found either). */
+async function ownKey(apiKey: string, merchantId?: string): Promise<ApiKeyRecord> {
+  const record = await getApiKey(apiKey);
+  if (!record || (merchantId !== undefined && record.merchant_id !== merchantId))
+    throw new NotFound('API key');
+  return record;
+}
+
+/** A new key pair for a merchant; `apiSecret` is never stored and never shown again. */
+export async function createKey(merchantId: string, options: KeyOptions = {}, registry?: KeyRegistry) {
+  const { record, apiSecret } = await createApiKey(merchantId, {
+    allowedIps: checkedAllowlist(options.allowedIps ?? []),
+    expiresAt: options.expiresAt,
+  });
+  await registry?.register(record.api_key, merchantId);
+  return { record, apiSecret };
+}
+
+/**
+ * Rolls a key: a new key pair with the same allowlist, and the old key expiring at `oldExpiresAt`
+ * (now at the earliest, 7 days from now at the latest; never later than it already expires).
+ * `merchantId`, when given, must own the key.
+ */
+export async function rollKey(
+  apiKey: string,
+  oldExpiresAt: Date,
+  options: { merchantId?: string; registry?: KeyRegistry; now?: Date } = {},
+) {
+  const now = options.now ?? new Date();
+  const at = oldExpiresAt.getTime();
+  if (!Number.isFinite(at) || at < now.getTime() - 1000 || at > now.getTime() + MAX_ROLL_OVERLAP_MS) {
+    throw new ValidationError([
+      { field: 'expires_at', message: 'The old key must expire between now and 7 days from now' },
+    ]);
+  }
+  const old = await ownKey(apiKey, options.merchantId);
+  // A revoked or already expired key has nothing left to roll.
+  const expired = old.expires_at !== undefined && Date.parse(old.expires_at) <= now.getTime();
+  if (old.status !== 'active' || expired) throw new NotFound('API key');
+  const created = await createKey(old.merchant_id, { allowedIps: old.allowed_ips ?? [] }, options.registry);
+  const expiring = await expireApiKeyAt(apiKey, new Date(Math.max(at, now.getTime())).toISOString());
+  return { ...created, old: expiring };
+}
+
+/** Revokes a key (the authorizer refuses it within 60 s) and disables it in the usage plan. */
+export async function revokeKey(
+  apiKey: string,
+  options: { merchantId?: string; registry?: KeyRegistry } = {},
+) {
+  await ownKey(apiKey, options.merchantId);
+  const record = await revokeApiKey(apiKey);
+  await options.registry?.disable(apiKey);
+  return record;
+}
+
+/** Replaces a key's IP allowlist (CIDR blocks or addresses; empty: any address). */
+export async function editAllowedIps(
+  apiKey: string,
+  allowedIps: readonly string[],
+  options: { merchantId?: string } = {},
+) {
+  await ownKey(apiKey, options.merchantId);
+  return setAllowedIps(apiKey, checkedAllowlist(allowedIps));
+}

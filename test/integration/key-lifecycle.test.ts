@@ -1,0 +1,69 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
+import { editAllowedIps, MAX_ROLL_OVERLAP_MS, revokeKey, rollKey } from '#shared/api-keys/lifecycle.ts';
+import { getApiKey } from '#shared/api-keys/store.ts';
+import { NotFound, Unauthorized, ValidationError } from '#shared/errors.ts';
+import { aMerchant } from '#test/support/merchants.ts';
+
+/** The key lifecycle module (API.md §10) the operator CLI and the dashboard share, on DynamoDB Local. */
+const IP = '198.51.100.9';
+beforeEach(() => clearAuthCache());
+
+describe('key lifecycle', () => {
+  it('rolls: a new pair with the same allowlist; the old one works until the chosen expiry, never later', async () => {
+    const merchant = await aMerchant({ allowedIps: ['198.51.100.0/24'] });
+    const in2h = new Date(Date.now() + 2 * 3_600_000);
+    const rolled = await rollKey(merchant.apiKey, in2h, { merchantId: merchant.merchant.merchant_id });
+    expect(rolled.record.allowed_ips).toEqual(['198.51.100.0/24']);
+    expect(rolled.old.expires_at).toBe(in2h.toISOString());
+    for (const [apiKey, apiSecret] of [
+      [merchant.apiKey, merchant.apiSecret],
+      [rolled.record.api_key, rolled.apiSecret],
+    ]) {
+      await expect(authenticate({ apiKey, apiSecret, sourceIp: IP })).resolves.toMatchObject({
+        merchantId: merchant.merchant.merchant_id,
+      });
+    }
+    // A later roll of the same old key cannot give it a longer life.
+    const second = await rollKey(merchant.apiKey, new Date(Date.now() + 5 * 3_600_000));
+    expect(second.old.expires_at).toBe(in2h.toISOString());
+  });
+
+  it('refuses an overlap past 7 days, a key of another merchant, and an expired or revoked key', async () => {
+    const merchant = await aMerchant();
+    const other = await aMerchant();
+    const tooLate = new Date(Date.now() + MAX_ROLL_OVERLAP_MS + 60_000);
+    await expect(rollKey(merchant.apiKey, tooLate)).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      rollKey(merchant.apiKey, new Date(), { merchantId: other.merchant.merchant_id }),
+    ).rejects.toBeInstanceOf(NotFound);
+    await expect(
+      revokeKey(merchant.apiKey, { merchantId: other.merchant.merchant_id }),
+    ).rejects.toBeInstanceOf(NotFound);
+    expect((await getApiKey(merchant.apiKey))?.status).toBe('active');
+
+    await rollKey(merchant.apiKey, new Date());
+    await expect(
+      authenticate({ apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, sourceIp: IP }),
+    ).rejects.toBeInstanceOf(Unauthorized);
+    await expect(rollKey(merchant.apiKey, new Date())).rejects.toBeInstanceOf(NotFound);
+
+    await revokeKey(other.apiKey);
+    await expect(rollKey(other.apiKey, new Date())).rejects.toBeInstanceOf(NotFound);
+  });
+
+  it('edits the allowlist: malformed blocks refused, empty means any address', async () => {
+    const merchant = await aMerchant();
+    await expect(editAllowedIps(merchant.apiKey, ['300.1.1.1/8'])).rejects.toBeInstanceOf(ValidationError);
+    await editAllowedIps(merchant.apiKey, ['203.0.113.0/24']);
+    await expect(
+      authenticate({ apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, sourceIp: IP }),
+    ).rejects.toBeInstanceOf(Unauthorized);
+    clearAuthCache();
+    await editAllowedIps(merchant.apiKey, []);
+    expect((await getApiKey(merchant.apiKey))?.allowed_ips).toBeUndefined();
+    await expect(
+      authenticate({ apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, sourceIp: IP }),
+    ).resolves.toMatchObject({ apiKey: merchant.apiKey });
+  });
+});
