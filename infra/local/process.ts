@@ -1,19 +1,55 @@
 import '#shared/aws/node-version.ts';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** Credentials for the local stand-ins, which accept any. */
 export const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether `port` can be listened on at 127.0.0.1 right now. */
+function bindable(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : undefined));
     });
   });
+}
+
+/** The lowest port the OS hands out for outgoing connections (Linux; elsewhere a safe guess). */
+function ephemeralLow(): number {
+  try {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    const value = Number(low);
+    return Number.isInteger(value) && value > 12_000 ? value : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+const handedOut = new Set<number>();
+
+/**
+ * A TCP port that was free a moment ago on 127.0.0.1, picked below the OS's ephemeral range: a port
+ * from that range can be taken by any outgoing connection (a client's local port) between this
+ * check and the listen, which made services fail with EADDRINUSE now and then.
+ */
+export async function freePort(): Promise<number> {
+  const high = ephemeralLow() - 1;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const candidate = 10_000 + Math.floor(Math.random() * (high - 10_000));
+    // Never the same port twice in one process (a port handed out may not be listened on yet).
+    if (handedOut.has(candidate)) continue;
+    const port = await bindable(candidate);
+    if (port !== undefined) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  const any = await bindable(0);
+  if (any === undefined) throw new Error('no free TCP port on 127.0.0.1');
+  return any;
 }
 
 /** Retries `probe` until it resolves or `timeoutMs` passes. */
