@@ -9,6 +9,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import {
   DynamoDBDocumentClient,
+  GetCommand,
   PutCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -95,6 +96,14 @@ describe('npm run keys -- … --stage prod', () => {
   });
 
   it('revokes in the stage table and disables the key in API Gateway', async () => {
+    dynamo.on(GetCommand).resolves({
+      Item: {
+        api_key: 'pk_x',
+        merchant_id: 'mer_1',
+        status: 'active',
+        created_at: '2026-11-20T00:00:00.000Z',
+      },
+    });
     dynamo.on(UpdateCommand).resolves({
       Attributes: { api_key: 'pk_x', status: 'revoked', revoked_at: '2026-11-21T00:00:00.000Z' },
     });
