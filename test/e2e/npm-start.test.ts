@@ -1,12 +1,15 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '#infra/local/process.ts';
-import { PROJECT_ROOT } from '#test/support/gateway.ts';
-import { type RunningService, startNpmStart } from '#test/support/npm-start.ts';
+import {
+  groupAlive,
+  type RunningService,
+  spawnInGroup,
+  startNpmStart,
+  startPorts,
+} from '#test/support/npm-start.ts';
 
 let service: RunningService | undefined;
 afterAll(async () => {
@@ -32,48 +35,22 @@ describe('npm start', () => {
 describe('npm start, stopped as a process manager stops it', () => {
   it('leaves no process of its group behind when the npm process gets SIGTERM', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-npm-term-'));
-    const npm = spawn('npm', ['start', '--silent'], {
-      cwd: PROJECT_ROOT,
-      env: {
-        ...process.env,
-        PORT: String(await freePort()),
-        DYNAMODB_PORT: String(await freePort()),
-        SQS_PORT: String(await freePort()),
-        SANDBOX_PORT: String(await freePort()),
-        DATA_DIR: dataDir,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const group = npm.pid ?? 0;
-    /** Whether any process of the group (npm, node, DynamoDB Local's Java) is still there. */
-    const groupAlive = () => {
-      try {
-        process.kill(-group, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const npm = spawnInGroup('npm', ['start', '--silent'], { ...(await startPorts()), DATA_DIR: dataDir });
+    const group = npm.child.pid ?? 0;
     try {
-      let output = '';
-      npm.stdout?.on('data', (chunk) => {
-        output += chunk;
-      });
-      npm.stderr?.on('data', (chunk) => {
-        output += chunk;
-      });
       const deadline = Date.now() + 60_000;
-      while (!output.includes('Payments API running at')) {
-        if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
+      while (!npm.output().includes('Payments API running at')) {
+        if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${npm.output()}`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      npm.kill('SIGTERM');
+      npm.child.kill('SIGTERM');
+      // Every process of the group (npm, node, DynamoDB Local's Java) must go.
       const stopBy = Date.now() + 20_000;
-      while (groupAlive() && Date.now() < stopBy) await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(groupAlive()).toBe(false);
+      while (groupAlive(group) && Date.now() < stopBy)
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(groupAlive(group)).toBe(false);
     } finally {
-      if (groupAlive()) process.kill(-group, 'SIGKILL');
+      if (groupAlive(group)) process.kill(-group, 'SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
@@ -90,29 +67,13 @@ describe('npm start on a busy port', () => {
       const busy = (blocker.address() as AddressInfo).port;
       const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-busy-'));
       try {
-        const env: Record<string, string> = {
-          PORT: String(await freePort()),
-          DYNAMODB_PORT: String(await freePort()),
-          SQS_PORT: String(await freePort()),
-          SANDBOX_PORT: String(await freePort()),
+        const start = spawnInGroup(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
+          ...(await startPorts()),
           [taken]: String(busy),
           DATA_DIR: dataDir,
-        };
-        const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
-          cwd: PROJECT_ROOT,
-          env: { ...process.env, ...env },
-          stdio: ['ignore', 'pipe', 'pipe'],
-          detached: true,
         });
-        let output = '';
-        child.stdout?.on('data', (chunk) => {
-          output += chunk;
-        });
-        child.stderr?.on('data', (chunk) => {
-          output += chunk;
-        });
-        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-        expect(code).toBe(1);
+        expect(await start.exited).toBe(1);
+        const output = start.output();
         expect(output).toContain(`address already in use 127.0.0.1:${busy}`);
         expect(output).toContain(
           'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT.',
@@ -120,7 +81,7 @@ describe('npm start on a busy port', () => {
         // No stack trace, Node's or Java's.
         expect(output).not.toMatch(/^\s+at /m);
         // Nothing of the group (DynamoDB Local's Java) is left behind.
-        expect(() => process.kill(-(child.pid ?? 0), 0)).toThrow();
+        expect(groupAlive(start.child.pid ?? 0)).toBe(false);
       } finally {
         for (const socket of connected) socket.destroy();
         await new Promise((resolve) => blocker.close(resolve));

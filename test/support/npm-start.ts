@@ -27,30 +27,27 @@ export interface NpmStartOptions {
   dataDir?: string;
 }
 
+/** The four ports `npm start` listens on, each free a moment ago, as its environment names them. */
+export async function startPorts(): Promise<
+  Record<'PORT' | 'DYNAMODB_PORT' | 'SQS_PORT' | 'SANDBOX_PORT', string>
+> {
+  return {
+    PORT: String(await freePort()),
+    DYNAMODB_PORT: String(await freePort()),
+    SQS_PORT: String(await freePort()),
+    SANDBOX_PORT: String(await freePort()),
+  };
+}
+
 /**
- * Runs the real `npm start` script (`infra/local/start.ts`) on free ports, in its own process
- * group, and resolves once it prints that it is serving.
+ * Runs a command from the project root in its own process group (so a test can take down
+ * everything it started), collecting what it prints.
  */
-export async function startNpmStart(
-  env: Record<string, string> = {},
-  options: NpmStartOptions = {},
-): Promise<RunningService> {
-  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'naira-start-'));
-  const ports = { gateway: await freePort(), dynamodb: await freePort() };
-  const args = ['--import', 'tsx', 'infra/local/start.ts', ...(options.dataDir ? [] : ['--fresh'])];
-  const child = spawn(process.execPath, args, {
+export function spawnInGroup(command: string, args: string[], env: Record<string, string>) {
+  const child = spawn(command, args, {
     cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      PORT: String(ports.gateway),
-      DYNAMODB_PORT: String(ports.dynamodb),
-      SQS_PORT: String(await freePort()),
-      SANDBOX_PORT: String(await freePort()),
-      DATA_DIR: dataDir,
-      ...env,
-    },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group, so that a crash can take the Java child down with it.
     detached: true,
   });
   let output = '';
@@ -61,6 +58,35 @@ export async function startNpmStart(
     output += chunk;
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { child, output: () => output, exited };
+}
+
+/** Whether any process of the group led by `pid` is still there. */
+export function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs the real `npm start` script (`infra/local/start.ts`) on free ports, in its own process
+ * group, and resolves once it prints that it is serving.
+ */
+export async function startNpmStart(
+  env: Record<string, string> = {},
+  options: NpmStartOptions = {},
+): Promise<RunningService> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'naira-start-'));
+  const ports = await startPorts();
+  const args = ['--import', 'tsx', 'infra/local/start.ts', ...(options.dataDir ? [] : ['--fresh'])];
+  const { child, output, exited } = spawnInGroup(process.execPath, args, {
+    ...ports,
+    DATA_DIR: dataDir,
+    ...env,
+  });
   const alive = () => child.exitCode === null && child.signalCode === null;
   const stop = async () => {
     if (alive()) child.kill('SIGTERM');
@@ -77,20 +103,20 @@ export async function startNpmStart(
     await exited;
   };
   const deadline = Date.now() + 60_000;
-  while (!output.includes('Payments API running at')) {
+  while (!output().includes('Payments API running at')) {
     if (Date.now() > deadline || !alive()) {
       await crash();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
-      throw new Error(`npm start did not come up:\n${output}`);
+      throw new Error(`npm start did not come up:\n${output()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return {
-    url: `http://127.0.0.1:${ports.gateway}`,
-    ports,
+    url: `http://127.0.0.1:${ports.PORT}`,
+    ports: { gateway: Number(ports.PORT), dynamodb: Number(ports.DYNAMODB_PORT) },
     child,
     dataDir,
-    output: () => output,
+    output,
     stop,
     crash,
   };
