@@ -28,6 +28,8 @@ import {
 } from '#shared/payments/virtual-accounts.ts';
 import { putTransactionItem, toApiTransaction, transactionRecord } from '#shared/transactions/store.ts';
 
+/** Why a payment is kept when the partner reused the id of another, credited payment. */
+export const REUSED_PAYMENT_ID = 'payment id already credited with other details';
 /**
  * Crediting payments: a customer's payment into an account the service was issued is credited to
  * its owner exactly once, keyed by the partner's own payment id.
@@ -235,7 +237,7 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
       if (applied) return 'credited';
       if (entry.merchant_id !== merchantId || entry.amount !== event.amount) {
         // The partner reused a payment id for a different payment: never credit it as the first one.
-        await keepUnmatched(event, `payment id already credited with other details (${entry.entry_id})`);
+        await keepUnmatched(event, `${REUSED_PAYMENT_ID} (${entry.entry_id})`);
         return 'unmatched';
       }
       return 'duplicate';

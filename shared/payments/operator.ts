@@ -11,7 +11,12 @@ import {
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived } from '#shared/partners/partner.ts';
-import { creditedPaymentItems, paymentEntryId, paymentReference } from '#shared/payments/credit.ts';
+import {
+  creditedPaymentItems,
+  paymentEntryId,
+  paymentReference,
+  REUSED_PAYMENT_ID,
+} from '#shared/payments/credit.ts';
 import {
   findUnmatched,
   type Resolution,
@@ -89,25 +94,29 @@ async function assertStillOpen(record: UnmatchedRecord): Promise<void> {
 }
 
 /**
- * The ledger entry and reference of an operator's credit. The payment's usual entry id
+ * The ledger entry and reference of an operator's credit: the payment's usual entry id
  * (`payment:<partner>:<id>`), so that a later redelivery of the same payment finds it applied and
- * credits nothing; or, when the partner reused the id for another payment that was credited, the
- * usual id qualified by this payment's fingerprint. An entry under the usual id with this
- * merchant and amount is this payment, credited since (a redelivery): never credited twice.
+ * credits nothing. Only a payment kept because the partner reused the id of another, credited
+ * payment gets the usual id qualified by its own fingerprint. Any other kept payment whose usual
+ * entry exists was credited since (a redelivery, or another operator): never credited again,
+ * whichever merchant the operator names.
  */
-async function entryFor(record: UnmatchedRecord, event: PaymentReceived, merchantId: string) {
+async function entryFor(record: UnmatchedRecord, event: PaymentReceived) {
   const usual = { entryId: paymentEntryId(event), reference: paymentReference(event) };
+  if (record.reason.startsWith(REUSED_PAYMENT_ID)) {
+    return {
+      entryId: `${usual.entryId}#${record.variant}`,
+      reference: `${usual.reference}#${record.variant}`,
+    };
+  }
   const existing = await getEntry(usual.entryId);
   if (!existing) return usual;
-  if (existing.merchant_id === merchantId && existing.amount === event.amount) {
-    // Another operator's credit of this very record, committed since it was read: say so.
-    await assertStillOpen(record);
-    throw new OperatorError(
-      'already_credited',
-      `${usual.entryId} credited ${event.amount} kobo to ${merchantId} already (${existing.created_at}): not credited twice; return it or investigate`,
-    );
-  }
-  return { entryId: `${usual.entryId}#${record.variant}`, reference: `${usual.reference}#${record.variant}` };
+  // Another operator's credit of this very record, committed since it was read: say so.
+  await assertStillOpen(record);
+  throw new OperatorError(
+    'already_credited',
+    `${usual.entryId} credited ${existing.amount} kobo to ${existing.merchant_id} already (${existing.created_at}): not credited twice; return it or investigate`,
+  );
 }
 
 /**
@@ -142,7 +151,7 @@ export async function creditUnmatched(
   }
   if (!(await getMerchant(request.merchantId)))
     throw new OperatorError('unknown_merchant', `no merchant ${request.merchantId}`);
-  const { entryId, reference } = await entryFor(record, event, request.merchantId);
+  const { entryId, reference } = await entryFor(record, event);
   const resolution: Resolution = {
     status: 'credited',
     at: new Date().toISOString(),

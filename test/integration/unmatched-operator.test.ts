@@ -207,6 +207,34 @@ describe('operators resolve unmatched payments', () => {
     expect(await balanceOf(m)).toBe(before);
   });
 
+  it('refuses a kept payment a redelivery has credited since, even to another merchant', async () => {
+    const owner = await aMerchant();
+    const other = await aMerchant();
+    // Kept: the owner's wallet was at its ceiling. Then spent, and the redelivery credits it.
+    await fund(owner.merchant.merchant_id, config.limits.maxBalance);
+    const event = payment(owner.merchant.account_number, 4_000);
+    expect(await receivePayment(event)).toBe('held');
+    await debit({
+      entryId: `transfer:${nipSessionId()}`,
+      merchantId: owner.merchant.merchant_id,
+      amount: 10_000,
+      category: 'transfer',
+      reference: 'spend',
+    });
+    expect(await receivePayment(event)).toBe('credited');
+    expect(
+      await refusal(
+        creditUnmatched(`sandbox:${event.payment_id}`, {
+          merchantId: other.merchant.merchant_id,
+          reason: 'wrong guess',
+          by,
+        }),
+      ),
+    ).toBe('already_credited');
+    expect(await balanceOf(other.merchant.merchant_id)).toBe(0);
+    expect(await entriesOf(other.merchant.merchant_id)).toEqual([]);
+  });
+
   it('credits a different payment that reused a partner id under its own entry', async () => {
     const { merchant } = await aMerchant();
     const m = merchant.merchant_id;
