@@ -56,7 +56,7 @@ export function unusableDelivery(
     reason,
     body: rawBody.slice(0, KEPT_BODY_CHARS),
     body_bytes: Buffer.byteLength(rawBody),
-    body_sha256: createHash('sha256').update(rawBody, 'utf8').digest('hex'),
+    body_sha256: sha256Hex(rawBody),
   };
 }
 
@@ -97,4 +97,9 @@ export function isoOrNull(value: unknown): string | null {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value)
     ? value
     : new Date(time).toISOString();
+}
+
+/** The SHA-256 of a text's UTF-8 bytes, in hex. */
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
 }

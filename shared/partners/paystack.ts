@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BANKS, type BankRecord } from '#shared/banks/data.ts';
 import { findBank } from '#shared/banks/index.ts';
 import { AccountNotFound, BankNotSupported, PartnerUnavailable, UnknownBank } from '#shared/errors.ts';
@@ -24,6 +24,7 @@ import {
   personText,
   readDeliveryJson,
   record,
+  sha256Hex,
   text,
   unusableDelivery,
 } from '#shared/partners/payloads.ts';
@@ -791,8 +792,4 @@ function isSuccess(status: number): boolean {
 
 function messageOf(body: Json): string | undefined {
   return text(body.message, NARRATION_MAX);
-}
-
-function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
 }
