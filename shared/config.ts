@@ -66,6 +66,13 @@ const EnvSchema = z.object({
   MAX_PAYMENT_AMOUNT: z._default(positiveInt, 10_000_000_000),
   /** Largest balance a credit may reach (kobo; default NGN 10,000,000,000), inclusive. */
   MAX_BALANCE: z._default(positiveInt, 1_000_000_000_000),
+  /** The dashboard's Cognito user pool and app client (API.md §10). */
+  USER_POOL_ID: z.optional(z.string().check(z.regex(/^[\w-]+_[0-9A-Za-z]+$/))),
+  USER_POOL_CLIENT_ID: z.optional(z.string().check(z.regex(/^[\w+]+$/))),
+  /** Set locally (the Cognito stand-in); unset on AWS so the SDK uses the regional endpoint. */
+  COGNITO_ENDPOINT: optionalUrl,
+  /** The API Gateway usage plan a dashboard-made key is registered in (on AWS; unset locally). */
+  USAGE_PLAN_ID: z.optional(z.string().check(z.minLength(1))),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   /** Set by Lambda: the function's own name (the dimension of the service's metrics); unset locally. */
   AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
@@ -164,6 +171,12 @@ export function loadConfig(env: Record<string, string | undefined>) {
       retrySchedule: e.MERCHANT_WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
       timeoutMs: e.MERCHANT_WEBHOOK_TIMEOUT_MS,
       queueUrl: e.WEBHOOK_DELIVERIES_QUEUE_URL,
+    },
+    dashboard: {
+      userPoolId: e.USER_POOL_ID,
+      clientId: e.USER_POOL_CLIENT_ID,
+      cognitoEndpoint: e.COGNITO_ENDPOINT,
+      usagePlanId: e.USAGE_PLAN_ID,
     },
     limits: { maxPaymentAmount: e.MAX_PAYMENT_AMOUNT, maxBalance: e.MAX_BALANCE },
     logLevel: e.LOG_LEVEL,

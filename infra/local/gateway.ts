@@ -18,6 +18,7 @@ import type {
 } from 'aws-lambda';
 import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
+import type { SessionVerifier } from '#infra/local/session-verifier.ts';
 import {
   API_KEY_AUTHORIZER,
   handlerFile,
@@ -69,6 +70,8 @@ export interface GatewayOptions {
   rateLimit?: { requests: number; windowSeconds: number };
   /** A request whose headers or body are not complete by then is answered 408 (API.md §11: 30 s). */
   requestTimeoutMs?: number;
+  /** Checks a dashboard session's token (`session` routes); without it, those routes answer 401. */
+  verifySession?: SessionVerifier;
 }
 
 export interface LocalGateway {
@@ -167,6 +170,21 @@ function lambdaContext(functionName: string, requestId: string): Context {
     fail: () => undefined,
     succeed: () => undefined,
   };
+}
+
+/**
+ * The token of `Authorization: Bearer <token>`, as API Gateway's Cognito authorizer reads its
+ * identity source: exactly one such header, else none.
+ */
+function bearerToken(request: IncomingMessage): string | undefined {
+  const values: string[] = [];
+  for (let i = 0; i < request.rawHeaders.length; i += 2) {
+    if (request.rawHeaders[i]?.toLowerCase() === 'authorization')
+      values.push(request.rawHeaders[i + 1] ?? '');
+  }
+  if (values.length !== 1) return undefined;
+  const match = /^Bearer ([\w-]+\.[\w-]+\.[\w-]+)$/.exec(values[0] ?? '');
+  return match?.[1];
 }
 
 /** Every header as sent, in API Gateway's two maps (null-prototype: a header may be called `__proto__`). */
@@ -364,6 +382,14 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
         if (verdict.refused) return send(response, verdict.refused(requestId));
         authorizer = verdict.context;
         bucket = `key:${verdict.usageIdentifierKey}`;
+      }
+      if (auth === 'session') {
+        // API Gateway's Cognito authorizer: a valid ID token of the pool's app client, or 401.
+        const token = bearerToken(request);
+        const claims = token && options.verifySession ? await options.verifySession(token) : undefined;
+        if (!claims) return send(response, errorResult(new Unauthorized('session'), requestId));
+        authorizer = { claims };
+        bucket = `user:${claims.sub}`;
       }
       const decision = limiter.take(bucket);
       limitHeaders = {

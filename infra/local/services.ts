@@ -1,13 +1,16 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createQueues, createTables } from '#infra/local/bootstrap.ts';
+import { createDashboardUserPool, startCognitoLocal } from '#infra/local/cognito.ts';
 import { startDynamoDbLocal } from '#infra/local/dynamodb.ts';
 import { localCredentials } from '#infra/local/process.ts';
 import { startSandboxPartner } from '#infra/local/sandbox-partner.ts';
 import { startLocalSqs } from '#infra/local/sqs.ts';
 
 export interface LocalServicesOptions {
-  ports: { dynamodb: number; sqs: number; sandbox: number };
+  /** `cognito`: the dashboard's sign-in stand-in, started only when a port is given. */
+  ports: { dynamodb: number; sqs: number; sandbox: number; cognito?: number };
   tablePrefix: string;
   /**
    * Keeps the data on disk in this folder (DynamoDB Local's under `dynamodb/`, the queues' journal
@@ -44,6 +47,19 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     stops.push(sandbox.close);
     await createTables(dynamo.endpoint, options.tablePrefix);
     const queues = await createQueues(sqs.endpoint, options.tablePrefix);
+    let cognito: Record<string, string> = {};
+    if (options.ports.cognito !== undefined) {
+      let dataDir = options.dataDir;
+      if (!dataDir) {
+        const scratch = mkdtempSync(path.join(tmpdir(), 'naira-cognito-'));
+        stops.push(async () => rmSync(scratch, { recursive: true, force: true }));
+        dataDir = scratch;
+      }
+      const local = await startCognitoLocal({ port: options.ports.cognito, dataDir });
+      stops.push(local.stop);
+      const pool = await createDashboardUserPool(local.endpoint, options.tablePrefix);
+      cognito = { COGNITO_ENDPOINT: local.endpoint, ...pool };
+    }
     return {
       env: {
         AWS_REGION: 'us-east-1',
@@ -54,6 +70,7 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
         TABLE_PREFIX: options.tablePrefix,
         PARTNER_BASE_URL: sandbox.url,
         ...queues,
+        ...cognito,
       },
       stop,
     };

@@ -80,6 +80,7 @@ async function main() {
         dynamodb: portOf('DYNAMODB_PORT', 8000),
         sqs: portOf('SQS_PORT', 9324),
         sandbox: portOf('SANDBOX_PORT', 3100),
+        cognito: portOf('COGNITO_PORT', 9229),
       },
       tablePrefix: env.TABLE_PREFIX ?? 'naira-local-',
       dataDir,

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { type BodyAlternative, ENDPOINTS, WEBHOOK_EVENTS } from '#infra/openapi/endpoints.ts';
 import { gettingStarted } from '#infra/openapi/guide.ts';
 import * as responses from '#shared/contract/responses.ts';
-import { API_PREFIX, ROUTES, type RouteName } from '#shared/definitions/routes.ts';
+import { API_PREFIX, MERCHANT_ROUTES, type MerchantRouteName } from '#shared/definitions/routes.ts';
 import type { ErrorCode } from '#shared/errors.ts';
 import { STATUS_BY_CODE } from '#shared/http/errors.ts';
 
@@ -102,7 +102,7 @@ function successEnvelope(data: Json, list: boolean): Json {
 }
 
 /** The error responses of an endpoint, grouped by status, each listing its codes. */
-function errorResponses(route: (typeof ROUTES)[number], codes: ErrorCode[]): Json {
+function errorResponses(route: (typeof MERCHANT_ROUTES)[number], codes: ErrorCode[]): Json {
   const all = new Set<ErrorCode>([...codes, 'internal_error']);
   if (route.auth !== 'webhook') all.add('rate_limited');
   const byStatus = new Map<number, ErrorCode[]>();
@@ -146,7 +146,10 @@ function errorResponses(route: (typeof ROUTES)[number], codes: ErrorCode[]): Jso
   return result;
 }
 
-function parameters(route: (typeof ROUTES)[number], doc: (typeof ENDPOINTS)[RouteName]): Json[] {
+function parameters(
+  route: (typeof MERCHANT_ROUTES)[number],
+  doc: (typeof ENDPOINTS)[MerchantRouteName],
+): Json[] {
   const params: Json[] = [];
   for (const [location, schema] of [
     ['path', doc.request.params],
@@ -246,7 +249,7 @@ function merchantWebhooks() {
  */
 export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
   const paths: Record<string, Json> = {};
-  for (const route of ROUTES) {
+  for (const route of MERCHANT_ROUTES) {
     const doc = ENDPOINTS[route.name];
     const [path, ...aliases] = route.paths;
     const success: Json = {};

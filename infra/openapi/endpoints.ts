@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import * as requests from '#shared/contract/requests.ts';
 import * as responses from '#shared/contract/responses.ts';
-import type { RouteName } from '#shared/definitions/routes.ts';
+import type { MerchantRouteName } from '#shared/definitions/routes.ts';
 import type { ErrorCode } from '#shared/errors.ts';
 import { paymentReceived, transferSettled } from '#shared/partners/sandbox-payloads.ts';
 
@@ -98,7 +98,7 @@ const EVENT_EXAMPLE = {
 };
 
 /** Every route of the route table, documented. A route without an entry here does not compile. */
-export const ENDPOINTS: Record<RouteName, EndpointDoc> = {
+export const ENDPOINTS: Record<MerchantRouteName, EndpointDoc> = {
   'list-banks': {
     tag: 'Bank',
     description:

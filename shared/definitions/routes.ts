@@ -9,6 +9,12 @@ import type { TableName } from '#shared/definitions/tables.ts';
 /** Every route is served under this prefix and at its bare path (API.md §1). */
 export const API_PREFIX = '/api/v1/developer';
 
+/**
+ * The dashboard's own API (API.md §10): served under this prefix only, on AWS also through the
+ * dashboard's CloudFront distribution, so the web app calls its own origin.
+ */
+export const DASHBOARD_PREFIX = '/api/v1/dashboard';
+
 /** Per-key limit of API.md §2, shared by the local limiter and the API Gateway usage plan. */
 export const RATE_LIMIT = { requests: 100, windowSeconds: 60 } as const;
 
@@ -51,8 +57,12 @@ export const API_KEY_AUTHORIZER = {
   resultCacheSeconds: 30,
 } as const;
 
-/** `api_key`: both credential headers; `none`: public; `webhook`: the partner's signature, no limit. */
-export type RouteAuth = 'api_key' | 'none' | 'webhook';
+/**
+ * `api_key`: both credential headers; `session`: a dashboard user's Cognito ID token
+ * (`Authorization: Bearer …`), the merchant from its `custom:merchant_id` claim; `none`: public;
+ * `webhook`: the partner's signature, no limit.
+ */
+export type RouteAuth = 'api_key' | 'session' | 'none' | 'webhook';
 
 export interface Route {
   /** Function name, kebab-case verb-noun, also the handler's file name under `functions/`. */
@@ -63,6 +73,8 @@ export interface Route {
   readonly auth: RouteAuth;
   readonly summary: string;
   readonly access: Access;
+  /** Part of the dashboard's API: served under `DASHBOARD_PREFIX` only, not in the merchant API's document. */
+  readonly dashboard?: boolean;
 }
 
 export const ROUTES = [
@@ -238,9 +250,25 @@ export const ROUTES = [
 /** The name of a route of the table. */
 export type RouteName = (typeof ROUTES)[number]['name'];
 
+type MerchantRoute = Exclude<(typeof ROUTES)[number], { dashboard: true }>;
+
+/** The name of a route of the merchant API (not the dashboard's). */
+export type MerchantRouteName = MerchantRoute['name'];
+
+/** The routes of the merchant API (API.md §4–§8), the ones its OpenAPI document describes. */
+export const MERCHANT_ROUTES: readonly MerchantRoute[] = ROUTES.filter((route): route is MerchantRoute =>
+  isMerchantApi(route),
+);
+
 /** Every path a route answers on: each bare path and the same under `API_PREFIX`. */
 export function servedPaths(route: Route): string[] {
+  if (route.dashboard) return route.paths.map((path) => `${DASHBOARD_PREFIX}${path}`);
   return route.paths.flatMap((path) => [`${API_PREFIX}${path}`, path]);
+}
+
+/** The routes of the merchant API (API.md §4–§8), documented in its OpenAPI document. */
+export function isMerchantApi(route: Route): boolean {
+  return !route.dashboard;
 }
 
 /**

@@ -3,7 +3,6 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import type { Caller } from '#shared/api-keys/authenticate.ts';
 import { hasRepeatedCredentials } from '#shared/api-keys/credential-headers.ts';
 import { ROUTES, type Route, type RouteAuth } from '#shared/definitions/routes.ts';
 import { ApiError, Unauthorized, ValidationError } from '#shared/errors.ts';
@@ -55,10 +54,43 @@ export interface PublicInput<B, Q, P> {
   requestId: string;
 }
 
+/**
+ * Who is calling, as the gate verified it: the merchant, and either the API key (`api_key` routes)
+ * or the dashboard user (`session` routes).
+ */
+export interface Caller {
+  merchantId: string;
+  apiKey?: string;
+  /** The dashboard user: Cognito's `sub` and the user's email. */
+  user?: { sub: string; email?: string };
+}
+
 /** The validated, authenticated request of a merchant's handler. */
 export interface MerchantInput<B, Q, P> extends PublicInput<B, Q, P> {
   caller: Caller;
 }
+
+/** An endpoint's input schemas and domain call, servable on an `api_key` and a `session` route alike. */
+export interface Endpoint<
+  B extends Schema | undefined,
+  Q extends Schema | undefined,
+  P extends Schema | undefined,
+> {
+  spec: EndpointSpec<B, Q, P>;
+  handle: (input: MerchantInput<B, Q, P>) => Promise<Reply>;
+}
+
+/** Names an endpoint once, so the merchant API and the dashboard serve the very same code. */
+export function endpoint<
+  B extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+>(spec: EndpointSpec<B, Q, P>, handle: (input: MerchantInput<B, Q, P>) => Promise<Reply>): Endpoint<B, Q, P> {
+  return { spec, handle };
+}
+
+/** The claim of a dashboard user's ID token that names the merchant (set by the operator, read-only to users). */
+export const MERCHANT_CLAIM = 'custom:merchant_id';
 
 /**
  * Request id, lower-cased header names, request logging; and, last of all, the headers every
@@ -129,6 +161,34 @@ function requireCaller(): Middleware {
       const caller: Caller = { merchantId, apiKey };
       request.event.requestContext.authorizer = { ...context, ...caller };
       logger.appendKeys({ merchant_id: merchantId });
+    },
+  };
+}
+
+/**
+ * The dashboard user the gate verified: API Gateway's Cognito authorizer on AWS, the local gateway
+ * checking the same ID token against the local stand-in's keys, put the token's claims in
+ * `requestContext.authorizer.claims`. The merchant is the `custom:merchant_id` claim, which users
+ * cannot change; a token without one (a user nobody assigned) is the one 401.
+ */
+function requireSession(): Middleware {
+  return {
+    before: (request) => {
+      const context = (request.event.requestContext.authorizer ?? {}) as { claims?: unknown };
+      const claims = (context.claims ?? {}) as Record<string, unknown>;
+      const merchantId = claims[MERCHANT_CLAIM];
+      const sub = claims.sub;
+      if (typeof merchantId !== 'string' || !merchantId || typeof sub !== 'string' || !sub) {
+        logger.warn('no dashboard user with a merchant in the request context');
+        throw new Unauthorized('no session claims');
+      }
+      if (claims.token_use !== undefined && claims.token_use !== 'id') {
+        throw new Unauthorized('not an ID token');
+      }
+      const email = typeof claims.email === 'string' ? claims.email : undefined;
+      const caller: Caller = { merchantId, user: { sub, email } };
+      request.event.requestContext.authorizer = { ...context, ...caller };
+      logger.appendKeys({ merchant_id: merchantId, user_sub: sub });
     },
   };
 }
@@ -246,6 +306,7 @@ function buildHandler<
     .use(observe())
     .use(mapErrors());
   if (route.auth === 'api_key') chain.use(requireCaller());
+  if (route.auth === 'session') chain.use(requireSession());
   if (spec.body) {
     const sent = (event: APIGatewayProxyEvent) => (event.body ?? '') !== '';
     const onlyIfSent = (middleware: Middleware): Middleware =>
@@ -318,6 +379,18 @@ export function httpHandler<
   handle: (input: MerchantInput<B, Q, P>) => Promise<Reply>,
 ) {
   return buildHandler(routeNamed(route, 'api_key'), spec, handle);
+}
+
+/**
+ * A handler for a dashboard route (`auth: 'session'` in the route table): the domain call receives
+ * the merchant of the signed-in user as `caller`, exactly as an `api_key` route's does.
+ */
+export function sessionHandler<
+  B extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+>(route: string | Route, served: Endpoint<B, Q, P>) {
+  return buildHandler(routeNamed(route, 'session'), served.spec, served.handle);
 }
 
 /** A handler for a public route (`auth: 'none'`): no credentials needed, none checked. */

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
-import { ROUTES } from '#shared/definitions/routes.ts';
+import { MERCHANT_ROUTES as ROUTES } from '#shared/definitions/routes.ts';
 
 /** The events the document lists under `webhooks` (rendered as operations too). */
 const WEBHOOK_OPERATIONS = Object.keys(buildOpenApiDocument('').webhooks ?? {}).length;

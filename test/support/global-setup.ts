@@ -15,7 +15,12 @@ export const TEST_WEBHOOK_SECRET = `whsec_${Buffer.from('test-webhook-secret-012
 export default async function setup() {
   const gatewayPort = await freePort();
   const services = await startLocalServices({
-    ports: { dynamodb: await freePort(), sqs: await freePort(), sandbox: await freePort() },
+    ports: {
+      dynamodb: await freePort(),
+      sqs: await freePort(),
+      sandbox: await freePort(),
+      cognito: await freePort(),
+    },
     tablePrefix: 'test-',
     sandbox: {
       hangMs: 3000,

@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { ENDPOINTS } from '#infra/openapi/endpoints.ts';
-import { ROUTES } from '#shared/definitions/routes.ts';
+import { MERCHANT_ROUTES as ROUTES } from '#shared/definitions/routes.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 type Operation = {

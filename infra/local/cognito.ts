@@ -1,0 +1,125 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import {
+  CognitoIdentityProviderClient,
+  CreateUserPoolClientCommand,
+  CreateUserPoolCommand,
+  ListUserPoolClientsCommand,
+  ListUserPoolsCommand,
+} from '@aws-sdk/client-cognito-identity-provider';
+import { stopChild } from '#infra/local/dynamodb.ts';
+import { localCredentials, waitFor } from '#infra/local/process.ts';
+import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
+
+export interface LocalCognito {
+  /** Where the SDK's Cognito client is pointed locally (`COGNITO_ENDPOINT`). */
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The Cognito stand-in of `npm start` (API.md §10): the `cognito-local` package, run as a child
+ * process (it is built on the v2 AWS SDK, kept out of this process) with its state in
+ * `<dataDir>/cognito/.cognito` (in a throw-away folder without one). It answers the same SDK calls
+ * as Cognito and signs tokens with its own RSA key, published at `/<poolId>/.well-known/jwks.json`.
+ */
+export async function startCognitoLocal(options: { port: number; dataDir: string }): Promise<LocalCognito> {
+  const cwd = path.join(options.dataDir, 'cognito');
+  mkdirSync(cwd, { recursive: true });
+  const require = createRequire(import.meta.url);
+  const script = path.join(path.dirname(require.resolve('cognito-local/package.json')), 'lib/bin/start.js');
+  const child = spawn(process.execPath, [script], {
+    cwd,
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(options.port),
+      // Its aws-sdk v2 prints an end-of-support notice on load.
+      AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const endpoint = `http://127.0.0.1:${options.port}`;
+  const client = cognitoClient(endpoint);
+  try {
+    await waitFor(
+      async () => {
+        if (exited) throw new Error(`cognito-local exited:\n${output}`);
+        await client.send(new ListUserPoolsCommand({ MaxResults: 1 }));
+      },
+      30_000,
+      'the local Cognito (cognito-local)',
+    );
+  } catch (error) {
+    await stopChild(child);
+    const inUse = /EADDRINUSE/.test(output) ? ` EADDRINUSE: port ${options.port} is in use` : '';
+    throw new Error(`${(error as Error).message}${inUse}`, { cause: error });
+  }
+  return { endpoint, stop: () => stopChild(child) };
+}
+
+export function cognitoClient(endpoint: string): CognitoIdentityProviderClient {
+  return new CognitoIdentityProviderClient({ endpoint, region: 'us-east-1', credentials: localCredentials });
+}
+
+/**
+ * The dashboard's user pool and app client on the local Cognito, created once (kept across
+ * restarts with the rest of `.data/`), configured as the CDK stack configures them on AWS.
+ */
+export async function createDashboardUserPool(
+  endpoint: string,
+  tablePrefix: string,
+): Promise<{ USER_POOL_ID: string; USER_POOL_CLIENT_ID: string }> {
+  const client = cognitoClient(endpoint);
+  const poolName = `${tablePrefix}dashboard`;
+  const { UserPools } = await client.send(new ListUserPoolsCommand({ MaxResults: 60 }));
+  let poolId = UserPools?.find((pool) => pool.Name === poolName)?.Id;
+  if (!poolId) {
+    const created = await client.send(
+      new CreateUserPoolCommand({
+        PoolName: poolName,
+        UsernameAttributes: ['email'],
+        Policies: { PasswordPolicy: DASHBOARD_USER_POOL.passwordPolicy },
+        AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+        MfaConfiguration: 'OPTIONAL',
+        Schema: [
+          {
+            Name: DASHBOARD_USER_POOL.merchantAttribute,
+            AttributeDataType: 'String',
+            Mutable: false,
+          },
+        ],
+      }),
+    );
+    poolId = created.UserPool?.Id;
+  }
+  if (!poolId) throw new Error('the local Cognito created no user pool');
+  const { UserPoolClients } = await client.send(
+    new ListUserPoolClientsCommand({ UserPoolId: poolId, MaxResults: 60 }),
+  );
+  let clientId = UserPoolClients?.find((app) => app.ClientName === DASHBOARD_USER_POOL.clientName)?.ClientId;
+  if (!clientId) {
+    const created = await client.send(
+      new CreateUserPoolClientCommand({
+        UserPoolId: poolId,
+        ClientName: DASHBOARD_USER_POOL.clientName,
+        ExplicitAuthFlows: ['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'],
+      }),
+    );
+    clientId = created.UserPoolClient?.ClientId;
+  }
+  if (!clientId) throw new Error('the local Cognito created no app client');
+  return { USER_POOL_ID: poolId, USER_POOL_CLIENT_ID: clientId };
+}

@@ -1,0 +1,20 @@
+/**
+ * The dashboard's Cognito user pool (API.md §10), as both the CDK stack and the local stand-in
+ * configure it: sign-in by email and password, a strong password policy, TOTP available, no
+ * self sign-up (the operator invites), and the merchant as a custom attribute no user can change.
+ */
+export const DASHBOARD_USER_POOL = {
+  clientName: 'dashboard',
+  /** `custom:merchant_id` in tokens: immutable, and not among the app client's writable attributes. */
+  merchantAttribute: 'merchant_id',
+  passwordPolicy: {
+    MinimumLength: 12,
+    RequireUppercase: true,
+    RequireLowercase: true,
+    RequireNumbers: true,
+    RequireSymbols: true,
+    TemporaryPasswordValidityDays: 7,
+  },
+  /** How long an ID token (the dashboard's session) is accepted. */
+  idTokenValidityMinutes: 60,
+} as const;
