@@ -35,6 +35,13 @@ export interface Access {
   readonly callsPartner?: boolean;
   /** Derives merchant webhook secrets (and so needs the master key). */
   readonly signsWebhooks?: boolean;
+  /**
+   * Makes, rolls or revokes API keys for the dashboard: hashes secrets (the pepper) and registers or
+   * disables keys in the usage plan (`USAGE_PLAN_ID`, API Gateway's key calls).
+   */
+  readonly managesKeys?: boolean;
+  /** Signs dashboard users in at Cognito (`USER_POOL_ID`, `USER_POOL_CLIENT_ID`; public calls, no IAM). */
+  readonly signsIn?: boolean;
 }
 
 /** Tables whose writers move money: only money-moving functions may write them. */
