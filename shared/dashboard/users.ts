@@ -1,0 +1,70 @@
+import {
+  AdminCreateUserCommand,
+  AdminSetUserPasswordCommand,
+  UsernameExistsException,
+} from '@aws-sdk/client-cognito-identity-provider';
+import { cognito, dashboardPool } from '#shared/dashboard/cognito.ts';
+import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
+
+/**
+ * Dashboard users (API.md §10): made by the operator, never by sign-up. Each belongs to one
+ * merchant for good: the `custom:merchant_id` attribute is immutable and users cannot write it.
+ */
+
+export class DuplicateUser extends Error {
+  constructor(readonly email: string) {
+    super(`A dashboard user with email ${email} already exists`);
+    this.name = 'DuplicateUser';
+  }
+}
+
+export interface NewUser {
+  merchantId: string;
+  email: string;
+  /**
+   * Without one, Cognito emails the user a temporary password (on AWS). Given, it is the user's
+   * password: `permanent` skips the change at first sign-in (the local demo user only).
+   */
+  password?: string;
+  permanent?: boolean;
+}
+
+/** Creates a dashboard user of a merchant; an email already in use is refused (`DuplicateUser`). */
+export async function createDashboardUser(user: NewUser): Promise<{ email: string; sub: string }> {
+  const { userPoolId } = dashboardPool();
+  const email = user.email.trim().toLowerCase();
+  try {
+    const created = await cognito().send(
+      new AdminCreateUserCommand({
+        UserPoolId: userPoolId,
+        Username: email,
+        UserAttributes: [
+          { Name: 'email', Value: email },
+          { Name: 'email_verified', Value: 'true' },
+          { Name: `custom:${DASHBOARD_USER_POOL.merchantAttribute}`, Value: user.merchantId },
+        ],
+        // With a password chosen here, nothing is emailed; without, Cognito sends the invitation.
+        ...(user.password === undefined
+          ? { DesiredDeliveryMediums: ['EMAIL'] }
+          : { TemporaryPassword: user.password, MessageAction: 'SUPPRESS' }),
+      }),
+    );
+    if (user.password !== undefined && user.permanent) {
+      await cognito().send(
+        new AdminSetUserPasswordCommand({
+          UserPoolId: userPoolId,
+          Username: email,
+          Password: user.password,
+          Permanent: true,
+        }),
+      );
+    }
+    const sub = created.User?.Attributes?.find((attribute) => attribute.Name === 'sub')?.Value;
+    return { email, sub: sub ?? created.User?.Username ?? email };
+  } catch (error) {
+    if (error instanceof UsernameExistsException || (error as Error).name === 'UsernameExistsException') {
+      throw new DuplicateUser(email);
+    }
+    throw error;
+  }
+}
