@@ -149,3 +149,25 @@ export const redeliverEventRequest = {
   body: z.optional(z.strictObject({ endpoint_id: z.optional(opaqueIdSchema) })),
   bodyOptional: true,
 } as const;
+
+const emailSchema = z
+  .string()
+  .check(z.maxLength(254, 'Too long'), z.email('Must be an email address'))
+  .register(z.globalRegistry, { description: "The dashboard user's email", examples: ['ada@acme.ng'] });
+const passwordSchema = z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(256, 'Too long'));
+
+export const createDashboardSessionRequest = {
+  body: z.strictObject({ email: emailSchema, password: passwordSchema }),
+};
+
+export const answerDashboardChallengeRequest = {
+  body: z.strictObject({
+    email: emailSchema,
+    challenge: z.enum(['NEW_PASSWORD_REQUIRED', 'SOFTWARE_TOKEN_MFA']),
+    session: z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(4096, 'Too long')),
+    new_password: z.optional(passwordSchema),
+    code: z.optional(
+      z.string().check(z.regex(/^\d{6}$/, 'Must be the 6-digit code of your authenticator app')),
+    ),
+  }),
+};

@@ -252,6 +252,24 @@ export const ROUTES = [
     summary: 'Partner webhook (signed)',
     access: { sendsTo: ['paymentEvents'], callsPartner: true },
   },
+  {
+    name: 'create-dashboard-session',
+    method: 'POST',
+    paths: ['/sessions'],
+    auth: 'none',
+    summary: 'Sign in to the dashboard',
+    access: { signsIn: true },
+    dashboard: true,
+  },
+  {
+    name: 'answer-dashboard-challenge',
+    method: 'POST',
+    paths: ['/sessions/challenge'],
+    auth: 'none',
+    summary: 'Answer a dashboard sign-in challenge',
+    access: { signsIn: true },
+    dashboard: true,
+  },
 ] as const satisfies readonly Route[];
 
 /** The name of a route of the table. */

@@ -1,15 +1,28 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { API_PREFIX, METHOD_NOT_ALLOWED_FUNCTION, ROUTES, servedPaths } from '#shared/definitions/routes.ts';
+import {
+  API_PREFIX,
+  DASHBOARD_PREFIX,
+  MERCHANT_ROUTES,
+  METHOD_NOT_ALLOWED_FUNCTION,
+  ROUTES,
+  servedPaths,
+} from '#shared/definitions/routes.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 describe('the route table', () => {
-  it('declares the nineteen endpoints of API.md, each once', () => {
-    expect(ROUTES).toHaveLength(19);
-    const keys = ROUTES.flatMap((route) => route.paths.map((p) => `${route.method} ${p}`));
+  it('declares the nineteen endpoints of the merchant API, each once, and the dashboard routes apart', () => {
+    expect(MERCHANT_ROUTES).toHaveLength(19);
+    const keys = ROUTES.flatMap((route) => servedPaths(route).map((p) => `${route.method} ${p}`));
     expect(new Set(keys).size).toBe(keys.length);
-    expect(new Set(ROUTES.map((route) => route.name)).size).toBe(19);
+    expect(new Set(ROUTES.map((route) => route.name)).size).toBe(ROUTES.length);
+    for (const route of ROUTES.filter((r) => !MERCHANT_ROUTES.includes(r as never))) {
+      expect(
+        servedPaths(route).every((p) => p.startsWith(`${DASHBOARD_PREFIX}/`)),
+        route.name,
+      ).toBe(true);
+    }
   });
 
   it('serves every route at the bare path and under the version prefix, with the /banks/list alias', () => {
@@ -20,7 +33,7 @@ describe('the route table', () => {
   });
 
   it('needs credentials everywhere except the bank list and the partner webhook', () => {
-    const auth = Object.fromEntries(ROUTES.map((route) => [route.name, route.auth]));
+    const auth = Object.fromEntries(MERCHANT_ROUTES.map((route) => [route.name, route.auth]));
     expect(auth['list-banks']).toBe('none');
     expect(auth['receive-partner-webhook']).toBe('webhook');
     expect(Object.values(auth).filter((a) => a === 'api_key')).toHaveLength(17);

@@ -1,0 +1,156 @@
+import {
+  type AuthenticationResultType,
+  type ChallengeNameType,
+  InitiateAuthCommand,
+  RespondToAuthChallengeCommand,
+} from '@aws-sdk/client-cognito-identity-provider';
+import { cognito, dashboardPool } from '#shared/dashboard/cognito.ts';
+import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
+import { ApiError, Unauthorized, ValidationError } from '#shared/errors.ts';
+import { logger } from '#shared/logger.ts';
+
+/**
+ * Signing in to the dashboard (API.md §10) at Cognito: email and password, then any challenge
+ * Cognito sets (an invited user's new password, a TOTP code). The browser only ever holds the ID
+ * token: the API's session routes accept it, and without the access token a user cannot call
+ * Cognito's own user APIs (the merchant attribute is read-only to users anyway).
+ */
+
+export type Challenge = 'NEW_PASSWORD_REQUIRED' | 'SOFTWARE_TOKEN_MFA';
+
+export type SignInResult =
+  | { id_token: string; expires_in: number; email: string; merchant_id: string }
+  | { challenge: Challenge; session: string };
+
+/** Cognito's refusals of a sign-in: all the one 401, whichever it was (no hint which part was wrong). */
+const REFUSALS = new Set([
+  'NotAuthorizedException',
+  'UserNotFoundException',
+  'UserNotConfirmedException',
+  'PasswordResetRequiredException',
+  // The local stand-in's answer to a wrong password.
+  'InvalidPasswordException',
+  'CodeMismatchException',
+  'ExpiredCodeException',
+]);
+
+const THROTTLED = new Set([
+  'TooManyRequestsException',
+  'LimitExceededException',
+  'TooManyFailedAttemptsException',
+]);
+
+function refusalOf(error: unknown): never {
+  const name = (error as Error)?.name ?? '';
+  if (REFUSALS.has(name)) throw new Unauthorized(`sign-in refused: ${name}`);
+  if (THROTTLED.has(name)) {
+    throw new ApiError('rate_limited', 'Too many sign-in attempts: try again in a minute', {
+      headers: { 'Retry-After': '60' },
+    });
+  }
+  throw error;
+}
+
+function claimsOf(idToken: string): Record<string, unknown> {
+  const [, payload = ''] = idToken.split('.');
+  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+}
+
+function resultOf(
+  email: string,
+  result: AuthenticationResultType | undefined,
+  challenge: ChallengeNameType | undefined,
+  session: string | undefined,
+): SignInResult {
+  if (result?.IdToken) {
+    // From Cognito itself over TLS: read, not verified again (every session route verifies it).
+    const merchantId = claimsOf(result.IdToken)[`custom:${DASHBOARD_USER_POOL.merchantAttribute}`];
+    if (typeof merchantId !== 'string' || !merchantId) {
+      logger.warn('dashboard user without a merchant signed in', { email });
+      throw new Unauthorized('user has no merchant');
+    }
+    return {
+      id_token: result.IdToken,
+      expires_in: result.ExpiresIn ?? DASHBOARD_USER_POOL.idTokenValidityMinutes * 60,
+      email,
+      merchant_id: merchantId,
+    };
+  }
+  if ((challenge === 'NEW_PASSWORD_REQUIRED' || challenge === 'SOFTWARE_TOKEN_MFA') && session) {
+    return { challenge, session };
+  }
+  logger.error('unexpected Cognito sign-in answer', { challenge });
+  throw new Unauthorized(`unsupported challenge ${challenge ?? 'none'}`);
+}
+
+/** Email and password: a session, or the challenge to answer first. */
+export async function signIn(email: string, password: string): Promise<SignInResult> {
+  const normalized = email.trim().toLowerCase();
+  const answer = await cognito()
+    .send(
+      new InitiateAuthCommand({
+        ClientId: dashboardPool().clientId,
+        AuthFlow: 'USER_PASSWORD_AUTH',
+        AuthParameters: { USERNAME: normalized, PASSWORD: password },
+      }),
+    )
+    .catch(refusalOf);
+  return resultOf(normalized, answer.AuthenticationResult, answer.ChallengeName, answer.Session);
+}
+
+/** Why a new password breaks the pool's policy, or nothing (checked here, for a clear 400). */
+export function passwordProblem(password: string): string | undefined {
+  const policy = DASHBOARD_USER_POOL.passwordPolicy;
+  const missing = [
+    password.length < policy.MinimumLength && `at least ${policy.MinimumLength} characters`,
+    !/[A-Z]/.test(password) && 'an upper-case letter',
+    !/[a-z]/.test(password) && 'a lower-case letter',
+    !/\d/.test(password) && 'a digit',
+    !/[^A-Za-z0-9]/.test(password) && 'a symbol',
+  ].filter(Boolean);
+  return missing.length > 0 ? `Must have ${missing.join(', ')}` : undefined;
+}
+
+export interface ChallengeAnswer {
+  email: string;
+  challenge: Challenge;
+  session: string;
+  new_password?: string;
+  code?: string;
+}
+
+/** Answers a challenge of `signIn`: the new password, or the TOTP code. */
+export async function answerChallenge(answer: ChallengeAnswer): Promise<SignInResult> {
+  const email = answer.email.trim().toLowerCase();
+  const responses: Record<string, string> = { USERNAME: email };
+  if (answer.challenge === 'NEW_PASSWORD_REQUIRED') {
+    const problem = answer.new_password === undefined ? 'Required' : passwordProblem(answer.new_password);
+    if (problem || answer.new_password === undefined) {
+      throw new ValidationError([{ field: 'new_password', message: problem ?? 'Required' }]);
+    }
+    responses.NEW_PASSWORD = answer.new_password;
+  } else {
+    if (answer.code === undefined) throw new ValidationError([{ field: 'code', message: 'Required' }]);
+    responses.SOFTWARE_TOKEN_MFA_CODE = answer.code;
+  }
+  const result = await cognito()
+    .send(
+      new RespondToAuthChallengeCommand({
+        ClientId: dashboardPool().clientId,
+        ChallengeName: answer.challenge,
+        Session: answer.session,
+        ChallengeResponses: responses,
+      }),
+    )
+    .catch((error: unknown) => {
+      // A new password Cognito itself refuses (its policy is the pool's): the same 400.
+      if (
+        (error as Error)?.name === 'InvalidPasswordException' &&
+        answer.challenge === 'NEW_PASSWORD_REQUIRED'
+      ) {
+        throw new ValidationError([{ field: 'new_password', message: (error as Error).message }]);
+      }
+      return refusalOf(error);
+    });
+  return resultOf(email, result.AuthenticationResult, result.ChallengeName, result.Session);
+}

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { createDashboardUser } from '#shared/dashboard/users.ts';
+import { aDashboardUser, aPassword } from '#test/support/dashboard.ts';
+import { call, data, startTestGateway } from '#test/support/gateway.ts';
+import { aMerchant } from '#test/support/merchants.ts';
+
+const SIGN_IN = '/api/v1/dashboard/sessions';
+const CHALLENGE = '/api/v1/dashboard/sessions/challenge';
+const UNAUTHORIZED = { status: 'error', message: 'Invalid API credentials' };
+
+const claimsOf = (token: string) =>
+  JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
+
+describe('dashboard sign-in (API.md §10)', () => {
+  let gateway: LocalGateway;
+  let merchantId: string;
+  beforeAll(async () => {
+    gateway = await startTestGateway();
+    merchantId = (await aMerchant()).merchant.merchant_id;
+  });
+  afterAll(() => gateway.close());
+
+  it("signs a user in with email and password: an ID token naming the user's merchant", async () => {
+    const user = await aDashboardUser(merchantId);
+    const response = await call(gateway, 'POST', SIGN_IN, {
+      body: { email: user.email.toUpperCase(), password: user.password },
+    });
+    expect(response.status).toBe(200);
+    const session = data<{ id_token: string; expires_in: number; email: string; merchant_id: string }>(
+      response,
+    );
+    expect(session).toMatchObject({ email: user.email, merchant_id: merchantId });
+    expect(session.expires_in).toBeGreaterThan(0);
+    expect(claimsOf(session.id_token)).toMatchObject({ 'custom:merchant_id': merchantId, token_use: 'id' });
+  });
+
+  it('answers a wrong password and an unknown email with the same 401', async () => {
+    const user = await aDashboardUser(merchantId);
+    const wrong = await call(gateway, 'POST', SIGN_IN, {
+      body: { email: user.email, password: 'Wrong-pass-1!' },
+    });
+    const unknown = await call(gateway, 'POST', SIGN_IN, {
+      body: { email: 'nobody-here@example.ng', password: user.password },
+    });
+    for (const response of [wrong, unknown]) {
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual(UNAUTHORIZED);
+    }
+  });
+
+  it("takes an invited user through the new-password challenge, holding the password to the pool's policy", async () => {
+    const email = `invited-${Date.now()}@example.ng`;
+    const temporary = aPassword();
+    await createDashboardUser({ merchantId, email, password: temporary });
+    const first = await call(gateway, 'POST', SIGN_IN, { body: { email, password: temporary } });
+    expect(first.status).toBe(200);
+    const challenge = data<{ challenge: string; session: string }>(first);
+    expect(challenge.challenge).toBe('NEW_PASSWORD_REQUIRED');
+    expect(challenge.session).toEqual(expect.any(String));
+
+    const weak = await call(gateway, 'POST', CHALLENGE, {
+      body: { email, challenge: 'NEW_PASSWORD_REQUIRED', session: challenge.session, new_password: 'short' },
+    });
+    expect(weak.status).toBe(400);
+    expect(weak.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'new_password' }] });
+
+    const chosen = aPassword();
+    const answered = await call(gateway, 'POST', CHALLENGE, {
+      body: { email, challenge: 'NEW_PASSWORD_REQUIRED', session: challenge.session, new_password: chosen },
+    });
+    expect(answered.status).toBe(200);
+    expect(data(answered)).toMatchObject({ email, merchant_id: merchantId });
+
+    const again = await call(gateway, 'POST', SIGN_IN, { body: { email, password: chosen } });
+    expect(data(again)).toMatchObject({ merchant_id: merchantId, id_token: expect.any(String) });
+  });
+
+  it('refuses malformed bodies with validation errors, and a made-up session with the 401', async () => {
+    const unknownField = await call(gateway, 'POST', SIGN_IN, {
+      body: { email: 'a@example.ng', password: 'x', remember: true },
+    });
+    expect(unknownField.status).toBe(400);
+    const notEmail = await call(gateway, 'POST', SIGN_IN, { body: { email: 'not-an-email', password: 'x' } });
+    expect(notEmail.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'email' }] });
+    const badCode = await call(gateway, 'POST', CHALLENGE, {
+      body: { email: 'a@example.ng', challenge: 'SOFTWARE_TOKEN_MFA', session: 's', code: '12ab56' },
+    });
+    expect(badCode.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'code' }] });
+    const madeUp = await call(gateway, 'POST', CHALLENGE, {
+      body: {
+        email: 'a@example.ng',
+        challenge: 'NEW_PASSWORD_REQUIRED',
+        session: 'made-up-session',
+        new_password: aPassword(),
+      },
+    });
+    expect(madeUp.status).toBe(401);
+    expect(madeUp.body).toEqual(UNAUTHORIZED);
+  });
+});
