@@ -19,6 +19,8 @@ export interface StageConfig {
   partnerBankCode: string;
   paystackBaseUrl?: string;
   paystackSecretArn?: string;
+  /** The dashboard's Cognito user pool (`keys invite`). */
+  userPoolId?: string;
 }
 
 /**
@@ -60,6 +62,7 @@ export function useStageEnvironment(config: StageConfig, region: string): void {
   if (config.paystackSecretArn) env.PAYSTACK_SECRET_KEY_ARN = config.paystackSecretArn;
   env.PARTNER_BANK_CODE = config.partnerBankCode;
   env.API_KEY_PEPPER_SECRET = config.pepperSecretArn;
+  if (config.userPoolId) env.USER_POOL_ID = config.userPoolId;
 }
 
 /**

@@ -17,13 +17,14 @@ export const usage = (message: string): never => {
 export class Refusal extends Error {}
 
 /** The local stand-ins a command talks to; `pepper` reads the local key-hash pepper of `.data/`. */
-type LocalNeed = 'dynamodb' | 'sqs' | 'partner' | 'pepper';
+type LocalNeed = 'dynamodb' | 'sqs' | 'partner' | 'pepper' | 'cognito';
 
 /** The environment variable that names each local address, for the message when nothing answers. */
 const ADDRESS_OF: Partial<Record<LocalNeed, string>> = {
   dynamodb: 'DYNAMODB_ENDPOINT',
   sqs: 'SQS_ENDPOINT',
   partner: 'PARTNER_BASE_URL',
+  cognito: 'COGNITO_ENDPOINT',
 };
 
 /** Points the shared modules at the local stand-ins of `npm start`, unless the environment says otherwise. */
@@ -35,8 +36,9 @@ export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
   if (needs.includes('dynamodb')) env.DYNAMODB_ENDPOINT ??= `http://127.0.0.1:${env.DYNAMODB_PORT ?? 8000}`;
   if (needs.includes('sqs')) env.SQS_ENDPOINT ??= `http://127.0.0.1:${env.SQS_PORT ?? 9324}`;
   if (needs.includes('partner')) env.PARTNER_BASE_URL ??= `http://127.0.0.1:${env.SANDBOX_PORT ?? 3100}`;
+  if (needs.includes('cognito')) env.COGNITO_ENDPOINT ??= `http://127.0.0.1:${env.COGNITO_PORT ?? 9229}`;
   if (needs.includes('pepper'))
-    env.API_KEY_PEPPER ??= loadLocalSecrets(path.resolve(root, env.DATA_DIR ?? '.data')).API_KEY_PEPPER;
+    env.API_KEY_PEPPER ??= loadLocalSecrets(path.resolve(root, env.DATA_DIR || '.data')).API_KEY_PEPPER;
 }
 
 /**

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { gatewayKeys, loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
-import { runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
+import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 
 /**
  * Operator CLI (API.md §6): `npm run keys -- create|revoke|list`. Without `--stage` it talks to
@@ -18,6 +18,7 @@ const USAGE = `Usage:
   npm run keys -- revoke <api_key> [--stage prod]
   npm run keys -- allow-ips <api_key> (--ip CIDR... | --any-ip) [--stage prod]
   npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]
+  npm run keys -- invite --merchant <merchant_id> --email <email> [--json] [--stage prod]
 With --stage, --region <region> sets the AWS region of every call (default: the profile's region).`;
 
 /** What a refusal says: the field's message of a validation error, else the error's own. */
@@ -47,8 +48,8 @@ export async function runKeys(argv: string[]): Promise<string> {
   });
   const [given, ...rest] = positionals;
   if (values.help) return USAGE;
-  const command = given ?? usage('give a command: create, roll, revoke, allow-ips or list');
-  if (!['create', 'roll', 'revoke', 'allow-ips', 'list'].includes(command))
+  const command = given ?? usage('give a command: create, roll, revoke, allow-ips, list or invite');
+  if (!['create', 'roll', 'revoke', 'allow-ips', 'list', 'invite'].includes(command))
     usage(`unknown command ${command}`);
   process.env.LOG_LEVEL ??= 'ERROR';
   let gateway: ReturnType<typeof gatewayKeys> | undefined;
@@ -59,7 +60,8 @@ export async function runKeys(argv: string[]): Promise<string> {
     gateway = gatewayKeys(stageConfig.usagePlanId, new APIGatewayClient({ region }));
   } else {
     if (values.region !== undefined) usage('--region goes with --stage');
-    useLocalEnvironment(['dynamodb', 'partner', 'pepper']);
+    useLocalEnvironment(['dynamodb', 'partner', 'pepper', 'cognito']);
+    if (command === 'invite') await useLocalUserPool();
   }
   // Imported after the environment is set: the shared modules read their configuration at load.
   const { toAllowlist } = await import('#shared/api-keys/authenticate.ts');
@@ -166,6 +168,7 @@ export async function runKeys(argv: string[]): Promise<string> {
       `${record.api_key} may be used from ${record.allowed_ips?.join(', ') ?? 'any address'} (within 60 seconds)`,
     );
   }
+  if (command === 'invite') return invite(values, values.stage === undefined, print);
   const merchantId = values.merchant ?? usage('list needs --merchant <merchant_id>');
   const list = (await keys.listApiKeys(merchantId)).map((key) => ({
     api_key: key.api_key,
@@ -187,11 +190,51 @@ export async function runKeys(argv: string[]): Promise<string> {
     .join('\n');
 }
 
+/** The pool `npm start` made in its local Cognito (the same lookup finds it, or makes it). */
+async function useLocalUserPool(): Promise<void> {
+  const { createDashboardUserPool } = await import('#infra/local/cognito.ts');
+  const env = process.env;
+  const pool = await createDashboardUserPool(env.COGNITO_ENDPOINT ?? '', env.TABLE_PREFIX ?? 'naira-local-');
+  Object.assign(env, pool);
+}
+
+/**
+ * `invite`: the merchant's first (or next) dashboard user. On AWS Cognito emails the temporary
+ * password; locally nothing is emailed, so a temporary password is made and printed here. Either
+ * way the user chooses their own password at first sign-in.
+ */
+async function invite(
+  values: { merchant?: string; email?: string },
+  local: boolean,
+  print: (json: object, text: string) => string,
+): Promise<string> {
+  const merchantId = values.merchant ?? usage('invite needs --merchant <merchant_id>');
+  const email = values.email ?? usage('invite needs --email <email>');
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) usage('--email must be an email address');
+  const { getMerchant } = await import('#shared/merchants/store.ts');
+  if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
+  const { createDashboardUser, DuplicateUser } = await import('#shared/dashboard/users.ts');
+  const { temporaryPassword } = await import('#shared/dashboard/passwords.ts');
+  const password = local ? temporaryPassword() : undefined;
+  const user = await createDashboardUser({ merchantId, email, password }).catch((error: Error) => {
+    throw error instanceof DuplicateUser ? new Refusal(error.message) : error;
+  });
+  return print(
+    { merchant_id: merchantId, email: user.email, temporary_password: password ?? null },
+    [
+      `Invited ${user.email} to the dashboard of ${merchantId}.`,
+      password
+        ? `  temporary password: ${password} (nothing is emailed locally: pass it on; a new one is chosen at first sign-in)`
+        : '  Cognito emails a temporary password; a new one is chosen at first sign-in.',
+    ].join('\n'),
+  );
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   runMain(() => runKeys(process.argv.slice(2)), {
     usage: USAGE,
     // The DynamoDB of `npm start` and its partner (new wallets are issued by the partner).
-    tried: ['dynamodb', 'partner'],
+    tried: ['dynamodb', 'partner', 'cognito'],
     portsHint:
       'is `npm start` running (or the partner, with --stage)? DYNAMODB_PORT and SANDBOX_PORT set other ports.',
   });

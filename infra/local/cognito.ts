@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import {
   CognitoIdentityProviderClient,
@@ -26,6 +27,12 @@ export interface LocalCognito {
  * as Cognito and signs tokens with its own RSA key, published at `/<poolId>/.well-known/jwks.json`.
  */
 export async function startCognitoLocal(options: { port: number; dataDir: string }): Promise<LocalCognito> {
+  // A busy port is Node's own EADDRINUSE, named like every other service's (the child would only log it).
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(options.port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
   const cwd = path.join(options.dataDir, 'cognito');
   mkdirSync(cwd, { recursive: true });
   const require = createRequire(import.meta.url);
@@ -64,8 +71,12 @@ export async function startCognitoLocal(options: { port: number; dataDir: string
     );
   } catch (error) {
     await stopChild(child);
-    const inUse = /EADDRINUSE/.test(output) ? ` EADDRINUSE: port ${options.port} is in use` : '';
-    throw new Error(`${(error as Error).message}${inUse}`, { cause: error });
+    if (/EADDRINUSE/.test(output)) {
+      throw new Error(`listen EADDRINUSE: address already in use 127.0.0.1:${options.port}`, {
+        cause: error,
+      });
+    }
+    throw error;
   }
   return { endpoint, stop: () => stopChild(child) };
 }

@@ -210,7 +210,7 @@ function credentialsFrom(values: ListenOptions): Credentials {
   // The same file start.ts writes: one demo merchant per partner.
   const partner = process.env.PARTNER ?? 'sandbox';
   const file = path.join(
-    path.resolve(PROJECT_ROOT, process.env.DATA_DIR ?? '.data'),
+    path.resolve(PROJECT_ROOT, process.env.DATA_DIR || '.data'),
     partner === 'sandbox' ? 'demo-merchant.json' : `demo-merchant-${partner}.json`,
   );
   if (!existsSync(file)) {

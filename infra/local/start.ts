@@ -55,8 +55,42 @@ async function demoMerchant(dataDir: string, partnerName: string): Promise<DemoM
   return demo;
 }
 
+interface DemoUser {
+  email: string;
+  password: string;
+}
+
+/**
+ * The demo merchant's dashboard user: made on first start with a random password (kept in the data
+ * folder beside the demo key, a local convenience only), so every start can print it.
+ */
+async function demoUser(dataDir: string, demo: DemoMerchant, partnerName: string): Promise<DemoUser> {
+  const suffix = partnerName === 'sandbox' ? '' : `-${partnerName}`;
+  const file = path.join(dataDir, `demo-user${suffix}.json`);
+  const { createDashboardUser, DuplicateUser } = await import('#shared/dashboard/users.ts');
+  const { signIn } = await import('#shared/dashboard/sign-in.ts');
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as DemoUser;
+    const signedIn = await signIn(saved.email, saved.password).catch(() => undefined);
+    if (signedIn && 'merchant_id' in signedIn && signedIn.merchant_id === demo.merchant_id) return saved;
+  }
+  const { temporaryPassword } = await import('#shared/dashboard/passwords.ts');
+  const user = { email: `demo${suffix}@nairapay.test`, password: temporaryPassword() };
+  await createDashboardUser({ merchantId: demo.merchant_id, ...user, permanent: true }).catch(
+    async (error: unknown) => {
+      if (!(error instanceof DuplicateUser)) throw error;
+      // A user left from an earlier demo merchant (its data wiped): start it afresh.
+      const { deleteDashboardUser } = await import('#shared/dashboard/users.ts');
+      await deleteDashboardUser(user.email);
+      await createDashboardUser({ merchantId: demo.merchant_id, ...user, permanent: true });
+    },
+  );
+  writeFileSync(file, `${JSON.stringify(user, null, 2)}\n`, { mode: 0o600 });
+  return user;
+}
+
 async function main() {
-  const dataDir = path.resolve(root, env.DATA_DIR ?? '.data');
+  const dataDir = path.resolve(root, env.DATA_DIR || '.data');
   if (fresh) rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
 
@@ -105,12 +139,14 @@ async function main() {
 
     const partnerName = env.PARTNER ?? 'sandbox';
     const demo = await demoMerchant(dataDir, partnerName);
+    const user = await demoUser(dataDir, demo, partnerName);
     const auth = `-H "X-API-Key: ${demo.api_key}" -H "X-API-Secret: ${demo.api_secret}"`;
     console.log(
       [
         '',
         `Payments API running at ${gateway.url}`,
         `  API reference:    ${gateway.url}/docs (OpenAPI: ${gateway.url}/openapi.json)`,
+        `  local Cognito:    ${services.env.COGNITO_ENDPOINT} (dashboard sign-in)`,
         `  routes served:    ${gateway.routes.map((route) => route.name).join(', ')}`,
         partnerName === 'paystack'
           ? `  partner:          Paystack at ${env.PAYSTACK_BASE_URL ?? 'https://api.paystack.co'} (its webhook URL: ${gateway.url}/webhooks/paystack)`
@@ -122,6 +158,10 @@ async function main() {
         `  X-API-Key:    ${demo.api_key}`,
         `  X-API-Secret: ${demo.api_secret}`,
         `Partner webhook secret (PARTNER_WEBHOOK_SECRET): ${secrets.PARTNER_WEBHOOK_SECRET}`,
+        '',
+        `Dashboard: ${gateway.url}/dashboard/`,
+        `  Demo user: ${user.email}`,
+        `  Password: ${user.password}`,
         '',
         'Try:',
         `  curl -s ${gateway.url}/api/v1/developer/banks`,
@@ -142,7 +182,7 @@ async function main() {
     console.error(`\nCould not start: ${message}`);
     if (inUse) {
       console.error(
-        'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT.',
+        'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT / COGNITO_PORT.',
       );
     }
     await shutdown(1);

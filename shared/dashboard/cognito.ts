@@ -18,9 +18,16 @@ export function cognito(): CognitoIdentityProviderClient {
   return client;
 }
 
-/** The dashboard's user pool and app client, or a clear error where they are not configured. */
-export function dashboardPool(): { userPoolId: string; clientId: string } {
-  const { userPoolId, clientId } = config.dashboard;
-  if (!userPoolId || !clientId) throw new Error('USER_POOL_ID and USER_POOL_CLIENT_ID are not set');
-  return { userPoolId, clientId };
+/** The dashboard's user pool, or a clear error where it is not configured. */
+export function userPoolId(): string {
+  const { userPoolId } = config.dashboard;
+  if (!userPoolId) throw new Error('USER_POOL_ID is not set');
+  return userPoolId;
+}
+
+/** The dashboard's app client (sign-in), or a clear error where it is not configured. */
+export function appClientId(): string {
+  const { clientId } = config.dashboard;
+  if (!clientId) throw new Error('USER_POOL_CLIENT_ID is not set');
+  return clientId;
 }

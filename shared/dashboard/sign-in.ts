@@ -4,7 +4,7 @@ import {
   InitiateAuthCommand,
   RespondToAuthChallengeCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
-import { cognito, dashboardPool } from '#shared/dashboard/cognito.ts';
+import { appClientId, cognito } from '#shared/dashboard/cognito.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 import { ApiError, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
@@ -89,7 +89,7 @@ export async function signIn(email: string, password: string): Promise<SignInRes
   const answer = await cognito()
     .send(
       new InitiateAuthCommand({
-        ClientId: dashboardPool().clientId,
+        ClientId: appClientId(),
         AuthFlow: 'USER_PASSWORD_AUTH',
         AuthParameters: { USERNAME: normalized, PASSWORD: password },
       }),
@@ -136,7 +136,7 @@ export async function answerChallenge(answer: ChallengeAnswer): Promise<SignInRe
   const result = await cognito()
     .send(
       new RespondToAuthChallengeCommand({
-        ClientId: dashboardPool().clientId,
+        ClientId: appClientId(),
         ChallengeName: answer.challenge,
         Session: answer.session,
         ChallengeResponses: responses,

@@ -1,9 +1,10 @@
 import {
   AdminCreateUserCommand,
+  AdminDeleteUserCommand,
   AdminSetUserPasswordCommand,
   UsernameExistsException,
 } from '@aws-sdk/client-cognito-identity-provider';
-import { cognito, dashboardPool } from '#shared/dashboard/cognito.ts';
+import { cognito, userPoolId } from '#shared/dashboard/cognito.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 
 /**
@@ -31,12 +32,11 @@ export interface NewUser {
 
 /** Creates a dashboard user of a merchant; an email already in use is refused (`DuplicateUser`). */
 export async function createDashboardUser(user: NewUser): Promise<{ email: string; sub: string }> {
-  const { userPoolId } = dashboardPool();
   const email = user.email.trim().toLowerCase();
   try {
     const created = await cognito().send(
       new AdminCreateUserCommand({
-        UserPoolId: userPoolId,
+        UserPoolId: userPoolId(),
         Username: email,
         UserAttributes: [
           { Name: 'email', Value: email },
@@ -52,7 +52,7 @@ export async function createDashboardUser(user: NewUser): Promise<{ email: strin
     if (user.password !== undefined && user.permanent) {
       await cognito().send(
         new AdminSetUserPasswordCommand({
-          UserPoolId: userPoolId,
+          UserPoolId: userPoolId(),
           Username: email,
           Password: user.password,
           Permanent: true,
@@ -67,4 +67,11 @@ export async function createDashboardUser(user: NewUser): Promise<{ email: strin
     }
     throw error;
   }
+}
+
+/** Deletes a dashboard user (by email); the local demo user's reset only: operators disable users in Cognito. */
+export async function deleteDashboardUser(email: string): Promise<void> {
+  await cognito().send(
+    new AdminDeleteUserCommand({ UserPoolId: userPoolId(), Username: email.trim().toLowerCase() }),
+  );
 }

@@ -120,6 +120,27 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect((await keys('allow-ips', third.api_key ?? '')).code).toBe(2);
   });
 
+  it("invites a merchant's dashboard user, who must choose a password at first sign-in", async () => {
+    const created = await keys('create', '--name', 'Invite Ltd', '--json');
+    const { merchant_id: merchantId } = JSON.parse(created.stdout.trim()) as { merchant_id: string };
+    const email = `first-${Date.now()}@invite.ng`;
+    const invited = await keys('invite', '--merchant', merchantId, '--email', email.toUpperCase(), '--json');
+    expect(invited.code).toBe(0);
+    const result = JSON.parse(invited.stdout.trim()) as { email: string; temporary_password: string };
+    expect(result).toMatchObject({ merchant_id: merchantId, email });
+    const signIn = await call(gateway, 'POST', '/api/v1/dashboard/sessions', {
+      body: { email, password: result.temporary_password },
+    });
+    expect(signIn.body?.data).toMatchObject({ challenge: 'NEW_PASSWORD_REQUIRED' });
+
+    const again = await keys('invite', '--merchant', merchantId, '--email', email);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toContain('already exists');
+    const nobody = await keys('invite', '--merchant', 'mer_nobody', '--email', 'x@invite.ng');
+    expect(nobody.code).toBe(2);
+    expect(nobody.stderr).toContain('no merchant mer_nobody');
+  });
+
   it('prints the secret once in plain text mode too', async () => {
     const created = await keys('create', '--name', 'Plain Text Ltd');
     expect(created.stdout).toMatch(/api_key: +pk_[0-9a-f]{32}/);

@@ -57,7 +57,7 @@ describe('npm start, stopped as a process manager stops it', () => {
 });
 
 describe('npm start on a busy port', () => {
-  it.each(['PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'SANDBOX_PORT'])(
+  it.each(['PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'SANDBOX_PORT', 'COGNITO_PORT'])(
     'says in one line which port is in use when %s is taken, and exits 1 leaving nothing running',
     async (taken) => {
       // Holds the port; whatever connects to it (the start script probing it) is dropped at the end.
@@ -76,7 +76,7 @@ describe('npm start on a busy port', () => {
         const output = start.output();
         expect(output).toContain(`address already in use 127.0.0.1:${busy}`);
         expect(output).toContain(
-          'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT.',
+          'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT / COGNITO_PORT.',
         );
         // No stack trace, Node's or Java's.
         expect(output).not.toMatch(/^\s+at /m);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InitiateAuthCommand } from '@aws-sdk/client-cognito-identity-provider';
-import { cognito, dashboardPool } from '#shared/dashboard/cognito.ts';
+import { appClientId, cognito } from '#shared/dashboard/cognito.ts';
 import { createDashboardUser } from '#shared/dashboard/users.ts';
 
 /** A password the pool's policy accepts. */
@@ -20,10 +20,9 @@ export async function aDashboardUser(merchantId: string) {
 
 /** Signs in at Cognito directly (the way the sign-in route does), returning the ID token. */
 export async function signInAt(email: string, password: string): Promise<string> {
-  const { clientId } = dashboardPool();
   const result = await cognito().send(
     new InitiateAuthCommand({
-      ClientId: clientId,
+      ClientId: appClientId(),
       AuthFlow: 'USER_PASSWORD_AUTH',
       AuthParameters: { USERNAME: email, PASSWORD: password },
     }),

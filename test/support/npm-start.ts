@@ -29,13 +29,14 @@ export interface NpmStartOptions {
 
 /** The four ports `npm start` listens on, each free a moment ago, as its environment names them. */
 export async function startPorts(): Promise<
-  Record<'PORT' | 'DYNAMODB_PORT' | 'SQS_PORT' | 'SANDBOX_PORT', string>
+  Record<'PORT' | 'DYNAMODB_PORT' | 'SQS_PORT' | 'SANDBOX_PORT' | 'COGNITO_PORT', string>
 > {
   return {
     PORT: String(await freePort()),
     DYNAMODB_PORT: String(await freePort()),
     SQS_PORT: String(await freePort()),
     SANDBOX_PORT: String(await freePort()),
+    COGNITO_PORT: String(await freePort()),
   };
 }
 
