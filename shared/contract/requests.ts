@@ -171,3 +171,16 @@ export const answerDashboardChallengeRequest = {
     ),
   }),
 };
+
+const accessTokenSchema = z
+  .string()
+  .check(z.minLength(1, 'Must not be empty'), z.maxLength(8192, 'Too long'));
+
+export const startTotpEnrolmentRequest = { body: z.strictObject({ access_token: accessTokenSchema }) };
+
+export const confirmTotpEnrolmentRequest = {
+  body: z.strictObject({
+    access_token: accessTokenSchema,
+    code: z.string().check(z.regex(/^\d{6}$/, 'Must be the 6-digit code of your authenticator app')),
+  }),
+};

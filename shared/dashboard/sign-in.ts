@@ -11,15 +11,15 @@ import { logger } from '#shared/logger.ts';
 
 /**
  * Signing in to the dashboard (API.md §10) at Cognito: email and password, then any challenge
- * Cognito sets (an invited user's new password, a TOTP code). The browser only ever holds the ID
- * token: the API's session routes accept it, and without the access token a user cannot call
- * Cognito's own user APIs (the merchant attribute is read-only to users anyway).
+ * Cognito sets (an invited user's new password, a TOTP code). The session routes accept the ID
+ * token only; the access token is for Cognito's own user calls (TOTP enrolment), which cannot
+ * change the user's merchant: that attribute is immutable and not writable by the app client.
  */
 
 export type Challenge = 'NEW_PASSWORD_REQUIRED' | 'SOFTWARE_TOKEN_MFA';
 
 export type SignInResult =
-  | { id_token: string; expires_in: number; email: string; merchant_id: string }
+  | { id_token: string; access_token: string; expires_in: number; email: string; merchant_id: string }
   | { challenge: Challenge; session: string };
 
 /** Cognito's refusals of a sign-in: all the one 401, whichever it was (no hint which part was wrong). */
@@ -71,6 +71,7 @@ function resultOf(
     }
     return {
       id_token: result.IdToken,
+      access_token: result.AccessToken ?? '',
       expires_in: result.ExpiresIn ?? DASHBOARD_USER_POOL.idTokenValidityMinutes * 60,
       email,
       merchant_id: merchantId,

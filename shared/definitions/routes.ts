@@ -270,6 +270,24 @@ export const ROUTES = [
     access: { signsIn: true },
     dashboard: true,
   },
+  {
+    name: 'start-totp-enrolment',
+    method: 'POST',
+    paths: ['/mfa/totp'],
+    auth: 'session',
+    summary: 'Start TOTP enrolment',
+    access: { signsIn: true },
+    dashboard: true,
+  },
+  {
+    name: 'confirm-totp-enrolment',
+    method: 'POST',
+    paths: ['/mfa/totp/verify'],
+    auth: 'session',
+    summary: 'Confirm TOTP enrolment',
+    access: { signsIn: true },
+    dashboard: true,
+  },
 ] as const satisfies readonly Route[];
 
 /** The name of a route of the table. */

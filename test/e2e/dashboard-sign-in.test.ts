@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { createDashboardUser } from '#shared/dashboard/users.ts';
-import { aDashboardUser, aPassword } from '#test/support/dashboard.ts';
+import { aDashboardUser, aPassword, totpCode } from '#test/support/dashboard.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
@@ -97,5 +97,78 @@ describe('dashboard sign-in (API.md §10)', () => {
     });
     expect(madeUp.status).toBe(401);
     expect(madeUp.body).toEqual(UNAUTHORIZED);
+  });
+
+  it('turns TOTP on for a user, after which every sign-in asks for a code from the app', async () => {
+    const user = await aDashboardUser(merchantId);
+    const session = data<{ id_token: string; access_token: string }>(
+      await call(gateway, 'POST', SIGN_IN, { body: { email: user.email, password: user.password } }),
+    );
+    const auth = { Authorization: `Bearer ${session.id_token}` };
+    const started = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
+      headers: auth,
+      body: { access_token: session.access_token },
+    });
+    expect(started.status).toBe(200);
+    const { secret, otpauth_uri: uri } = data<{ secret: string; otpauth_uri: string }>(started);
+    expect(uri).toContain(`secret=${secret}`);
+
+    // Someone else's access token, or none that is a token, never enrols this user.
+    const other = await aDashboardUser(merchantId);
+    const otherSession = data<{ access_token: string }>(
+      await call(gateway, 'POST', SIGN_IN, { body: { email: other.email, password: other.password } }),
+    );
+    const foreign = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
+      headers: auth,
+      body: { access_token: otherSession.access_token },
+    });
+    expect(foreign.status).toBe(401);
+
+    const wrong = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp/verify', {
+      headers: auth,
+      body: { access_token: session.access_token, code: totpCode(secret, Date.now() - 10 * 60_000) },
+    });
+    expect(wrong.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'code' }] });
+    const confirmed = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp/verify', {
+      headers: auth,
+      body: { access_token: session.access_token, code: totpCode(secret) },
+    });
+    expect(confirmed.status).toBe(200);
+
+    const next = await call(gateway, 'POST', SIGN_IN, {
+      body: { email: user.email, password: user.password },
+    });
+    const challenge = data<{ challenge: string; session: string }>(next);
+    expect(challenge.challenge).toBe('SOFTWARE_TOKEN_MFA');
+    const answer = (code: string) =>
+      call(gateway, 'POST', CHALLENGE, {
+        body: { email: user.email, challenge: 'SOFTWARE_TOKEN_MFA', session: challenge.session, code },
+      });
+    expect((await answer(totpCode(secret, Date.now() - 10 * 60_000))).status).toBe(401);
+    const signedIn = await answer(totpCode(secret));
+    expect(data(signedIn)).toMatchObject({ merchant_id: merchantId, id_token: expect.any(String) });
+  });
+
+  it('refuses the session routes without a valid ID token, and with an API key', async () => {
+    const { headers } = await aMerchant();
+    const user = await aDashboardUser(merchantId);
+    const attempts = [
+      {},
+      headers,
+      { Authorization: 'Bearer not-a-token' },
+      { Authorization: `Bearer ${user.idToken}x` },
+      // The access token is not a session: only ID tokens are.
+      {
+        Authorization: `Bearer ${data<{ access_token: string }>(await call(gateway, 'POST', SIGN_IN, { body: { email: user.email, password: user.password } })).access_token}`,
+      },
+    ];
+    for (const attempt of attempts) {
+      const response = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
+        headers: attempt,
+        body: { access_token: 'x' },
+      });
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual(UNAUTHORIZED);
+    }
   });
 });

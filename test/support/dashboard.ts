@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { InitiateAuthCommand } from '@aws-sdk/client-cognito-identity-provider';
 import { appClientId, cognito } from '#shared/dashboard/cognito.ts';
 import { createDashboardUser } from '#shared/dashboard/users.ts';
@@ -30,4 +30,20 @@ export async function signInAt(email: string, password: string): Promise<string>
   const token = result.AuthenticationResult?.IdToken;
   if (!token) throw new Error(`no ID token for ${email}: ${result.ChallengeName ?? 'no challenge'}`);
   return token;
+}
+
+/** The current RFC 6238 code (SHA-1, 6 digits, 30 s) of a base32 secret, as an authenticator app shows it. */
+export function totpCode(base32Secret: string, at = Date.now()): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const char of base32Secret.replace(/=+$/, '').toUpperCase()) {
+    bits += alphabet.indexOf(char).toString(2).padStart(5, '0');
+  }
+  const key = Buffer.from((bits.match(/.{8}/g) ?? []).map((byte) => Number.parseInt(byte, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(at / 30_000)));
+  const digest = createHmac('sha1', key).update(counter).digest();
+  const offset = (digest[digest.length - 1] ?? 0) & 0xf;
+  const value = digest.readUInt32BE(offset) & 0x7fffffff;
+  return String(value % 1_000_000).padStart(6, '0');
 }

@@ -1,0 +1,67 @@
+import {
+  AssociateSoftwareTokenCommand,
+  SetUserMFAPreferenceCommand,
+  VerifySoftwareTokenCommand,
+} from '@aws-sdk/client-cognito-identity-provider';
+import { cognito } from '#shared/dashboard/cognito.ts';
+import { Unauthorized, ValidationError } from '#shared/errors.ts';
+
+/**
+ * TOTP second factor for dashboard users (API.md §10: available, not required). Cognito's own
+ * enrolment, on the user's access token: a secret for the authenticator app, then a first code
+ * that proves it and turns TOTP on. From then on every sign-in asks for a code.
+ */
+
+/** The access token must be the signed-in user's own: the session's `sub` and the token's agree. */
+function ownAccessToken(accessToken: string, sub: string): string {
+  let claims: Record<string, unknown> = {};
+  try {
+    claims = JSON.parse(Buffer.from(accessToken.split('.')[1] ?? '', 'base64url').toString('utf8'));
+  } catch {
+    // Not a JWT at all: refused below.
+  }
+  if (claims.sub !== sub || claims.token_use !== 'access')
+    throw new Unauthorized('access token of another user');
+  return accessToken;
+}
+
+const refused = (error: unknown): never => {
+  const name = (error as Error)?.name ?? '';
+  if (name === 'NotAuthorizedException' || name === 'InvalidParameterException') {
+    throw new Unauthorized(`MFA call refused: ${name}`);
+  }
+  if (name === 'CodeMismatchException' || name === 'EnableSoftwareTokenMFAException') {
+    throw new ValidationError([{ field: 'code', message: 'The code does not match: try the next one' }]);
+  }
+  throw error;
+};
+
+/** Starts enrolment: the secret to put in the authenticator app, and an `otpauth://` URI for it. */
+export async function startTotpEnrolment(accessToken: string, user: { sub: string; email?: string }) {
+  const answer = await cognito()
+    .send(new AssociateSoftwareTokenCommand({ AccessToken: ownAccessToken(accessToken, user.sub) }))
+    .catch(refused);
+  const secret = answer.SecretCode ?? '';
+  const label = encodeURIComponent(`NairaPay:${user.email ?? user.sub}`);
+  return { secret, otpauth_uri: `otpauth://totp/${label}?secret=${secret}&issuer=NairaPay` };
+}
+
+/** Finishes enrolment with the app's first code; TOTP is then required at every sign-in. */
+export async function confirmTotpEnrolment(accessToken: string, code: string, user: { sub: string }) {
+  const token = ownAccessToken(accessToken, user.sub);
+  const verified = await cognito()
+    .send(
+      new VerifySoftwareTokenCommand({ AccessToken: token, UserCode: code, FriendlyDeviceName: 'dashboard' }),
+    )
+    .catch(refused);
+  if (verified.Status !== 'SUCCESS') refused({ name: 'CodeMismatchException' });
+  await cognito()
+    .send(
+      new SetUserMFAPreferenceCommand({
+        AccessToken: token,
+        SoftwareTokenMfaSettings: { Enabled: true, PreferredMfa: true },
+      }),
+    )
+    .catch(refused);
+  return { totp_enabled: true };
+}
