@@ -152,7 +152,7 @@ describe('dashboard sign-in (API.md §10)', () => {
   it('refuses the session routes without a valid ID token, and with an API key', async () => {
     const { headers } = await aMerchant();
     const user = await aDashboardUser(merchantId);
-    const attempts = [
+    const attempts: Record<string, string>[] = [
       {},
       headers,
       { Authorization: 'Bearer not-a-token' },
