@@ -9,6 +9,9 @@ import {
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { localCredentials } from '#infra/local/process.ts';
 
+/** Errors of a shard iterator that a fresh read from TRIM_HORIZON cures. */
+const RESTARTABLE = new Set(['TrimmedDataAccessException', 'ExpiredIteratorException']);
+
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined>;
 
 export interface StreamPollerOptions {
@@ -97,7 +100,10 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
             .then(() => done.add(id))
             .catch((error: unknown) => {
               reading.delete(id);
-              if (running) options.onError?.(error);
+              // An iterator past its shard's trim horizon, or expired (DynamoDB Local trims and
+              // rotates shards): the next round reads the shard again from its oldest record, as
+              // Lambda's mapping does; the consumer is idempotent. Not an error worth a log line.
+              if (running && !RESTARTABLE.has((error as Error)?.name)) options.onError?.(error);
             });
         }
       } catch (error) {
