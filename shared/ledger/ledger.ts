@@ -78,7 +78,36 @@ export class CompanionConflict extends Error {
 /** Retries of a posting whose balance version moved underneath it (other postings of the merchant). */
 const MAX_ATTEMPTS = 60;
 
-async function readBalance(merchantId: string): Promise<{ balance: number; version: number }> {
+interface Balance {
+  balance: number;
+  version: number;
+}
+
+/**
+ * Each merchant's balance and version as this container last read or wrote them: a hint that saves
+ * the read before a posting (one DynamoDB call per credit instead of two). Never trusted: the
+ * write's version condition checks it, a conflict re-reads, and a refusal (a debit not covered, a
+ * balance ceiling) is only ever given on a fresh, consistent read.
+ */
+const lastKnown = new Map<string, Balance>();
+const MAX_KNOWN = 10_000;
+
+function remember(merchantId: string, balance: Balance): void {
+  lastKnown.delete(merchantId);
+  lastKnown.set(merchantId, balance);
+  if (lastKnown.size > MAX_KNOWN) lastKnown.delete(lastKnown.keys().next().value as string);
+}
+
+/** The balance to compute a posting from: the remembered one, unless `fresh` or none is remembered. */
+async function balanceFor(merchantId: string, fresh: boolean): Promise<Balance & { fresh: boolean }> {
+  const known = fresh ? undefined : lastKnown.get(merchantId);
+  if (known) return { ...known, fresh: false };
+  const read = await readBalance(merchantId);
+  remember(merchantId, read);
+  return { ...read, fresh: true };
+}
+
+async function readBalance(merchantId: string): Promise<Balance> {
   const { Item } = await dynamo.send(
     new GetCommand({
       TableName: tableName('merchants'),
@@ -110,19 +139,23 @@ export async function getEntry(entryId: string): Promise<LedgerEntry | undefined
  */
 export async function post(posting: Posting): Promise<PostResult> {
   if (!Number.isSafeInteger(posting.amount)) throw new RangeError('a posting is a whole number of kobo');
+  // Only new money is capped: a reversal gives back what was already the merchant's and must
+  // never be blocked (the transfer would stay pending with its money held).
+  const pastCeiling = (after: number) =>
+    posting.category === 'payment' && after > config.limits.maxBalance && !posting.allowPastMaxBalance;
+  const refused = (after: number) => after < 0 || pastCeiling(after) || !Number.isSafeInteger(after);
+  let fresh = false;
   for (let attempt = 1; ; attempt++) {
     const existing = attempt === 1 ? undefined : await getEntry(posting.entryId);
     if (existing) return { entry: existing, applied: false };
-    const { balance, version } = await readBalance(posting.merchantId);
+    let current = await balanceFor(posting.merchantId, fresh);
+    // A remembered balance may be stale: a refusal is only ever decided on a fresh read.
+    if (!current.fresh && refused(current.balance + posting.amount)) {
+      current = await balanceFor(posting.merchantId, true);
+    }
+    const { balance, version } = current;
     const balanceAfter = balance + posting.amount;
-    // Only new money is capped: a reversal gives back what was already the merchant's and must
-    // never be blocked (the transfer would stay pending with its money held).
-    if (
-      posting.category === 'payment' &&
-      balanceAfter > config.limits.maxBalance &&
-      !posting.allowPastMaxBalance
-    )
-      throw new BalanceCeiling(balanceAfter);
+    if (pastCeiling(balanceAfter)) throw new BalanceCeiling(balanceAfter);
     // Past 2^53 a balance is no longer exact: no flag lets a posting go there.
     if (!Number.isSafeInteger(balanceAfter))
       throw new RangeError(`a posting would take the balance to ${balanceAfter}, past exact integers`);
@@ -177,8 +210,12 @@ export async function post(posting: Posting): Promise<PostResult> {
           ],
         }),
       );
+      remember(posting.merchantId, { balance: balanceAfter, version: version + 1 });
       return { entry, applied: true };
     } catch (error) {
+      // Whatever failed, the next attempt (if any) reads the balance afresh.
+      lastKnown.delete(posting.merchantId);
+      fresh = true;
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
       if (reasons[1]?.Code === 'ConditionalCheckFailed') {
@@ -195,7 +232,8 @@ export async function post(posting: Posting): Promise<PostResult> {
         throw error;
       }
       // The version moved (another posting won) or the transaction conflicted: back off, re-read.
-      await backoff(attempt);
+      // A remembered balance that was merely stale is re-read at once.
+      if (current.fresh) await backoff(attempt);
     }
   }
 }
@@ -227,8 +265,15 @@ export async function postAll(
   if (new Set(postings.map((posting) => posting.entryId)).size !== postings.length) {
     throw new RangeError('postAll takes distinct entry ids');
   }
+  const total = postings.reduce((sum, posting) => sum + posting.amount, 0);
+  let fresh = false;
   for (let attempt = 1; ; attempt++) {
-    const { balance, version } = await readBalance(merchantId);
+    let current = await balanceFor(merchantId, fresh);
+    // A remembered balance may be stale: the ceiling is only ever decided on a fresh read.
+    if (!current.fresh && current.balance + total > config.limits.maxBalance) {
+      current = await balanceFor(merchantId, true);
+    }
+    const { balance, version } = current;
     const now = new Date().toISOString();
     let running = balance;
     const entries: LedgerEntry[] = postings.map((posting, i) => {
@@ -274,8 +319,11 @@ export async function postAll(
       throw new RangeError(`a group of ${items.length} writes is over ${MAX_TRANSACTION_ITEMS}`);
     try {
       await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+      remember(merchantId, { balance: running, version: version + entries.length });
       return entries;
     } catch (error) {
+      lastKnown.delete(merchantId);
+      fresh = true;
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
       const failed = (from: number, to: number) =>
@@ -283,7 +331,7 @@ export async function postAll(
       if (failed(1, 1 + entries.length)) throw new GroupNotApplied('already_applied');
       if (failed(1 + entries.length, items.length)) throw new GroupNotApplied('companion_conflict');
       if (attempt >= MAX_ATTEMPTS) throw error;
-      await backoff(attempt);
+      if (current.fresh) await backoff(attempt);
     }
   }
 }

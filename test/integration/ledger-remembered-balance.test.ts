@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { config } from '#shared/config.ts';
+import { auditMerchant } from '#shared/ledger/audit.ts';
+import type * as Ledger from '#shared/ledger/ledger.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import { aMerchant } from '#test/support/merchants.ts';
+
+const id = (kind: string) => `${kind}:${randomUUID()}`;
+
+/** The ledger module as a separate container loads it: its own remembered balances. */
+async function aContainer(): Promise<typeof Ledger> {
+  vi.resetModules();
+  return import('#shared/ledger/ledger.ts');
+}
+
+describe('balances remembered between postings (one container never trusts them)', () => {
+  it('posts exactly from a stale remembered balance: re-reads on conflict, refuses only on a fresh read', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const a = await aContainer();
+    const b = await aContainer();
+    const post = (ledger: typeof Ledger, amount: number) =>
+      (amount > 0 ? ledger.credit : ledger.debit)({
+        entryId: id(amount > 0 ? 'payment' : 'transfer'),
+        merchantId: m,
+        amount: Math.abs(amount),
+        category: amount > 0 ? 'payment' : 'transfer',
+        reference: 'ref',
+      });
+
+    await post(a, 100); // a remembers 100 at version 1
+    await post(b, 1_000); // b reads 100 and writes 1,100 at version 2: a's memory is stale
+    // a's memory says 100 does not cover 500: that is never the answer without a fresh read.
+    const debited = await post(a, -500);
+    expect(debited.entry).toMatchObject({ balance_after: 600, seq: 3 });
+    // b remembers 1,100 at version 2: its write is refused by the version check, then re-read.
+    const credited = await post(b, 1);
+    expect(credited.entry).toMatchObject({ balance_after: 601, seq: 4 });
+    // A debit the fresh balance does not cover is still refused, writing nothing.
+    await expect(post(a, -10_000)).rejects.toBeInstanceOf(a.InsufficientFunds);
+    expect(await getMerchant(m)).toMatchObject({ balance: 601, version: 4 });
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('holds a payment past MAX_BALANCE only on a fresh read, never on a stale remembered one', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const max = config.limits.maxBalance;
+    const a = await aContainer();
+    const b = await aContainer();
+    const payment = (ledger: typeof Ledger, amount: number) =>
+      ledger.credit({ entryId: id('payment'), merchantId: m, amount, category: 'payment', reference: 'r' });
+    await payment(a, max - 10); // a remembers max - 10
+    await b.debit({
+      entryId: id('transfer'),
+      merchantId: m,
+      amount: 100,
+      category: 'transfer',
+      reference: 't',
+    });
+    // a's memory says max - 10 + 50 is past the ceiling; the fresh balance (max - 110) is not.
+    const group = await a.postAll(m, [
+      { entryId: id('payment'), amount: 50, category: 'payment', reference: 'g' },
+    ]);
+    expect(group[0]).toMatchObject({ balance_after: max - 60, seq: 3 });
+    await expect(payment(b, 61)).rejects.toBeInstanceOf(b.BalanceCeiling);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+});
