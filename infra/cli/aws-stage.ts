@@ -1,11 +1,4 @@
 import '#shared/aws/node-version.ts';
-import {
-  type APIGatewayClient,
-  CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
-  GetApiKeysCommand,
-  UpdateApiKeyCommand,
-} from '@aws-sdk/client-api-gateway';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { operatorConfigParameter } from '#infra/stack-names.ts';
 
@@ -63,37 +56,4 @@ export function useStageEnvironment(config: StageConfig, region: string): void {
   env.PARTNER_BANK_CODE = config.partnerBankCode;
   env.API_KEY_PEPPER_SECRET = config.pepperSecretArn;
   if (config.userPoolId) env.USER_POOL_ID = config.userPoolId;
-}
-
-/**
- * The stage's API Gateway side of a key: the authorizer hands API Gateway the verified key (key
- * source AUTHORIZER), whose usage plan throttles each registered key; a revoked key is disabled there too.
- */
-export function gatewayKeys(usagePlanId: string, client: APIGatewayClient) {
-  return {
-    async register(apiKey: string, merchantId: string): Promise<void> {
-      const created = await client.send(
-        new CreateApiKeyCommand({
-          name: apiKey,
-          value: apiKey,
-          enabled: true,
-          description: `merchant ${merchantId}`,
-        }),
-      );
-      await client.send(
-        new CreateUsagePlanKeyCommand({ usagePlanId, keyId: created.id, keyType: 'API_KEY' }),
-      );
-    },
-    async disable(apiKey: string): Promise<void> {
-      const { items } = await client.send(new GetApiKeysCommand({ nameQuery: apiKey, includeValues: false }));
-      for (const key of (items ?? []).filter((item) => item.name === apiKey)) {
-        await client.send(
-          new UpdateApiKeyCommand({
-            apiKey: key.id,
-            patchOperations: [{ op: 'replace', path: '/enabled', value: 'false' }],
-          }),
-        );
-      }
-    },
-  };
 }

@@ -2,8 +2,9 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { gatewayKeys, loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
+import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
 import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
+import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 
 /**
  * Operator CLI (API.md §6): `npm run keys -- create|revoke|list`. Without `--stage` it talks to

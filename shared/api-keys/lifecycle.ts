@@ -41,6 +41,8 @@ function checkedAllowlist(allowedIps: readonly string[]): string[] {
 
 /** A merchant's own key, or `NotFound` (another merchant's key is not found either). */
 async function ownKey(apiKey: string, merchantId?: string): Promise<ApiKeyRecord> {
+  // No key id is this long; DynamoDB would refuse it as a key rather than find nothing.
+  if (apiKey.length > 100) throw new NotFound('API key');
   const record = await getApiKey(apiKey);
   if (!record || (merchantId !== undefined && record.merchant_id !== merchantId))
     throw new NotFound('API key');

@@ -184,3 +184,39 @@ export const confirmTotpEnrolmentRequest = {
     code: z.string().check(z.regex(/^\d{6}$/, 'Must be the 6-digit code of your authenticator app')),
   }),
 };
+
+const allowedIpsSchema = z
+  .array(z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(64, 'Too long')))
+  .check(z.maxLength(20, 'At most 20 entries'))
+  .register(z.globalRegistry, {
+    description: 'IPv4 or IPv6 addresses or CIDR blocks the key may be used from; empty: any address',
+    examples: [['203.0.113.0/24']],
+  });
+const apiKeyParam = z.object({ api_key: z.string() });
+
+export const getDashboardOverviewRequest = {};
+
+export const listApiKeysRequest = {};
+
+export const createApiKeyRequest = {
+  body: z.optional(z.strictObject({ allowed_ips: z.optional(allowedIpsSchema) })),
+  bodyOptional: true,
+} as const;
+
+export const rollApiKeyRequest = {
+  params: apiKeyParam,
+  body: z.strictObject({
+    old_key_expires_at: z.string().check(
+      z.refine((value) => isIsoDateTime(value), {
+        message: 'Must be an ISO 8601 date-time (2026-11-30T10:15:00Z)',
+      }),
+    ),
+  }),
+};
+
+export const revokeApiKeyRequest = { params: apiKeyParam };
+
+export const setApiKeyIpsRequest = {
+  params: apiKeyParam,
+  body: z.strictObject({ allowed_ips: allowedIpsSchema }),
+};

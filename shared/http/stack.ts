@@ -367,8 +367,14 @@ export function webhookHandler(route: string | Route, handle: (input: WebhookInp
 
 /**
  * A handler for a route that needs API credentials (`auth: 'api_key'` in the route table): the
- * domain call receives the authenticated `caller`.
+ * domain call receives the authenticated `caller`. Given an `endpoint(…)`, it serves that endpoint
+ * (which a dashboard route may serve too).
  */
+export function httpHandler<
+  B extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+>(route: string | Route, served: Endpoint<B, Q, P>): ReturnType<typeof buildHandler<B, Q, P>>;
 export function httpHandler<
   B extends Schema | undefined = undefined,
   Q extends Schema | undefined = undefined,
@@ -377,8 +383,21 @@ export function httpHandler<
   route: string | Route,
   spec: EndpointSpec<B, Q, P>,
   handle: (input: MerchantInput<B, Q, P>) => Promise<Reply>,
+): ReturnType<typeof buildHandler<B, Q, P>>;
+export function httpHandler<
+  B extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+>(
+  route: string | Route,
+  specOrServed: EndpointSpec<B, Q, P> | Endpoint<B, Q, P>,
+  handle?: (input: MerchantInput<B, Q, P>) => Promise<Reply>,
 ) {
-  return buildHandler(routeNamed(route, 'api_key'), spec, handle);
+  const served =
+    'handle' in specOrServed
+      ? specOrServed
+      : { spec: specOrServed, handle: handle as Endpoint<B, Q, P>['handle'] };
+  return buildHandler(routeNamed(route, 'api_key'), served.spec, served.handle);
 }
 
 /**

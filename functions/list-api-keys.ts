@@ -1,0 +1,14 @@
+import { toApiKey } from '#shared/api-keys/registry.ts';
+import { listApiKeys } from '#shared/api-keys/store.ts';
+import { listApiKeysRequest } from '#shared/contract/requests.ts';
+import { endpoint, sessionHandler } from '#shared/http/stack.ts';
+
+/** GET /api/v1/dashboard/keys: the merchant's keys, newest first, with their last use; never a secret. */
+export const handler = sessionHandler(
+  'list-api-keys',
+  endpoint(listApiKeysRequest, async ({ caller }) => {
+    const keys = await listApiKeys(caller.merchantId);
+    const now = Date.now();
+    return { message: 'API keys retrieved', data: keys.map((key) => toApiKey(key, now)) };
+  }),
+);
