@@ -1,11 +1,71 @@
 import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { currentSession, type Session, saveSession, whenSignedOut } from './app/api.ts';
+import { ApiKeys } from './app/keys.tsx';
+import { Overview } from './app/overview.tsx';
+import { Payments } from './app/payments.tsx';
+import { SignIn } from './app/sign-in.tsx';
+import { Transactions } from './app/transactions.tsx';
+import { Webhooks } from './app/webhooks.tsx';
 
-/** The dashboard (API.md §10): placeholder until its pages land. */
+/** The dashboard (API.md §10): one page per concern, chosen by the URL's hash (#/keys, …). */
+const PAGES = [
+  { hash: '#/', label: 'Overview', page: Overview },
+  { hash: '#/keys', label: 'API keys', page: ApiKeys },
+  { hash: '#/webhooks', label: 'Webhooks', page: Webhooks },
+  { hash: '#/transactions', label: 'Transactions', page: Transactions },
+  { hash: '#/payments', label: 'Payments', page: Payments },
+];
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash || '#/');
+  useEffect(() => {
+    const changed = () => setHash(location.hash || '#/');
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return hash;
+}
+
 function App() {
+  const [session, setSession] = useState<Session | undefined>(currentSession());
+  const hash = useHash();
+  useEffect(() => whenSignedOut(() => setSession(undefined)), []);
+  const current = PAGES.find((page) => page.hash === hash) ?? PAGES[0];
+  useEffect(() => {
+    document.title =
+      session && current ? `${current.label} · NairaPay dashboard` : 'Sign in · NairaPay dashboard';
+  }, [session, current]);
+  if (!session) return <SignIn onSignedIn={setSession} />;
+  const Page = current?.page ?? Overview;
+  const signOut = () => {
+    saveSession(undefined);
+    setSession(undefined);
+  };
   return (
-    <main>
-      <h1>NairaPay dashboard</h1>
-    </main>
+    <div class="layout">
+      <header class="top">
+        <span class="brand">NairaPay</span>
+        <span class="who">{session.email}</span>
+        <button type="button" class="secondary" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <nav aria-label="Dashboard">
+        <ul>
+          {PAGES.map((page) => (
+            <li key={page.hash}>
+              <a href={page.hash} aria-current={page === current ? 'page' : undefined}>
+                {page.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main>
+        <Page key={hash} />
+      </main>
+    </div>
   );
 }
 

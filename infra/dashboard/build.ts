@@ -23,6 +23,14 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The other security headers of every dashboard response (locally and on CloudFront alike). */
+export const DASHBOARD_SECURITY_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
+} as const;
+
 /** Builds the app into `outDir` (index.html, app.js, app.css); returns the files written. */
 export async function buildDashboard(outDir: string): Promise<string[]> {
   mkdirSync(outDir, { recursive: true });

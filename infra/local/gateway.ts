@@ -16,6 +16,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import { dashboardResponder } from '#infra/local/dashboard.ts';
 import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
 import type { SessionVerifier } from '#infra/local/session-verifier.ts';
@@ -343,6 +344,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   };
 
   let docs: ReturnType<typeof docsResponder> | undefined;
+  const dashboard = dashboardResponder();
   let apiId = 'local';
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const requestId = randomUUID();
@@ -356,7 +358,10 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       );
     }
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const page = request.method === 'GET' ? await docs?.(url.pathname, requestId) : undefined;
+    const page =
+      request.method === 'GET'
+        ? ((await docs?.(url.pathname, requestId)) ?? (await dashboard(url.pathname, requestId)))
+        : undefined;
     if (page) return send(response, page);
     const candidates = compiled
       .map((entry) => ({ entry, found: entry.pattern.exec(url.pathname) }))

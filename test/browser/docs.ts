@@ -1,12 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { MERCHANT_ROUTES as ROUTES } from '#shared/definitions/routes.ts';
 
 /** The events the document lists under `webhooks` (rendered as operations too). */
 const WEBHOOK_OPERATIONS = Object.keys(buildOpenApiDocument('').webhooks ?? {}).length;
 
+import { checks, launchChromium, watch } from '#test/browser/harness.ts';
 import { startNpmStart } from '#test/support/npm-start.ts';
 
 /**
@@ -17,49 +17,17 @@ import { startNpmStart } from '#test/support/npm-start.ts';
  * and saves a screenshot to test-results/docs.png.
  */
 const root = path.resolve(import.meta.dirname, '..', '..');
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The window's width, in CSS pixels. */
 const WIDTH = 1280;
-const results: { name: string; ok: boolean; detail?: string }[] = [];
-const check = (name: string, ok: boolean, detail?: string) => {
-  results.push({ name, ok, detail });
-  console.log(`${ok ? '✓' : '✗'} ${name}${ok || !detail ? '' : `: ${detail}`}`);
-};
+const { check, summary } = checks();
 
 async function main(): Promise<number> {
   const service = await startNpmStart({ LOG_LEVEL: 'WARN' });
-  const browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-default-apps',
-      '--disable-extensions',
-    ],
-  });
+  const browser = await launchChromium();
   try {
     // 1280 px: a common laptop width, where the code blocks once ran off the page.
     const page = await browser.newPage({ viewport: { width: WIDTH, height: 900 } });
-    const requested: string[] = [];
-    page.on('request', (request) => requested.push(request.url()));
-    const failed: string[] = [];
-    page.on('response', (answer) => {
-      if (answer.status() >= 400) failed.push(`${answer.status()} ${answer.url()}`);
-    });
-    page.on('requestfailed', (request) =>
-      failed.push(`${request.failure()?.errorText ?? 'failed'} ${request.url()}`),
-    );
-    const consoleErrors: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`));
+    const { requested, failed, consoleErrors, outside: outsideOf } = watch(page);
     const response = await page.goto(`${service.url}/docs`, { waitUntil: 'load' });
     check('GET /docs answers 200 with HTML', response?.status() === 200);
 
@@ -158,13 +126,7 @@ async function main(): Promise<number> {
     );
     check('no request failed (the favicon included)', failed.length === 0, failed.join(', '));
     check('the browser logged no error', consoleErrors.length === 0, consoleErrors.join(' | '));
-    const outside = requested.filter((url) => {
-      const { protocol, hostname } = new URL(url);
-      return (
-        !['data:', 'blob:', 'about:'].includes(protocol) &&
-        !['127.0.0.1', 'localhost', '[::1]'].includes(hostname)
-      );
-    });
+    const outside = outsideOf();
     check('the page made no request outside localhost', outside.length === 0, outside.join(', '));
     check(
       'it loaded Redoc from the service itself',
@@ -179,9 +141,7 @@ async function main(): Promise<number> {
     await browser.close();
     await service.stop();
   }
-  const failed = results.filter((result) => !result.ok).length;
-  console.log(`${results.length - failed} passed, ${failed} failed`);
-  return failed === 0 ? 0 : 1;
+  return summary();
 }
 
 main().then(

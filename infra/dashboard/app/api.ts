@@ -1,0 +1,99 @@
+/**
+ * The dashboard's one way to its API (docs/dashboard-api.md): same origin, JSON, the ID token as a
+ * bearer, the envelope unwrapped. A 401 ends the session: the app shows the sign-in form again.
+ */
+
+export const API = '/api/v1/dashboard';
+const TOKEN_KEY = 'naira.session';
+
+export interface Session {
+  id_token: string;
+  access_token: string;
+  email: string;
+  merchant_id: string;
+  /** Epoch milliseconds. */
+  expires_at: number;
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+    readonly errors: { field: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+let onSignedOut: () => void = () => undefined;
+
+/** What to do when the session ends (a 401, or the token's expiry). */
+export function whenSignedOut(callback: () => void): void {
+  onSignedOut = callback;
+}
+
+export function currentSession(): Session | undefined {
+  const raw = sessionStorage.getItem(TOKEN_KEY);
+  if (!raw) return undefined;
+  const session = JSON.parse(raw) as Session;
+  return session.expires_at > Date.now() ? session : undefined;
+}
+
+export function saveSession(session: Session | undefined): void {
+  if (session) sessionStorage.setItem(TOKEN_KEY, JSON.stringify(session));
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+export interface Page<T> {
+  data: T;
+  nextCursor: string | null;
+  message: string;
+}
+
+/** Calls a route of the dashboard's API; throws `ApiFailure` with the API's message on an error. */
+export async function request<T>(method: string, path: string, body?: unknown): Promise<Page<T>> {
+  const session = currentSession();
+  const headers: Record<string, string> = {};
+  if (session) headers.Authorization = `Bearer ${session.id_token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(`${API}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const envelope = (await response.json().catch(() => ({}))) as {
+    message?: string;
+    code?: string;
+    data?: T;
+    meta?: { next_cursor: string | null };
+    errors?: { field: string; message: string }[];
+  };
+  if (!response.ok) {
+    if (response.status === 401 && session) {
+      saveSession(undefined);
+      onSignedOut();
+    }
+    throw new ApiFailure(
+      response.status,
+      envelope.message ?? `HTTP ${response.status}`,
+      envelope.code,
+      envelope.errors,
+    );
+  }
+  return {
+    data: envelope.data as T,
+    nextCursor: envelope.meta?.next_cursor ?? null,
+    message: envelope.message ?? '',
+  };
+}
+
+/** A query string of the set values. */
+export function query(values: Record<string, string | number | undefined | null>): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(values)) {
+    if (value !== undefined && value !== null && value !== '') params.set(name, String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}

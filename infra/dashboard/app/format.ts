@@ -1,0 +1,64 @@
+/** Kobo as naira, e.g. 123456 → "₦1,234.56". */
+export function naira(kobo: number): string {
+  const sign = kobo < 0 ? '−' : '';
+  const abs = Math.abs(kobo);
+  const whole = Math.floor(abs / 100).toLocaleString('en-NG');
+  return `${sign}₦${whole}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/** An ISO timestamp as a short local date and time; an absent one as "—". */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime())
+    ? iso
+    : date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** The message of an error, for people. */
+export function problem(error: unknown): string {
+  const failure = error as { message?: string; errors?: { field: string; message: string }[] };
+  const details = (failure.errors ?? []).map((item) => `${item.field}: ${item.message}`).join('; ');
+  return details ? `${failure.message ?? 'Error'} (${details})` : (failure.message ?? String(error));
+}
+
+/** The columns of the transactions CSV, in order (amounts in kobo, as the API gives them). */
+export const CSV_COLUMNS = [
+  'reference',
+  'created_at',
+  'type',
+  'category',
+  'status',
+  'amount',
+  'fee',
+  'currency',
+  'balance_after',
+  'narration',
+  'counterparty_account_name',
+  'counterparty_account_number',
+  'counterparty_bank_code',
+  'reason',
+  'virtual_account_reference',
+] as const;
+
+/** One field as RFC 4180 wants it: quoted when it holds a comma, a quote or a line break. */
+function csvField(value: unknown): string {
+  const text = value === null || value === undefined ? '' : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** Transactions as CSV text (CRLF line ends, header row first). */
+export function transactionsCsv(rows: Record<string, unknown>[]): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const row of rows) {
+    const counterparty = (row.counterparty ?? {}) as Record<string, unknown>;
+    const flat: Record<string, unknown> = {
+      ...row,
+      counterparty_account_name: counterparty.account_name,
+      counterparty_account_number: counterparty.account_number,
+      counterparty_bank_code: counterparty.bank_code,
+    };
+    lines.push(CSV_COLUMNS.map((column) => csvField(flat[column])).join(','));
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}

@@ -1,0 +1,123 @@
+import { useState } from 'preact/hooks';
+import { currentSession, request } from './api.ts';
+import { naira, problem, when } from './format.ts';
+import type { Overview as OverviewData, Transaction } from './types.ts';
+import { Alert, Status, Table, useLoad } from './ui.tsx';
+
+export const TRANSACTION_COLUMNS = [
+  { label: 'Date', cell: (t: Transaction) => when(t.created_at) },
+  { label: 'Reference', cell: (t: Transaction) => <code>{t.reference}</code> },
+  { label: 'Type', cell: (t: Transaction) => `${t.type} (${t.category})` },
+  { label: 'Status', cell: (t: Transaction) => t.status },
+  {
+    label: 'Counterparty',
+    cell: (t: Transaction) => `${t.counterparty.account_name} ${t.counterparty.account_number}`,
+  },
+  {
+    label: 'Amount',
+    numeric: true,
+    cell: (t: Transaction) => naira(t.type === 'debit' ? -t.amount : t.amount),
+  },
+  { label: 'Fee', numeric: true, cell: (t: Transaction) => naira(t.fee) },
+  { label: 'Balance after', numeric: true, cell: (t: Transaction) => naira(t.balance_after) },
+];
+
+/** Balance, wallet and the latest transactions; and the user's second factor. */
+export function Overview() {
+  const { data, error } = useLoad(
+    () => request<OverviewData>('GET', '/overview').then((page) => page.data),
+    [],
+  );
+  return (
+    <>
+      <h1>Overview</h1>
+      <Alert text={error} />
+      {data && (
+        <>
+          <dl class="summary">
+            <div>
+              <dt>Balance</dt>
+              <dd class="balance">{naira(data.balance)}</dd>
+            </div>
+            <div>
+              <dt>Wallet account</dt>
+              <dd>
+                <code>{data.account_number}</code> {data.account_name}
+              </dd>
+            </div>
+            <div>
+              <dt>Merchant</dt>
+              <dd>
+                {data.name} <code>{data.merchant_id}</code>
+              </dd>
+            </div>
+          </dl>
+          <Table
+            caption="Recent transactions"
+            columns={TRANSACTION_COLUMNS}
+            rows={data.recent_transactions}
+            rowKey={(t) => t.reference}
+            empty="No transactions yet."
+          />
+        </>
+      )}
+      <TwoFactor />
+    </>
+  );
+}
+
+/** TOTP enrolment: a secret for the authenticator app, then its first code. */
+function TwoFactor() {
+  const [secret, setSecret] = useState<{ secret: string; otpauth_uri: string }>();
+  const [error, setError] = useState<string>();
+  const [done, setDone] = useState<string>();
+  const accessToken = () => currentSession()?.access_token ?? '';
+  const start = async () => {
+    setError(undefined);
+    try {
+      setSecret(
+        (
+          await request<{ secret: string; otpauth_uri: string }>('POST', '/mfa/totp', {
+            access_token: accessToken(),
+          })
+        ).data,
+      );
+    } catch (failure) {
+      setError(problem(failure));
+    }
+  };
+  const confirm = async (event: Event) => {
+    event.preventDefault();
+    const code = String(new FormData(event.currentTarget as HTMLFormElement).get('code'));
+    try {
+      await request('POST', '/mfa/totp/verify', { access_token: accessToken(), code });
+      setSecret(undefined);
+      setDone('Two-factor authentication is on: every sign-in now asks for a code.');
+    } catch (failure) {
+      setError(problem(failure));
+    }
+  };
+  return (
+    <section aria-labelledby="two-factor">
+      <h2 id="two-factor">Two-factor authentication</h2>
+      {!secret && (
+        <button type="button" class="secondary" onClick={start}>
+          Set up two-factor authentication
+        </button>
+      )}
+      {secret && (
+        <form onSubmit={confirm} aria-label="Turn on two-factor authentication">
+          <p>
+            Add this key to your authenticator app: <code>{secret.secret}</code> (or the link{' '}
+            <code class="wrap">{secret.otpauth_uri}</code>), then enter the code it shows.
+          </p>
+          <label for="totp-code">Code from your app</label>
+          <input id="totp-code" name="code" inputMode="numeric" pattern="[0-9]{6}" required />
+          <button type="submit">Turn on</button>
+        </form>
+      )}
+      <Alert text={error} />
+      <Status text={done} />
+    </section>
+  );
+}

@@ -1,0 +1,100 @@
+import { useState } from 'preact/hooks';
+import { query, request } from './api.ts';
+import { naira, when } from './format.ts';
+import type { VirtualAccount } from './types.ts';
+import { Alert, Table, useLoad } from './ui.tsx';
+
+/** Virtual accounts, newest first, and the payments into the one chosen. */
+export function Payments() {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const page = useLoad(
+    () => request<VirtualAccount[]>('GET', `/virtual-accounts${query({ limit: 20, cursor })}`),
+    [cursor],
+  );
+  const [open, setOpen] = useState<string>();
+  return (
+    <>
+      <h1>Payments</h1>
+      <Alert text={page.error} />
+      <Table
+        caption="Virtual accounts, newest first"
+        rows={page.data?.data ?? []}
+        rowKey={(account) => account.reference}
+        empty={page.loading ? 'Loading…' : 'No virtual accounts yet.'}
+        columns={[
+          { label: 'Created', cell: (account) => when(account.created_at) },
+          { label: 'Reference', cell: (account) => <code>{account.reference}</code> },
+          { label: 'Account', cell: (account) => <code>{account.account_number}</code> },
+          { label: 'Status', cell: (account) => account.status },
+          { label: 'Amount', numeric: true, cell: (account) => naira(account.amount) },
+          { label: 'Received', numeric: true, cell: (account) => naira(account.amount_received) },
+          { label: 'Expires', cell: (account) => when(account.expires_at) },
+          {
+            label: 'Payments',
+            cell: (account) => (
+              <button
+                type="button"
+                class="secondary"
+                aria-expanded={open === account.reference}
+                onClick={() => setOpen(open === account.reference ? undefined : account.reference)}
+              >
+                {open === account.reference ? 'Hide payments' : 'Show payments'}
+              </button>
+            ),
+          },
+        ]}
+      />
+      <div class="pager">
+        <button
+          type="button"
+          class="secondary"
+          disabled={cursors.length === 0}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Previous page
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={!page.data?.nextCursor}
+          onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}
+        >
+          Next page
+        </button>
+      </div>
+      {open && <PaymentsInto reference={open} />}
+    </>
+  );
+}
+
+function PaymentsInto({ reference }: { reference: string }) {
+  const detail = useLoad(
+    () =>
+      request<VirtualAccount>('GET', `/payments/${encodeURIComponent(reference)}`).then((page) => page.data),
+    [reference],
+  );
+  return (
+    <section class="panel" aria-labelledby="payments-into">
+      <h2 id="payments-into">
+        Payments into <code>{reference}</code>
+      </h2>
+      <Alert text={detail.error} />
+      <Table
+        caption={`Payments into ${reference}`}
+        rows={detail.data?.payments ?? []}
+        rowKey={(payment) => payment.session_id}
+        empty={detail.loading ? 'Loading…' : 'No payment yet.'}
+        columns={[
+          { label: 'Received', cell: (payment) => when(payment.received_at) },
+          { label: 'Session', cell: (payment) => <code>{payment.session_id}</code> },
+          {
+            label: 'Sender',
+            cell: (payment) => `${payment.sender_name ?? '—'} ${payment.sender_account_number ?? ''}`,
+          },
+          { label: 'Amount', numeric: true, cell: (payment) => naira(payment.amount) },
+        ]}
+      />
+    </section>
+  );
+}

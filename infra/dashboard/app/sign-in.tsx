@@ -1,0 +1,122 @@
+import { useState } from 'preact/hooks';
+import { request, type Session, saveSession } from './api.ts';
+import { problem } from './format.ts';
+import { Alert } from './ui.tsx';
+
+type Answer =
+  | { id_token: string; access_token: string; expires_in: number; email: string; merchant_id: string }
+  | { challenge: 'NEW_PASSWORD_REQUIRED' | 'SOFTWARE_TOKEN_MFA'; session: string };
+
+/** Email and password, then whatever Cognito asks: a new password (invited users) or a TOTP code. */
+export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+  const [email, setEmail] = useState('');
+  const [challenge, setChallenge] = useState<{ name: string; session: string }>();
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+
+  const finish = (answer: Answer) => {
+    if ('challenge' in answer) {
+      setChallenge({ name: answer.challenge, session: answer.session });
+      return;
+    }
+    const session: Session = {
+      id_token: answer.id_token,
+      access_token: answer.access_token,
+      email: answer.email,
+      merchant_id: answer.merchant_id,
+      expires_at: Date.now() + answer.expires_in * 1000,
+    };
+    saveSession(session);
+    onSignedIn(session);
+  };
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    setBusy(true);
+    setError(undefined);
+    try {
+      if (!challenge) {
+        const given = String(form.get('email'));
+        setEmail(given);
+        finish(
+          (await request<Answer>('POST', '/sessions', { email: given, password: form.get('password') })).data,
+        );
+      } else {
+        const answer =
+          challenge.name === 'NEW_PASSWORD_REQUIRED'
+            ? { new_password: String(form.get('new_password')) }
+            : { code: String(form.get('code')) };
+        finish(
+          (
+            await request<Answer>('POST', '/sessions/challenge', {
+              email,
+              challenge: challenge.name,
+              session: challenge.session,
+              ...answer,
+            })
+          ).data,
+        );
+      }
+    } catch (failure) {
+      const status = (failure as { status?: number }).status;
+      setError(status === 401 ? 'Incorrect email, password or code.' : problem(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="sign-in">
+      <h1>Sign in to the NairaPay dashboard</h1>
+      <form onSubmit={submit} aria-label="Sign in">
+        {!challenge && (
+          <>
+            <label for="email">Email</label>
+            <input id="email" name="email" type="email" autocomplete="username" required />
+            <label for="password">Password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required />
+            <button type="submit" disabled={busy}>
+              Sign in
+            </button>
+          </>
+        )}
+        {challenge?.name === 'NEW_PASSWORD_REQUIRED' && (
+          <>
+            <p>
+              Choose your own password: at least 12 characters, with upper and lower case, a digit and a
+              symbol.
+            </p>
+            <label for="new_password">New password</label>
+            <input
+              id="new_password"
+              name="new_password"
+              type="password"
+              autocomplete="new-password"
+              required
+            />
+            <button type="submit" disabled={busy}>
+              Set password
+            </button>
+          </>
+        )}
+        {challenge?.name === 'SOFTWARE_TOKEN_MFA' && (
+          <>
+            <label for="code">Code</label>
+            <input
+              id="code"
+              name="code"
+              inputMode="numeric"
+              autocomplete="one-time-code"
+              pattern="[0-9]{6}"
+              required
+            />
+            <button type="submit" disabled={busy}>
+              Verify
+            </button>
+          </>
+        )}
+      </form>
+      <Alert text={error} />
+    </main>
+  );
+}

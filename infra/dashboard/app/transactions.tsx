@@ -1,0 +1,117 @@
+import { useState } from 'preact/hooks';
+import { query, request } from './api.ts';
+import { problem, transactionsCsv } from './format.ts';
+import { TRANSACTION_COLUMNS } from './overview.tsx';
+import type { Transaction } from './types.ts';
+import { Alert, Status, Table, useLoad } from './ui.tsx';
+
+type Filter = { type?: string; status?: string; from?: string; to?: string };
+
+/** Transactions with the filters of GET /transactions, cursor paging, and CSV export of a filter. */
+export function Transactions() {
+  const [filter, setFilter] = useState<Filter>({});
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const page = useLoad(
+    () => request<Transaction[]>('GET', `/transactions${query({ ...filter, limit: 20, cursor })}`),
+    [filter, cursor],
+  );
+  const [error, setError] = useState<string>();
+  const [status, setStatus] = useState<string>();
+
+  const apply = (event: Event) => {
+    event.preventDefault();
+    const values = new FormData(event.currentTarget as HTMLFormElement);
+    const pick = (name: string) => String(values.get(name) ?? '') || undefined;
+    setCursors([]);
+    setFilter({ type: pick('type'), status: pick('status'), from: pick('from'), to: pick('to') });
+  };
+  const exportCsv = async () => {
+    setError(undefined);
+    setStatus('Exporting…');
+    try {
+      const rows: Transaction[] = [];
+      let next: string | undefined;
+      do {
+        const result = await request<Transaction[]>(
+          'GET',
+          `/transactions${query({ ...filter, limit: 100, cursor: next })}`,
+        );
+        rows.push(...result.data);
+        next = result.nextCursor ?? undefined;
+      } while (next);
+      const url = URL.createObjectURL(
+        new Blob([transactionsCsv(rows as unknown as Record<string, unknown>[])], { type: 'text/csv' }),
+      );
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = 'transactions.csv';
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      setStatus(`Exported ${rows.length} transactions.`);
+    } catch (failure) {
+      setStatus(undefined);
+      setError(problem(failure));
+    }
+  };
+
+  return (
+    <>
+      <h1>Transactions</h1>
+      <form onSubmit={apply} class="inline" aria-label="Filter transactions">
+        <label for="filter-type">Type</label>
+        <select id="filter-type" name="type">
+          <option value="">All</option>
+          <option value="credit">Credit</option>
+          <option value="debit">Debit</option>
+        </select>
+        <label for="filter-status">Status</label>
+        <select id="filter-status" name="status">
+          <option value="">All</option>
+          {['pending', 'success', 'failed', 'reversed'].map((value) => (
+            <option key={value} value={value}>
+              {value}
+            </option>
+          ))}
+        </select>
+        <label for="filter-from">From</label>
+        <input id="filter-from" name="from" type="date" />
+        <label for="filter-to">To</label>
+        <input id="filter-to" name="to" type="date" />
+        <button type="submit" class="secondary">
+          Apply filters
+        </button>
+        <button type="button" onClick={exportCsv}>
+          Export CSV
+        </button>
+      </form>
+      <Alert text={error ?? page.error} />
+      <Status text={status} />
+      <Table
+        caption="Transactions, newest first"
+        columns={TRANSACTION_COLUMNS}
+        rows={page.data?.data ?? []}
+        rowKey={(t) => t.reference}
+        empty={page.loading ? 'Loading…' : 'No transactions match.'}
+      />
+      <div class="pager">
+        <button
+          type="button"
+          class="secondary"
+          disabled={cursors.length === 0}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Previous page
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={!page.data?.nextCursor}
+          onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}
+        >
+          Next page
+        </button>
+      </div>
+    </>
+  );
+}

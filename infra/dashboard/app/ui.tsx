@@ -1,0 +1,143 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { problem } from './format.ts';
+
+/** Loads data for a page; `reload` fetches again (after a change). */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const run = useCallback(() => {
+    setState((previous) => ({ ...previous, loading: true }));
+    load().then(
+      (data) => setState({ data, loading: false }),
+      (error: unknown) => setState({ error: problem(error), loading: false }),
+    );
+  }, deps);
+  useEffect(run, [run]);
+  return { ...state, reload: run };
+}
+
+/** An error for everyone, screen readers included. */
+export function Alert({ text }: { text?: string }) {
+  return text ? (
+    <p role="alert" class="alert">
+      {text}
+    </p>
+  ) : null;
+}
+
+/** A polite status line (saved, copied, …). */
+export function Status({ text }: { text?: string }) {
+  return (
+    <p role="status" class="status">
+      {text ?? ''}
+    </p>
+  );
+}
+
+/** A modal `<dialog>`, labelled by its heading, opened while mounted. */
+export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const id = `dialog-${props.title.replace(/\W+/g, '-').toLowerCase()}`;
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+  }, []);
+  return (
+    <dialog ref={ref} aria-labelledby={id} onClose={props.onClose} class="dialog">
+      <h2 id={id}>{props.title}</h2>
+      {props.children}
+    </dialog>
+  );
+}
+
+/** A secret shown once: its value, a Copy button, and a warning it will not be shown again. */
+export function SecretDialog(props: {
+  title: string;
+  fields: [label: string, value: string][];
+  copy: string;
+  onClose: () => void;
+}) {
+  const [copied, setCopied] = useState<string>();
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.copy);
+      setCopied('Copied to the clipboard');
+    } catch {
+      setCopied('Copying is not allowed here: select the text and copy it');
+    }
+  };
+  return (
+    <Dialog title={props.title} onClose={props.onClose}>
+      <p>This secret is shown once. Store it now: it cannot be shown again.</p>
+      <dl class="secret">
+        {props.fields.map(([label, value]) => (
+          <div key={label}>
+            <dt>{label}</dt>
+            <dd>
+              <code>{value}</code>
+            </dd>
+          </div>
+        ))}
+      </dl>
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          Copy
+        </button>
+        <button type="button" class="secondary" onClick={props.onClose}>
+          Done
+        </button>
+      </div>
+      <Status text={copied} />
+    </Dialog>
+  );
+}
+
+export interface Column<T> {
+  label: string;
+  cell: (row: T) => ComponentChildren;
+  numeric?: boolean;
+}
+
+/** A data table with a caption (its accessible name). */
+export function Table<T>(props: {
+  caption: string;
+  columns: Column<T>[];
+  rows: T[];
+  empty: string;
+  rowKey: (row: T) => string;
+}) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a table wider than the window scrolls sideways, and a scrolling region must take focus for keyboard users (WCAG 2.1.1; axe's scrollable-region-focusable)
+    <section class="table-wrap" tabIndex={0} aria-label={props.caption}>
+      <table>
+        <caption>{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((column) => (
+              <th key={column.label} scope="col" class={column.numeric ? 'numeric' : undefined}>
+                {column.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.length === 0 ? (
+            <tr>
+              <td colSpan={props.columns.length}>{props.empty}</td>
+            </tr>
+          ) : (
+            props.rows.map((row) => (
+              <tr key={props.rowKey(row)}>
+                {props.columns.map((column) => (
+                  <td key={column.label} class={column.numeric ? 'numeric' : undefined}>
+                    {column.cell(row)}
+                  </td>
+                ))}
+              </tr>
+            ))
+          )}
+        </tbody>
+      </table>
+    </section>
+  );
+}

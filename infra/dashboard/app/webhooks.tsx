@@ -1,0 +1,207 @@
+import { useState } from 'preact/hooks';
+import { query, request } from './api.ts';
+import { problem, when } from './format.ts';
+import type { Endpoint, MerchantEvent } from './types.ts';
+import { Alert, SecretDialog, Status, Table, useLoad } from './ui.tsx';
+
+/** Endpoints (secret shown once), events with each delivery attempt, and Resend. */
+export function Webhooks() {
+  const endpoints = useLoad(
+    () => request<Endpoint[]>('GET', '/webhook-endpoints').then((page) => page.data),
+    [],
+  );
+  const [cursor, setCursor] = useState<string>();
+  const events = useLoad(
+    () => request<MerchantEvent[]>('GET', `/events${query({ limit: 20, cursor })}`),
+    [cursor],
+  );
+  const [secret, setSecret] = useState<Endpoint>();
+  const [open, setOpen] = useState<string>();
+  const [error, setError] = useState<string>();
+
+  const act = async (work: () => Promise<void>) => {
+    setError(undefined);
+    try {
+      await work();
+      endpoints.reload();
+    } catch (failure) {
+      setError(problem(failure));
+    }
+  };
+  const add = (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const values = new FormData(form);
+    const description = String(values.get('description') ?? '').trim();
+    return act(async () => {
+      const body = { url: String(values.get('url')), ...(description ? { description } : {}) };
+      setSecret((await request<Endpoint>('POST', '/webhook-endpoints', body)).data);
+      form.reset();
+    });
+  };
+
+  return (
+    <>
+      <h1>Webhooks</h1>
+      <form onSubmit={add} class="inline" aria-label="New webhook endpoint">
+        <label for="endpoint-url">Endpoint URL</label>
+        <input id="endpoint-url" name="url" type="url" required placeholder="https://example.com/hooks" />
+        <label for="endpoint-description">Description (optional)</label>
+        <input id="endpoint-description" name="description" maxLength={200} />
+        <button type="submit">Add endpoint</button>
+      </form>
+      <Alert text={error ?? endpoints.error} />
+      <Table
+        caption="Webhook endpoints"
+        rows={endpoints.data ?? []}
+        rowKey={(endpoint) => endpoint.id}
+        empty={endpoints.loading ? 'Loading…' : 'No endpoints yet.'}
+        columns={[
+          { label: 'URL', cell: (endpoint) => <code class="wrap">{endpoint.url}</code> },
+          { label: 'Description', cell: (endpoint) => endpoint.description ?? '' },
+          { label: 'Events', cell: (endpoint) => endpoint.events.join(', ') },
+          { label: 'Created', cell: (endpoint) => when(endpoint.created_at) },
+          {
+            label: 'Actions',
+            cell: (endpoint) => (
+              <fieldset class="row-actions">
+                <legend class="visually-hidden">Actions for {endpoint.url}</legend>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() =>
+                    act(async () =>
+                      setSecret(
+                        (await request<Endpoint>('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`))
+                          .data,
+                      ),
+                    )
+                  }
+                >
+                  Rotate secret
+                </button>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() =>
+                    act(async () => void (await request('DELETE', `/webhook-endpoints/${endpoint.id}`)))
+                  }
+                >
+                  Delete
+                </button>
+              </fieldset>
+            ),
+          },
+        ]}
+      />
+      <h2>Events</h2>
+      <Alert text={events.error} />
+      <Table
+        caption="Events, newest first"
+        rows={events.data?.data ?? []}
+        rowKey={(event) => event.id}
+        empty={events.loading ? 'Loading…' : 'No events yet.'}
+        columns={[
+          { label: 'Created', cell: (event) => when(event.created_at) },
+          { label: 'Type', cell: (event) => event.type },
+          { label: 'Event', cell: (event) => <code>{event.id}</code> },
+          {
+            label: 'Deliveries',
+            cell: (event) => (
+              <button
+                type="button"
+                class="secondary"
+                aria-expanded={open === event.id}
+                onClick={() => setOpen(open === event.id ? undefined : event.id)}
+              >
+                {open === event.id ? 'Hide attempts' : 'Show attempts'}
+              </button>
+            ),
+          },
+        ]}
+      />
+      <div class="pager">
+        <button type="button" class="secondary" disabled={!cursor} onClick={() => setCursor(undefined)}>
+          Newest
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={!events.data?.nextCursor}
+          onClick={() => setCursor(events.data?.nextCursor ?? undefined)}
+        >
+          Older events
+        </button>
+      </div>
+      {open && <EventDetail id={open} />}
+      {secret?.secret && (
+        <SecretDialog
+          title="Your endpoint's signing secret"
+          fields={[
+            ['Endpoint', secret.url],
+            ['Secret', secret.secret],
+          ]}
+          copy={secret.secret}
+          onClose={() => setSecret(undefined)}
+        />
+      )}
+    </>
+  );
+}
+
+/** One event's deliveries, each attempt (time, status code, error, duration), and Resend. */
+function EventDetail({ id }: { id: string }) {
+  const detail = useLoad(
+    () => request<MerchantEvent>('GET', `/events/${id}`).then((page) => page.data),
+    [id],
+  );
+  const [status, setStatus] = useState<string>();
+  const [error, setError] = useState<string>();
+  const resend = async () => {
+    setError(undefined);
+    try {
+      await request('POST', `/events/${id}/redeliver`, {});
+      setStatus('Resent: the new attempt appears below within seconds.');
+      // The delivery runs in the background: look again a few times.
+      for (const ms of [1_000, 3_000, 6_000]) setTimeout(detail.reload, ms);
+    } catch (failure) {
+      setError(problem(failure));
+    }
+  };
+  const deliveries = detail.data?.deliveries ?? [];
+  return (
+    <section class="panel" aria-labelledby="event-detail">
+      <h2 id="event-detail">
+        Event <code>{id}</code>
+      </h2>
+      <div class="actions">
+        <button type="button" onClick={resend}>
+          Resend
+        </button>
+        <button type="button" class="secondary" onClick={detail.reload}>
+          Refresh
+        </button>
+      </div>
+      <Status text={status} />
+      <Alert text={error ?? detail.error} />
+      {deliveries.length === 0 && !detail.loading && (
+        <p>No deliveries: no endpoint was subscribed when it happened.</p>
+      )}
+      {deliveries.map((delivery) => (
+        <Table
+          key={delivery.endpoint_id}
+          caption={`Delivery attempts to ${delivery.endpoint_id} (${delivery.status})`}
+          rows={delivery.attempts}
+          rowKey={(attempt) => attempt.at}
+          empty="No attempt yet."
+          columns={[
+            { label: 'At', cell: (attempt) => when(attempt.at) },
+            { label: 'Status code', cell: (attempt) => attempt.status_code ?? '—' },
+            { label: 'Error', cell: (attempt) => attempt.error ?? '' },
+            { label: 'Duration', numeric: true, cell: (attempt) => `${attempt.duration_ms} ms` },
+          ]}
+        />
+      ))}
+    </section>
+  );
+}

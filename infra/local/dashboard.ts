@@ -1,0 +1,53 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { buildDashboard, DASHBOARD_CSP, DASHBOARD_SECURITY_HEADERS } from '#infra/dashboard/build.ts';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
+
+/**
+ * The dashboard's web app under `/dashboard/`, as CloudFront serves it on AWS: the same build, the
+ * same Content-Security-Policy and security headers. Built once, on the first request, into memory.
+ */
+export function dashboardResponder() {
+  let files: Promise<Map<string, string>> | undefined;
+  const load = async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'naira-dashboard-'));
+    try {
+      const names = await buildDashboard(dir);
+      return new Map(names.map((name) => [name, readFileSync(path.join(dir, name), 'utf8')]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  return async (urlPath: string, requestId: string): Promise<APIGatewayProxyResult | undefined> => {
+    if (urlPath === '/dashboard') {
+      // Relative asset URLs resolve under the folder only.
+      return { statusCode: 301, headers: { Location: '/dashboard/', 'X-Request-Id': requestId }, body: '' };
+    }
+    if (!urlPath.startsWith('/dashboard/')) return undefined;
+    const name = urlPath === '/dashboard/' ? 'index.html' : urlPath.slice('/dashboard/'.length);
+    files ??= load().catch((error: unknown) => {
+      files = undefined;
+      throw error;
+    });
+    const body = (await files).get(name);
+    if (body === undefined) return undefined;
+    return {
+      statusCode: 200,
+      headers: {
+        'Content-Type': TYPES[path.extname(name)] ?? 'application/octet-stream',
+        'Content-Security-Policy': DASHBOARD_CSP,
+        ...DASHBOARD_SECURITY_HEADERS,
+        'Cache-Control': name === 'index.html' ? 'no-cache' : 'max-age=300',
+        'X-Request-Id': requestId,
+      },
+      body,
+    };
+  };
+}

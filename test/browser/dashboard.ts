@@ -1,0 +1,327 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Page } from 'playwright-core';
+import { toNuban } from '#shared/banks/nuban.ts';
+import { checks, launchChromium, watch } from '#test/browser/harness.ts';
+import { startNpmStart } from '#test/support/npm-start.ts';
+import { startReceiver } from '#test/support/receiver.ts';
+
+/**
+ * `npm run test:browser` (the dashboard half): a real `npm start`, Debian's Chromium, and the demo
+ * user. Signs in; creates a key and calls the API with it; rolls it (both keys work); revokes the
+ * old one (refused within 60 s); adds a webhook endpoint on a local receiver, sees a payment's event
+ * with its attempts and resends it; exports transactions as CSV and checks them against
+ * GET /transactions; scans every page with axe-core (no serious or critical violation); saves a
+ * screenshot of every page to test-results/dashboard/; and fails on any request off this machine,
+ * any failed request or console error.
+ */
+const root = path.resolve(import.meta.dirname, '..', '..');
+const shots = path.join(root, 'test-results', 'dashboard');
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const run = promisify(execFile);
+const { check, summary } = checks();
+
+/** The line of npm start's output that starts with `label`, its value. */
+const printed = (output: string, label: string) =>
+  new RegExp(`^\\s*${label}\\s*(\\S+)\\s*$`, 'm').exec(output)?.[1] ?? '';
+
+/** Scans the page with axe-core, run through DevTools (the page's CSP keeps injected scripts out). */
+async function accessible(page: Page, name: string) {
+  await page.evaluate(axeSource);
+  const violations = (await page.evaluate('axe.run(document).then((result) => result.violations)')) as {
+    id: string;
+    impact: string;
+    nodes: unknown[];
+  }[];
+  const bad = violations.filter(
+    (violation) => violation.impact === 'serious' || violation.impact === 'critical',
+  );
+  check(
+    `${name}: no serious or critical accessibility violation (axe-core)`,
+    bad.length === 0,
+    bad.map((violation) => `${violation.id} (${violation.impact}, ${violation.nodes.length})`).join(', '),
+  );
+  await page.screenshot({
+    path: path.join(shots, `${name.toLowerCase().replace(/\W+/g, '-')}.png`),
+    fullPage: true,
+  });
+}
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function main(): Promise<number> {
+  mkdirSync(shots, { recursive: true });
+  const service = await startNpmStart({ LOG_LEVEL: 'WARN' });
+  const output = service.output();
+  const dashboardUrl = printed(output, 'Dashboard:');
+  const email = printed(output, 'Demo user:');
+  const password = printed(output, 'Password:');
+  const demo = {
+    'X-API-Key': printed(output, 'X-API-Key:'),
+    'X-API-Secret': printed(output, 'X-API-Secret:'),
+  };
+  check(
+    'npm start prints the dashboard URL and the demo user',
+    /\/dashboard\/$/.test(dashboardUrl) && !!email && !!password,
+  );
+  const api = (method: string, route: string, headers: Record<string, string>, body?: unknown) =>
+    fetch(`${service.url}/api/v1/developer${route}`, {
+      method,
+      headers: { ...headers, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  const statusWith = async (key: { api_key: string; api_secret: string }) =>
+    (await api('GET', '/balance', { 'X-API-Key': key.api_key, 'X-API-Secret': key.api_secret })).status;
+
+  const receiver = await startReceiver();
+  const browser = await launchChromium();
+  try {
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      acceptDownloads: true,
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
+    const page = await context.newPage();
+    const seen = watch(page);
+
+    const first = await page.goto(dashboardUrl);
+    const csp = first?.headers()['content-security-policy'] ?? '';
+    check(
+      'the dashboard is served with a strict CSP',
+      csp.includes("script-src 'self'") && !csp.includes('unsafe'),
+    );
+    await page.getByLabel('Email').waitFor();
+    await accessible(page, 'Sign in');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByText('Wallet account').waitFor();
+    const wallet = /\(wallet (\d{10})\)/.exec(output)?.[1] ?? '';
+    check(
+      'the demo user signs in and sees the wallet number',
+      !!wallet && (await page.getByText(wallet).count()) > 0,
+    );
+    await accessible(page, 'Overview');
+
+    // API keys: create, use, roll, revoke.
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Your new API key' });
+    await dialog.waitFor();
+    const [apiKey = '', apiSecret = ''] = await dialog.locator('dd code').allInnerTexts();
+    await dialog.getByRole('button', { name: 'Copy' }).click();
+    const copied = String(await page.evaluate('navigator.clipboard.readText()'));
+    check(
+      'a new key is shown once in a dialog, and Copy copies it',
+      copied.includes(apiKey) && copied.includes(apiSecret) && apiSecret.startsWith('sk_'),
+    );
+    await accessible(page, 'API keys dialog');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    const created = { api_key: apiKey, api_secret: apiSecret };
+    check('the new key calls the API: 200', (await statusWith(created)) === 200);
+
+    await page
+      .getByRole('row', { name: new RegExp(apiKey) })
+      .getByRole('button', { name: 'Roll' })
+      .click();
+    const rolling = page.getByRole('dialog', { name: `Roll ${apiKey}` });
+    await rolling.getByLabel('Old key expires').selectOption({ label: 'In 1 hour' });
+    await rolling.getByRole('button', { name: 'Roll key' }).click();
+    const rolledDialog = page.getByRole('dialog', { name: 'Your new API key' });
+    await rolledDialog.waitFor();
+    const [newKey = '', newSecret = ''] = await rolledDialog.locator('dd code').allInnerTexts();
+    await rolledDialog.getByRole('button', { name: 'Done' }).click();
+    const rolled = { api_key: newKey, api_secret: newSecret };
+    check(
+      'after a roll both keys work until the old one expires',
+      newKey !== apiKey && (await statusWith(created)) === 200 && (await statusWith(rolled)) === 200,
+    );
+
+    await page
+      .getByRole('row', { name: new RegExp(apiKey) })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
+    await page
+      .getByRole('dialog', { name: `Revoke ${apiKey}` })
+      .getByRole('button', { name: 'Revoke key' })
+      .click();
+    const revokedAt = Date.now();
+    await page
+      .getByRole('row', { name: new RegExp(apiKey) })
+      .getByText('revoked')
+      .waitFor();
+    const refusedAfter = await until(
+      'the revoked key to be refused',
+      async () => (await statusWith(created)) === 401 && Date.now() - revokedAt,
+      65_000,
+    ).catch(() => -1);
+    check(
+      `the revoked key is refused within 60 s (${Math.round(refusedAfter / 1000)} s)`,
+      refusedAfter >= 0 && refusedAfter <= 60_000,
+    );
+    check('the rolled key still works', (await statusWith(rolled)) === 200);
+
+    // Webhooks: an endpoint on a local receiver, a payment's event with its attempts, Resend.
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL').fill(receiver.url);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secretDialog = page.getByRole('dialog', { name: "Your endpoint's signing secret" });
+    await secretDialog.waitFor();
+    const [, endpointSecret = ''] = await secretDialog.locator('dd code').allInnerTexts();
+    check('the endpoint secret is shown once', endpointSecret.startsWith('whsec_'));
+    await secretDialog.getByRole('button', { name: 'Done' }).click();
+
+    const opened = (await (await api('POST', '/virtual-accounts', demo, { amount: 250_000 })).json()) as {
+      data: { account_number: string; reference: string };
+    };
+    await run(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'infra/local/sandbox-cli.ts',
+        'pay',
+        '--account',
+        opened.data.account_number,
+        '--amount',
+        '250000',
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, SANDBOX_PORT: new URL(printed(output, 'sandbox partner:')).port },
+      },
+    );
+    const delivered = await until('the payment event at the receiver', async () =>
+      receiver.received.find((request) => request.body.includes('"payment.received"')),
+    );
+    const webhookId = String(delivered.headers['webhook-id']);
+    // Two transfers, so the export has debits and credits, each with its fee and balance.
+    for (const [i, amount] of [10_000, 25_000].entries()) {
+      const sent = await api('POST', '/transfers', demo, {
+        reference: `browser-${Date.now()}-${i}`,
+        amount,
+        account_number: toNuban('058', String(123_456_780 + i)),
+        bank_code: '058',
+      });
+      check(`transfer ${i + 1} is sent (201)`, sent.status === 201, await sent.text());
+    }
+    await page.reload();
+    const eventRow = page.getByRole('row', { name: new RegExp(webhookId) });
+    await eventRow.getByRole('button', { name: 'Show attempts' }).click();
+    const attempts = page.getByRole('table', { name: /Delivery attempts to we_/ });
+    await attempts.first().getByRole('cell', { name: '200', exact: true }).first().waitFor();
+    check("a payment's event shows its delivery attempt (200)", true);
+    await accessible(page, 'Webhooks');
+    await page.getByRole('button', { name: 'Resend' }).click();
+    await until(
+      'the resent delivery',
+      async () =>
+        receiver.received.filter((request) => request.headers['webhook-id'] === webhookId).length >= 2,
+    );
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const shown = await until('the second attempt in the page', async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      const count = await page
+        .getByRole('table', { name: /Delivery attempts to we_/ })
+        .getByRole('cell', { name: '200', exact: true })
+        .count();
+      return count >= 2 && count;
+    }).catch(() => 0);
+    check('Resend delivers the same webhook-id again, and the page shows the new attempt', shown >= 2);
+
+    // Transactions: Export CSV, compared with GET /transactions.
+    await page.getByRole('link', { name: 'Transactions' }).click();
+    await page.getByRole('table', { name: 'Transactions, newest first' }).getByRole('row').nth(1).waitFor();
+    await accessible(page, 'Transactions');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    const csv = readFileSync((await download.path()) ?? '', 'utf8')
+      .trim()
+      .split('\r\n');
+    const header = (csv[0] ?? '').split(',');
+    const rows = csv
+      .slice(1)
+      .map((line) => Object.fromEntries(line.split(',').map((value, i) => [header[i], value])));
+    const listed: Record<string, unknown>[] = [];
+    let cursor: string | null = null;
+    do {
+      const response = await api(
+        'GET',
+        `/transactions?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        demo,
+      );
+      const page = (await response.json()) as {
+        data: Record<string, unknown>[];
+        meta: { next_cursor: string | null };
+      };
+      listed.push(...page.data);
+      cursor = page.meta.next_cursor;
+    } while (cursor);
+    const same =
+      rows.length === listed.length &&
+      listed.length > 0 &&
+      listed.every((item, i) =>
+        ['reference', 'type', 'status', 'amount', 'fee', 'balance_after', 'created_at'].every(
+          (field) => String(item[field]) === rows[i]?.[field],
+        ),
+      );
+    check(
+      `the CSV export has the rows of GET /transactions (${rows.length})`,
+      same,
+      `${rows.length} rows vs ${listed.length}`,
+    );
+
+    await page.getByRole('link', { name: 'Payments' }).click();
+    const account = page.getByRole('row', { name: new RegExp(opened.data.reference) });
+    await account.getByRole('button', { name: 'Show payments' }).click();
+    await page
+      .getByRole('table', { name: `Payments into ${opened.data.reference}` })
+      .getByText('₦2,500.00')
+      .waitFor();
+    check('the Payments page shows a virtual account and its payment', true);
+    await accessible(page, 'Payments');
+
+    check(
+      'every navigation link is there',
+      (await page.getByRole('navigation').getByRole('link').allInnerTexts()).join('|') ===
+        'Overview|API keys|Webhooks|Transactions|Payments',
+    );
+    check('no request failed', seen.failed.length === 0, seen.failed.join(', '));
+    check('the browser logged no error', seen.consoleErrors.length === 0, seen.consoleErrors.join(' | '));
+    check('no request left this machine', seen.outside().length === 0, seen.outside().join(', '));
+    console.log(`screenshots: ${path.relative(root, shots)}/`);
+  } finally {
+    await browser.close();
+    await receiver.close();
+    await service.stop();
+  }
+  return summary();
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  },
+);

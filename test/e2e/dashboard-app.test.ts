@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DASHBOARD_CSP } from '#infra/dashboard/build.ts';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { startTestGateway } from '#test/support/gateway.ts';
+
+/** The web app as the local runtime serves it (API.md §10: locally at /dashboard). */
+describe('the dashboard web app, served locally', () => {
+  let gateway: LocalGateway;
+  beforeAll(async () => {
+    gateway = await startTestGateway();
+  });
+  afterAll(() => gateway.close());
+  const get = (path: string) => fetch(`${gateway.url}${path}`, { redirect: 'manual' });
+
+  it('sends /dashboard to /dashboard/, so its relative asset URLs resolve', async () => {
+    const response = await get('/dashboard');
+    expect(response.status).toBe(301);
+    expect(response.headers.get('location')).toBe('/dashboard/');
+  });
+
+  it('serves the page, its one script and its styles with a strict CSP and security headers', async () => {
+    const page = await get('/dashboard/');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
+    expect(DASHBOARD_CSP).toContain("script-src 'self'");
+    expect(DASHBOARD_CSP).not.toContain('unsafe');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await page.text();
+    expect(html).toContain('src="app.js"');
+    // Nothing inline, nothing from another origin.
+    expect(html).not.toMatch(/<script>|style=|https?:\/\//);
+    const script = await get('/dashboard/app.js');
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    const bundle = await script.text();
+    expect(bundle).toContain('/api/v1/dashboard');
+    // Small: Preact and the pages, no framework that outweighs the API it drives.
+    expect(bundle.length).toBeLessThan(80_000);
+    expect((await get('/dashboard/app.css')).headers.get('content-type')).toBe('text/css; charset=utf-8');
+  });
+
+  it('answers a file it does not have with the 404 envelope', async () => {
+    const missing = await get('/dashboard/secrets.json');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ status: 'error', code: 'route_not_found' });
+  });
+});
