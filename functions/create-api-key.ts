@@ -10,7 +10,7 @@ export const handler = sessionHandler(
     const { record, apiSecret } = await createKey(
       caller.merchantId,
       { allowedIps: body?.allowed_ips ?? [] },
-      keyRegistry(),
+      await keyRegistry(),
     );
     return {
       status: 201,

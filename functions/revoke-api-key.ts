@@ -9,7 +9,7 @@ export const handler = sessionHandler(
   endpoint(revokeApiKeyRequest, async ({ params, caller }) => {
     const record = await revokeKey(params.api_key, {
       merchantId: caller.merchantId,
-      registry: keyRegistry(),
+      registry: await keyRegistry(),
     });
     return { message: 'API key revoked: refused within 60 seconds', data: toApiKey(record) };
   }),

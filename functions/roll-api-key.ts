@@ -12,7 +12,7 @@ export const handler = sessionHandler(
   endpoint(rollApiKeyRequest, async ({ params, body, caller }) => {
     const rolled = await rollKey(params.api_key, new Date(body.old_key_expires_at), {
       merchantId: caller.merchantId,
-      registry: keyRegistry(),
+      registry: await keyRegistry(),
     });
     return {
       status: 201,

@@ -3,6 +3,7 @@ import {
   AccessLogFormat,
   ApiKeySourceType,
   AuthorizationType,
+  CognitoUserPoolsAuthorizer,
   IdentitySource,
   type IResource,
   LambdaIntegration,
@@ -25,6 +26,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, FunctionUrlAuthType, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -33,6 +35,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
+import { DashboardSite, DashboardUsers } from '#infra/constructs/dashboard.ts';
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { operatorConfigParameter } from '#infra/stack-names.ts';
@@ -48,6 +51,7 @@ import {
   type Access,
   API_KEY_AUTHORIZER,
   API_PREFIX,
+  functionOf,
   METHOD_NOT_ALLOWED_FUNCTION,
   RATE_LIMIT,
   REQUERY_ACCESS,
@@ -97,6 +101,9 @@ const JSON_HEADERS = {
 export class PaymentsStack extends Stack {
   readonly api: RestApi;
   readonly functions = new Map<string, ServiceFunction>();
+  /** The dashboard's web app (S3 and CloudFront). */
+  readonly dashboard: DashboardSite;
+  private readonly integrations = new Map<ServiceFunction, LambdaIntegration>();
   readonly tables = new Map<TableName, TableV2>();
 
   constructor(scope: Construct, id: string, props: PaymentsStackProps) {
@@ -210,7 +217,20 @@ export class PaymentsStack extends Stack {
       PAYSTACK_WEBHOOK_IPS: props.paystackWebhookIps,
       TRANSFER_REQUERY_INTERVAL_SECONDS: String(props.requeryIntervalMinutes * 60),
     };
+    // The dashboard's users (API.md §10): sign-in functions get the pool; key managers the pepper
+    // and, once the usage plan exists, exactly the API Gateway calls a key's registration makes.
+    const dashboardUsers = new DashboardUsers(this, 'DashboardUsers', { stage, prod });
+    const keyManagers: ServiceFunction[] = [];
     const grant = (fn: ServiceFunction, access: Access) => {
+      if (access.signsIn) {
+        fn.addEnvironment('USER_POOL_ID', dashboardUsers.pool.userPoolId);
+        fn.addEnvironment('USER_POOL_CLIENT_ID', dashboardUsers.client.userPoolClientId);
+      }
+      if (access.managesKeys) {
+        fn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
+        fn.addEnvironment('OPERATOR_CONFIG_PARAMETER', operatorConfigParameter(stage));
+        keyManagers.push(fn);
+      }
       for (const name of access.read ?? []) fn.readsTable(tables.get(name) as TableV2);
       for (const name of access.write ?? []) fn.writesTable(tables.get(name) as TableV2);
       for (const key of access.sendsTo ?? []) fn.sendsTo(queues.get(key)?.queue as Queue, QUEUES[key].urlEnv);
@@ -218,7 +238,8 @@ export class PaymentsStack extends Stack {
       if (access.signsWebhooks) fn.readsSecret(merchantWebhookKey, 'MERCHANT_WEBHOOK_KEY_SECRET');
     };
 
-    for (const route of ROUTES) {
+    // One function per handler file: a route served by another route's function adds none.
+    for (const route of ROUTES.filter((candidate) => functionOf(candidate) === candidate.name)) {
       const fn = new ServiceFunction(this, `Fn-${route.name}`, {
         name: route.name,
         projectRoot,
@@ -334,9 +355,18 @@ export class PaymentsStack extends Stack {
       ],
       resultsCacheTtl: Duration.seconds(API_KEY_AUTHORIZER.resultCacheSeconds),
     });
+    const sessions = new CognitoUserPoolsAuthorizer(this, 'DashboardAuthorizer', {
+      authorizerName: `naira-${stage}-dashboard`,
+      cognitoUserPools: [dashboardUsers.pool],
+      identitySource: IdentitySource.header('Authorization'),
+      resultsCacheTtl: Duration.minutes(5),
+    });
     const methods = new Map<IResource, Set<string>>();
     for (const route of ROUTES)
-      this.routeToFunction(route, this.functions.get(route.name) as ServiceFunction, methods, authorizer);
+      this.routeToFunction(route, this.functions.get(functionOf(route)) as ServiceFunction, methods, {
+        apiKey: authorizer,
+        session: sessions,
+      });
     const refuseMethod = new ServiceFunction(this, `Fn-${METHOD_NOT_ALLOWED_FUNCTION}`, {
       name: METHOD_NOT_ALLOWED_FUNCTION,
       projectRoot,
@@ -363,7 +393,7 @@ export class PaymentsStack extends Stack {
 
     this.alarms(stage, { consumers, requery, queues, webhook });
 
-    new StringParameter(this, 'OperatorConfig', {
+    const operatorConfig = new StringParameter(this, 'OperatorConfig', {
       parameterName: operatorConfigParameter(stage),
       description: 'Where the operator CLI finds this stage (no secrets)',
       stringValue: JSON.stringify({
@@ -375,8 +405,13 @@ export class PaymentsStack extends Stack {
         partnerBankCode: props.partnerBankCode,
         paystackBaseUrl: props.paystackBaseUrl,
         paystackSecretArn: paystackKey?.secretArn,
+        userPoolId: dashboardUsers.pool.userPoolId,
       }),
     });
+    this.keyManagersMayRegister(keyManagers, plan.usagePlanId, operatorConfig);
+    this.dashboard = new DashboardSite(this, 'Dashboard', { stage, api: this.api });
+    new CfnOutput(this, 'DashboardUrl', { value: this.dashboard.url, description: 'The developer dashboard' });
+    new CfnOutput(this, 'DashboardUserPoolId', { value: dashboardUsers.pool.userPoolId });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
     new CfnOutput(this, 'WebhookFunctionUrl', {
       value: webhookUrl.url,
@@ -463,20 +498,57 @@ export class PaymentsStack extends Stack {
     return api;
   }
 
+  /**
+   * What a dashboard key route may call beyond its tables: register a key in the usage plan and
+   * disable one (API Gateway's key calls, on exactly this plan), and read the operator config that
+   * names the plan. A policy of its own, not the functions' default one: the plan depends on the
+   * stage, the stage on the methods, the methods on the functions, so the functions cannot name it.
+   */
+  private keyManagersMayRegister(
+    functions: readonly ServiceFunction[],
+    usagePlanId: string,
+    operatorConfig: StringParameter,
+  ): void {
+    if (functions.length === 0) return;
+    const apigateway = (path: string) => `arn:${this.partition}:apigateway:${this.region}::${path}`;
+    const policy = new Policy(this, 'DashboardKeyRegistration', {
+      statements: [
+        new PolicyStatement({
+          actions: ['apigateway:POST'],
+          resources: [apigateway('/apikeys'), apigateway(`/usageplans/${usagePlanId}/keys`)],
+        }),
+        new PolicyStatement({ actions: ['apigateway:GET'], resources: [apigateway('/apikeys')] }),
+        new PolicyStatement({ actions: ['apigateway:PATCH'], resources: [apigateway('/apikeys/*')] }),
+        new PolicyStatement({ actions: ['ssm:GetParameter'], resources: [operatorConfig.parameterArn] }),
+      ],
+    });
+    for (const fn of functions) fn.role?.attachInlinePolicy(policy);
+  }
+
   /** The route at every path it is served on; only `api_key` routes need (and count) an API key. */
   private routeToFunction(
     route: Route,
     fn: ServiceFunction,
     methods: Map<IResource, Set<string>>,
-    authorizer: RequestAuthorizer,
+    authorizers: { apiKey: RequestAuthorizer; session: CognitoUserPoolsAuthorizer },
   ): void {
-    const integration = new LambdaIntegration(fn);
+    // One integration and one API-wide invoke permission per function, not two per method: the
+    // stack stays within CloudFormation's 500 resources, and each function policy stays small.
+    let integration = this.integrations.get(fn);
+    if (!integration) {
+      integration = new LambdaIntegration(fn, { scopePermissionToMethod: false });
+      this.integrations.set(fn, integration);
+    }
     const gated = route.auth === 'api_key';
     for (const path of servedPaths(route)) {
       const resource = this.api.root.resourceForPath(path);
       resource.addMethod(route.method, integration, {
         apiKeyRequired: gated,
-        ...(gated ? { authorizer, authorizationType: AuthorizationType.CUSTOM } : {}),
+        ...(gated ? { authorizer: authorizers.apiKey, authorizationType: AuthorizationType.CUSTOM } : {}),
+        // Dashboard sessions: a Cognito ID token of the dashboard's pool, no API key.
+        ...(route.auth === 'session'
+          ? { authorizer: authorizers.session, authorizationType: AuthorizationType.COGNITO }
+          : {}),
       });
       methods.set(resource, (methods.get(resource) ?? new Set()).add(route.method));
     }

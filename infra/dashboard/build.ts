@@ -1,6 +1,6 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { type BuildOptions, build, buildSync } from 'esbuild';
 
 /**
  * The dashboard's web app (API.md §10): one esbuild bundle plus its page and styles, no CDN at run
@@ -31,10 +31,9 @@ export const DASHBOARD_SECURITY_HEADERS = {
   'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
 } as const;
 
-/** Builds the app into `outDir` (index.html, app.js, app.css); returns the files written. */
-export async function buildDashboard(outDir: string): Promise<string[]> {
-  mkdirSync(outDir, { recursive: true });
-  await build({
+/** esbuild's options for the app's one bundle. */
+function bundleOptions(outDir: string): BuildOptions {
+  return {
     entryPoints: [path.join(SOURCE_DIR, 'app.tsx')],
     bundle: true,
     minify: true,
@@ -45,8 +44,26 @@ export async function buildDashboard(outDir: string): Promise<string[]> {
     outfile: path.join(outDir, 'app.js'),
     logLevel: 'silent',
     legalComments: 'none',
-  });
-  copyFileSync(path.join(SOURCE_DIR, 'index.html'), path.join(outDir, 'index.html'));
-  copyFileSync(path.join(SOURCE_DIR, 'app.css'), path.join(outDir, 'app.css'));
-  return ['index.html', 'app.js', 'app.css'];
+  };
+}
+
+const STATIC_FILES = ['index.html', 'app.css'];
+
+function copyStatic(outDir: string): string[] {
+  for (const name of STATIC_FILES) copyFileSync(path.join(SOURCE_DIR, name), path.join(outDir, name));
+  return ['app.js', ...STATIC_FILES];
+}
+
+/** Builds the app into `outDir` (index.html, app.js, app.css); returns the files written. */
+export async function buildDashboard(outDir: string): Promise<string[]> {
+  mkdirSync(outDir, { recursive: true });
+  await build(bundleOptions(outDir));
+  return copyStatic(outDir);
+}
+
+/** The same build, synchronously: the CDK stack is built synchronously at synth. */
+export function buildDashboardSync(outDir: string): string[] {
+  mkdirSync(outDir, { recursive: true });
+  buildSync(bundleOptions(outDir));
+  return copyStatic(outDir);
 }

@@ -22,6 +22,7 @@ import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
 import type { SessionVerifier } from '#infra/local/session-verifier.ts';
 import {
   API_KEY_AUTHORIZER,
+  functionOf,
   handlerFile,
   RATE_LIMIT,
   ROUTES,
@@ -307,11 +308,11 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   const rateLimit = options.rateLimit ?? RATE_LIMIT;
   const limiter = new SlidingWindowLimiter(rateLimit.requests, rateLimit.windowSeconds * 1000);
   const loadHandler = (route: Route) => {
-    let loaded = handlers.get(route.name);
+    let loaded = handlers.get(functionOf(route));
     if (!loaded) {
       const file = pathToFileURL(path.join(options.rootDir, handlerFile(route))).href;
       loaded = import(file).then((module: { handler: ProxyHandler }) => module.handler);
-      handlers.set(route.name, loaded);
+      handlers.set(functionOf(route), loaded);
     }
     return loaded;
   };
@@ -411,7 +412,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     });
     const event = toEvent(request, url, chosen.entry, params, body, requestId, apiId, authorizer);
     const handler = await loadHandler(chosen.entry.route);
-    const result = await handler(event, lambdaContext(chosen.entry.route.name, requestId));
+    const result = await handler(event, lambdaContext(functionOf(chosen.entry.route), requestId));
     send(response, { ...result, headers: { ...limitHeaders, ...result.headers } });
   };
 

@@ -4,16 +4,31 @@ import type { ApiKeyRecord } from '#shared/api-keys/store.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { config } from '#shared/config.ts';
 
-let registry: KeyRegistry | undefined;
+let registry: Promise<KeyRegistry | undefined> | undefined;
 
 /**
- * The usage plan a dashboard-made key is registered in: on AWS (`USAGE_PLAN_ID` set), the stage's
- * plan, its client made on first use; locally none (the local gateway limits every verified key).
+ * The usage plan a dashboard-made key is registered in: on AWS the stage's plan, named by the
+ * operator config in SSM (the stack cannot hand its functions the plan's id: the plan depends on
+ * them), read once per container; `USAGE_PLAN_ID` where set; locally none (the local gateway
+ * limits every verified key).
  */
-export function keyRegistry(): KeyRegistry | undefined {
-  const usagePlanId = config.dashboard.usagePlanId;
-  if (!usagePlanId) return undefined;
-  registry ??= gatewayKeys(usagePlanId, new APIGatewayClient({ region: config.region }));
+export function keyRegistry(): Promise<KeyRegistry | undefined> {
+  registry ??= (async () => {
+    const { usagePlanId, operatorConfigParameter } = config.dashboard;
+    let planId = usagePlanId;
+    if (!planId && operatorConfigParameter) {
+      const { SSMClient, GetParameterCommand } = await import('@aws-sdk/client-ssm');
+      const { Parameter } = await new SSMClient({ region: config.region }).send(
+        new GetParameterCommand({ Name: operatorConfigParameter }),
+      );
+      planId = (JSON.parse(Parameter?.Value ?? '{}') as { usagePlanId?: string }).usagePlanId;
+      if (!planId) throw new Error(`no usagePlanId in ${operatorConfigParameter}`);
+    }
+    return planId ? gatewayKeys(planId, new APIGatewayClient({ region: config.region })) : undefined;
+  })().catch((error: unknown) => {
+    registry = undefined;
+    throw error;
+  });
   return registry;
 }
 

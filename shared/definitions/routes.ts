@@ -82,6 +82,12 @@ export interface Route {
   readonly access: Access;
   /** Part of the dashboard's API: served under `DASHBOARD_PREFIX` only, not in the merchant API's document. */
   readonly dashboard?: boolean;
+  /**
+   * The route whose function serves this one too: a dashboard route that is a merchant route's very
+   * operation runs in that route's Lambda, which tells the two gates apart by the resource path
+   * API Gateway hands it (and a CloudFormation stack stays within its 500 resources).
+   */
+  readonly servedBy?: string;
 }
 
 export const ROUTES = [
@@ -308,6 +314,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-list-transactions',
+    servedBy: 'list-transactions',
     method: 'GET',
     paths: ['/transactions'],
     auth: 'session',
@@ -317,6 +324,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-list-virtual-accounts',
+    servedBy: 'list-virtual-accounts',
     method: 'GET',
     paths: ['/virtual-accounts'],
     auth: 'session',
@@ -326,6 +334,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-get-payment',
+    servedBy: 'get-payment',
     method: 'GET',
     paths: ['/payments/{reference}'],
     auth: 'session',
@@ -335,6 +344,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-list-webhook-endpoints',
+    servedBy: 'list-webhook-endpoints',
     method: 'GET',
     paths: ['/webhook-endpoints'],
     auth: 'session',
@@ -344,6 +354,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-create-webhook-endpoint',
+    servedBy: 'create-webhook-endpoint',
     method: 'POST',
     paths: ['/webhook-endpoints'],
     auth: 'session',
@@ -353,6 +364,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-delete-webhook-endpoint',
+    servedBy: 'delete-webhook-endpoint',
     method: 'DELETE',
     paths: ['/webhook-endpoints/{id}'],
     auth: 'session',
@@ -362,6 +374,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-rotate-webhook-secret',
+    servedBy: 'rotate-webhook-secret',
     method: 'POST',
     paths: ['/webhook-endpoints/{id}/rotate-secret'],
     auth: 'session',
@@ -371,6 +384,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-list-events',
+    servedBy: 'list-events',
     method: 'GET',
     paths: ['/events'],
     auth: 'session',
@@ -380,6 +394,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-get-event',
+    servedBy: 'get-event',
     method: 'GET',
     paths: ['/events/{id}'],
     auth: 'session',
@@ -389,6 +404,7 @@ export const ROUTES = [
   },
   {
     name: 'dashboard-redeliver-event',
+    servedBy: 'redeliver-event',
     method: 'POST',
     paths: ['/events/{id}/redeliver'],
     auth: 'session',
@@ -474,7 +490,17 @@ export function allowedMethods(resource: string): HttpMethod[] {
 /** The function that answers any other method on a served path with 405 (API Gateway's `ANY`). */
 export const METHOD_NOT_ALLOWED_FUNCTION = 'refuse-method';
 
+/** The function (Lambda) that serves a route: its own, or the route's it is served by. */
+export function functionOf(route: Route): string {
+  return route.servedBy ?? route.name;
+}
+
 /** The handler file of a route, relative to the project root. */
 export function handlerFile(route: Route): string {
-  return `functions/${route.name}.ts`;
+  return `functions/${functionOf(route)}.ts`;
+}
+
+/** The routes one function serves: its own, and any served by it. */
+export function routesServedBy(functionName: string): Route[] {
+  return (ROUTES as readonly Route[]).filter((route) => functionOf(route) === functionName);
 }

@@ -4,7 +4,13 @@ import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import { hasRepeatedCredentials } from '#shared/api-keys/credential-headers.ts';
-import { ROUTES, type Route, type RouteAuth } from '#shared/definitions/routes.ts';
+import {
+  ROUTES,
+  type Route,
+  type RouteAuth,
+  routesServedBy,
+  servedPaths,
+} from '#shared/definitions/routes.ts';
 import { ApiError, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { type Reply, successResult } from '#shared/http/envelope.ts';
 import { errorResult, isServerFault } from '#shared/http/errors.ts';
@@ -193,6 +199,28 @@ function requireSession(): Middleware {
   };
 }
 
+/**
+ * The gate of the route a request came in on. A function may serve a merchant route and the
+ * dashboard's route of the same operation (`servedBy`); API Gateway names the resource it matched
+ * (`event.resource`), and each resource has exactly one authorizer there: the REQUEST authorizer's
+ * context is required on merchant paths, Cognito's claims on dashboard paths. A resource this
+ * function does not serve gets its own route's gate.
+ */
+function gateOf(routes: readonly Route[]): Middleware {
+  const byResource = new Map<string, Route>();
+  for (const route of routes) for (const path of servedPaths(route)) byResource.set(path, route);
+  const gates: Partial<Record<RouteAuth, Middleware>> = {
+    api_key: requireCaller(),
+    session: requireSession(),
+  };
+  return {
+    before: (request) => {
+      const served = byResource.get(request.event.resource) ?? routes[0];
+      return served ? gates[served.auth]?.before?.(request) : undefined;
+    },
+  };
+}
+
 /** Size (413) of a body, counted in bytes as sent. */
 function guardBodySize(maxBytes: number): Middleware {
   return {
@@ -305,8 +333,10 @@ function buildHandler<
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(observe())
     .use(mapErrors());
-  if (route.auth === 'api_key') chain.use(requireCaller());
-  if (route.auth === 'session') chain.use(requireSession());
+  const routes = routesServedBy(route.name);
+  const gated = routes.length > 0 ? routes : [route];
+  if (gated.some((served) => served.auth === 'api_key' || served.auth === 'session'))
+    chain.use(gateOf(gated));
   if (spec.body) {
     const sent = (event: APIGatewayProxyEvent) => (event.body ?? '') !== '';
     const onlyIfSent = (middleware: Middleware): Middleware =>

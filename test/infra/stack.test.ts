@@ -10,6 +10,7 @@ import { buildPaymentsApp } from '#infra/payments-app.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
   API_KEY_AUTHORIZER,
+  functionOf,
   LEDGER_TABLES,
   METHOD_NOT_ALLOWED_FUNCTION,
   RATE_LIMIT,
@@ -55,6 +56,12 @@ afterAll(() => {
 const ofType = (resources: Record<string, Resource>, type: string) =>
   Object.entries(resources).filter(([, r]) => r.Type === type);
 
+/** The service's own functions (CDK's BucketDeployment brings one of its own, unnamed). */
+const serviceFunctions = (resources: Record<string, Resource>) =>
+  ofType(resources, 'AWS::Lambda::Function').filter(([, r]) =>
+    String(r.Properties.FunctionName).startsWith('naira-'),
+  );
+
 /** Full paths of the REST API's resources, from their PathPart/ParentId chain. */
 function resourcePaths(resources: Record<string, Resource>): Map<string, string> {
   const paths = new Map<string, string>();
@@ -74,9 +81,11 @@ function resourcePaths(resources: Record<string, Resource>): Map<string, string>
 
 describe('the AWS stack', () => {
   it('has one nodejs22.x arm64 function per route, queue consumer and stream consumer, plus the requery and the authorizer, each named after its handler file', () => {
-    const functions = ofType(dev.resources, 'AWS::Lambda::Function').map(([, r]) => r.Properties);
+    const functions = serviceFunctions(dev.resources).map(([, r]) => r.Properties);
+    // The one other function: CDK's BucketDeployment, which copies the dashboard's build at deploy.
+    expect(ofType(dev.resources, 'AWS::Lambda::Function').length - functions.length).toBe(1);
     const expected = [
-      ...ROUTES.map((r) => r.name),
+      ...new Set(ROUTES.map(functionOf)),
       ...QUEUE_LIST.map((q) => q.consumer),
       ...STREAMS.map((s) => s.consumer),
       'requery-transfers',
@@ -175,7 +184,9 @@ describe('the AWS stack', () => {
   });
 
   it('puts every api_key route, and only those, behind one REQUEST authorizer cached ≤ 30 s per key, secret and IP', () => {
-    const authorizers = ofType(dev.resources, 'AWS::ApiGateway::Authorizer');
+    const authorizers = ofType(dev.resources, 'AWS::ApiGateway::Authorizer').filter(
+      ([, a]) => a.Properties.Type === 'REQUEST',
+    );
     expect(authorizers).toHaveLength(1);
     const [authorizerId, authorizer] = authorizers[0] as [string, Resource];
     expect(authorizer.Properties).toMatchObject({
@@ -197,6 +208,8 @@ describe('the AWS stack', () => {
     }
     for (const [, method] of methods.filter(([, m]) => m.Properties.AuthorizationType !== 'CUSTOM')) {
       expect(method.Properties.ApiKeyRequired ?? false).toBe(false);
+      // The rest are public, or dashboard routes behind the Cognito authorizer.
+      expect([undefined, 'NONE', 'COGNITO_USER_POOLS']).toContain(method.Properties.AuthorizationType);
     }
   });
 
@@ -484,7 +497,7 @@ describe('the AWS stack', () => {
     paystack.template.hasResourceProperties('AWS::SecretsManager::Secret', {
       Name: 'naira/dev/paystack-secret-key',
     });
-    const functions = ofType(paystack.resources, 'AWS::Lambda::Function').map(([, r]) => r.Properties);
+    const functions = serviceFunctions(paystack.resources).map(([, r]) => r.Properties);
     const withKey = functions
       .filter(
         (f) => (f.Environment as { Variables: Record<string, unknown> }).Variables.PAYSTACK_SECRET_KEY_ARN,
@@ -566,15 +579,25 @@ describe('the AWS stack', () => {
   });
 
   it('keeps secrets out of the template: functions get Secrets Manager ARNs, never values', () => {
-    const variables = ofType(dev.resources, 'AWS::Lambda::Function').map(
-      ([, r]) => (r.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+    const functions = serviceFunctions(dev.resources).map(([, r]) => r.Properties);
+    const variables = functions.map(
+      (f) => (f.Environment as { Variables: Record<string, unknown> }).Variables,
     );
     for (const vars of variables) {
       expect(vars.API_KEY_PEPPER).toBeUndefined();
       expect(vars.PARTNER_WEBHOOK_SECRET).toBeUndefined();
     }
-    // Only the authorizer verifies secrets: no handler carries the pepper.
-    expect(variables.filter((v) => v.API_KEY_PEPPER_SECRET)).toHaveLength(1);
+    // Only the authorizer verifies secrets, and only the dashboard's key routes make them: no
+    // merchant handler carries the pepper.
+    const withPepper = functions.filter(
+      (f) => (f.Environment as { Variables: Record<string, unknown> }).Variables.API_KEY_PEPPER_SECRET,
+    );
+    expect(withPepper.map((f) => String(f.FunctionName).replace('naira-dev-', '')).sort()).toEqual(
+      [
+        API_KEY_AUTHORIZER.name,
+        ...ROUTES.filter((r) => 'managesKeys' in r.access && r.access.managesKeys).map((r) => r.name),
+      ].sort(),
+    );
     expect(variables.filter((v) => v.PARTNER_WEBHOOK_SECRET_ARN)).toHaveLength(1);
   });
 });
@@ -621,7 +644,7 @@ describe('least privilege', () => {
 
   it('lets only money-moving functions write the ledger tables', () => {
     const ledger = new Set(LEDGER_TABLES.map(tableId));
-    const writers = [...ROUTES.map((r) => r.name), PAYMENT_EVENTS_QUEUE.consumer].filter((name) =>
+    const writers = [...new Set(ROUTES.map(functionOf)), PAYMENT_EVENTS_QUEUE.consumer].filter((name) =>
       [...grantsOf(`naira-dev-${name}`)].some(
         ([table, actions]) => ledger.has(table) && WRITES.some((w) => actions.has(w)),
       ),
@@ -630,7 +653,7 @@ describe('least privilege', () => {
   });
 
   const allFunctions = () =>
-    ofType(dev.resources, 'AWS::Lambda::Function').map(([, r]) => String(r.Properties.FunctionName));
+    serviceFunctions(dev.resources).map(([, r]) => String(r.Properties.FunctionName));
 
   it('grants no function DeleteItem, BatchWriteItem or Scan on any table: never on the ledger, never Scan on the key hashes', () => {
     const ledger = new Set(LEDGER_TABLES.map(tableId));
@@ -664,6 +687,11 @@ describe('least privilege', () => {
       BatchGetCommand: 'dynamodb:BatchGetItem',
       BatchWriteCommand: 'dynamodb:BatchWriteItem',
       TransactGetCommand: 'dynamodb:GetItem',
+      // Not DynamoDB: the dashboard's key routes read the stage's operator config (their own grant).
+      GetParameterCommand: '',
+      // API Gateway's key calls of the usage-plan registry (their own grant, tested in dashboard-stack).
+      GetApiKeysCommand: '',
+      UpdateApiKeyCommand: '',
       // A transaction needs each of its items' actions (below), nothing of its own.
       TransactWriteCommand: '',
     };
@@ -713,8 +741,22 @@ describe('least privilege', () => {
         expect(writes, `${name} on ${table}`).toEqual([]);
       }
     }
-    for (const route of ROUTES)
-      expect(grantsOf(`naira-dev-${route.name}`).has(apiKeys), route.name).toBe(false);
+    // The key table: only the authorizer and the dashboard's key routes (which never verify secrets).
+    const keyRoutes = new Set([
+      'list-api-keys',
+      'create-api-key',
+      'roll-api-key',
+      'revoke-api-key',
+      'set-api-key-ips',
+    ]);
+    for (const name of new Set(ROUTES.map(functionOf)))
+      expect(grantsOf(`naira-dev-${name}`).has(apiKeys), name).toBe(keyRoutes.has(name));
+    for (const [table, actions] of grantsOf('naira-dev-list-api-keys')) {
+      expect(
+        WRITES.filter((w) => actions.has(w)),
+        `list-api-keys on ${table}`,
+      ).toEqual([]);
+    }
     expect(grantsOf('naira-dev-list-banks').size).toBe(0);
   });
 

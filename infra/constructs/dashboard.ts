@@ -1,0 +1,177 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import {
+  AllowedMethods,
+  CachePolicy,
+  Function as CloudFrontFunction,
+  Distribution,
+  FunctionCode,
+  FunctionEventType,
+  HeadersFrameOption,
+  HeadersReferrerPolicy,
+  OriginRequestPolicy,
+  ResponseHeadersPolicy,
+  ViewerProtocolPolicy,
+} from 'aws-cdk-lib/aws-cloudfront';
+import { RestApiOrigin, S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import {
+  AccountRecovery,
+  ClientAttributes,
+  Mfa,
+  StringAttribute,
+  UserPool,
+  type UserPoolClient,
+} from 'aws-cdk-lib/aws-cognito';
+import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
+import { BucketDeployment, Source } from 'aws-cdk-lib/aws-s3-deployment';
+import { Construct } from 'constructs';
+import { buildDashboardSync, DASHBOARD_CSP } from '#infra/dashboard/build.ts';
+import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
+import { DASHBOARD_PREFIX } from '#shared/definitions/routes.ts';
+
+/**
+ * The dashboard's users (API.md §10): a Cognito user pool where only the operator creates users
+ * (`npm run keys -- invite`), sign-in by email and a strong password, TOTP available, and the
+ * merchant as an immutable attribute the app client cannot write.
+ */
+export class DashboardUsers extends Construct {
+  readonly pool: UserPool;
+  readonly client: UserPoolClient;
+
+  constructor(scope: Construct, id: string, props: { stage: string; prod: boolean }) {
+    super(scope, id);
+    const policy = DASHBOARD_USER_POOL.passwordPolicy;
+    this.pool = new UserPool(this, 'Pool', {
+      userPoolName: `naira-${props.stage}-dashboard`,
+      selfSignUpEnabled: false,
+      signInAliases: { email: true },
+      signInCaseSensitive: false,
+      autoVerify: { email: true },
+      passwordPolicy: {
+        minLength: policy.MinimumLength,
+        requireUppercase: policy.RequireUppercase,
+        requireLowercase: policy.RequireLowercase,
+        requireDigits: policy.RequireNumbers,
+        requireSymbols: policy.RequireSymbols,
+        tempPasswordValidity: Duration.days(policy.TemporaryPasswordValidityDays),
+      },
+      mfa: Mfa.OPTIONAL,
+      mfaSecondFactor: { otp: true, sms: false },
+      accountRecovery: AccountRecovery.EMAIL_ONLY,
+      customAttributes: {
+        [DASHBOARD_USER_POOL.merchantAttribute]: new StringAttribute({
+          mutable: false,
+          minLen: 1,
+          maxLen: 64,
+        }),
+      },
+      userInvitation: {
+        emailSubject: 'Your NairaPay dashboard account',
+        emailBody:
+          'You have been invited to the NairaPay developer dashboard. Sign in with the email {username} and the temporary password {####}; you will choose your own password.',
+      },
+      deletionProtection: props.prod,
+      removalPolicy: props.prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    // Users may change nothing that decides what they see: the merchant attribute is read-only.
+    this.client = this.pool.addClient('Dashboard', {
+      userPoolClientName: DASHBOARD_USER_POOL.clientName,
+      generateSecret: false,
+      authFlows: { userPassword: true },
+      idTokenValidity: Duration.minutes(DASHBOARD_USER_POOL.idTokenValidityMinutes),
+      accessTokenValidity: Duration.minutes(DASHBOARD_USER_POOL.idTokenValidityMinutes),
+      preventUserExistenceErrors: true,
+      readAttributes: new ClientAttributes()
+        .withStandardAttributes({ email: true, emailVerified: true })
+        .withCustomAttributes(DASHBOARD_USER_POOL.merchantAttribute),
+      writeAttributes: new ClientAttributes().withStandardAttributes({}),
+    });
+  }
+}
+
+/** The viewer-request function of the app's behaviour: `/` and `/dashboard` lead to the app's page. */
+const ROUTING = `function handler(event) {
+  var uri = event.request.uri;
+  if (uri === '/' || uri === '/dashboard') {
+    return { statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '/dashboard/' } } };
+  }
+  if (uri === '/dashboard/') event.request.uri = '/dashboard/index.html';
+  return event.request;
+}`;
+
+/**
+ * The dashboard's web app on AWS: its files in a private, encrypted, TLS-only bucket, read by
+ * CloudFront alone (origin access control); the same distribution forwards the dashboard's API
+ * (`/api/v1/dashboard/*`) to the REST API uncached, so the app and its API share one origin and the
+ * CSP's `connect-src 'self'` holds. Every answer carries the app's CSP and security headers.
+ */
+export class DashboardSite extends Construct {
+  readonly distribution: Distribution;
+  readonly bucket: Bucket;
+  readonly url: string;
+
+  constructor(scope: Construct, id: string, props: { stage: string; api: RestApi }) {
+    super(scope, id);
+    this.bucket = new Bucket(this, 'Files', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      // The files are rebuilt from the repository on every deploy: nothing to keep.
+      removalPolicy: RemovalPolicy.DESTROY,
+      autoDeleteObjects: false,
+    });
+    const headers = new ResponseHeadersPolicy(this, 'SecurityHeaders', {
+      responseHeadersPolicyName: `naira-${props.stage}-dashboard`,
+      securityHeadersBehavior: {
+        contentSecurityPolicy: { contentSecurityPolicy: DASHBOARD_CSP, override: true },
+        strictTransportSecurity: {
+          accessControlMaxAge: Duration.days(365),
+          includeSubdomains: true,
+          override: true,
+        },
+        contentTypeOptions: { override: true },
+        frameOptions: { frameOption: HeadersFrameOption.DENY, override: true },
+        referrerPolicy: { referrerPolicy: HeadersReferrerPolicy.NO_REFERRER, override: true },
+      },
+    });
+    const routing = new CloudFrontFunction(this, 'Routing', {
+      code: FunctionCode.fromInline(ROUTING),
+      comment: 'Sends / and /dashboard to the dashboard page',
+    });
+    this.distribution = new Distribution(this, 'Distribution', {
+      comment: `naira-${props.stage} developer dashboard`,
+      defaultBehavior: {
+        origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
+        viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        responseHeadersPolicy: headers,
+        functionAssociations: [{ function: routing, eventType: FunctionEventType.VIEWER_REQUEST }],
+      },
+      additionalBehaviors: {
+        // The dashboard's API, never cached: with caching disabled, the AllViewerExceptHostHeader
+        // origin request policy forwards the Authorization header, body and query string.
+        [`${DASHBOARD_PREFIX.slice(1)}/*`]: {
+          origin: new RestApiOrigin(props.api),
+          viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+          allowedMethods: AllowedMethods.ALLOW_ALL,
+          cachePolicy: CachePolicy.CACHING_DISABLED,
+          originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+          responseHeadersPolicy: headers,
+        },
+      },
+    });
+    // Built at synth, offline, by the same esbuild build `npm start` serves.
+    const built = mkdtempSync(path.join(tmpdir(), 'naira-dashboard-'));
+    buildDashboardSync(built);
+    new BucketDeployment(this, 'Deploy', {
+      sources: [Source.asset(built)],
+      destinationBucket: this.bucket,
+      destinationKeyPrefix: 'dashboard/',
+      distribution: this.distribution,
+      distributionPaths: ['/dashboard/*'],
+    });
+    this.url = `https://${this.distribution.distributionDomainName}/dashboard/`;
+  }
+}

@@ -1,0 +1,210 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { Template as Templates } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DASHBOARD_CSP } from '#infra/dashboard/build.ts';
+import { buildPaymentsApp } from '#infra/payments-app.ts';
+import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
+import { DASHBOARD_PREFIX, ROUTES, type Route, servedPaths } from '#shared/definitions/routes.ts';
+import { PROJECT_ROOT } from '#test/support/gateway.ts';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+let outdir: string;
+let template: Template;
+let resources: Record<string, Resource>;
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const only = (type: string) => {
+  const found = ofType(type);
+  expect(found, type).toHaveLength(1);
+  return found[0] as [string, Resource];
+};
+
+beforeAll(() => {
+  const cdkJson = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
+  outdir = mkdtempSync(path.join(tmpdir(), 'cdk-dashboard-'));
+  const app = new App({
+    outdir,
+    context: { ...cdkJson.context, stage: 'dev', 'aws:cdk:bundling-stacks': [] },
+  });
+  const stack = buildPaymentsApp(app);
+  app.synth();
+  template = Templates.fromStack(stack);
+  resources = template.toJSON().Resources as Record<string, Resource>;
+});
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+describe("the dashboard's AWS side (API.md §10)", () => {
+  it('stays within CloudFormation’s 500 resources, with room to grow', () => {
+    expect(Object.keys(resources).length).toBeLessThan(470);
+  });
+
+  it('signs users in with a Cognito pool: invite only, a strong password, TOTP available, the merchant immutable', () => {
+    const [, pool] = only('AWS::Cognito::UserPool');
+    const policy = DASHBOARD_USER_POOL.passwordPolicy;
+    expect(pool.Properties).toMatchObject({
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      UsernameAttributes: ['email'],
+      MfaConfiguration: 'OPTIONAL',
+      EnabledMfas: ['SOFTWARE_TOKEN_MFA'],
+      Policies: {
+        PasswordPolicy: {
+          MinimumLength: policy.MinimumLength,
+          RequireUppercase: true,
+          RequireLowercase: true,
+          RequireNumbers: true,
+          RequireSymbols: true,
+        },
+      },
+    });
+    expect(policy.MinimumLength).toBeGreaterThanOrEqual(12);
+    expect(pool.Properties.Schema).toContainEqual(
+      expect.objectContaining({ Name: DASHBOARD_USER_POOL.merchantAttribute, Mutable: false }),
+    );
+    const [, client] = only('AWS::Cognito::UserPoolClient');
+    expect(client.Properties).toMatchObject({
+      GenerateSecret: false,
+      ExplicitAuthFlows: expect.arrayContaining(['ALLOW_USER_PASSWORD_AUTH']),
+      PreventUserExistenceErrors: 'ENABLED',
+    });
+    // Users can never change which merchant they see.
+    expect(JSON.stringify(client.Properties.WriteAttributes ?? [])).not.toContain('merchant_id');
+    expect(client.Properties.ReadAttributes).toContain(`custom:${DASHBOARD_USER_POOL.merchantAttribute}`);
+  });
+
+  it('puts every session route behind the Cognito authorizer, without an API key; sign-in is public', () => {
+    const [authorizerId, authorizer] = ofType('AWS::ApiGateway::Authorizer').find(
+      ([, a]) => a.Properties.Type === 'COGNITO_USER_POOLS',
+    ) as [string, Resource];
+    expect(authorizer.Properties.IdentitySource).toBe('method.request.header.Authorization');
+    expect(JSON.stringify(authorizer.Properties.ProviderARNs)).toContain('DashboardUsersPool');
+    const paths = new Map<string, string>();
+    const pathOf = (id: string): string => {
+      const cached = paths.get(id);
+      if (cached !== undefined) return cached;
+      const resource = resources[id] as Resource;
+      const parent = resource.Properties.ParentId as { Ref?: string };
+      const full = `${parent.Ref ? pathOf(parent.Ref) : ''}/${resource.Properties.PathPart}`;
+      paths.set(id, full);
+      return full;
+    };
+    const methods = ofType('AWS::ApiGateway::Method').map(([, m]) => m.Properties);
+    const methodAt = (method: string, at: string) =>
+      methods.find((m) => m.HttpMethod === method && pathOf((m.ResourceId as { Ref: string }).Ref) === at);
+    const dashboardRoutes = (ROUTES as readonly Route[]).filter((route) => route.dashboard);
+    expect(dashboardRoutes.filter((r) => r.auth === 'session').length).toBeGreaterThan(10);
+    for (const route of dashboardRoutes) {
+      for (const at of servedPaths(route)) {
+        expect(at.startsWith(`${DASHBOARD_PREFIX}/`)).toBe(true);
+        const method = methodAt(route.method, at);
+        expect(method, `${route.method} ${at}`).toBeDefined();
+        expect(method?.ApiKeyRequired ?? false).toBe(false);
+        if (route.auth === 'session') {
+          expect(method).toMatchObject({
+            AuthorizationType: 'COGNITO_USER_POOLS',
+            AuthorizerId: { Ref: authorizerId },
+          });
+        } else {
+          expect(method?.AuthorizationType ?? 'NONE').toBe('NONE');
+        }
+      }
+    }
+  });
+
+  it('keeps the files in a private, encrypted, TLS-only bucket that only the distribution reads', () => {
+    const [bucketId, bucket] = only('AWS::S3::Bucket');
+    expect(bucket.Properties).toMatchObject({
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+    });
+    const [, policy] = only('AWS::S3::BucketPolicy');
+    expect(policy.Properties.Bucket).toEqual({ Ref: bucketId });
+    const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+      .Statement;
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Deny',
+        Principal: { AWS: '*' },
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      }),
+    );
+    const allows = statements.filter((statement) => statement.Effect === 'Allow');
+    expect(allows).toHaveLength(1);
+    expect(allows[0]).toMatchObject({
+      Action: 's3:GetObject',
+      Principal: { Service: 'cloudfront.amazonaws.com' },
+    });
+    expect(JSON.stringify(allows[0]?.Condition)).toContain('AWS:SourceArn');
+  });
+
+  it('serves the app through CloudFront with origin access control, HTTPS, the CSP, and the API uncached', () => {
+    const [, distribution] = only('AWS::CloudFront::Distribution');
+    const config = distribution.Properties.DistributionConfig as Record<string, unknown>;
+    const origins = config.Origins as Record<string, unknown>[];
+    const s3 = origins.find((origin) => origin.S3OriginConfig) as Record<string, unknown>;
+    expect(s3.OriginAccessControlId).toBeDefined();
+    only('AWS::CloudFront::OriginAccessControl');
+    const defaults = config.DefaultCacheBehavior as Record<string, unknown>;
+    expect(defaults.ViewerProtocolPolicy).toBe('redirect-to-https');
+    const api = (config.CacheBehaviors as Record<string, unknown>[]).find(
+      (behavior) => behavior.PathPattern === `${DASHBOARD_PREFIX.slice(1)}/*`,
+    );
+    expect(api).toMatchObject({
+      ViewerProtocolPolicy: 'redirect-to-https',
+      // The managed CachingDisabled and AllViewerExceptHostHeader policies: the Authorization header reaches the API.
+      CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+      OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
+      AllowedMethods: expect.arrayContaining(['POST', 'DELETE']),
+    });
+    const [headersId, headers] = only('AWS::CloudFront::ResponseHeadersPolicy');
+    const security = (
+      headers.Properties.ResponseHeadersPolicyConfig as Record<string, Record<string, unknown>>
+    ).SecurityHeadersConfig;
+    expect(security).toMatchObject({
+      ContentSecurityPolicy: { ContentSecurityPolicy: DASHBOARD_CSP, Override: true },
+      FrameOptions: { FrameOption: 'DENY' },
+      ContentTypeOptions: { Override: true },
+      ReferrerPolicy: { ReferrerPolicy: 'no-referrer' },
+      StrictTransportSecurity: expect.objectContaining({ Override: true }),
+    });
+    expect(defaults.ResponseHeadersPolicyId).toEqual({ Ref: headersId });
+    expect((api as Record<string, unknown>).ResponseHeadersPolicyId).toEqual({ Ref: headersId });
+    template.hasOutput('DashboardUrl', {});
+    expect(JSON.stringify(template.toJSON().Outputs.DashboardUrl.Value)).toContain('/dashboard/');
+    template.hasResourceProperties('Custom::CDKBucketDeployment', {
+      DestinationBucketKeyPrefix: 'dashboard/',
+    });
+  });
+
+  it("lets the key routes register keys only in the stage's usage plan, and read its config", () => {
+    const [, policy] = ofType('AWS::IAM::Policy').find(([id]) =>
+      id.startsWith('DashboardKeyRegistration'),
+    ) as [string, Resource];
+    const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+      .Statement;
+    expect(statements.map((statement) => statement.Action).sort()).toEqual(
+      ['apigateway:GET', 'apigateway:PATCH', 'apigateway:POST', 'ssm:GetParameter'].sort(),
+    );
+    const post = JSON.stringify(
+      statements.find((statement) => statement.Action === 'apigateway:POST')?.Resource,
+    );
+    expect(post).toContain('/apikeys');
+    expect(post).toMatch(/usageplans\/".*PerKeyLimit.*\/keys/);
+    const roles = JSON.stringify(policy.Properties.Roles);
+    for (const route of (ROUTES as readonly Route[]).filter((r) => r.access.managesKeys)) {
+      expect(roles).toContain(`Fn${route.name.replace(/-/g, '')}`);
+    }
+    expect(roles).not.toContain('Fnlistapikeys');
+  });
+});
