@@ -410,7 +410,10 @@ export class PaymentsStack extends Stack {
     });
     this.keyManagersMayRegister(keyManagers, plan.usagePlanId, operatorConfig);
     this.dashboard = new DashboardSite(this, 'Dashboard', { stage, api: this.api });
-    new CfnOutput(this, 'DashboardUrl', { value: this.dashboard.url, description: 'The developer dashboard' });
+    new CfnOutput(this, 'DashboardUrl', {
+      value: this.dashboard.url,
+      description: 'The developer dashboard',
+    });
     new CfnOutput(this, 'DashboardUserPoolId', { value: dashboardUsers.pool.userPoolId });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
     new CfnOutput(this, 'WebhookFunctionUrl', {
