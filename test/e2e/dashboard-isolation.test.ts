@@ -180,3 +180,72 @@ describe('one gate per kind of caller', () => {
     },
   );
 });
+
+describe("hostile input on the dashboard's routes", () => {
+  const CODES: Record<number, string> = {
+    400: 'validation_error',
+    405: 'method_not_allowed',
+    415: 'unsupported_media_type',
+  };
+  const send = (
+    route: Route,
+    init: { method?: string; body?: string; type?: string; token?: string; query?: string },
+  ) =>
+    fetch(`${gateway.url}${pathOf(route, 'x')}${init.query ?? ''}`, {
+      method: init.method ?? route.method,
+      headers: {
+        Authorization: init.token ?? userA.headers.Authorization,
+        ...(init.body !== undefined ? { 'Content-Type': init.type ?? 'application/json' } : {}),
+      },
+      body: init.body,
+    });
+  const expectError = async (response: Response, status: number, label: string) => {
+    const body = (await response.json()) as Record<string, unknown>;
+    expect({ status: response.status, code: body.code }, label).toEqual({ status, code: CODES[status] });
+  };
+
+  it.each(
+    (ROUTES as readonly Route[])
+      .filter((route) => route.dashboard)
+      .map((route) => [route.name, route] as const),
+  )(
+    '%s: malformed bodies, wrong methods, forged tokens: the contract envelope, never a 5xx',
+    async (_name, route) => {
+      const other = route.method === 'GET' ? 'DELETE' : 'GET';
+      if (!ROUTES.some((r) => r.method === other && servedPaths(r).includes(servedPaths(route)[0] ?? ''))) {
+        await expectError(await send(route, { method: other }), 405, `${other} ${route.name}`);
+      }
+      if (route.method === 'POST') {
+        for (const body of [
+          '{',
+          '[]',
+          '"text"',
+          '{"a":1,"a":2}',
+          JSON.stringify({ unexpected_field: true }),
+        ]) {
+          const response = await send(route, { body });
+          // A route whose path names nothing of this merchant may answer 404 before reading the body.
+          if (response.status === 404) continue;
+          await expectError(response, 400, `${route.name} ${body}`);
+        }
+        const plain = await send(route, { body: '{}', type: 'text/plain' });
+        if (plain.status !== 404) await expectError(plain, 415, `${route.name} text/plain`);
+      }
+      if (route.auth === 'session') {
+        for (const token of [
+          'Bearer',
+          'Bearer a.b.c',
+          'Basic dXNlcjpwYXNz',
+          `Bearer ${userA.idToken.split('.').reverse().join('.')}`,
+        ]) {
+          const response = await send(route, { token, ...(route.method === 'POST' ? { body: '{}' } : {}) });
+          expect(response.status, token).toBe(401);
+          expect(await response.json()).toStrictEqual({
+            status: 'error',
+            message: 'Invalid API credentials',
+          });
+        }
+      }
+    },
+  );
+});

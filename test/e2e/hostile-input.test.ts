@@ -4,7 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import { sqs } from '#shared/aws/sqs.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
-import { API_PREFIX, ROUTES, type Route } from '#shared/definitions/routes.ts';
+import { API_PREFIX, MERCHANT_ROUTES, type Route } from '#shared/definitions/routes.ts';
+
+/** The merchant API's routes (the dashboard's get their own hostile cases in dashboard-isolation). */
+const ROUTES: readonly Route[] = MERCHANT_ROUTES;
+
 import { EVENT_TYPES } from '#shared/events/events.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
