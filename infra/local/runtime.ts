@@ -2,7 +2,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import { type SqsHandler, startPoller } from '#infra/local/poller.ts';
-import { localSessionVerifier } from '#infra/local/session-verifier.ts';
+import { sessionVerifierFrom } from '#infra/local/session-verifier.ts';
 import { type StreamHandler, startStreamPoller } from '#infra/local/stream-poller.ts';
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
@@ -32,19 +32,11 @@ export interface Runtime {
  * `process.env` points at the local stand-ins: the handlers read their configuration at import.
  */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const { COGNITO_ENDPOINT, USER_POOL_ID, USER_POOL_CLIENT_ID } = options.env;
   const gateway = await startGateway({
     port: options.port,
     rootDir: options.rootDir,
     rateLimit: options.rateLimit,
-    verifySession:
-      COGNITO_ENDPOINT && USER_POOL_ID && USER_POOL_CLIENT_ID
-        ? localSessionVerifier({
-            cognitoEndpoint: COGNITO_ENDPOINT,
-            userPoolId: USER_POOL_ID,
-            clientId: USER_POOL_CLIENT_ID,
-          })
-        : undefined,
+    verifySession: sessionVerifierFrom(options.env),
   });
   const stops: (() => Promise<void>)[] = [];
   try {

@@ -48,3 +48,14 @@ export function localSessionVerifier(options: {
     }
   };
 }
+
+/** The verifier of the local Cognito that `env` names (`startLocalServices().env`), if any. */
+export function sessionVerifierFrom(env: Record<string, string | undefined>): SessionVerifier | undefined {
+  const { COGNITO_ENDPOINT, USER_POOL_ID, USER_POOL_CLIENT_ID } = env;
+  if (!COGNITO_ENDPOINT || !USER_POOL_ID || !USER_POOL_CLIENT_ID) return undefined;
+  return localSessionVerifier({
+    cognitoEndpoint: COGNITO_ENDPOINT,
+    userPoolId: USER_POOL_ID,
+    clientId: USER_POOL_CLIENT_ID,
+  });
+}

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { toNuban } from '#shared/banks/nuban.ts';
-import { checks, launchChromium, watch } from '#test/browser/harness.ts';
+import { checks, launchChromium, runBrowserTest, watch } from '#test/browser/harness.ts';
 import { startNpmStart } from '#test/support/npm-start.ts';
 import { startReceiver } from '#test/support/receiver.ts';
 
@@ -317,11 +317,4 @@ async function main(): Promise<number> {
   return summary();
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error);
-    console.log('0 passed, 1 failed');
-    process.exit(1);
-  },
-);
+runBrowserTest(main);

@@ -6,7 +6,7 @@ import { MERCHANT_ROUTES as ROUTES } from '#shared/definitions/routes.ts';
 /** The events the document lists under `webhooks` (rendered as operations too). */
 const WEBHOOK_OPERATIONS = Object.keys(buildOpenApiDocument('').webhooks ?? {}).length;
 
-import { checks, launchChromium, watch } from '#test/browser/harness.ts';
+import { checks, launchChromium, runBrowserTest, watch } from '#test/browser/harness.ts';
 import { startNpmStart } from '#test/support/npm-start.ts';
 
 /**
@@ -144,11 +144,4 @@ async function main(): Promise<number> {
   return summary();
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error);
-    console.log('0 passed, 1 failed');
-    process.exit(1);
-  },
-);
+runBrowserTest(main);

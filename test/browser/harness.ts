@@ -72,3 +72,15 @@ export function watch(page: Page) {
       }),
   };
 }
+
+/** Runs a browser test's `main` and exits with its code; an exception is one failed check. */
+export function runBrowserTest(main: () => Promise<number>): void {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      console.log('0 passed, 1 failed');
+      process.exit(1);
+    },
+  );
+}

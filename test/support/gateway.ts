@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
-import { localSessionVerifier } from '#infra/local/session-verifier.ts';
+import { sessionVerifierFrom } from '#infra/local/session-verifier.ts';
 import type { Route } from '#shared/definitions/routes.ts';
 import { assertMatchesContract } from '#test/support/contract.ts';
 
@@ -11,20 +11,12 @@ export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..', '..');
 export function startTestGateway(
   options: { rootDir?: string; routes?: readonly Route[] } = {},
 ): Promise<LocalGateway> {
-  const { COGNITO_ENDPOINT, USER_POOL_ID, USER_POOL_CLIENT_ID } = process.env;
   return startGateway({
     port: 0,
     rootDir: options.rootDir ?? PROJECT_ROOT,
     routes: options.routes,
     // Dashboard sessions are checked against the test run's local Cognito, as under npm start.
-    verifySession:
-      COGNITO_ENDPOINT && USER_POOL_ID && USER_POOL_CLIENT_ID
-        ? localSessionVerifier({
-            cognitoEndpoint: COGNITO_ENDPOINT,
-            userPoolId: USER_POOL_ID,
-            clientId: USER_POOL_CLIENT_ID,
-          })
-        : undefined,
+    verifySession: sessionVerifierFrom(process.env),
   });
 }
 

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { request } from './api.ts';
 import { problem, when } from './format.ts';
 import type { ApiKey } from './types.ts';
-import { Alert, Dialog, SecretDialog, Status, Table, useLoad } from './ui.tsx';
+import { Alert, Dialog, DialogActions, SecretDialog, Status, Table, useLoad } from './ui.tsx';
 
 const ROLL_CHOICES: [label: string, hours: number][] = [
   ['Now', 0],
@@ -138,26 +138,20 @@ export function ApiKeys() {
                 </option>
               ))}
             </select>
-            <div class="actions">
+            <DialogActions onCancel={() => setActing(undefined)}>
               <button type="submit">Roll key</button>
-              <button type="button" class="secondary" onClick={() => setActing(undefined)}>
-                Cancel
-              </button>
-            </div>
+            </DialogActions>
           </form>
         </Dialog>
       )}
       {acting?.kind === 'revoke' && (
         <Dialog title={`Revoke ${acting.key.api_key}`} onClose={() => setActing(undefined)}>
           <p>Requests with this key are refused within 60 seconds. This cannot be undone.</p>
-          <div class="actions">
+          <DialogActions onCancel={() => setActing(undefined)}>
             <button type="button" class="danger" onClick={revoke}>
               Revoke key
             </button>
-            <button type="button" class="secondary" onClick={() => setActing(undefined)}>
-              Cancel
-            </button>
-          </div>
+          </DialogActions>
         </Dialog>
       )}
       {acting?.kind === 'ips' && (
@@ -165,12 +159,9 @@ export function ApiKeys() {
           <form onSubmit={saveIps}>
             <label for="edit-ips">Allowed IPs (comma-separated; empty: any address)</label>
             <input id="edit-ips" name="allowed_ips" value={acting.key.allowed_ips.join(', ')} />
-            <div class="actions">
+            <DialogActions onCancel={() => setActing(undefined)}>
               <button type="submit">Save</button>
-              <button type="button" class="secondary" onClick={() => setActing(undefined)}>
-                Cancel
-              </button>
-            </div>
+            </DialogActions>
           </form>
         </Dialog>
       )}

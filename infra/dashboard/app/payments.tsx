@@ -2,12 +2,12 @@ import { useState } from 'preact/hooks';
 import { query, request } from './api.ts';
 import { naira, when } from './format.ts';
 import type { VirtualAccount } from './types.ts';
-import { Alert, Table, useLoad } from './ui.tsx';
+import { Alert, Pager, Table, useCursors, useLoad } from './ui.tsx';
 
 /** Virtual accounts, newest first, and the payments into the one chosen. */
 export function Payments() {
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors.at(-1);
+  const paging = useCursors();
+  const { cursor } = paging;
   const page = useLoad(
     () => request<VirtualAccount[]>('GET', `/virtual-accounts${query({ limit: 20, cursor })}`),
     [cursor],
@@ -45,24 +45,7 @@ export function Payments() {
           },
         ]}
       />
-      <div class="pager">
-        <button
-          type="button"
-          class="secondary"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!page.data?.nextCursor}
-          onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}
-        >
-          Next page
-        </button>
-      </div>
+      <Pager paging={paging} next={page.data?.nextCursor} />
       {open && <PaymentsInto reference={open} />}
     </>
   );

@@ -3,15 +3,15 @@ import { query, request } from './api.ts';
 import { problem, transactionsCsv } from './format.ts';
 import { TRANSACTION_COLUMNS } from './overview.tsx';
 import type { Transaction } from './types.ts';
-import { Alert, Status, Table, useLoad } from './ui.tsx';
+import { Alert, Pager, Status, Table, useCursors, useLoad } from './ui.tsx';
 
 type Filter = { type?: string; status?: string; from?: string; to?: string };
 
 /** Transactions with the filters of GET /transactions, cursor paging, and CSV export of a filter. */
 export function Transactions() {
   const [filter, setFilter] = useState<Filter>({});
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors.at(-1);
+  const paging = useCursors();
+  const { cursor } = paging;
   const page = useLoad(
     () => request<Transaction[]>('GET', `/transactions${query({ ...filter, limit: 20, cursor })}`),
     [filter, cursor],
@@ -23,7 +23,7 @@ export function Transactions() {
     event.preventDefault();
     const values = new FormData(event.currentTarget as HTMLFormElement);
     const pick = (name: string) => String(values.get(name) ?? '') || undefined;
-    setCursors([]);
+    paging.reset();
     setFilter({ type: pick('type'), status: pick('status'), from: pick('from'), to: pick('to') });
   };
   const exportCsv = async () => {
@@ -94,24 +94,7 @@ export function Transactions() {
         rowKey={(t) => t.reference}
         empty={page.loading ? 'Loading…' : 'No transactions match.'}
       />
-      <div class="pager">
-        <button
-          type="button"
-          class="secondary"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!page.data?.nextCursor}
-          onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}
-        >
-          Next page
-        </button>
-      </div>
+      <Pager paging={paging} next={page.data?.nextCursor} />
     </>
   );
 }

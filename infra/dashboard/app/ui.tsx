@@ -50,6 +50,18 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
   );
 }
 
+/** A dialog's buttons: the action given, then Cancel. */
+export function DialogActions(props: { onCancel: () => void; children: ComponentChildren }) {
+  return (
+    <div class="actions">
+      {props.children}
+      <button type="button" class="secondary" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
 /** A secret shown once: its value, a Copy button, and a warning it will not be shown again. */
 export function SecretDialog(props: {
   title: string;
@@ -139,5 +151,37 @@ export function Table<T>(props: {
         </tbody>
       </table>
     </section>
+  );
+}
+
+/** Cursor paging: the cursors of the pages before this one, the current one last. */
+export function useCursors() {
+  const [cursors, setCursors] = useState<string[]>([]);
+  return { cursors, cursor: cursors.at(-1), reset: () => setCursors([]), setCursors };
+}
+
+/** "Previous page" and "Next page" over a list's cursors. */
+export function Pager(props: { paging: ReturnType<typeof useCursors>; next: string | null | undefined }) {
+  const { cursors, setCursors } = props.paging;
+  const next = props.next;
+  return (
+    <div class="pager">
+      <button
+        type="button"
+        class="secondary"
+        disabled={cursors.length === 0}
+        onClick={() => setCursors(cursors.slice(0, -1))}
+      >
+        Previous page
+      </button>
+      <button
+        type="button"
+        class="secondary"
+        disabled={!next}
+        onClick={() => next && setCursors([...cursors, next])}
+      >
+        Next page
+      </button>
+    </div>
   );
 }
