@@ -207,4 +207,53 @@ describe("the dashboard's AWS side (API.md §10)", () => {
     }
     expect(roles).not.toContain('Fnlistapikeys');
   });
+
+  it('has no dependency cycle (the key routes need the usage plan, which follows every method)', () => {
+    const ids = new Set(Object.keys(resources));
+    const dependencies = new Map<string, Set<string>>();
+    for (const [id, resource] of Object.entries(resources)) {
+      const found = new Set<string>([(resource as { DependsOn?: string[] }).DependsOn ?? []].flat());
+      const text = JSON.stringify(resource.Properties ?? {});
+      for (const [, ref = ''] of text.matchAll(/"Ref":"([^"]+)"/g)) found.add(ref);
+      for (const [, att = ''] of text.matchAll(/"Fn::GetAtt":\["([^"]+)"/g)) found.add(att);
+      dependencies.set(id, new Set([...found].filter((d) => ids.has(d))));
+    }
+    const state = new Map<string, 'visiting' | 'done'>();
+    const visit = (id: string, trail: string[]): void => {
+      if (state.get(id) === 'done') return;
+      if (state.get(id) === 'visiting') throw new Error(`cycle: ${[...trail, id].join(' -> ')}`);
+      state.set(id, 'visiting');
+      for (const next of dependencies.get(id) ?? []) visit(next, [...trail, id]);
+      state.set(id, 'done');
+    };
+    for (const id of ids) visit(id, []);
+    expect(state.size).toBe(ids.size);
+  });
+
+  it('sends / and /dashboard to /dashboard/, which is index.html (the viewer-request function, run)', () => {
+    const [, fn] = only('AWS::CloudFront::Function');
+    const handler = new Function(`${fn.Properties.FunctionCode as string}; return handler;`)() as (event: {
+      request: { uri: string };
+    }) => { uri?: string; statusCode?: number; headers?: { location: { value: string } } };
+    const at = (uri: string) => handler({ request: { uri } });
+    for (const uri of ['/', '/dashboard'])
+      expect(at(uri)).toMatchObject({ statusCode: 301, headers: { location: { value: '/dashboard/' } } });
+    expect(at('/dashboard/')).toEqual({ uri: '/dashboard/index.html' });
+    expect(at('/dashboard/app.js')).toEqual({ uri: '/dashboard/app.js' });
+  });
+
+  it('gives the sign-in functions the pool and its client', () => {
+    const signers = (ROUTES as readonly Route[]).filter((route) => route.access.signsIn);
+    expect(signers.length).toBeGreaterThanOrEqual(2);
+    for (const route of signers) {
+      const [, fn] = ofType('AWS::Lambda::Function').find(
+        ([, r]) => r.Properties.FunctionName === `naira-dev-${route.name}`,
+      ) as [string, Resource];
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.stringify(variables.USER_POOL_ID), route.name).toContain('DashboardUsersPool');
+      expect(JSON.stringify(variables.USER_POOL_CLIENT_ID), route.name).toContain(
+        'DashboardUsersPoolDashboard',
+      );
+    }
+  });
 });
