@@ -1,16 +1,17 @@
 /** What `npm run bench` prints: markdown tables for people, one JSON line (with `--json`) for tools. */
 import type { Bundle } from './bundles.ts';
+import type { DashboardLoad } from './dashboard.ts';
 import { type OverheadResult, perSecond, type Samples } from './http.ts';
 import type { PipelineResult, PipelineSection } from './pipeline.ts';
 import { kb, markdownTable, percentile, round } from './stats.ts';
 
-/** The team's goals: reported next to the numbers, never asserted. */
+/** The team's goals (the performance issue's table): reported next to the numbers, never asserted. */
 export const GOALS = {
   bundleBytesMax: 400_000,
   importRatioMax: 1.2,
-  balanceOverheadRatioMax: 1.5,
-  creditThroughputRatioMin: 0.8,
-  hotRatioMin: 0.5,
+  balanceOverheadRatioMax: 1.3,
+  creditThroughputRatioMin: 1.0,
+  hotRatioMin: 1.5,
 } as const;
 
 export interface ColdStartResult {
@@ -23,6 +24,8 @@ export interface BenchResults {
   coldStart: ColdStartResult;
   overhead: OverheadResult;
   pipeline: PipelineSection;
+  /** The dashboard's first load in Chromium (absent if Chromium could not run). */
+  dashboard?: DashboardLoad;
   /** 1-minute load average when the run started and ended: the machine may be shared. */
   loadAverage: { start: number; end: number };
   wallSeconds: number;
@@ -67,6 +70,8 @@ export function toJson(results: BenchResults) {
     webhook_vs_credit_ratio: round(hooks.deliveredPerSecond / creditPerS),
     webhook_delivered: hooks.delivered,
     webhook_expected: hooks.expected,
+    dashboard_first_load_bytes: results.dashboard?.bytes ?? null,
+    dashboard_interactive_ms: results.dashboard ? round(results.dashboard.interactiveMs, 1) : null,
     // Extra detail.
     baseline_bytes: coldStart.baseline.bytes,
     import_runs: coldStart.runs,
@@ -278,6 +283,21 @@ export function toMarkdown(results: BenchResults): string {
       ],
       [events(`${pipeline.merchants} merchants`, pipeline.spread), events('1 hot merchant', pipeline.hot)],
     ),
+    '',
+    '## Dashboard first load (Chromium, empty cache, until the sign-in form can be used)',
+    '',
+    results.dashboard
+      ? markdownTable(
+          ['bytes downloaded', 'time to interactive (median)', 'runs'],
+          [
+            [
+              kb(results.dashboard.bytes),
+              ms(results.dashboard.interactiveMs),
+              String(results.dashboard.runs),
+            ],
+          ],
+        )
+      : 'Not measured: Chromium could not run (see the progress lines).',
     '',
     '## Goals (reported, not asserted)',
     '',

@@ -6,6 +6,7 @@
  * report to stdout, with `--json` one JSON object as the last line.
  */
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,8 +15,8 @@ import { BUNDLING } from '#infra/bundling.ts';
 import { freePort } from '#infra/local/process.ts';
 import { type LocalServices, startLocalServices } from '#infra/local/services.ts';
 import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
-import { handlerFile, ROUTES } from '#shared/definitions/routes.ts';
 import { bundleAll, medianImportTimes } from './bundles.ts';
+import { measureDashboardLoad } from './dashboard.ts';
 import { CommandCounter } from './diagnostics.ts';
 import { documentClient, measureOverhead } from './http.ts';
 import { type BenchResults, type ColdStartResult, toJson, toMarkdown } from './report.ts';
@@ -30,8 +31,8 @@ const { values: args } = parseArgs({
 
 /** Sizes of each measurement; `--quick` is a smoke run of the same code. */
 const SIZES = args.quick
-  ? { importRuns: 3, seq: 200, c16: 400, merchants: 20, payments: 200, hotPayments: 100 }
-  : { importRuns: 31, seq: 2000, c16: 3000, merchants: 50, payments: 2000, hotPayments: 1000 };
+  ? { importRuns: 3, seq: 200, c16: 400, merchants: 20, payments: 200, hotPayments: 100, pageLoads: 3 }
+  : { importRuns: 31, seq: 2000, c16: 3000, merchants: 50, payments: 2000, hotPayments: 1000, pageLoads: 11 };
 const CONCURRENCY = 16;
 
 const started = performance.now();
@@ -40,13 +41,13 @@ function progress(message: string): void {
 }
 
 async function coldStart(tmpDir: string): Promise<ColdStartResult> {
-  // Every function of the stack: the route handlers and the queue's consumer; the baseline last.
+  // Every function of the stack (one per handler file: routes, authorizer, consumers, requery,
+  // the 405 function); the baseline last.
   const entries = [
-    ...ROUTES.map((route) => ({ name: route.name, entry: path.join(ROOT, handlerFile(route)) })),
-    {
-      name: PAYMENT_EVENTS_QUEUE.consumer,
-      entry: path.join(ROOT, 'functions', `${PAYMENT_EVENTS_QUEUE.consumer}.ts`),
-    },
+    ...readdirSync(path.join(ROOT, 'functions'))
+      .filter((file) => file.endsWith('.ts'))
+      .sort()
+      .map((file) => ({ name: file.replace(/\.ts$/, ''), entry: path.join(ROOT, 'functions', file) })),
     { name: 'baseline', entry: path.join(import.meta.dirname, 'baseline-handler.ts') },
   ];
   progress(`bundling ${entries.length} entries with esbuild (infra/bundling.ts options)`);
@@ -118,7 +119,14 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
       progress,
     });
     if (pollerErrors > 0) progress(`WARNING: ${pollerErrors} poller errors`);
-    return { overhead, pipeline: credits };
+    progress(`dashboard first load in Chromium, ${SIZES.pageLoads} fresh contexts`);
+    const dashboard = await measureDashboardLoad(`${gateway.url}/dashboard/`, SIZES.pageLoads).catch(
+      (error: unknown) => {
+        progress(`dashboard first load not measured: ${String(error)}`);
+        return undefined;
+      },
+    );
+    return { overhead, pipeline: credits, dashboard };
   } finally {
     for (const cleanup of cleanups) await cleanup();
   }
