@@ -38,7 +38,7 @@ import type { Construct } from 'constructs';
 import { DashboardSite, DashboardUsers } from '#infra/constructs/dashboard.ts';
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
-import { operatorConfigParameter } from '#infra/stack-names.ts';
+import { operatorConfigParameter, usagePlanName } from '#infra/stack-names.ts';
 import {
   deadLetterQueueName,
   PAYMENT_EVENTS_QUEUE,
@@ -228,7 +228,7 @@ export class PaymentsStack extends Stack {
       }
       if (access.managesKeys) {
         fn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
-        fn.addEnvironment('OPERATOR_CONFIG_PARAMETER', operatorConfigParameter(stage));
+        fn.addEnvironment('USAGE_PLAN_NAME', usagePlanName(stage));
         keyManagers.push(fn);
       }
       for (const name of access.read ?? []) fn.readsTable(tables.get(name) as TableV2);
@@ -383,7 +383,7 @@ export class PaymentsStack extends Stack {
     // Per-key limit: the authorizer hands API Gateway the verified key (key source AUTHORIZER), so
     // failed attempts never spend it; the operator CLI registers every api_key in this plan. Routes without an API key are not in any plan (never throttled by it).
     const plan = this.api.addUsagePlan('PerKeyLimit', {
-      name: `naira-${stage}-per-key`,
+      name: usagePlanName(stage),
       throttle: {
         rateLimit: RATE_LIMIT.requests / RATE_LIMIT.windowSeconds,
         burstLimit: RATE_LIMIT.requests,
@@ -393,7 +393,7 @@ export class PaymentsStack extends Stack {
 
     this.alarms(stage, { consumers, requery, queues, webhook });
 
-    const operatorConfig = new StringParameter(this, 'OperatorConfig', {
+    new StringParameter(this, 'OperatorConfig', {
       parameterName: operatorConfigParameter(stage),
       description: 'Where the operator CLI finds this stage (no secrets)',
       stringValue: JSON.stringify({
@@ -408,7 +408,7 @@ export class PaymentsStack extends Stack {
         userPoolId: dashboardUsers.pool.userPoolId,
       }),
     });
-    this.keyManagersMayRegister(keyManagers, plan.usagePlanId, operatorConfig);
+    this.keyManagersMayRegister(keyManagers, plan.usagePlanId);
     this.dashboard = new DashboardSite(this, 'Dashboard', { stage, api: this.api });
     new CfnOutput(this, 'DashboardUrl', {
       value: this.dashboard.url,
@@ -502,16 +502,11 @@ export class PaymentsStack extends Stack {
   }
 
   /**
-   * What a dashboard key route may call beyond its tables: register a key in the usage plan and
-   * disable one (API Gateway's key calls, on exactly this plan), and read the operator config that
-   * names the plan. A policy of its own, not the functions' default one: the plan depends on the
+   * What a dashboard key route may call beyond its tables: find the stage's usage plan by name,
+   * register a key in it and disable one (API Gateway's key calls, on exactly this plan). A policy of its own, not the functions' default one: the plan depends on the
    * stage, the stage on the methods, the methods on the functions, so the functions cannot name it.
    */
-  private keyManagersMayRegister(
-    functions: readonly ServiceFunction[],
-    usagePlanId: string,
-    operatorConfig: StringParameter,
-  ): void {
+  private keyManagersMayRegister(functions: readonly ServiceFunction[], usagePlanId: string): void {
     if (functions.length === 0) return;
     const apigateway = (path: string) => `arn:${this.partition}:apigateway:${this.region}::${path}`;
     const policy = new Policy(this, 'DashboardKeyRegistration', {
@@ -520,9 +515,11 @@ export class PaymentsStack extends Stack {
           actions: ['apigateway:POST'],
           resources: [apigateway('/apikeys'), apigateway(`/usageplans/${usagePlanId}/keys`)],
         }),
-        new PolicyStatement({ actions: ['apigateway:GET'], resources: [apigateway('/apikeys')] }),
+        new PolicyStatement({
+          actions: ['apigateway:GET'],
+          resources: [apigateway('/apikeys'), apigateway('/usageplans')],
+        }),
         new PolicyStatement({ actions: ['apigateway:PATCH'], resources: [apigateway('/apikeys/*')] }),
-        new PolicyStatement({ actions: ['ssm:GetParameter'], resources: [operatorConfig.parameterArn] }),
       ],
     });
     for (const fn of functions) fn.role?.attachInlinePolicy(policy);

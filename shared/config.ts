@@ -73,8 +73,8 @@ const EnvSchema = z.object({
   COGNITO_ENDPOINT: optionalUrl,
   /** The API Gateway usage plan a dashboard-made key is registered in (unset locally). */
   USAGE_PLAN_ID: z.optional(z.string().check(z.minLength(1))),
-  /** On AWS the plan's id comes from the stage's operator config (SSM), read on first use. */
-  OPERATOR_CONFIG_PARAMETER: z.optional(z.string().check(z.minLength(1))),
+  /** On AWS the plan is found by its name (the stack cannot hand its functions the id), on first use. */
+  USAGE_PLAN_NAME: z.optional(z.string().check(z.minLength(1))),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   /** Set by Lambda: the function's own name (the dimension of the service's metrics); unset locally. */
   AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
@@ -179,7 +179,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
       clientId: e.USER_POOL_CLIENT_ID,
       cognitoEndpoint: e.COGNITO_ENDPOINT,
       usagePlanId: e.USAGE_PLAN_ID,
-      operatorConfigParameter: e.OPERATOR_CONFIG_PARAMETER,
+      usagePlanName: e.USAGE_PLAN_NAME,
     },
     limits: { maxPaymentAmount: e.MAX_PAYMENT_AMOUNT, maxBalance: e.MAX_BALANCE },
     logLevel: e.LOG_LEVEL,

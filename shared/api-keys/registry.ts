@@ -1,4 +1,4 @@
-import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { APIGatewayClient, GetUsagePlansCommand } from '@aws-sdk/client-api-gateway';
 import type { KeyRegistry } from '#shared/api-keys/lifecycle.ts';
 import type { ApiKeyRecord } from '#shared/api-keys/store.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
@@ -7,24 +7,22 @@ import { config } from '#shared/config.ts';
 let registry: Promise<KeyRegistry | undefined> | undefined;
 
 /**
- * The usage plan a dashboard-made key is registered in: on AWS the stage's plan, named by the
- * operator config in SSM (the stack cannot hand its functions the plan's id: the plan depends on
- * them), read once per container; `USAGE_PLAN_ID` where set; locally none (the local gateway
- * limits every verified key).
+ * The usage plan a dashboard-made key is registered in: on AWS the stage's plan, found by its name
+ * once per container (the stack cannot hand its functions the plan's id: the plan depends on them);
+ * `USAGE_PLAN_ID` where set; locally none (the local gateway limits every verified key).
  */
 export function keyRegistry(): Promise<KeyRegistry | undefined> {
   registry ??= (async () => {
-    const { usagePlanId, operatorConfigParameter } = config.dashboard;
+    const { usagePlanId, usagePlanName } = config.dashboard;
+    if (!usagePlanId && !usagePlanName) return undefined;
+    const client = new APIGatewayClient({ region: config.region });
     let planId = usagePlanId;
-    if (!planId && operatorConfigParameter) {
-      const { SSMClient, GetParameterCommand } = await import('@aws-sdk/client-ssm');
-      const { Parameter } = await new SSMClient({ region: config.region }).send(
-        new GetParameterCommand({ Name: operatorConfigParameter }),
-      );
-      planId = (JSON.parse(Parameter?.Value ?? '{}') as { usagePlanId?: string }).usagePlanId;
-      if (!planId) throw new Error(`no usagePlanId in ${operatorConfigParameter}`);
+    if (!planId) {
+      const { items } = await client.send(new GetUsagePlansCommand({ limit: 500 }));
+      planId = items?.find((plan) => plan.name === usagePlanName)?.id;
+      if (!planId) throw new Error(`no usage plan named ${usagePlanName}`);
     }
-    return planId ? gatewayKeys(planId, new APIGatewayClient({ region: config.region })) : undefined;
+    return gatewayKeys(planId, client);
   })().catch((error: unknown) => {
     registry = undefined;
     throw error;

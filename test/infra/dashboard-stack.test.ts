@@ -187,15 +187,20 @@ describe("the dashboard's AWS side (API.md §10)", () => {
     });
   });
 
-  it("lets the key routes register keys only in the stage's usage plan, and read its config", () => {
+  it("lets the key routes find the stage's usage plan by name and register keys only in it", () => {
     const [, policy] = ofType('AWS::IAM::Policy').find(([id]) =>
       id.startsWith('DashboardKeyRegistration'),
     ) as [string, Resource];
     const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
       .Statement;
     expect(statements.map((statement) => statement.Action).sort()).toEqual(
-      ['apigateway:GET', 'apigateway:PATCH', 'apigateway:POST', 'ssm:GetParameter'].sort(),
+      ['apigateway:GET', 'apigateway:PATCH', 'apigateway:POST'].sort(),
     );
+    const get = JSON.stringify(
+      statements.find((statement) => statement.Action === 'apigateway:GET')?.Resource,
+    );
+    expect(get).toContain('::/apikeys"');
+    expect(get).toContain('::/usageplans"');
     const post = JSON.stringify(
       statements.find((statement) => statement.Action === 'apigateway:POST')?.Resource,
     );

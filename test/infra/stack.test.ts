@@ -687,8 +687,8 @@ describe('least privilege', () => {
       BatchGetCommand: 'dynamodb:BatchGetItem',
       BatchWriteCommand: 'dynamodb:BatchWriteItem',
       TransactGetCommand: 'dynamodb:GetItem',
-      // Not DynamoDB: the dashboard's key routes read the stage's operator config (their own grant).
-      GetParameterCommand: '',
+      // Not DynamoDB: the dashboard's key routes find the usage plan (their own grant, tested in dashboard-stack).
+      GetUsagePlansCommand: '',
       // API Gateway's key calls of the usage-plan registry (their own grant, tested in dashboard-stack).
       GetApiKeysCommand: '',
       UpdateApiKeyCommand: '',

@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JsonLogger } from '#shared/logger.ts';
+
+/** What the logger wrote while `work` ran: JSON lines, per stream. */
+function captured(work: () => void): {
+  stdout: Record<string, unknown>[];
+  stderr: Record<string, unknown>[];
+} {
+  const lines = { stdout: [] as string[], stderr: [] as string[] };
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => lines.stdout.push(String(chunk)) > 0);
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => lines.stderr.push(String(chunk)) > 0);
+  work();
+  vi.restoreAllMocks();
+  const parse = (all: string[]) => all.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { stdout: parse(lines.stdout), stderr: parse(lines.stderr) };
+}
+
+describe('the JSON logger', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('writes one JSON line per entry with level, message, timestamp, service and the request keys', () => {
+    const logger = new JsonLogger('naira-pay', 'INFO');
+    const { stdout } = captured(() => {
+      logger.appendKeys({ request_id: 'req-1' });
+      logger.info('request completed', { status: 200 });
+      logger.resetKeys();
+      logger.info('next');
+    });
+    expect(stdout[0]).toMatchObject({
+      level: 'INFO',
+      message: 'request completed',
+      service: 'naira-pay',
+      request_id: 'req-1',
+      status: 200,
+    });
+    expect(Date.parse(String(stdout[0]?.timestamp))).not.toBeNaN();
+    expect(stdout[1]).not.toHaveProperty('request_id');
+  });
+
+  it('keeps entries below its level out, and sends warnings and errors to stderr', () => {
+    const logger = new JsonLogger('s', 'WARN');
+    const { stdout, stderr } = captured(() => {
+      logger.debug('d');
+      logger.info('i');
+      logger.warn('w');
+      logger.error('e');
+    });
+    expect(stdout).toEqual([]);
+    expect(stderr.map((line) => line.level)).toEqual(['WARN', 'ERROR']);
+    const silent = new JsonLogger('s', 'SILENT');
+    expect(captured(() => silent.error('e')).stderr).toEqual([]);
+    silent.setLogLevel('DEBUG');
+    expect(silent.getLevelName()).toBe('DEBUG');
+    expect(captured(() => silent.debug('d')).stdout).toHaveLength(1);
+  });
+
+  it('writes an error as its name, message and stack, and never throws on a field it cannot write', () => {
+    const logger = new JsonLogger('s', 'INFO');
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const { stderr } = captured(() => {
+      logger.error('request failed', new TypeError('boom'));
+      logger.error('consumer failed', { reason: new RangeError('bad'), count: 10n });
+      logger.error('cyclic', { cycle });
+    });
+    expect(stderr[0]?.error).toMatchObject({ name: 'TypeError', message: 'boom', stack: expect.any(String) });
+    expect(stderr[1]).toMatchObject({ reason: { name: 'RangeError', message: 'bad' }, count: '10' });
+    expect(stderr[2]).toMatchObject({ level: 'ERROR', message: 'cyclic' });
+  });
+});
