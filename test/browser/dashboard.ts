@@ -28,6 +28,23 @@ const { check, summary } = checks();
 const printed = (output: string, label: string) =>
   new RegExp(`^\\s*${label}\\s*(\\S+)\\s*$`, 'm').exec(output)?.[1] ?? '';
 
+/** RFC 4180 CSV as records of fields: a quoted field may hold commas, doubled quotes, line breaks. */
+function parseCsv(text: string): string[][] {
+  const field = /(?:"((?:[^"]|"")*)"|([^",\r\n]*))(,|\r\n|$)/y;
+  const records: string[][] = [];
+  let record: string[] = [];
+  while (field.lastIndex < text.length) {
+    const [, quoted, plain = '', end] = field.exec(text) ?? [];
+    if (end === undefined) throw new Error(`not CSV at ${field.lastIndex}`);
+    record.push(quoted === undefined ? plain : quoted.replaceAll('""', '"'));
+    if (end !== ',') {
+      records.push(record);
+      record = [];
+    }
+  }
+  return records;
+}
+
 /** Scans the page with axe-core, run through DevTools (the page's CSP keeps injected scripts out). */
 async function accessible(page: Page, name: string) {
   await page.evaluate(axeSource);
@@ -219,6 +236,8 @@ async function main(): Promise<number> {
         amount,
         account_number: toNuban('058', String(123_456_780 + i)),
         bank_code: '058',
+        // A comma and quotes: the export must quote the field (RFC 4180).
+        narration: `Invoice ${i + 1}, "browser" test`,
       });
       check(`transfer ${i + 1} is sent (201)`, sent.status === 201, await sent.text());
     }
@@ -254,13 +273,8 @@ async function main(): Promise<number> {
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Export CSV' }).click(),
     ]);
-    const csv = readFileSync((await download.path()) ?? '', 'utf8')
-      .trim()
-      .split('\r\n');
-    const header = (csv[0] ?? '').split(',');
-    const rows = csv
-      .slice(1)
-      .map((line) => Object.fromEntries(line.split(',').map((value, i) => [header[i], value])));
+    const [header = [], ...records] = parseCsv(readFileSync((await download.path()) ?? '', 'utf8'));
+    const rows = records.map((record) => Object.fromEntries(record.map((value, i) => [header[i], value])));
     const listed: Record<string, unknown>[] = [];
     let cursor: string | null = null;
     do {
@@ -279,10 +293,20 @@ async function main(): Promise<number> {
     const same =
       rows.length === listed.length &&
       listed.length > 0 &&
-      listed.every((item, i) =>
-        ['reference', 'type', 'status', 'amount', 'fee', 'balance_after', 'created_at'].every(
-          (field) => String(item[field]) === rows[i]?.[field],
-        ),
+      listed.every(
+        (item, i) =>
+          [
+            'reference',
+            'type',
+            'status',
+            'amount',
+            'fee',
+            'currency',
+            'balance_after',
+            'created_at',
+            'narration',
+          ].every((field) => String(item[field] ?? '') === rows[i]?.[field]) &&
+          (item.counterparty as { account_name: string }).account_name === rows[i]?.counterparty_account_name,
       );
     check(
       `the CSV export has the rows of GET /transactions (${rows.length})`,
