@@ -5,6 +5,8 @@ import { type OverheadResult, perSecond, type Samples } from './http.ts';
 import type { PipelineResult, PipelineSection } from './pipeline.ts';
 import { kb, markdownTable, percentile, round } from './stats.ts';
 
+const CONCURRENCY_NOTE = "16 payers, one in flight each, against the credit section's raw TransactWriteItems";
+
 /** The team's goals (the performance issue's table): reported next to the numbers, never asserted. */
 export const GOALS = {
   bundleBytesMax: 400_000,
@@ -24,6 +26,8 @@ export interface BenchResults {
   coldStart: ColdStartResult;
   overhead: OverheadResult;
   pipeline: PipelineSection;
+  /** `POST /transfers` through the gateway (debit, partner call, settlement). */
+  transfers: Samples;
   /** The dashboard's first load in Chromium (absent if Chromium could not run). */
   dashboard?: DashboardLoad;
   /** 1-minute load average when the run started and ended: the machine may be shared. */
@@ -70,6 +74,11 @@ export function toJson(results: BenchResults) {
     webhook_vs_credit_ratio: round(hooks.deliveredPerSecond / creditPerS),
     webhook_delivered: hooks.delivered,
     webhook_expected: hooks.expected,
+    transfer_per_s: round(perSecond(results.transfers), 1),
+    transfer_p50_ms: p(results.transfers, 50),
+    transfer_p99_ms: p(results.transfers, 99),
+    transfer_failures: results.transfers.failures,
+    transfer_throughput_ratio: round(perSecond(results.transfers) / rawPerS),
     dashboard_first_load_bytes: results.dashboard?.bytes ?? null,
     dashboard_interactive_ms: results.dashboard ? round(results.dashboard.interactiveMs, 1) : null,
     // Extra detail.
@@ -282,6 +291,22 @@ export function toMarkdown(results: BenchResults): string {
         'p99',
       ],
       [events(`${pipeline.merchants} merchants`, pipeline.spread), events('1 hot merchant', pipeline.hot)],
+    ),
+    '',
+    `## Transfers (POST /transfers via the local gateway: the debit, the sandbox partner's call, the settlement; ${CONCURRENCY_NOTE})`,
+    '',
+    markdownTable(
+      ['transfers', 'p50', 'p99', 'per second', 'raw transactions per second', 'ratio'],
+      [
+        [
+          `${results.transfers.latencies.length} (${results.transfers.failures} failed)`,
+          ms(percentile(results.transfers.latencies, 50)),
+          ms(percentile(results.transfers.latencies, 99)),
+          perSecond(results.transfers).toFixed(1),
+          perSecond(pipeline.raw).toFixed(1),
+          String(json.transfer_throughput_ratio),
+        ],
+      ],
     ),
     '',
     '## Dashboard first load (Chromium, empty cache, until the sign-in form can be used)',

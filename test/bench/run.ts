@@ -20,6 +20,7 @@ import { measureDashboardLoad } from './dashboard.ts';
 import { CommandCounter } from './diagnostics.ts';
 import { documentClient, measureOverhead } from './http.ts';
 import { type BenchResults, type ColdStartResult, toJson, toMarkdown } from './report.ts';
+import { transferLoad } from './transfers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** The whole run must end well inside 10 minutes; past this it stops everything and fails. */
@@ -31,8 +32,26 @@ const { values: args } = parseArgs({
 
 /** Sizes of each measurement; `--quick` is a smoke run of the same code. */
 const SIZES = args.quick
-  ? { importRuns: 3, seq: 200, c16: 400, merchants: 20, payments: 200, hotPayments: 100, pageLoads: 3 }
-  : { importRuns: 31, seq: 2000, c16: 3000, merchants: 50, payments: 2000, hotPayments: 1000, pageLoads: 11 };
+  ? {
+      importRuns: 3,
+      seq: 200,
+      c16: 400,
+      merchants: 20,
+      payments: 200,
+      hotPayments: 100,
+      pageLoads: 3,
+      transfers: 200,
+    }
+  : {
+      importRuns: 31,
+      seq: 2000,
+      c16: 3000,
+      merchants: 50,
+      payments: 2000,
+      hotPayments: 1000,
+      pageLoads: 11,
+      transfers: 1000,
+    };
 const CONCURRENCY = 16;
 
 const started = performance.now();
@@ -118,6 +137,25 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
       counter,
       progress,
     });
+    progress(`transfers: ${SIZES.transfers} POST /transfers, ${CONCURRENCY} payers, one in flight each`);
+    const { credit } = await import('#shared/ledger/ledger.ts');
+    const payers = await Promise.all(
+      Array.from({ length: CONCURRENCY }, async (_, i) => {
+        const payer = await onboardMerchant(`Bench Transfers ${i}`);
+        await credit({
+          entryId: `payment:bench-funding-${payer.merchant.merchant_id}`,
+          merchantId: payer.merchant.merchant_id,
+          amount: SIZES.transfers * 10_000,
+          category: 'payment',
+          reference: 'bench funding',
+        });
+        return { 'X-API-Key': payer.key.api_key, 'X-API-Secret': payer.apiSecret };
+      }),
+    );
+    const transfers = await transferLoad({ url: `${gateway.url}/transfers`, payers, count: SIZES.transfers });
+    progress(
+      `  ${(transfers.latencies.length / transfers.seconds).toFixed(1)} transfers/s, ${transfers.failures} failed`,
+    );
     if (pollerErrors > 0) progress(`WARNING: ${pollerErrors} poller errors`);
     progress(`dashboard first load in Chromium, ${SIZES.pageLoads} fresh contexts`);
     const dashboard = await measureDashboardLoad(`${gateway.url}/dashboard/`, SIZES.pageLoads).catch(
@@ -126,7 +164,7 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
         return undefined;
       },
     );
-    return { overhead, pipeline: credits, dashboard };
+    return { overhead, pipeline: credits, dashboard, transfers };
   } finally {
     for (const cleanup of cleanups) await cleanup();
   }
