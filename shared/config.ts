@@ -1,85 +1,84 @@
-import * as z from 'zod/mini';
+import { number, oneOf, optional, readEnv, text, url, withDefault } from '#shared/env.ts';
 import { PARTNER_NAMES } from '#shared/partners/partner.ts';
 
-const port = z.pipe(z.coerce.number(), z.int().check(z.gte(1), z.lte(65535)));
-const positiveInt = z.pipe(z.coerce.number(), z.int().check(z.gte(1)));
-const optionalUrl = z.optional(z.url());
+const port = number({ integer: true, min: 1, max: 65535 });
+const positiveInt = number({ integer: true, min: 1 });
+const nonNegativeInt = number({ integer: true, min: 0 });
+const optionalUrl = optional(url());
+const optionalText = optional(text({ min: 1 }));
 
-const EnvSchema = z.object({
+const ENV = {
   /** Lambda always sets it; unset elsewhere, the SDK resolves the region itself (the profile's). */
-  AWS_REGION: z.optional(z.string().check(z.minLength(1))),
+  AWS_REGION: optionalText,
   /** Set locally (DynamoDB Local); unset on AWS so the SDK uses the regional endpoint. */
   DYNAMODB_ENDPOINT: optionalUrl,
   SQS_ENDPOINT: optionalUrl,
   /** Every table name is this prefix plus the logical name of `shared/definitions/tables.ts`. */
-  TABLE_PREFIX: z._default(z.string().check(z.regex(/^[A-Za-z0-9_.-]*$/)), 'naira-local-'),
+  TABLE_PREFIX: withDefault(text({ pattern: /^[A-Za-z0-9_.-]*$/ }), 'naira-local-'),
   PAYMENTS_QUEUE_URL: optionalUrl,
   /** The banking partner of this deployment (API.md §9). */
-  PARTNER: z._default(z.enum(PARTNER_NAMES), 'sandbox'),
+  PARTNER: withDefault(oneOf(PARTNER_NAMES), 'sandbox'),
   /** The sandbox partner's API. */
-  PARTNER_BASE_URL: z._default(z.url(), 'http://127.0.0.1:3100'),
-  PARTNER_TIMEOUT_MS: z._default(positiveInt, 5000),
+  PARTNER_BASE_URL: withDefault(url(), 'http://127.0.0.1:3100'),
+  PARTNER_TIMEOUT_MS: withDefault(positiveInt, '5000'),
   /** The bank that issues wallet and virtual account numbers: the partner's own CBN code. */
-  PARTNER_BANK_CODE: z._default(z.string().check(z.regex(/^\d{3}$|^\d{6}$/)), '101'),
+  PARTNER_BANK_CODE: withDefault(text({ pattern: /^\d{3}$|^\d{6}$/ }), '101'),
   /** Server-side pepper for API secret hashes (locally); on AWS the Secrets Manager secret below. */
-  API_KEY_PEPPER: z.optional(z.string().check(z.minLength(32))),
-  API_KEY_PEPPER_SECRET: z.optional(z.string().check(z.minLength(1))),
+  API_KEY_PEPPER: optional(text({ min: 32 })),
+  API_KEY_PEPPER_SECRET: optionalText,
   /** How long a verified key record may be reused; revocation must land within 60 s. */
-  AUTH_CACHE_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0), z.lte(60))), 30),
-  NAME_ENQUIRY_CACHE_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0))), 3600),
+  AUTH_CACHE_SECONDS: withDefault(number({ integer: true, min: 0, max: 60 }), '30'),
+  NAME_ENQUIRY_CACHE_SECONDS: withDefault(nonNegativeInt, '3600'),
   /** `max_amount:fee` tiers in kobo, ascending, the last `*:fee` (API.md §4's default schedule). */
-  TRANSFER_FEE_TIERS: z._default(z.string(), '500000:1000,5000000:2500,*:5000'),
+  TRANSFER_FEE_TIERS: withDefault(text(), '500000:1000,5000000:2500,*:5000'),
   /** `whsec_<base64>` secrets of the partner's webhooks, space-separated (rotation: old and new). */
-  PARTNER_WEBHOOK_SECRET: z.optional(z.string()),
-  PARTNER_WEBHOOK_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
-  PAYSTACK_BASE_URL: z._default(z.url(), 'https://api.paystack.co'),
+  PARTNER_WEBHOOK_SECRET: optional(text()),
+  PARTNER_WEBHOOK_SECRET_ARN: optionalText,
+  PAYSTACK_BASE_URL: withDefault(url(), 'https://api.paystack.co'),
   /** Paystack's secret key locally; on AWS the Secrets Manager secret below. */
-  PAYSTACK_SECRET_KEY: z.optional(z.string().check(z.minLength(1))),
-  PAYSTACK_SECRET_KEY_ARN: z.optional(z.string().check(z.minLength(1))),
+  PAYSTACK_SECRET_KEY: optionalText,
+  PAYSTACK_SECRET_KEY_ARN: optionalText,
   /** Addresses Paystack's webhooks may come from, comma-separated; empty: not checked. */
-  PAYSTACK_WEBHOOK_IPS: z._default(z.string(), ''),
+  PAYSTACK_WEBHOOK_IPS: withDefault(text(), ''),
   /** The domain of the synthetic emails Paystack charges and customers need. */
-  PAYSTACK_EMAIL_DOMAIN: z._default(
-    z.string().check(z.regex(/^[a-z0-9.-]+\.[a-z]{2,}$/)),
-    'customers.nairapay.ng',
-  ),
+  PAYSTACK_EMAIL_DOMAIN: withDefault(text({ pattern: /^[a-z0-9.-]+\.[a-z]{2,}$/ }), 'customers.nairapay.ng'),
   /** The bank of merchants' dedicated virtual accounts (Paystack's `preferred_bank` slug). */
-  PAYSTACK_DVA_BANK: z._default(z.string().check(z.minLength(1)), 'wema-bank'),
+  PAYSTACK_DVA_BANK: withDefault(text({ min: 1 }), 'wema-bank'),
   /** A transfer still pending this long after it was sent is asked about at the partner (API.md §7). */
-  TRANSFER_REQUERY_AFTER_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.gte(0))), 60),
-  TRANSFER_REQUERY_INTERVAL_SECONDS: z._default(positiveInt, 60),
+  TRANSFER_REQUERY_AFTER_SECONDS: withDefault(nonNegativeInt, '60'),
+  TRANSFER_REQUERY_INTERVAL_SECONDS: withDefault(positiveInt, '60'),
   /** A transfer pending this long is reported to operators (never settled by guess). */
-  TRANSFER_REQUERY_ALERT_HOURS: z._default(z.pipe(z.coerce.number(), z.number().check(z.positive())), 24),
+  TRANSFER_REQUERY_ALERT_HOURS: withDefault(number({ positive: true }), '24'),
   /** Master key merchant webhook secrets are derived from (locally; on AWS the secret below). */
-  MERCHANT_WEBHOOK_KEY: z.optional(z.string().check(z.minLength(32))),
-  MERCHANT_WEBHOOK_KEY_SECRET: z.optional(z.string().check(z.minLength(1))),
+  MERCHANT_WEBHOOK_KEY: optional(text({ min: 32 })),
+  MERCHANT_WEBHOOK_KEY_SECRET: optionalText,
   /** Local only: lets endpoints be http:// and loopback or private addresses (never link-local). */
-  MERCHANT_WEBHOOK_ALLOW_PRIVATE: z._default(z.enum(['true', 'false']), 'false'),
+  MERCHANT_WEBHOOK_ALLOW_PRIVATE: withDefault(oneOf(['true', 'false']), 'false'),
   /** Seconds between delivery attempts (API.md §8); `1,2,3,5` in tests. */
-  MERCHANT_WEBHOOK_RETRY_SCHEDULE: z._default(
-    z.string().check(z.regex(/^\d+(,\d+)*$/, 'Seconds, comma-separated')),
+  MERCHANT_WEBHOOK_RETRY_SCHEDULE: withDefault(
+    text({ pattern: /^\d+(,\d+)*$/, message: 'Seconds, comma-separated' }),
     '5,60,300,1800,7200,21600,43200,86400,86400,86400',
   ),
-  MERCHANT_WEBHOOK_TIMEOUT_MS: z._default(positiveInt, 10_000),
+  MERCHANT_WEBHOOK_TIMEOUT_MS: withDefault(positiveInt, '10000'),
   WEBHOOK_DELIVERIES_QUEUE_URL: optionalUrl,
   /** Largest payment credited without an operator (kobo; default NGN 100,000,000), inclusive. */
-  MAX_PAYMENT_AMOUNT: z._default(positiveInt, 10_000_000_000),
+  MAX_PAYMENT_AMOUNT: withDefault(positiveInt, '10000000000'),
   /** Largest balance a credit may reach (kobo; default NGN 10,000,000,000), inclusive. */
-  MAX_BALANCE: z._default(positiveInt, 1_000_000_000_000),
+  MAX_BALANCE: withDefault(positiveInt, '1000000000000'),
   /** The dashboard's Cognito user pool and app client (API.md §10). */
-  USER_POOL_ID: z.optional(z.string().check(z.regex(/^[\w-]+_[0-9A-Za-z]+$/))),
-  USER_POOL_CLIENT_ID: z.optional(z.string().check(z.regex(/^[\w+]+$/))),
+  USER_POOL_ID: optional(text({ pattern: /^[\w-]+_[0-9A-Za-z]+$/ })),
+  USER_POOL_CLIENT_ID: optional(text({ pattern: /^[\w+]+$/ })),
   /** Set locally (the Cognito stand-in); unset on AWS so the SDK uses the regional endpoint. */
   COGNITO_ENDPOINT: optionalUrl,
   /** The API Gateway usage plan a dashboard-made key is registered in (unset locally). */
-  USAGE_PLAN_ID: z.optional(z.string().check(z.minLength(1))),
+  USAGE_PLAN_ID: optionalText,
   /** On AWS the plan is found by its name (the stack cannot hand its functions the id), on first use. */
-  USAGE_PLAN_NAME: z.optional(z.string().check(z.minLength(1))),
-  LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
+  USAGE_PLAN_NAME: optionalText,
+  LOG_LEVEL: withDefault(oneOf(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   /** Set by Lambda: the function's own name (the dimension of the service's metrics); unset locally. */
-  AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
-  PORT: z._default(port, 3000),
-});
+  AWS_LAMBDA_FUNCTION_NAME: optionalText,
+  PORT: withDefault(port, '3000'),
+};
 
 export type Config = ReturnType<typeof loadConfig>;
 
@@ -125,12 +124,7 @@ export function parseFeeTiers(text: string): FeeTier[] {
  * every problem listed, so a misconfigured function fails loudly instead of on its first request.
  */
 export function loadConfig(env: Record<string, string | undefined>) {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
-  }
-  const e = parsed.data;
+  const e = readEnv(env, ENV);
   return {
     region: e.AWS_REGION,
     dynamoEndpoint: e.DYNAMODB_ENDPOINT,
