@@ -98,6 +98,28 @@ function remember(merchantId: string, balance: Balance): void {
   if (lastKnown.size > MAX_KNOWN) lastKnown.delete(lastKnown.keys().next().value as string);
 }
 
+/**
+ * The posting of each merchant in progress in this container: a posting waits for the one before it
+ * (chained per merchant), so postings of one merchant in one container take turns on the remembered
+ * balance instead of racing each other to a conflict and a re-read. Other containers still race
+ * (the version condition decides), and a failure never blocks the next posting.
+ */
+const turns = new Map<string, Promise<unknown>>();
+
+function inTurn<T>(merchantId: string, work: () => Promise<T>): Promise<T> {
+  const before = turns.get(merchantId) ?? Promise.resolve();
+  const mine = before.then(work, work);
+  const settled = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  turns.set(merchantId, settled);
+  void settled.then(() => {
+    if (turns.get(merchantId) === settled) turns.delete(merchantId);
+  });
+  return mine;
+}
+
 /** The balance to compute a posting from: the remembered one, unless `fresh` or none is remembered. */
 async function balanceFor(merchantId: string, fresh: boolean): Promise<Balance & { fresh: boolean }> {
   const known = fresh ? undefined : lastKnown.get(merchantId);
@@ -139,6 +161,10 @@ export async function getEntry(entryId: string): Promise<LedgerEntry | undefined
  */
 export async function post(posting: Posting): Promise<PostResult> {
   if (!Number.isSafeInteger(posting.amount)) throw new RangeError('a posting is a whole number of kobo');
+  return inTurn(posting.merchantId, () => postNow(posting));
+}
+
+async function postNow(posting: Posting): Promise<PostResult> {
   // Only new money is capped: a reversal gives back what was already the merchant's and must
   // never be blocked (the transfer would stay pending with its money held).
   const pastCeiling = (after: number) =>
@@ -265,6 +291,14 @@ export async function postAll(
   if (new Set(postings.map((posting) => posting.entryId)).size !== postings.length) {
     throw new RangeError('postAll takes distinct entry ids');
   }
+  return inTurn(merchantId, () => postAllNow(merchantId, postings, groupCompanions));
+}
+
+async function postAllNow(
+  merchantId: string,
+  postings: readonly Omit<Posting, 'merchantId'>[],
+  groupCompanions?: (entries: LedgerEntry[]) => ReturnType<Companions>,
+): Promise<LedgerEntry[]> {
   const total = postings.reduce((sum, posting) => sum + posting.amount, 0);
   let fresh = false;
   for (let attempt = 1; ; attempt++) {

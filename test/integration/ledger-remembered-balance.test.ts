@@ -67,4 +67,44 @@ describe('balances remembered between postings (one container never trusts them)
     await expect(payment(b, 61)).rejects.toBeInstanceOf(b.BalanceCeiling);
     expect((await auditMerchant(m)).problems).toEqual([]);
   });
+
+  it('takes turns within a container: concurrent postings of one merchant never conflict with each other', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const ledger = await aContainer();
+    // The same container's client (the module graph the ledger was just loaded with).
+    const { dynamo } = await import('#shared/aws/clients.ts');
+    let transactions = 0;
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (/TransactWrite/.test(context.commandName ?? '')) transactions++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countTransactions' },
+    );
+    try {
+      const credits = Array.from({ length: 12 }, (_, i) =>
+        ledger.credit({
+          entryId: id('payment'),
+          merchantId: m,
+          amount: 100 + i,
+          category: 'payment',
+          reference: 'r',
+        }),
+      );
+      const group = ledger.postAll(m, [
+        { entryId: id('payment'), amount: 7, category: 'payment', reference: 'g' },
+        { entryId: id('payment'), amount: 8, category: 'payment', reference: 'g' },
+      ]);
+      const posted = await Promise.all(credits);
+      await group;
+      // One transaction per posting: none lost to a conflict with a posting of the same container.
+      expect(transactions).toBe(13);
+      expect(posted.every(({ applied }) => applied)).toBe(true);
+    } finally {
+      dynamo.middlewareStack.remove('countTransactions');
+    }
+    expect(await getMerchant(m)).toMatchObject({ balance: 12 * 100 + 66 + 15, version: 14 });
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
 });
