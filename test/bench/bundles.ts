@@ -25,7 +25,6 @@ export interface Bundle {
 
 /** Options the stack sets that this benchmark does not reproduce: refuse rather than measure wrong. */
 const UNSUPPORTED: readonly (keyof BundlingOptions)[] = [
-  'esbuildArgs',
   'preCompilation',
   'nodeModules',
   'commandHooks',
@@ -33,12 +32,27 @@ const UNSUPPORTED: readonly (keyof BundlingOptions)[] = [
   'forceDockerBundling',
 ];
 
+/** `esbuildArgs` as JS API options: only `--alias:<package>` is reproduced; anything else is refused. */
+function aliasesOf(bundling: BundlingOptions): Record<string, string> | undefined {
+  const args = Object.entries(bundling.esbuildArgs ?? {});
+  if (args.length === 0) return undefined;
+  const aliases: Record<string, string> = {};
+  for (const [flag, value] of args) {
+    const alias = /^--alias:(.+)$/.exec(flag);
+    if (!alias?.[1] || typeof value !== 'string') {
+      throw new Error(`bench: esbuild argument ${flag} is not reproduced by the benchmark`);
+    }
+    aliases[alias[1]] = value;
+  }
+  return aliases;
+}
+
 /**
  * The esbuild JS API options equivalent to the command line `NodejsFunction` runs for `bundling`
  * (aws-cdk-lib `Bundling.buildEsbuildArgs`: `--bundle <entry> --target --platform=node --format
  * --outfile --minify --sourcemap --sources-content --external --loader --define --log-level
- * --keep-names --tsconfig --banner:js --footer:js --main-fields --inject`), plus a metafile, which
- * does not change the output.
+ * --keep-names --tsconfig --banner:js --footer:js --main-fields --inject`, and `esbuildArgs`'
+ * `--alias`), plus a metafile, which does not change the output.
  */
 export function esbuildOptions(
   bundling: BundlingOptions,
@@ -78,6 +92,7 @@ export function esbuildOptions(
     footer: bundling.footer === undefined ? undefined : { js: bundling.footer },
     mainFields: bundling.mainFields,
     inject: bundling.inject,
+    alias: aliasesOf(bundling),
     logLevel: 'warning',
     metafile: true,
   };
