@@ -1,6 +1,12 @@
 import * as z from 'zod/mini';
 import { config, type FeeTier } from '#shared/config.ts';
 
+/** A schema built only in bundles that use it (as `built` in `shared/contract/requests.ts`). */
+/* @__NO_SIDE_EFFECTS__ */
+function built<T>(build: () => T): T {
+  return build();
+}
+
 /** NGN 1 = 100 kobo. */
 export const KOBO_PER_NAIRA = 100;
 
@@ -12,16 +18,18 @@ export const MAX_AMOUNT = 10_000_000 * KOBO_PER_NAIRA;
  * An amount in kobo as requests carry it: a JSON integer (never a string, fraction or unsafe
  * number) between NGN 1 and NGN 10,000,000.
  */
-export const amountSchema = z
-  .int('Must be an integer number of kobo')
-  .check(
-    z.gte(MIN_AMOUNT, `Must be at least ${MIN_AMOUNT} kobo`),
-    z.lte(MAX_AMOUNT, `Must be at most ${MAX_AMOUNT} kobo`),
-  )
-  .register(z.globalRegistry, {
-    description: 'Amount in kobo (NGN 1 = 100 kobo): 100 (NGN 1) to 1,000,000,000 (NGN 10,000,000)',
-    examples: [250000],
-  });
+export const amountSchema = built(() =>
+  z
+    .int('Must be an integer number of kobo')
+    .check(
+      z.gte(MIN_AMOUNT, `Must be at least ${MIN_AMOUNT} kobo`),
+      z.lte(MAX_AMOUNT, `Must be at most ${MAX_AMOUNT} kobo`),
+    )
+    .register(z.globalRegistry, {
+      description: 'Amount in kobo (NGN 1 = 100 kobo): 100 (NGN 1) to 1,000,000,000 (NGN 10,000,000)',
+      examples: [250000],
+    }),
+);
 
 /** The fee (kobo) of a transfer of `amount` kobo under a schedule (default: the configured one). */
 export function transferFee(amount: number, tiers: readonly FeeTier[] = config.transferFeeTiers): number {

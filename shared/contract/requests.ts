@@ -17,6 +17,16 @@ import {
  * shows. One named export per endpoint, so a handler's bundle carries only its own.
  */
 
+/**
+ * Builds a schema at module load only if the bundle uses it: esbuild drops a `built` call whose
+ * result nothing reads (`@__NO_SIDE_EFFECTS__`, honoured within this file), so each handler's
+ * bundle carries and builds only its own schemas, and zod only as far as they need it.
+ */
+/* @__NO_SIDE_EFFECTS__ */
+function built<T>(build: () => T): T {
+  return build();
+}
+
 /** An ISO date or date-time; a bare date means the start (`from`) or the end (`to`) of that day. */
 const dateBound = (end: 'start' | 'end') =>
   z.optional(
@@ -41,28 +51,28 @@ const dateBound = (end: 'start' | 'end') =>
   );
 
 const page = { limit: limitSchema, cursor: cursorSchema };
-const referenceParam = z.object({ reference: z.string() });
+const referenceParam = built(() => z.object({ reference: z.string() }));
 
 export const listBanksRequest = {};
 
-export const validateAccountRequest = {
+export const validateAccountRequest = built(() => ({
   body: z.strictObject({ account_number: accountNumberSchema, bank_code: bankCodeSchema }),
-};
+}));
 
 export const getBalanceRequest = {};
 
-export const createBeneficiaryRequest = {
+export const createBeneficiaryRequest = built(() => ({
   body: z.strictObject({
     session_id: z.optional(opaqueIdSchema),
     account_number: z.optional(accountNumberSchema),
     bank_code: z.optional(bankCodeSchema),
     nickname: z.optional(textSchema(50)),
   }),
-};
+}));
 
-export const listBeneficiariesRequest = { query: z.strictObject(page) };
+export const listBeneficiariesRequest = built(() => ({ query: z.strictObject(page) }));
 
-export const createTransferRequest = {
+export const createTransferRequest = built(() => ({
   body: z.strictObject({
     reference: referenceSchema,
     amount: amountSchema,
@@ -72,9 +82,9 @@ export const createTransferRequest = {
     bank_code: z.optional(bankCodeSchema),
     narration: z.optional(textSchema(100)),
   }),
-};
+}));
 
-export const listTransactionsRequest = {
+export const listTransactionsRequest = built(() => ({
   query: z.strictObject({
     type: z.optional(z.enum(['credit', 'debit'])),
     status: z.optional(z.enum(['pending', 'success', 'failed', 'reversed'])),
@@ -82,11 +92,11 @@ export const listTransactionsRequest = {
     to: dateBound('end'),
     ...page,
   }),
-};
+}));
 
 export const getTransactionRequest = { params: referenceParam };
 
-export const createVirtualAccountRequest = {
+export const createVirtualAccountRequest = built(() => ({
   body: z.strictObject({
     amount: amountSchema,
     reference: z.optional(referenceSchema),
@@ -103,24 +113,24 @@ export const createVirtualAccountRequest = {
       }),
     ),
   }),
-};
+}));
 
 export const getPaymentRequest = { params: referenceParam };
 
-export const listVirtualAccountsRequest = {
+export const listVirtualAccountsRequest = built(() => ({
   query: z.strictObject({
     status: z.optional(z.enum(['pending', 'partially_paid', 'paid', 'overpaid', 'expired'])),
     ...page,
   }),
-};
+}));
 
-export const listEventsRequest = {
+export const listEventsRequest = built(() => ({
   query: z.strictObject({ type: z.optional(z.enum(EVENT_TYPES)), ...page }),
-};
+}));
 
-export const getEventRequest = { params: z.object({ id: z.string() }) };
+export const getEventRequest = built(() => ({ params: z.object({ id: z.string() }) }));
 
-export const createWebhookEndpointRequest = {
+export const createWebhookEndpointRequest = built(() => ({
   body: z.strictObject({
     url: z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(2048, 'Too long')),
     events: z.optional(
@@ -128,39 +138,49 @@ export const createWebhookEndpointRequest = {
     ),
     description: z.optional(textSchema(200)),
   }),
-};
+}));
 
 export const listWebhookEndpointsRequest = {};
 
-const endpointParam = z.object({ id: z.string() });
+const endpointParam = built(() => z.object({ id: z.string() }));
 
 export const deleteWebhookEndpointRequest = { params: endpointParam };
 
 /** No body, or `{}`. */
-export const rotateWebhookSecretRequest = {
-  params: endpointParam,
-  body: z.optional(z.strictObject({})),
-  bodyOptional: true,
-} as const;
+export const rotateWebhookSecretRequest = built(
+  () =>
+    ({
+      params: endpointParam,
+      body: z.optional(z.strictObject({})),
+      bodyOptional: true,
+    }) as const,
+);
 
 /** No body, `{}`, or one endpoint. */
-export const redeliverEventRequest = {
-  params: z.object({ id: z.string() }),
-  body: z.optional(z.strictObject({ endpoint_id: z.optional(opaqueIdSchema) })),
-  bodyOptional: true,
-} as const;
+export const redeliverEventRequest = built(
+  () =>
+    ({
+      params: z.object({ id: z.string() }),
+      body: z.optional(z.strictObject({ endpoint_id: z.optional(opaqueIdSchema) })),
+      bodyOptional: true,
+    }) as const,
+);
 
-const emailSchema = z
-  .string()
-  .check(z.maxLength(254, 'Too long'), z.email('Must be an email address'))
-  .register(z.globalRegistry, { description: "The dashboard user's email", examples: ['ada@acme.ng'] });
-const passwordSchema = z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(256, 'Too long'));
+const emailSchema = built(() =>
+  z
+    .string()
+    .check(z.maxLength(254, 'Too long'), z.email('Must be an email address'))
+    .register(z.globalRegistry, { description: "The dashboard user's email", examples: ['ada@acme.ng'] }),
+);
+const passwordSchema = built(() =>
+  z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(256, 'Too long')),
+);
 
-export const createDashboardSessionRequest = {
+export const createDashboardSessionRequest = built(() => ({
   body: z.strictObject({ email: emailSchema, password: passwordSchema }),
-};
+}));
 
-export const answerDashboardChallengeRequest = {
+export const answerDashboardChallengeRequest = built(() => ({
   body: z.strictObject({
     email: emailSchema,
     challenge: z.enum(['NEW_PASSWORD_REQUIRED', 'SOFTWARE_TOKEN_MFA']),
@@ -170,40 +190,47 @@ export const answerDashboardChallengeRequest = {
       z.string().check(z.regex(/^\d{6}$/, 'Must be the 6-digit code of your authenticator app')),
     ),
   }),
-};
+}));
 
-const accessTokenSchema = z
-  .string()
-  .check(z.minLength(1, 'Must not be empty'), z.maxLength(8192, 'Too long'));
+const accessTokenSchema = built(() =>
+  z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(8192, 'Too long')),
+);
 
-export const startTotpEnrolmentRequest = { body: z.strictObject({ access_token: accessTokenSchema }) };
+export const startTotpEnrolmentRequest = built(() => ({
+  body: z.strictObject({ access_token: accessTokenSchema }),
+}));
 
-export const confirmTotpEnrolmentRequest = {
+export const confirmTotpEnrolmentRequest = built(() => ({
   body: z.strictObject({
     access_token: accessTokenSchema,
     code: z.string().check(z.regex(/^\d{6}$/, 'Must be the 6-digit code of your authenticator app')),
   }),
-};
+}));
 
-const allowedIpsSchema = z
-  .array(z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(64, 'Too long')))
-  .check(z.maxLength(20, 'At most 20 entries'))
-  .register(z.globalRegistry, {
-    description: 'IPv4 or IPv6 addresses or CIDR blocks the key may be used from; empty: any address',
-    examples: [['203.0.113.0/24']],
-  });
-const apiKeyParam = z.object({ api_key: z.string() });
+const allowedIpsSchema = built(() =>
+  z
+    .array(z.string().check(z.minLength(1, 'Must not be empty'), z.maxLength(64, 'Too long')))
+    .check(z.maxLength(20, 'At most 20 entries'))
+    .register(z.globalRegistry, {
+      description: 'IPv4 or IPv6 addresses or CIDR blocks the key may be used from; empty: any address',
+      examples: [['203.0.113.0/24']],
+    }),
+);
+const apiKeyParam = built(() => z.object({ api_key: z.string() }));
 
 export const getDashboardOverviewRequest = {};
 
 export const listApiKeysRequest = {};
 
-export const createApiKeyRequest = {
-  body: z.optional(z.strictObject({ allowed_ips: z.optional(allowedIpsSchema) })),
-  bodyOptional: true,
-} as const;
+export const createApiKeyRequest = built(
+  () =>
+    ({
+      body: z.optional(z.strictObject({ allowed_ips: z.optional(allowedIpsSchema) })),
+      bodyOptional: true,
+    }) as const,
+);
 
-export const rollApiKeyRequest = {
+export const rollApiKeyRequest = built(() => ({
   params: apiKeyParam,
   body: z.strictObject({
     old_key_expires_at: z.string().check(
@@ -212,11 +239,11 @@ export const rollApiKeyRequest = {
       }),
     ),
   }),
-};
+}));
 
 export const revokeApiKeyRequest = { params: apiKeyParam };
 
-export const setApiKeyIpsRequest = {
+export const setApiKeyIpsRequest = built(() => ({
   params: apiKeyParam,
   body: z.strictObject({ allowed_ips: allowedIpsSchema }),
-};
+}));

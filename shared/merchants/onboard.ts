@@ -1,5 +1,47 @@
+import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
 import { type ApiKeyRecord, createApiKey } from '#shared/api-keys/store.ts';
-import { createMerchant, type Merchant } from '#shared/merchants/store.ts';
+import { tableName } from '#shared/aws/clients.ts';
+import { newId, nowIso } from '#shared/ids.ts';
+import type { Merchant } from '#shared/merchants/store.ts';
+import { partner } from '#shared/partners/registry.ts';
+
+/**
+ * Creates a merchant with a wallet account issued by the partner bank, at balance 0. The account's
+ * ids are claimed in `account-owners` in the same transaction, so none is ever used twice.
+ */
+export function createMerchant(name: string, options: { email?: string } = {}): Promise<Merchant> {
+  const merchantId = newId('mer');
+  return openWithIssuedAccount(
+    'wallet',
+    (bank) => bank.issueWallet({ merchant_id: merchantId, name, email: options.email }),
+    (issued) => {
+      const now = nowIso();
+      const merchant: Merchant = {
+        merchant_id: merchantId,
+        name,
+        partner: partner().name,
+        account_number: issued.account_number,
+        account_name: issued.account_name,
+        bank_code: issued.bank_code,
+        balance: 0,
+        version: 0,
+        created_at: now,
+        updated_at: now,
+      };
+      return {
+        owner: { merchant_id: merchantId, created_at: now },
+        item: {
+          Put: {
+            TableName: tableName('merchants'),
+            Item: merchant,
+            ConditionExpression: 'attribute_not_exists(merchant_id)',
+          },
+        },
+        result: merchant,
+      };
+    },
+  );
+}
 
 export interface KeyOptions {
   allowedIps?: string[];

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUNDLING, LAMBDA_CREDENTIALS } from '#infra/bundling.ts';
+import { BUNDLING } from '#infra/bundling.ts';
 import { esbuildOptions } from '#test/bench/bundles.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
@@ -15,7 +15,7 @@ const root = path.resolve(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
-/** Bundles `entry` as the stack does (infra/bundling.ts); returns the file and its inputs. */
+/** Bundles `entry` as the stack does (infra/bundling.ts); returns the file and the inputs it carries. */
 async function bundle(entry: string) {
   const dir = await mkdtemp(path.join(tmpdir(), 'naira-bundle-'));
   dirs.push(dir);
@@ -24,7 +24,12 @@ async function bundle(entry: string) {
     ...esbuildOptions(BUNDLING, path.join(root, entry), file),
     absWorkingDir: root,
   });
-  return { file, inputs: Object.keys(metafile?.inputs ?? {}) };
+  // The inputs with code in the output (a module imported only for what tree shaking dropped has none).
+  const output = Object.values(metafile?.outputs ?? {}).find((candidate) => candidate.entryPoint);
+  const inputs = Object.entries(output?.inputs ?? {})
+    .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+    .map(([input]) => input);
+  return { file, inputs };
 }
 
 /** Calls the bundle's handler in a fresh `node`, with only `env` in its environment. */
@@ -43,7 +48,6 @@ async function invoke(file: string, event: unknown, env: Record<string, string>)
 describe('Lambda bundles sign with the execution role from the environment only', () => {
   it('leaves the SDK default chain (SSO, INI profiles, STS, metadata) out of a function bundle', async () => {
     const { inputs } = await bundle('functions/create-transfer.ts');
-    expect(inputs).toContain(path.relative(root, LAMBDA_CREDENTIALS));
     expect(inputs.some((input) => input.includes('@aws-sdk/credential-provider-env/'))).toBe(true);
     for (const left of [
       'credential-provider-node',
@@ -53,6 +57,20 @@ describe('Lambda bundles sign with the execution role from the environment only'
     ]) {
       expect(inputs.filter((input) => input.includes(`/@aws-sdk/${left}/`))).toEqual([]);
     }
+  });
+
+  it("builds only the function's own request schemas, and loads no partner where none is called", async () => {
+    const balance = await bundle('functions/get-balance.ts');
+    expect(
+      balance.inputs.filter((input) =>
+        /node_modules\/zod\/|shared\/partners\/(?:paystack|sandbox)/.test(input),
+      ),
+    ).toEqual([]);
+    const transfer = await bundle('functions/create-transfer.ts');
+    const code = await readFile(transfer.file, 'utf8');
+    // Its own schema's message, and none of another endpoint's (list-transactions' date bound).
+    expect(code).toContain('Must be 1-64 of A-Z a-z 0-9 . _ -');
+    expect(code).not.toContain('Must be a real ISO 8601 date');
   });
 
   it('reads DynamoDB with the credentials Lambda puts in the environment, and nothing else', async () => {
