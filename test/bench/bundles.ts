@@ -4,7 +4,9 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { SourceMap } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -211,4 +213,97 @@ export async function medianImportTimes(
     onRound?.(round);
   }
   return samples.map((values) => median(values));
+}
+
+/** Milliseconds of one cold import spent in one package (or project folder, or V8/Node itself). */
+export interface ImportShare {
+  input: string;
+  ms: number;
+}
+
+interface CpuProfile {
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  }[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Prints the import's start and end on the profiler's clock (microseconds, monotonic), then exits. */
+const PROFILED_PROBE = [
+  'const started = process.hrtime.bigint() / 1000n;',
+  'await import(process.env.BENCH_IMPORT_URL);',
+  "process.stdout.write(started + ' ' + process.hrtime.bigint() / 1000n + '\\n');",
+  'process.exit(0);',
+].join(' ');
+
+/**
+ * Where one cold import of `file` spends its milliseconds: a fresh `node --cpu-prof` (sampling every
+ * 100 µs) imports it; each sample taken during the import is charged to the package or project
+ * folder its bundled code came from (through the bundle's source map), to the module scope (the
+ * top-level code of every package, which esbuild merges), to V8 (parsing and compiling the bundle,
+ * which follows its size; garbage collection) or to Node (the built-in modules it loads).
+ */
+export async function profileImport(
+  file: string,
+  root: string,
+  env: Readonly<Record<string, string>> = IMPORT_ENV,
+): Promise<ImportShare[]> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'naira-import-profile-'));
+  try {
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [
+        '--cpu-prof',
+        `--cpu-prof-dir=${dir}`,
+        '--cpu-prof-interval=100',
+        '--input-type=module',
+        '-e',
+        PROFILED_PROBE,
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '', ...env, BENCH_IMPORT_URL: pathToFileURL(file).href },
+        timeout: 30_000,
+      },
+    );
+    const [from = 0, to = 0] = stdout.trim().split(' ').map(Number);
+    const [profileFile] = await readdir(dir);
+    if (!profileFile) throw new Error(`bench: no CPU profile of ${file}`);
+    const profile = JSON.parse(await readFile(path.join(dir, profileFile), 'utf8')) as CpuProfile;
+    const map = new SourceMap(JSON.parse(await readFile(`${file}.map`, 'utf8')));
+    const bundleUrl = pathToFileURL(file).href;
+    const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
+    const groupOf = (frame: CpuProfile['nodes'][number]['callFrame']): string | undefined => {
+      if (frame.url === bundleUrl) {
+        const entry = map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string };
+        // esbuild puts every ESM package's top-level statements in the one module scope.
+        if (!entry.originalSource) return 'module scope (top-level code of every package)';
+        const source = entry.originalSource.startsWith('file:')
+          ? new URL(entry.originalSource).pathname
+          : path.resolve(path.dirname(file), entry.originalSource);
+        return inputGroup(path.relative(root, source).split(path.sep).join('/'));
+      }
+      if (frame.functionName === 'compileSourceTextModule') return 'V8: parse and compile the bundle';
+      if (frame.functionName === '(garbage collector)') return 'V8: garbage collection';
+      if (frame.functionName === '(program)') return 'V8: other';
+      if (frame.functionName === 'compileForInternalLoader') return 'Node: built-in modules it loads';
+      if (frame.url.startsWith('node:')) return 'Node: module loader';
+      return undefined;
+    };
+    const shares = new Map<string, number>();
+    let at = profile.startTime;
+    profile.samples.forEach((id, i) => {
+      at += profile.timeDeltas[i] ?? 0;
+      if (at < from || at > to) return;
+      const frame = frames.get(id);
+      const group = frame && groupOf(frame);
+      // The sample's interval: the time until the next sample.
+      if (group) shares.set(group, (shares.get(group) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / 1000);
+    });
+    return [...shares].map(([input, ms]) => ({ input, ms })).sort((a, b) => b.ms - a.ms);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -1,5 +1,5 @@
 /** What `npm run bench` prints: markdown tables for people, one JSON line (with `--json`) for tools. */
-import type { Bundle } from './bundles.ts';
+import type { Bundle, ImportShare } from './bundles.ts';
 import type { DashboardLoad } from './dashboard.ts';
 import { type OverheadResult, perSecond, type Samples } from './http.ts';
 import type { PipelineResult, PipelineSection } from './pipeline.ts';
@@ -16,9 +16,12 @@ export const GOALS = {
   hotRatioMin: 1.5,
 } as const;
 
+/** A bundle, its median import time, and where one profiled import's milliseconds went. */
+export type MeasuredBundle = Bundle & { importMs: number; importProfile: ImportShare[] };
+
 export interface ColdStartResult {
-  functions: (Bundle & { importMs: number })[];
-  baseline: Bundle & { importMs: number };
+  functions: MeasuredBundle[];
+  baseline: MeasuredBundle;
   runs: number;
 }
 
@@ -53,7 +56,11 @@ export function toJson(results: BenchResults) {
       name: f.name,
       bytes: f.bytes,
       import_ms: round(f.importMs, 1),
+      import_profile: f.importProfile.slice(0, 6).map(({ input, ms }) => ({ input, ms: round(ms, 1) })),
     })),
+    baseline_import_profile: coldStart.baseline.importProfile
+      .slice(0, 6)
+      .map(({ input, ms }) => ({ input, ms: round(ms, 1) })),
     baseline_import_ms: round(baselineMs, 1),
     bundle_bytes_max: bundleBytesMax,
     import_ratio_max: round(importRatioMax),
@@ -178,12 +185,19 @@ export function toMarkdown(results: BenchResults): string {
       .slice(0, 6)
       .map((c) => `${c.input} +${kb(c.bytes)}`)
       .join(', ');
-  const coldRow = (f: ColdStartResult['baseline'], name: string, inputs: string) => [
+  // Where one profiled import's time went: its largest parts.
+  const topShares = (bundle: MeasuredBundle) =>
+    bundle.importProfile
+      .slice(0, 5)
+      .map(({ input, ms: spent }) => `${input} ${spent.toFixed(1)}`)
+      .join(', ');
+  const coldRow = (f: MeasuredBundle, name: string, inputs: string) => [
     name,
     kb(f.bytes),
     `${f.importMs.toFixed(1)} ms`,
     (f.importMs / baselineMs).toFixed(2),
     inputs,
+    topShares(f),
   ];
   const coldRows = [
     ...coldStart.functions.map((f) => coldRow(f, f.name, topInputs(f))),
@@ -231,6 +245,7 @@ export function toMarkdown(results: BenchResults): string {
         'import',
         'vs baseline',
         'largest additions over the baseline (esbuild metafile)',
+        'ms of one profiled import, largest parts (node --cpu-prof, 100 µs samples)',
       ],
       coldRows,
     ),

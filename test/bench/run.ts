@@ -15,7 +15,7 @@ import { BUNDLING } from '#infra/bundling.ts';
 import { freePort } from '#infra/local/process.ts';
 import { type LocalServices, startLocalServices } from '#infra/local/services.ts';
 import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
-import { bundleAll, medianImportTimes } from './bundles.ts';
+import { bundleAll, type ImportShare, medianImportTimes, profileImport } from './bundles.ts';
 import { measureDashboardLoad } from './dashboard.ts';
 import { CommandCounter } from './diagnostics.ts';
 import { documentClient, measureOverhead } from './http.ts';
@@ -77,7 +77,14 @@ async function coldStart(tmpDir: string): Promise<ColdStartResult> {
     SIZES.importRuns,
     (round) => round % 5 === 0 && progress(`  import round ${round}/${SIZES.importRuns}`),
   );
-  const measured = bundles.map((bundle, i) => ({ ...bundle, importMs: times[i] ?? Number.NaN }));
+  progress('profiling one more import of each bundle (node --cpu-prof, source-mapped to packages)');
+  const profiles: ImportShare[][] = [];
+  for (const bundle of bundles) profiles.push(await profileImport(bundle.file, ROOT));
+  const measured = bundles.map((bundle, i) => ({
+    ...bundle,
+    importMs: times[i] ?? Number.NaN,
+    importProfile: profiles[i] ?? [],
+  }));
   const baseline = measured.pop();
   if (!baseline) throw new Error('no baseline bundle');
   return { functions: measured, baseline, runs: SIZES.importRuns };

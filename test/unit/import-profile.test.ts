@@ -1,0 +1,29 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BUNDLING } from '#infra/bundling.ts';
+import { bundleAll, profileImport } from '#test/bench/bundles.ts';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+const dirs: string[] = [];
+afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+describe("the bench's import profile", () => {
+  it('charges the milliseconds a bundle spends in its own code to where that code came from', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'naira-import-profile-test-'));
+    dirs.push(dir);
+    const [bundle] = await bundleAll(
+      root,
+      BUNDLING,
+      [{ name: 'burn', entry: path.join(root, 'test/fixtures/import-profile/entry.ts') }],
+      dir,
+    );
+    const shares = await profileImport(bundle?.file ?? '', root);
+    const own = shares.find((share) => share.input === 'test/');
+    // 40 ms burnt in test/fixtures/import-profile/burn.ts, sampled every 100 µs.
+    expect(own?.ms).toBeGreaterThan(30);
+    expect(shares[0]?.input).toBe('test/');
+    expect(shares.some((share) => share.input === 'V8: parse and compile the bundle')).toBe(true);
+  });
+});
