@@ -30,15 +30,24 @@ async function startDelivery(
   if (delivery.status === 'pending' && delivery.attempts.length === 0) await enqueueDelivery(message);
 }
 
+/** A merchant's enabled endpoints: read now, or once per batch (see the stream consumer). */
+export type EndpointLookup = (merchantId: string) => Promise<EndpointRecord[]>;
+
 /** Every enabled endpoint of the event's merchant that subscribed to its type. */
-export async function subscribers(event: EventRecord): Promise<EndpointRecord[]> {
-  const endpoints = await listEndpoints(event.merchant_id);
+export async function subscribers(
+  event: EventRecord,
+  endpointsOf: EndpointLookup = listEndpoints,
+): Promise<EndpointRecord[]> {
+  const endpoints = await endpointsOf(event.merchant_id);
   return endpoints.filter((endpoint) => endpoint.events.includes(event.type));
 }
 
 /** A new event's first delivery to each endpoint that wants it (idempotent: ids derive from both). */
-export async function fanOut(event: EventRecord): Promise<number> {
-  const endpoints = await subscribers(event);
+export async function fanOut(
+  event: EventRecord,
+  endpointsOf: EndpointLookup = listEndpoints,
+): Promise<number> {
+  const endpoints = await subscribers(event, endpointsOf);
   await Promise.all(
     endpoints.map((endpoint) =>
       startDelivery(event, endpoint, firstDeliveryId(event.event_id, endpoint.endpoint_id)),
