@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => receiver.close());
 
-const streamOf = (events: Record<string, unknown>[]) =>
+const streamOf = (events: readonly object[]) =>
   ({
     Records: events.map((event, i) => ({
       eventName: 'INSERT',
