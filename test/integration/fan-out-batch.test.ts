@@ -28,7 +28,7 @@ const streamOf = (events: readonly object[]) =>
   }) as unknown as DynamoDBStreamEvent;
 
 describe('the events stream consumer (fan-out)', () => {
-  it("fans a batch out together, reads each merchant's endpoints once, and reports the first failure in stream order", async () => {
+  it("fans a batch out in order, reads each merchant's endpoints once, and reports the first failure", async () => {
     const { merchant } = await aMerchant();
     const m = merchant.merchant_id;
     const { endpoint } = await createEndpoint(m, { url: receiver.url, events: ['payment.received'] });
