@@ -18,6 +18,8 @@ export interface RuntimeOptions {
   onPollerError?: (error: unknown) => void;
   /** How often the requery of pending transfers runs (API.md §7); default its configured interval. */
   requeryIntervalSeconds?: number;
+  /** Told the size of every batch a queue or stream consumer is invoked with (the bench). */
+  onBatch?: (consumer: string, records: number) => void;
 }
 
 export interface Runtime {
@@ -49,7 +51,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const poller = await startPoller({
         endpoint: options.env.SQS_ENDPOINT ?? '',
         queueUrl: options.env[queue.urlEnv] ?? '',
-        handler,
+        handler: (event, context) => {
+          options.onBatch?.(queue.consumer, event.Records.length);
+          return handler(event, context);
+        },
         batchSize: queue.batchSize,
         concurrency: queue.localConcurrency,
         onError: options.onPollerError,
@@ -61,7 +66,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const poller = await startStreamPoller({
         endpoint: options.env.DYNAMODB_ENDPOINT ?? '',
         tableName: (options.env.TABLE_PREFIX ?? '') + TABLES[stream.table].name,
-        handler,
+        handler: (event) => {
+          options.onBatch?.(stream.consumer, event.Records.length);
+          return handler(event);
+        },
         batchSize: stream.batchSize,
         onError: options.onPollerError,
       });

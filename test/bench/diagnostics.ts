@@ -63,3 +63,44 @@ export function describeCounts(counts: CommandCounts, per: number): string {
     })
     .join(', ');
 }
+
+/** The sizes of the batches each consumer was invoked with, as the local runtime reports them. */
+export class BatchSizes {
+  private sizes = new Map<string, number[]>();
+
+  readonly record = (consumer: string, records: number): void => {
+    const sizes = this.sizes.get(consumer) ?? [];
+    sizes.push(records);
+    this.sizes.set(consumer, sizes);
+  };
+
+  /** The sizes since the last reset, per consumer, and a reset. */
+  take(): Map<string, number[]> {
+    const sizes = this.sizes;
+    this.sizes = new Map();
+    return sizes;
+  }
+}
+
+/** How a consumer's batches ran: `12 batches of 8.3 mean (p50 9, max 10)`. */
+export interface BatchSummary {
+  batches: number;
+  mean: number;
+  p50: number;
+  max: number;
+}
+
+export function summarizeBatches(sizes: readonly number[]): BatchSummary {
+  const sorted = [...sizes].sort((a, b) => a - b);
+  const total = sorted.reduce((sum, size) => sum + size, 0);
+  return {
+    batches: sorted.length,
+    mean: sorted.length === 0 ? 0 : total / sorted.length,
+    p50: sorted[Math.floor((sorted.length - 1) / 2)] ?? 0,
+    max: sorted.at(-1) ?? 0,
+  };
+}
+
+export function describeBatches({ batches, mean, p50, max }: BatchSummary): string {
+  return `${batches} batches of ${mean.toFixed(1)} mean (p50 ${p50}, max ${max})`;
+}

@@ -13,13 +13,23 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
 import { tableName } from '#shared/aws/clients.ts';
+import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
+import { STREAMS } from '#shared/definitions/streams.ts';
 import type { LedgerEntry } from '#shared/ledger/ledger.ts';
 import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import type { Merchant } from '#shared/merchants/store.ts';
 import { paymentEntryId } from '#shared/payments/credit.ts';
 import { putTransactionItem, transactionRecord } from '#shared/transactions/store.ts';
-import { type CommandCounter, describeCounts } from './diagnostics.ts';
+import {
+  type BatchSizes,
+  type BatchSummary,
+  type CommandCounter,
+  type CommandCounts,
+  describeBatches,
+  describeCounts,
+  summarizeBatches,
+} from './diagnostics.ts';
 import { mergeSamples, perSecond, type Samples } from './http.ts';
 import { type LatencySummary, mapPool, sleep, summarize } from './stats.ts';
 import { awaitDeliveries, startReceiver, type WebhookReceiver, type WebhookStats } from './webhooks.ts';
@@ -332,6 +342,8 @@ export interface PipelineSectionOptions {
   batchSize: number;
   /** Counts the consumer's DynamoDB calls (attached to the service's client). */
   counter: CommandCounter;
+  /** The sizes of the batches the consumers were invoked with (the local runtime reports them). */
+  batches: BatchSizes;
   progress: (message: string) => void;
 }
 
@@ -346,7 +358,33 @@ export interface PipelineSection {
   /** The consumer's DynamoDB calls per credit (diagnostics). */
   spreadCalls: string;
   hotCalls: string;
+  /** How the payment consumer's batches and ledger transactions ran in each run. */
+  spreadBatches: ConsumerBatches;
+  hotBatches: ConsumerBatches;
 }
+
+/** A run's payment-consumer batches, and how many credits each ledger transaction carried. */
+export interface ConsumerBatches {
+  consumer: BatchSummary;
+  fanOut: BatchSummary;
+  creditsPerTransaction: number;
+}
+
+function consumerBatches(
+  sizes: Map<string, number[]>,
+  counts: CommandCounts,
+  credited: number,
+): ConsumerBatches {
+  const transactions = counts.TransactWriteItems?.calls ?? 0;
+  return {
+    consumer: summarizeBatches(sizes.get(PAYMENT_EVENTS_QUEUE.consumer) ?? []),
+    fanOut: summarizeBatches(sizes.get(STREAMS[0]?.consumer ?? '') ?? []),
+    creditsPerTransaction: transactions === 0 ? 0 : credited / transactions,
+  };
+}
+
+const describeConsumer = (batches: ConsumerBatches) =>
+  `payment consumer ${describeBatches(batches.consumer)}, ${batches.creditsPerTransaction.toFixed(2)} credits per ledger transaction; fan-out ${describeBatches(batches.fanOut)}`;
 
 /**
  * Starts the merchants' webhook endpoint, then measures with it: see {@link pipelineRuns}.
@@ -369,7 +407,7 @@ async function pipelineRuns(
   options: PipelineSectionOptions,
   receiver: WebhookReceiver,
 ): Promise<PipelineSection> {
-  const { client, concurrency, counter, progress } = options;
+  const { client, concurrency, counter, batches, progress } = options;
   progress(`onboarding ${options.merchants} merchants and a hot one, each with a webhook endpoint`);
   const payees: Payee[] = [];
   for (let i = 0; i <= options.merchants; i++) {
@@ -404,9 +442,13 @@ async function pipelineRuns(
   await run(payees, 100);
   progress(`credit pipeline: ${options.payments} webhooks over ${payees.length} merchants`);
   counter.take();
+  batches.take();
   const spread = await run(payees, options.payments);
-  const spreadCalls = describeCounts(counter.take(), Math.max(1, spread.credited));
+  const spreadCounts = counter.take();
+  const spreadCalls = describeCounts(spreadCounts, Math.max(1, spread.credited));
+  const spreadBatches = consumerBatches(batches.take(), spreadCounts, spread.credited);
   progress(`  ${spread.creditPerSecond.toFixed(1)} credits/s; per credit: ${spreadCalls}`);
+  progress(`  ${describeConsumer(spreadBatches)}`);
   progress(`  ${describeWebhooks(spread.webhooks)}`);
 
   progress(`raw TransactWriteItems x${half} again`);
@@ -415,9 +457,13 @@ async function pipelineRuns(
 
   progress(`hot merchant: ${options.hotPayments} webhooks to one merchant`);
   counter.take();
+  batches.take();
   const hot = await run([hotPayee], options.hotPayments);
-  const hotCalls = describeCounts(counter.take(), Math.max(1, hot.credited));
+  const hotCounts = counter.take();
+  const hotCalls = describeCounts(hotCounts, Math.max(1, hot.credited));
+  const hotBatches = consumerBatches(batches.take(), hotCounts, hot.credited);
   progress(`  ${hot.creditPerSecond.toFixed(1)} credits/s; per credit: ${hotCalls}`);
+  progress(`  ${describeConsumer(hotBatches)}`);
   progress(`  ${describeWebhooks(hot.webhooks)}`);
 
   for (const [label, result] of Object.entries({ spread, hot })) {
@@ -443,5 +489,7 @@ async function pipelineRuns(
     hot,
     spreadCalls,
     hotCalls,
+    spreadBatches,
+    hotBatches,
   };
 }

@@ -1,8 +1,9 @@
 /** What `npm run bench` prints: markdown tables for people, one JSON line (with `--json`) for tools. */
 import type { Bundle, ImportShare } from './bundles.ts';
 import type { DashboardLoad } from './dashboard.ts';
+import { describeBatches } from './diagnostics.ts';
 import { type OverheadResult, perSecond, type Samples } from './http.ts';
-import type { PipelineResult, PipelineSection } from './pipeline.ts';
+import type { ConsumerBatches, PipelineResult, PipelineSection } from './pipeline.ts';
 import { kb, markdownTable, percentile, round } from './stats.ts';
 
 const CONCURRENCY_NOTE = "16 payers, one in flight each, against the credit section's raw TransactWriteItems";
@@ -110,6 +111,12 @@ export function toJson(results: BenchResults) {
     hot_webhook_to_credit_p50_ms: pipeline.hot.latency.p50,
     hot_webhook_to_credit_p99_ms: pipeline.hot.latency.p99,
     raw_tx_p50_ms: p(pipeline.raw, 50),
+    consumer_batch_size_mean: round(pipeline.spreadBatches.consumer.mean, 1),
+    consumer_batch_size_p50: pipeline.spreadBatches.consumer.p50,
+    credits_per_transaction: round(pipeline.spreadBatches.creditsPerTransaction),
+    fan_out_batch_size_mean: round(pipeline.spreadBatches.fanOut.mean, 1),
+    hot_consumer_batch_size_mean: round(pipeline.hotBatches.consumer.mean, 1),
+    hot_credits_per_transaction: round(pipeline.hotBatches.creditsPerTransaction),
     webhook_complete: hooks.complete,
     webhook_repeats: hooks.repeats,
     hot_webhook_latency_p50_ms: pipeline.hot.webhooks.latency.p50,
@@ -169,6 +176,13 @@ function missedGoals(json: Headline): string[] {
 }
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
+
+const batchRow = (label: string, batches: ConsumerBatches) => [
+  label,
+  describeBatches(batches.consumer),
+  batches.creditsPerTransaction.toFixed(2),
+  describeBatches(batches.fanOut),
+];
 
 /** The human report: markdown, one table per measurement, the goals last. */
 export function toMarkdown(results: BenchResults): string {
@@ -278,6 +292,14 @@ export function toMarkdown(results: BenchResults): string {
       [
         flow(`${pipeline.merchants} merchants`, pipeline.spread, pipeline.spreadCalls),
         flow('1 hot merchant', pipeline.hot, pipeline.hotCalls),
+      ],
+    ),
+    '',
+    markdownTable(
+      ['run', 'payment consumer batches', 'credits per ledger transaction', 'fan-out batches'],
+      [
+        batchRow(`${pipeline.merchants} merchants`, pipeline.spreadBatches),
+        batchRow('1 hot merchant', pipeline.hotBatches),
       ],
     ),
     '',

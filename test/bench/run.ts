@@ -17,7 +17,7 @@ import { type LocalServices, startLocalServices } from '#infra/local/services.ts
 import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
 import { bundleAll, type ImportShare, medianImportTimes, profileImport } from './bundles.ts';
 import { measureDashboardLoad } from './dashboard.ts';
-import { CommandCounter } from './diagnostics.ts';
+import { BatchSizes, CommandCounter } from './diagnostics.ts';
 import { documentClient, measureOverhead } from './http.ts';
 import { type BenchResults, type ColdStartResult, toJson, toMarkdown } from './report.ts';
 import { transferLoad } from './transfers.ts';
@@ -103,6 +103,7 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
     import('#infra/local/runtime.ts'),
   ]);
   const counter = new CommandCounter().attach(dynamo);
+  const batches = new BatchSizes();
   const client = documentClient(env.AWS_REGION ?? 'us-east-1', env.DYNAMODB_ENDPOINT ?? '');
   const cleanups: (() => Promise<void>)[] = [async () => client.destroy()];
   try {
@@ -113,6 +114,7 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
       rootDir: ROOT,
       env,
       rateLimit: { requests: 1e9, windowSeconds: 60 },
+      onBatch: batches.record,
       onPollerError: (error) => {
         pollerErrors++;
         if (pollerErrors <= 3) progress(`poller error: ${String(error)}`);
@@ -142,6 +144,7 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
       concurrency: CONCURRENCY,
       batchSize: PAYMENT_EVENTS_QUEUE.batchSize,
       counter,
+      batches,
       progress,
     });
     progress(`transfers: ${SIZES.transfers} POST /transfers, ${CONCURRENCY} payers, one in flight each`);
