@@ -11,7 +11,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { type BuildOptions, build, type Metafile } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
+import { esbuildOptions } from '#infra/esbuild-options.ts';
 import { median } from './stats.ts';
 
 const execFileAsync = promisify(execFile);
@@ -23,81 +24,6 @@ export interface Bundle {
   bytes: number;
   /** Bytes in the output per package (or per top folder for project code), largest first. */
   contents: { input: string; bytes: number }[];
-}
-
-/** Options the stack sets that this benchmark does not reproduce: refuse rather than measure wrong. */
-const UNSUPPORTED: readonly (keyof BundlingOptions)[] = [
-  'preCompilation',
-  'nodeModules',
-  'commandHooks',
-  'charset',
-  'forceDockerBundling',
-];
-
-/** `esbuildArgs` as JS API options: only `--alias:<package>` is reproduced; anything else is refused. */
-function aliasesOf(bundling: BundlingOptions): Record<string, string> | undefined {
-  const args = Object.entries(bundling.esbuildArgs ?? {});
-  if (args.length === 0) return undefined;
-  const aliases: Record<string, string> = {};
-  for (const [flag, value] of args) {
-    const alias = /^--alias:(.+)$/.exec(flag);
-    if (!alias?.[1] || typeof value !== 'string') {
-      throw new Error(`bench: esbuild argument ${flag} is not reproduced by the benchmark`);
-    }
-    aliases[alias[1]] = value;
-  }
-  return aliases;
-}
-
-/**
- * The esbuild JS API options equivalent to the command line `NodejsFunction` runs for `bundling`
- * (aws-cdk-lib `Bundling.buildEsbuildArgs`: `--bundle <entry> --target --platform=node --format
- * --outfile --minify --sourcemap --sources-content --external --loader --define --log-level
- * --keep-names --tsconfig --banner:js --footer:js --main-fields --inject`, and `esbuildArgs`'
- * `--alias`), plus a metafile, which does not change the output.
- */
-export function esbuildOptions(
-  bundling: BundlingOptions,
-  entry: string,
-  outfile: string,
-  runtimeTarget = 'node22',
-): BuildOptions {
-  const unsupported = UNSUPPORTED.filter((option) => bundling[option] !== undefined);
-  if (unsupported.length > 0) {
-    throw new Error(
-      `bench: bundling option(s) ${unsupported.join(', ')} are not reproduced by the benchmark`,
-    );
-  }
-  if (bundling.sourceMap === false && bundling.sourceMapMode) {
-    throw new Error('sourceMapMode cannot be used when sourceMap is false');
-  }
-  const sourceMapEnabled = bundling.sourceMapMode ?? bundling.sourceMap;
-  const sourceMapValue =
-    bundling.sourceMapMode && bundling.sourceMapMode !== 'default' ? bundling.sourceMapMode : true;
-  return {
-    entryPoints: [entry],
-    bundle: true,
-    target: bundling.target ?? runtimeTarget,
-    // `platform` in BundlingOptions is Docker's; NodejsFunction always passes --platform=node.
-    platform: 'node',
-    format: bundling.format,
-    outfile,
-    minify: bundling.minify ?? false,
-    sourcemap: sourceMapEnabled ? (sourceMapValue as BuildOptions['sourcemap']) : false,
-    sourcesContent: bundling.sourcesContent ?? true,
-    external: bundling.externalModules ?? (bundling.bundleAwsSDK ? [] : ['@aws-sdk/*']),
-    loader: bundling.loader as BuildOptions['loader'],
-    define: bundling.define,
-    keepNames: bundling.keepNames ?? false,
-    tsconfig: bundling.tsconfig,
-    banner: bundling.banner === undefined ? undefined : { js: bundling.banner },
-    footer: bundling.footer === undefined ? undefined : { js: bundling.footer },
-    mainFields: bundling.mainFields,
-    inject: bundling.inject,
-    alias: aliasesOf(bundling),
-    logLevel: 'warning',
-    metafile: true,
-  };
 }
 
 /** `node_modules/@scope/pkg/...` → `@scope/pkg`; project files → their top folder (`shared/`). */

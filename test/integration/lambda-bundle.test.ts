@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLING } from '#infra/bundling.ts';
-import { esbuildOptions } from '#test/bench/bundles.ts';
+import { esbuildOptions } from '#infra/esbuild-options.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
 const run = promisify(execFile);
