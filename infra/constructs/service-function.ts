@@ -33,7 +33,8 @@ export interface ServiceFunctionProps {
 
 /**
  * Every function of the service, with the defaults in one place: nodejs22.x on arm64, ESM bundle
- * with the AWS SDK inside, JSON logs kept for a set time, source maps on. Grants go through the
+ * with the AWS SDK inside and its source map beside it (not loaded at run time: `npm run stack`
+ * maps a logged stack), JSON logs kept for a set time. Grants go through the
  * bind methods, which also set the environment the shared config reads.
  */
 export class ServiceFunction extends NodejsFunction {
@@ -58,7 +59,6 @@ export class ServiceFunction extends NodejsFunction {
       logGroup,
       loggingFormat: LoggingFormat.JSON,
       environment: {
-        NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: 'naira-pay',
         LOG_LEVEL: 'INFO',
         ...props.environment,
