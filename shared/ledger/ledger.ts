@@ -264,6 +264,9 @@ async function postNow(posting: Posting): Promise<PostResult> {
   }
 }
 
+/** A credit of a group (`postAll`): never past MAX_BALANCE, so it takes no operator's flag. */
+export type GroupPosting = Omit<Posting, 'merchantId' | 'allowPastMaxBalance'>;
+
 /** A group posting could not be applied as one: some entry existed, or a companion's condition failed. */
 export class GroupNotApplied extends Error {
   constructor(readonly reason: 'already_applied' | 'companion_conflict' | 'balance_ceiling') {
@@ -284,7 +287,7 @@ const MAX_TRANSACTION_ITEMS = 100;
  */
 export async function postAll(
   merchantId: string,
-  postings: readonly Omit<Posting, 'merchantId'>[],
+  postings: readonly GroupPosting[],
   groupCompanions?: (entries: LedgerEntry[]) => ReturnType<Companions>,
 ): Promise<LedgerEntry[]> {
   if (postings.some((posting) => !(posting.amount > 0))) throw new RangeError('postAll takes credits only');
@@ -296,7 +299,7 @@ export async function postAll(
 
 async function postAllNow(
   merchantId: string,
-  postings: readonly Omit<Posting, 'merchantId'>[],
+  postings: readonly GroupPosting[],
   groupCompanions?: (entries: LedgerEntry[]) => ReturnType<Companions>,
 ): Promise<LedgerEntry[]> {
   const total = postings.reduce((sum, posting) => sum + posting.amount, 0);

@@ -6,8 +6,8 @@ import {
   CompanionConflict,
   credit,
   GroupNotApplied,
+  type GroupPosting,
   type LedgerEntry,
-  type Posting,
   postAll,
 } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
@@ -147,7 +147,7 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
       crossed.set(reference, { index, state: after });
     return after;
   });
-  const postings = members.map((member, index): Omit<Posting, 'merchantId'> => {
+  const postings = members.map((member, index): GroupPosting => {
     const { event } = member;
     const reference = paymentReference(event);
     const virtualAccount = virtualAccountOf(member);
