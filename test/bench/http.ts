@@ -105,6 +105,14 @@ export async function getItemLoad(
   input: { TableName: string; Key: Record<string, string> },
   options: LoadOptions,
 ): Promise<Samples> {
+  return callLoad(async () => {
+    const { Item } = await client.send(new GetCommand(input));
+    if (!Item) throw new Error('item not found');
+  }, options);
+}
+
+/** `count` calls of `call`, `concurrency` at a time; a call that throws is a failure. */
+export async function callLoad(call: () => Promise<void>, options: LoadOptions): Promise<Samples> {
   const latencies: number[] = [];
   let failures = 0;
   let issued = 0;
@@ -115,8 +123,7 @@ export async function getItemLoad(
       issued++;
       const t0 = performance.now();
       try {
-        const { Item } = await client.send(new GetCommand(input));
-        if (!Item) throw new Error('item not found');
+        await call();
         latencies.push(performance.now() - t0);
       } catch {
         failures++;
@@ -139,6 +146,11 @@ export interface OverheadOptions {
   concurrency: number;
   /** Counts the handlers' DynamoDB calls (attached to the service's client). */
   counter: CommandCounter;
+  /**
+   * The `GET /balance` handler called in-process with the event the gateway would hand it (the
+   * authorizer's verdict included): the same request without the HTTP hop and the local gateway.
+   */
+  handler: () => Promise<void>;
   progress: (message: string) => void;
 }
 
@@ -150,6 +162,9 @@ export interface OverheadResult {
   concurrency: number;
   /** DynamoDB calls the handler made per GET /balance (diagnostics). */
   balanceCalls: string;
+  /** The handler called in-process, sequentially, and the GetItems of the same rounds. */
+  handler: Samples;
+  handlerGetItem: Samples;
 }
 
 /**
@@ -186,8 +201,22 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
     balance.latencies.length + balanceC16.latencies.length,
   );
   progress(`  DynamoDB calls per GET /balance: ${balanceCalls}`);
-  for (const [label, samples] of Object.entries({ balance, getItem, balanceC16, getItemC16 })) {
-    if (samples.failures > 0) progress(`WARNING: ${label} had ${samples.failures} failed requests`);
+  progress(
+    `the GET /balance handler called in-process and GetItem x${options.sequential} each, ${rounds} rounds`,
+  );
+  const [handler, handlerGetItem] = await interleaved(
+    rounds,
+    () =>
+      callLoad(options.handler, {
+        count: Math.ceil(options.sequential / rounds),
+        concurrency: 1,
+        maxMs: 15_000,
+      }),
+    getItemRun(options.sequential, 1),
+  );
+  const samples = { balance, getItem, balanceC16, getItemC16, handler, handlerGetItem };
+  for (const [label, run] of Object.entries(samples)) {
+    if (run.failures > 0) progress(`WARNING: ${label} had ${run.failures} failed requests`);
   }
-  return { balance, getItem, balanceC16, getItemC16, concurrency, balanceCalls };
+  return { ...samples, concurrency, balanceCalls };
 }
