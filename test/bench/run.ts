@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { BUNDLING } from '#infra/bundling.ts';
 import { freePort } from '#infra/local/process.ts';
 import { type LocalServices, startLocalServices } from '#infra/local/services.ts';
@@ -91,47 +91,6 @@ async function coldStart(tmpDir: string): Promise<ColdStartResult> {
   return { functions: measured, baseline, runs: SIZES.importRuns };
 }
 
-/** What Lambda passes a handler beside the event (only the request id and time left are read). */
-const lambdaContext = {
-  awsRequestId: 'bench',
-  getRemainingTimeInMillis: () => 10_000,
-} as unknown as Context;
-
-/**
- * The event API Gateway (and the local gateway) hands the `GET /balance` handler once the authorizer
- * allowed the key: the merchant and key in `requestContext.authorizer`.
- */
-function balanceEvent(merchantId: string, apiKey: string): APIGatewayProxyEvent {
-  const requestId = randomUUID();
-  return {
-    resource: '/balance',
-    path: '/balance',
-    httpMethod: 'GET',
-    headers: {},
-    multiValueHeaders: {},
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: null,
-    stageVariables: null,
-    body: null,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'bench',
-      httpMethod: 'GET',
-      identity: { sourceIp: '127.0.0.1' },
-      path: '/balance',
-      protocol: 'HTTP/1.1',
-      requestId,
-      requestTimeEpoch: Date.now(),
-      resourceId: 'get-balance',
-      resourcePath: '/balance',
-      stage: 'local',
-      authorizer: { principalId: merchantId, merchantId, apiKey },
-    } as unknown as APIGatewayProxyEvent['requestContext'],
-  };
-}
-
 /**
  * The measurements that need the local stack: gateway (rate limit lifted), pollers driving the real
  * consumers, and the shared modules (pipeline.ts among their importers), imported only now because
@@ -166,6 +125,24 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
 
     const { merchant, key, apiSecret } = await onboardMerchant('Bench Balance Ltd');
     const { handler: getBalance } = await import('#functions/get-balance.ts');
+    const { apiEvent, lambdaContext } = await import('#test/support/events.ts');
+    // The event the gateway hands the handler once the authorizer allowed the key.
+    const balanceEvent = () =>
+      apiEvent({
+        resource: '/balance',
+        path: '/balance',
+        httpMethod: 'GET',
+        requestContext: {
+          requestId: randomUUID(),
+          identity: { sourceIp: '127.0.0.1' },
+          resourcePath: '/balance',
+          authorizer: {
+            principalId: merchant.merchant_id,
+            merchantId: merchant.merchant_id,
+            apiKey: key.api_key,
+          },
+        } as unknown as APIGatewayProxyEvent['requestContext'],
+      });
     const overhead = await measureOverhead({
       balanceUrl: `${gateway.url}/balance`,
       headers: { 'X-API-Key': key.api_key, 'X-API-Secret': apiSecret },
@@ -176,8 +153,7 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
       concurrency: CONCURRENCY,
       counter,
       handler: async () => {
-        const event = balanceEvent(merchant.merchant_id, key.api_key);
-        const result = await getBalance(event, lambdaContext);
+        const result = await getBalance(balanceEvent(), lambdaContext);
         if (result.statusCode !== 200) throw new Error(`GET /balance handler answered ${result.statusCode}`);
       },
       progress,
