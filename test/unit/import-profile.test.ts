@@ -24,6 +24,7 @@ describe("the bench's import profile", () => {
     // 40 ms burnt in test/fixtures/import-profile/burn.ts, sampled every 100 µs.
     expect(own?.ms).toBeGreaterThan(30);
     expect(shares[0]?.input).toBe('test/');
-    expect(shares.some((share) => share.input === 'V8: parse and compile the bundle')).toBe(true);
+    // The rest is V8 and Node (this bundle is too small for its compile to be sampled every time).
+    expect(shares.filter((share) => share.input.endsWith('/') && share.input !== 'test/')).toEqual([]);
   });
 });
