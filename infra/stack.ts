@@ -297,6 +297,7 @@ export class PaymentsStack extends Stack {
         new DynamoEventSource(tables.get(stream.table) as TableV2, {
           startingPosition: StartingPosition.TRIM_HORIZON,
           batchSize: stream.batchSize,
+          parallelizationFactor: stream.parallelizationFactor,
           bisectBatchOnError: true,
           retryAttempts: 10,
           reportBatchItemFailures: true,

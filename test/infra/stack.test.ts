@@ -462,6 +462,8 @@ describe('the AWS stack', () => {
   it('fans new events out from the events stream (INSERT only) and keeps the master webhook key in prod', () => {
     dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       StartingPosition: 'TRIM_HORIZON',
+      // Ten batches of a shard at once, each merchant's events (the partition key) still in order.
+      ParallelizationFactor: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT'] }) }] },
     });
