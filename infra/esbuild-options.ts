@@ -2,6 +2,7 @@
  * A function bundled exactly as the CDK stack bundles it, with esbuild's JS API: what the bench
  * measures, and what `npm run stack` maps a logged stack trace through.
  */
+import path from 'node:path';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BuildOptions } from 'esbuild';
 
@@ -76,4 +77,14 @@ export function esbuildOptions(
     logLevel: 'warning',
     metafile: true,
   };
+}
+
+/**
+ * The file a bundle's source map entry came from: its `originalSource` is a path relative to the
+ * bundle's folder (or a file URL), as esbuild writes it.
+ */
+export function originalPath(originalSource: string, bundleDir: string): string {
+  return originalSource.startsWith('file:')
+    ? new URL(originalSource).pathname
+    : path.resolve(bundleDir, originalSource);
 }

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { BUNDLING } from '#infra/bundling.ts';
 import { runMain, usage } from '#infra/cli/command-line.ts';
-import { esbuildOptions } from '#infra/esbuild-options.ts';
+import { esbuildOptions, originalPath } from '#infra/esbuild-options.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -40,9 +40,7 @@ export function mapStack(stack: string, sourceMap: SourceMap, bundleDir: string)
       originalColumn?: number;
     };
     if (!entry.originalSource || entry.originalLine === undefined) return position;
-    const source = entry.originalSource.startsWith('file:')
-      ? new URL(entry.originalSource).pathname
-      : path.resolve(bundleDir, entry.originalSource);
+    const source = originalPath(entry.originalSource, bundleDir);
     return `${path.relative(ROOT, source)}:${entry.originalLine + 1}:${(entry.originalColumn ?? 0) + 1}`;
   });
 }
@@ -70,8 +68,7 @@ export async function runStack(args: readonly string[], stdin: () => string): Pr
   if (extra.length > 0) return usage(`unexpected ${extra.join(' ')}`);
   if (file !== undefined && !existsSync(file)) return usage(`no file ${file}`);
   const stack = file === undefined ? stdin() : readFileSync(file, 'utf8');
-  if (!BUNDLE_POSITION.test(stack)) return usage('no index.mjs:<line>:<column> position in the stack trace');
-  BUNDLE_POSITION.lastIndex = 0;
+  if (!stack.match(BUNDLE_POSITION)) return usage('no index.mjs:<line>:<column> position in the stack trace');
   return mapFunctionStack(name, stack);
 }
 

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build, type Metafile } from 'esbuild';
-import { esbuildOptions } from '#infra/esbuild-options.ts';
+import { esbuildOptions, originalPath } from '#infra/esbuild-options.ts';
 import { median } from './stats.ts';
 
 const execFileAsync = promisify(execFile);
@@ -206,9 +206,7 @@ export async function profileImport(
         const entry = map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string };
         // esbuild puts every ESM package's top-level statements in the one module scope.
         if (!entry.originalSource) return 'module scope (top-level code of every package)';
-        const source = entry.originalSource.startsWith('file:')
-          ? new URL(entry.originalSource).pathname
-          : path.resolve(path.dirname(file), entry.originalSource);
+        const source = originalPath(entry.originalSource, path.dirname(file));
         return inputGroup(path.relative(root, source).split(path.sep).join('/'));
       }
       if (frame.functionName === 'compileSourceTextModule') return 'V8: parse and compile the bundle';

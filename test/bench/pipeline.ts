@@ -370,6 +370,9 @@ export interface ConsumerBatches {
   creditsPerTransaction: number;
 }
 
+/** The consumer of the events table's stream: the fan-out. */
+const FAN_OUT_CONSUMER = STREAMS.find((stream) => stream.table === 'events')?.consumer ?? 'fan-out-events';
+
 function consumerBatches(
   sizes: Map<string, number[]>,
   counts: CommandCounts,
@@ -378,7 +381,7 @@ function consumerBatches(
   const transactions = counts.TransactWriteItems?.calls ?? 0;
   return {
     consumer: summarizeBatches(sizes.get(PAYMENT_EVENTS_QUEUE.consumer) ?? []),
-    fanOut: summarizeBatches(sizes.get(STREAMS[0]?.consumer ?? '') ?? []),
+    fanOut: summarizeBatches(sizes.get(FAN_OUT_CONSUMER) ?? []),
     creditsPerTransaction: transactions === 0 ? 0 : credited / transactions,
   };
 }

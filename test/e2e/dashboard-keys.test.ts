@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiKey } from '#infra/dashboard/app/types.ts';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import { aDashboardUser } from '#test/support/dashboard.ts';
@@ -7,17 +8,8 @@ import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
 
 const DASHBOARD = '/api/v1/dashboard';
 
-interface Key {
-  api_key: string;
-  status: string;
-  allowed_ips: string[];
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  api_secret?: string;
-  rolled_key?: Key;
-}
+/** A key as the dashboard API answers it: the web app's own type. */
+type Key = ApiKey;
 
 let gateway: LocalGateway;
 let session: Record<string, string>;

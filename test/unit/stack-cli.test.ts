@@ -4,12 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLING } from '#infra/bundling.ts';
 import { UsageError } from '#infra/cli/command-line.ts';
 import { runStack } from '#infra/cli/stack.ts';
-import { esbuildOptions } from '#infra/esbuild-options.ts';
+import { bundleAll } from '#test/bench/bundles.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '..', '..');
@@ -20,11 +19,13 @@ afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: t
 async function deployedStack(name: string, event: unknown): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'naira-stack-test-'));
   dirs.push(dir);
-  const file = path.join(dir, 'index.mjs');
-  await build({
-    ...esbuildOptions(BUNDLING, path.join(root, 'functions', `${name}.ts`), file),
-    absWorkingDir: root,
-  });
+  const [bundle] = await bundleAll(
+    root,
+    BUNDLING,
+    [{ name, entry: path.join(root, 'functions', `${name}.ts`) }],
+    dir,
+  );
+  const file = bundle?.file ?? '';
   const program = `const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)}); try { await handler(${JSON.stringify(event)}); } catch (error) { process.stdout.write(error.stack); }`;
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program], {
     env: {
