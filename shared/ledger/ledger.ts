@@ -277,6 +277,17 @@ export class GroupNotApplied extends Error {
 /** Most operations DynamoDB takes in one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
 
+/** Credits of one merchant to post together (`postGroups`), and writes that belong to them as a whole. */
+export interface Group {
+  merchantId: string;
+  postings: readonly GroupPosting[];
+  /** Writes of the group as a whole (e.g. one total per account), computed from its entries. */
+  groupCompanions?: (entries: LedgerEntry[]) => ReturnType<Companions>;
+}
+
+/** What became of a group: its entries, or why it was not applied (nothing of it was written). */
+export type GroupOutcome = { entries: LedgerEntry[] } | { notApplied: GroupNotApplied };
+
 /**
  * Applies several credits of one merchant in one transaction: one version step per entry, so the
  * entries get consecutive `seq` and chained `balance_after` exactly as one-by-one postings would.
@@ -288,87 +299,172 @@ const MAX_TRANSACTION_ITEMS = 100;
 export async function postAll(
   merchantId: string,
   postings: readonly GroupPosting[],
-  groupCompanions?: (entries: LedgerEntry[]) => ReturnType<Companions>,
+  groupCompanions?: Group['groupCompanions'],
 ): Promise<LedgerEntry[]> {
+  const [outcome] = await postGroups([{ merchantId, postings, groupCompanions }]);
+  if (!outcome) throw new Error('postGroups returned no outcome');
+  if ('notApplied' in outcome) throw outcome.notApplied;
+  return outcome.entries;
+}
+
+/**
+ * Applies the groups of several merchants (`postAll` each) in one transaction, so a batch of
+ * payments to many merchants costs one ledger write, not one per merchant. Each group is still all
+ * or nothing on its own: a group whose entry exists already, whose companion's condition fails, or
+ * that would pass MAX_BALANCE comes back `notApplied` (nothing of it written) and the others are
+ * tried again without it; a merchant whose balance moved is re-read and the transaction retried.
+ * The caller keeps the writes under DynamoDB's 100 per transaction.
+ */
+export async function postGroups(groups: readonly Group[]): Promise<GroupOutcome[]> {
+  const merchants = groups.map((group) => group.merchantId);
+  if (new Set(merchants).size !== merchants.length)
+    throw new RangeError('postGroups takes one group per merchant');
+  const postings = groups.flatMap((group) => group.postings);
   if (postings.some((posting) => !(posting.amount > 0))) throw new RangeError('postAll takes credits only');
   if (new Set(postings.map((posting) => posting.entryId)).size !== postings.length) {
     throw new RangeError('postAll takes distinct entry ids');
   }
-  return inTurn(merchantId, () => postAllNow(merchantId, postings, groupCompanions));
+  return inTurns(merchants, () => postGroupsNow(groups));
 }
 
-async function postAllNow(
-  merchantId: string,
-  postings: readonly GroupPosting[],
-  groupCompanions?: (entries: LedgerEntry[]) => ReturnType<Companions>,
-): Promise<LedgerEntry[]> {
-  const total = postings.reduce((sum, posting) => sum + posting.amount, 0);
-  let fresh = false;
+/** Runs `work` holding the turns of every merchant, taken in one order so two callers never wait on each other. */
+function inTurns<T>(merchantIds: readonly string[], work: () => Promise<T>): Promise<T> {
+  const sorted = [...merchantIds].sort();
+  const take = (i: number): Promise<T> => {
+    const merchantId = sorted[i];
+    return merchantId === undefined ? work() : inTurn(merchantId, () => take(i + 1));
+  };
+  return take(0);
+}
+
+/** A group in a transaction: where its writes are, and the balance it was computed from. */
+interface Placed {
+  index: number;
+  current: Balance & { fresh: boolean };
+  entries: LedgerEntry[];
+  /** Its balance update's position in the transaction; its entries follow, then its companions. */
+  at: number;
+  companionsAt: number;
+  end: number;
+}
+
+async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> {
+  const outcomes: (GroupOutcome | undefined)[] = groups.map(() => undefined);
+  const fresh = groups.map(() => false);
   for (let attempt = 1; ; attempt++) {
-    let current = await balanceFor(merchantId, fresh);
-    // A remembered balance may be stale: the ceiling is only ever decided on a fresh read.
-    if (!current.fresh && current.balance + total > config.limits.maxBalance) {
-      current = await balanceFor(merchantId, true);
-    }
-    const { balance, version } = current;
+    const pending = groups.flatMap((group, index) => (outcomes[index] ? [] : [{ group, index }]));
+    if (pending.length === 0) return outcomes as GroupOutcome[];
     const now = new Date().toISOString();
-    let running = balance;
-    const entries: LedgerEntry[] = postings.map((posting, i) => {
-      running += posting.amount;
-      return {
-        entry_id: posting.entryId,
-        merchant_id: merchantId,
-        seq: version + 1 + i,
-        amount: posting.amount,
-        balance_after: running,
-        category: posting.category,
-        reference: posting.reference,
-        created_at: now,
-      };
-    });
-    const items = [
-      {
-        Update: {
-          TableName: tableName('merchants'),
-          Key: { merchant_id: merchantId },
-          UpdateExpression: 'SET balance = :after, version = :next, updated_at = :now',
-          ConditionExpression: 'version = :version',
-          ExpressionAttributeValues: {
-            ':after': running,
-            ':next': version + entries.length,
-            ':version': version,
-            ':now': now,
+    const placed: Placed[] = [];
+    const items: NonNullable<ReturnType<Companions>>[number][] = [];
+    const currents = await Promise.all(
+      pending.map(async ({ group, index }) => {
+        const total = group.postings.reduce((sum, posting) => sum + posting.amount, 0);
+        let current = await balanceFor(group.merchantId, fresh[index] ?? false);
+        // A remembered balance may be stale: the ceiling is only ever decided on a fresh read.
+        if (!current.fresh && current.balance + total > config.limits.maxBalance) {
+          current = await balanceFor(group.merchantId, true);
+        }
+        return current;
+      }),
+    );
+    pending.forEach(({ group, index }, i) => {
+      const current = currents[i] as Balance & { fresh: boolean };
+      const { balance, version } = current;
+      let running = balance;
+      const entries: LedgerEntry[] = group.postings.map((posting, n) => {
+        running += posting.amount;
+        return {
+          entry_id: posting.entryId,
+          merchant_id: group.merchantId,
+          seq: version + 1 + n,
+          amount: posting.amount,
+          balance_after: running,
+          category: posting.category,
+          reference: posting.reference,
+          created_at: now,
+        };
+      });
+      if (running > config.limits.maxBalance) {
+        outcomes[index] = { notApplied: new GroupNotApplied('balance_ceiling') };
+        return;
+      }
+      const at = items.length;
+      items.push(
+        {
+          Update: {
+            TableName: tableName('merchants'),
+            Key: { merchant_id: group.merchantId },
+            UpdateExpression: 'SET balance = :after, version = :next, updated_at = :now',
+            ConditionExpression: 'version = :version',
+            ExpressionAttributeValues: {
+              ':after': running,
+              ':next': version + entries.length,
+              ':version': version,
+              ':now': now,
+            },
           },
         },
-      },
-      ...entries.map((entry) => ({
-        Put: {
-          TableName: tableName('ledgerEntries'),
-          Item: entry,
-          ConditionExpression: 'attribute_not_exists(entry_id)',
-        },
-      })),
-      ...postings.flatMap((posting, i) => posting.companions?.(entries[i] as LedgerEntry) ?? []),
-      ...(groupCompanions?.(entries) ?? []),
-    ];
-    if (running > config.limits.maxBalance) throw new GroupNotApplied('balance_ceiling');
+        ...entries.map((entry) => ({
+          Put: {
+            TableName: tableName('ledgerEntries'),
+            Item: entry,
+            ConditionExpression: 'attribute_not_exists(entry_id)',
+          },
+        })),
+      );
+      const companionsAt = items.length;
+      items.push(
+        ...group.postings.flatMap((posting, n) => posting.companions?.(entries[n] as LedgerEntry) ?? []),
+        ...(group.groupCompanions?.(entries) ?? []),
+      );
+      placed.push({ index, current, entries, at, companionsAt, end: items.length });
+    });
+    if (placed.length === 0) continue;
     if (items.length > MAX_TRANSACTION_ITEMS)
       throw new RangeError(`a group of ${items.length} writes is over ${MAX_TRANSACTION_ITEMS}`);
     try {
       await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
-      remember(merchantId, { balance: running, version: version + entries.length });
-      return entries;
+      for (const { index, entries } of placed) {
+        const last = entries.at(-1) as LedgerEntry;
+        remember(last.merchant_id, { balance: last.balance_after, version: last.seq });
+        outcomes[index] = { entries };
+      }
     } catch (error) {
-      lastKnown.delete(merchantId);
-      fresh = true;
-      if (!(error instanceof TransactionCanceledException)) throw error;
+      if (!(error instanceof TransactionCanceledException)) {
+        // The write may have landed (an answer lost): no balance here is known any more.
+        for (const { index } of placed) lastKnown.delete(groups[index]?.merchantId as string);
+        throw error;
+      }
       const reasons = error.CancellationReasons ?? [];
+      const code = (i: number) => reasons[i]?.Code ?? 'Unknown';
       const failed = (from: number, to: number) =>
         reasons.slice(from, to).some((reason) => reason.Code === 'ConditionalCheckFailed');
-      if (failed(1, 1 + entries.length)) throw new GroupNotApplied('already_applied');
-      if (failed(1 + entries.length, items.length)) throw new GroupNotApplied('companion_conflict');
-      if (attempt >= MAX_ATTEMPTS) throw error;
-      if (current.fresh) await backoff(attempt);
+      let contended = reasons.some((reason) => reason.Code === 'TransactionConflict');
+      for (const { index, current, at, companionsAt, end } of placed) {
+        if (failed(at + 1, companionsAt))
+          outcomes[index] = { notApplied: new GroupNotApplied('already_applied') };
+        else if (failed(companionsAt, end))
+          outcomes[index] = { notApplied: new GroupNotApplied('companion_conflict') };
+        // Its balance moved, or another transaction held it: read it afresh. A group that was only
+        // cancelled with the others ('None') keeps the balance it knows.
+        if (code(at) !== 'None') {
+          lastKnown.delete(groups[index]?.merchantId as string);
+          fresh[index] = true;
+          if (current.fresh && !outcomes[index]) contended = true;
+        }
+      }
+      if (outcomes.every((outcome) => outcome)) continue;
+      if (attempt >= MAX_ATTEMPTS) {
+        logger.error('ledger group posting gave up after conflicts', {
+          merchant_ids: placed.map(({ index }) => groups[index]?.merchantId),
+          attempts: attempt,
+        });
+        throw error;
+      }
+      // A version moved under a fresh read (another posting won) or the transaction conflicted:
+      // back off before reading again. Balances that were merely stale memories are re-read at once.
+      if (contended) await backoff(attempt);
     }
   }
 }
