@@ -5,10 +5,9 @@ import {
   BalanceCeiling,
   CompanionConflict,
   credit,
-  GroupNotApplied,
   type GroupPosting,
   type LedgerEntry,
-  postAll,
+  postGroups,
 } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import { traceKeys } from '#shared/partner-webhooks/trace.ts';
@@ -253,17 +252,47 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
 }
 
 /**
- * Payments credited per transaction at most when grouped: each is 4 writes (entry, record,
- * payment, event) and each virtual account up to 2 more (total, paid event); DynamoDB takes 100.
+ * Payments of one merchant credited per transaction at most when grouped: each is at most 4 writes
+ * (entry, record, payment, event) and its virtual account up to 2 more (total, paid event), beside
+ * the merchant's balance: 1 + 6 × 16 = 97 fits DynamoDB's 100.
  */
 const GROUP_LIMIT = 16;
+const WRITES_PER_PAYMENT = 6;
+const TRANSACTION_WRITES = 100;
+
+/** A merchant's payments in a batch (at most GROUP_LIMIT), posted as one ledger group. */
+interface Unit {
+  merchantId: string;
+  members: { index: number; owner: AccountOwner }[];
+}
 
 /**
- * Credits a batch of payments, each exactly once, with one ledger transaction per merchant where
- * it can: a merchant's payments in the batch move its balance in one write instead of racing each
- * other for it. If a group cannot be applied whole (a redelivered payment among them, or a virtual
- * account that moved), its payments are credited one by one. Resolves with each event's outcome,
- * or the error that stopped it.
+ * Units packed into as few transactions as their writes allow (at most one unit per merchant in
+ * each: `units` comes from one round, one unit per merchant).
+ */
+function packed(units: readonly Unit[]): Unit[][] {
+  const transactions: Unit[][] = [];
+  let writes = TRANSACTION_WRITES;
+  for (const unit of units) {
+    const needs = 1 + WRITES_PER_PAYMENT * unit.members.length;
+    if (writes + needs > TRANSACTION_WRITES) {
+      transactions.push([]);
+      writes = 0;
+    }
+    transactions.at(-1)?.push(unit);
+    writes += needs;
+  }
+  return transactions;
+}
+
+/**
+ * Credits a batch of payments, each exactly once, in as few ledger transactions as it can: each
+ * merchant's payments form one group (its balance moves once for all of them instead of racing for
+ * it), and the groups of every merchant in the batch go in one transaction, so a batch spread over
+ * many merchants costs one ledger write, not one per merchant. If a group cannot be applied whole
+ * (a redelivered payment among them, a virtual account that moved, the balance ceiling), its
+ * payments are credited one by one and the other groups are not held back. Resolves with each
+ * event's outcome, or the error that stopped it.
  */
 export async function receivePayments(
   events: readonly Received[],
@@ -278,9 +307,9 @@ export async function receivePayments(
     return owner;
   };
   const results: PromiseSettledResult<PaymentOutcome>[] = new Array(events.length);
-  const groups = new Map<string, { index: number; owner: AccountOwner }[]>();
+  const groups = new Map<string, Unit['members']>();
   const unknown: number[] = [];
-  const repeats: { index: number; owner: AccountOwner }[] = [];
+  const repeats: Unit['members'] = [];
   const seen = new Set<string>();
   await Promise.all(
     events.map(async (event, index) => {
@@ -304,34 +333,50 @@ export async function receivePayments(
       results[index] = { status: 'rejected', reason };
     }
   };
-  const creditGroup = async (merchantId: string, members: { index: number; owner: AccountOwner }[]) => {
-    if (members.length === 1) return oneByOne(members[0]?.index ?? 0, members[0]?.owner);
-    const batch = members.map(({ index, owner }) => ({ event: events[index] as Received, owner }));
-    const { postings, accountWrites } = plan(merchantId, batch, await statesOf(merchantId, batch));
-    try {
-      await postAll(merchantId, postings, accountWrites);
-      for (const { index } of members) results[index] = { status: 'fulfilled', value: 'credited' };
-    } catch (error) {
-      if (!(error instanceof GroupNotApplied)) throw error;
-      for (const { index, owner } of members) await oneByOne(index, owner);
+  const eachOneByOne = async (members: Unit['members']) => {
+    for (const { index, owner } of members) await oneByOne(index, owner);
+  };
+  const creditTogether = async (units: readonly Unit[]) => {
+    const ledgerGroups = await Promise.all(
+      units.map(async ({ merchantId, members }) => {
+        const batch = members.map(({ index, owner }) => ({ event: events[index] as Received, owner }));
+        const { postings, accountWrites } = plan(merchantId, batch, await statesOf(merchantId, batch));
+        return { merchantId, postings, groupCompanions: accountWrites };
+      }),
+    );
+    const outcomes = await postGroups(ledgerGroups);
+    await Promise.all(
+      units.map(async ({ members }, i) => {
+        const outcome = outcomes[i];
+        if (outcome && 'entries' in outcome) {
+          for (const { index } of members) results[index] = { status: 'fulfilled', value: 'credited' };
+        } else await eachOneByOne(members);
+      }),
+    );
+  };
+  // Round r holds each merchant's r-th chunk: a transaction moves a balance once at most.
+  const rounds: Unit[][] = [];
+  for (const [merchantId, members] of groups) {
+    for (let i = 0; i * GROUP_LIMIT < members.length; i++) {
+      rounds[i] ??= [];
+      rounds[i]?.push({ merchantId, members: members.slice(i * GROUP_LIMIT, (i + 1) * GROUP_LIMIT) });
+    }
+  }
+  const grouped = async () => {
+    for (const round of rounds) {
+      await Promise.all(
+        packed(round).map((units) =>
+          creditTogether(units).catch(async () => {
+            // Not applied as a whole (an error before or in the transaction): each payment alone,
+            // skipping those a completed group already credited.
+            for (const { members } of units)
+              await eachOneByOne(members.filter(({ index }) => results[index] === undefined));
+          }),
+        ),
+      );
     }
   };
-  await Promise.all([
-    ...[...groups].flatMap(([merchantId, members]) => {
-      const chunks = [];
-      for (let i = 0; i < members.length; i += GROUP_LIMIT) chunks.push(members.slice(i, i + GROUP_LIMIT));
-      return [
-        (async () => {
-          for (const chunk of chunks) {
-            await creditGroup(merchantId, chunk).catch(async () => {
-              for (const { index, owner } of chunk) await oneByOne(index, owner);
-            });
-          }
-        })(),
-      ];
-    }),
-    ...unknown.map((index) => oneByOne(index)),
-  ]);
+  await Promise.all([grouped(), ...unknown.map((index) => oneByOne(index))]);
   // After the groups, so a repeat cannot get in first and force its whole group one by one.
   await Promise.all(repeats.map(({ index, owner }) => oneByOne(index, owner)));
   return results;

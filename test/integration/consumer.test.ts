@@ -122,6 +122,36 @@ describe('the payment events consumer', () => {
     expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
   });
 
+  it('credits a batch spread over ten merchants in one ledger transaction; a group credited before goes one by one', async () => {
+    const merchants = await Promise.all(Array.from({ length: 10 }, () => aMerchant()));
+    const events = merchants.map(({ merchant }, i) =>
+      paymentEvent({ account_number: merchant.account_number, amount: 1_000 + i }),
+    );
+    const records = (list: typeof events, prefix: string) =>
+      list.map(
+        (event, i) => ({ messageId: `${prefix}${i}`, body: queued(event) }) as SQSEvent['Records'][number],
+      );
+    const sends = vi.spyOn(dynamo, 'send');
+    const transactions = () =>
+      sends.mock.calls.filter(([command]) => command instanceof TransactWriteCommand).length;
+    try {
+      // Nine of the ten first: one transaction for nine merchants.
+      expect((await handler({ Records: records(events.slice(1), 'a') })).batchItemFailures).toEqual([]);
+      expect(transactions()).toBe(1);
+      // All ten again with one more payment to the first merchant: the nine redelivered groups
+      // are refused as a whole, the rest is credited, and each redelivery is found applied.
+      sends.mockClear();
+      const extra = paymentEvent({ account_number: merchants[0]?.merchant.account_number ?? '', amount: 7 });
+      expect((await handler({ Records: records([...events, extra], 'b') })).batchItemFailures).toEqual([]);
+    } finally {
+      sends.mockRestore();
+    }
+    for (const [i, { merchant }] of merchants.entries()) {
+      expect(await balanceOf(merchant.merchant_id)).toBe(1_000 + i + (i === 0 ? 7 : 0));
+      expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+    }
+  });
+
   it('falls back to one by one when a grouped payment was credited before, crediting the rest once', async () => {
     const { merchant } = await aMerchant();
     const events = [1, 2, 3].map((n) =>

@@ -16,7 +16,7 @@ import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { fanOut } from '#shared/merchant-webhooks/fan-out.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent, TransferSettled } from '#shared/partners/partner.ts';
-import { receivePayment } from '#shared/payments/credit.ts';
+import { receivePayment, receivePayments } from '#shared/payments/credit.ts';
 import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { createVirtualAccount } from '#shared/payments/virtual-account-opening.ts';
 import { getVirtualAccount, paymentsOf } from '#shared/payments/virtual-accounts.ts';
@@ -157,6 +157,67 @@ const paymentIntoVirtualAccount: Flow = {
         });
         expect((await paymentsOf(merchant.merchant_id, account.reference)).payments).toHaveLength(1);
         expect(await unmatched(event.payment_id)).toBeUndefined();
+      },
+    };
+  },
+};
+
+/**
+ * A batch spread over merchants (the consumer's path): two payments into one wallet, one that pays a
+ * virtual account of another merchant, one into a third wallet, all in one ledger transaction.
+ */
+const paymentsOfABatch: Flow = {
+  name: 'a batch of payments to three merchants, one ledger transaction (receivePayments)',
+  prepare: async () => {
+    const [a, b, c] = await Promise.all([aMerchant(), aMerchant(), aMerchant()]);
+    if (!a || !b || !c) throw new Error('no merchants');
+    const { account } = await createVirtualAccount(b.merchant.merchant_id, b.merchant.name, {
+      amount: 4_000,
+      reference: `va-${randomUUID()}`,
+      expires_in_minutes: 30,
+    });
+    const events = await Promise.all(
+      [
+        { account_number: a.merchant.account_number, amount: 1_000 },
+        { account_number: a.merchant.account_number, amount: 2_000 },
+        { account_number: account.account_number, amount: 4_000 },
+        { account_number: c.merchant.account_number, amount: 3_000 },
+      ].map((payment) => queuedPayment(paymentEvent({ ...payment, session_id: nipSessionId() }))),
+    );
+    const credited = async () =>
+      (
+        await Promise.all(
+          events.map(async (event, i) => {
+            const merchantId = [a, a, b, c][i]?.merchant.merchant_id ?? '';
+            return getTransaction(merchantId, `payment:${event.payment_id}`);
+          }),
+        )
+      ).filter((transaction) => transaction !== undefined).length;
+    return {
+      run: () => receivePayments(events),
+      // The batch is one transaction: all of it landed or none (a crash in the fallback aside).
+      applied: async () => (await credited()) > 0,
+      assess: async (result, first) => {
+        const outcomes = result as Awaited<ReturnType<typeof receivePayments>>;
+        for (const outcome of outcomes) {
+          expect(outcome.status).toBe('fulfilled');
+          const value = outcome.status === 'fulfilled' ? outcome.value : undefined;
+          if (first.applied === false) expect(value).toBe('credited');
+          else expect(['credited', 'duplicate']).toContain(value);
+        }
+        expect(await credited()).toBe(4);
+        await expectLedger(a.merchant.merchant_id, 3_000, 2);
+        await expectLedger(b.merchant.merchant_id, 4_000, 1);
+        await expectLedger(c.merchant.merchant_id, 3_000, 1);
+        await expectEvents(a.merchant.merchant_id, { 'payment.received': 2 });
+        await expectEvents(b.merchant.merchant_id, { 'payment.received': 1, 'virtual_account.paid': 1 });
+        await expectEvents(c.merchant.merchant_id, { 'payment.received': 1 });
+        const va = await getVirtualAccount(b.merchant.merchant_id, account.reference);
+        expect({ received: va?.amount_received, count: va?.payment_count }).toEqual({
+          received: 4_000,
+          count: 1,
+        });
+        for (const event of events) expect(await unmatched(event.payment_id)).toBeUndefined();
       },
     };
   },
@@ -309,6 +370,7 @@ const FLOWS: Flow[] = [
   eventFannedOut,
   paymentIntoWallet,
   paymentIntoVirtualAccount,
+  paymentsOfABatch,
   transferConfirmed,
   transferRejected,
   settlementFlow('transfer.failed'),
@@ -423,6 +485,7 @@ describe.concurrent('a chain of crashes, each in the retry of the one before, th
 const LEDGER_FLOWS = [
   paymentIntoWallet,
   paymentIntoVirtualAccount,
+  paymentsOfABatch,
   transferConfirmed,
   transferRejected,
   settlementFlow('transfer.failed'),

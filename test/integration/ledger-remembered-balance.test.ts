@@ -68,6 +68,83 @@ describe('balances remembered between postings (one container never trusts them)
     expect((await auditMerchant(m)).problems).toEqual([]);
   });
 
+  it("posts several merchants' groups in one transaction, re-reading only the balance that moved", async () => {
+    const [one, two] = await Promise.all([aMerchant(), aMerchant()]);
+    const m1 = one?.merchant.merchant_id ?? '';
+    const m2 = two?.merchant.merchant_id ?? '';
+    const b = await aContainer();
+    const a = await aContainer(); // loaded last: the client imported below is a's
+    const credit = (ledger: typeof Ledger, merchantId: string, amount: number) =>
+      ledger.credit({ entryId: id('payment'), merchantId, amount, category: 'payment', reference: 'r' });
+    await credit(a, m1, 100);
+    await credit(a, m2, 200); // a remembers both
+    await credit(b, m2, 5); // a's memory of m2 is stale now
+    const { dynamo } = await import('#shared/aws/clients.ts');
+    const calls: string[] = [];
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        calls.push(context.commandName ?? '');
+        return next(args);
+      },
+      { step: 'initialize', name: 'countCalls' },
+    );
+    let outcomes: Ledger.GroupOutcome[];
+    try {
+      const group = (amount: number) => [
+        { entryId: id('payment'), amount, category: 'payment' as const, reference: 'g' },
+      ];
+      outcomes = await a.postGroups([
+        { merchantId: m1, postings: group(10) },
+        { merchantId: m2, postings: [...group(20), ...group(30)] },
+      ]);
+    } finally {
+      dynamo.middlewareStack.remove('countCalls');
+    }
+    // Refused once for m2's version, m2 alone re-read, then both in one transaction.
+    expect(calls).toEqual(['TransactWriteItemsCommand', 'GetItemCommand', 'TransactWriteItemsCommand']);
+    expect(
+      outcomes.map((outcome) =>
+        'entries' in outcome ? outcome.entries.map((e) => [e.seq, e.balance_after]) : outcome,
+      ),
+    ).toEqual([
+      [[2, 110]],
+      [
+        [3, 225],
+        [4, 255],
+      ],
+    ]);
+    expect(await getMerchant(m1)).toMatchObject({ balance: 110, version: 2 });
+    expect(await getMerchant(m2)).toMatchObject({ balance: 255, version: 4 });
+    for (const m of [m1, m2]) expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('leaves out a group whose entry exists, writing nothing of it, and applies the others', async () => {
+    const [one, two] = await Promise.all([aMerchant(), aMerchant()]);
+    const m1 = one?.merchant.merchant_id ?? '';
+    const m2 = two?.merchant.merchant_id ?? '';
+    const ledger = await aContainer();
+    const early = id('payment');
+    await ledger.credit({ entryId: early, merchantId: m2, amount: 50, category: 'payment', reference: 'r' });
+    const outcomes = await ledger.postGroups([
+      {
+        merchantId: m1,
+        postings: [{ entryId: id('payment'), amount: 10, category: 'payment', reference: 'g' }],
+      },
+      {
+        merchantId: m2,
+        postings: [
+          { entryId: id('payment'), amount: 20, category: 'payment', reference: 'g' },
+          { entryId: early, amount: 50, category: 'payment', reference: 'g' },
+        ],
+      },
+    ]);
+    expect(outcomes[0]).toMatchObject({ entries: [{ balance_after: 10, seq: 1 }] });
+    expect(outcomes[1]).toEqual({ notApplied: expect.objectContaining({ reason: 'already_applied' }) });
+    expect(await getMerchant(m1)).toMatchObject({ balance: 10, version: 1 });
+    expect(await getMerchant(m2)).toMatchObject({ balance: 50, version: 1 });
+    for (const m of [m1, m2]) expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
   it('takes turns within a container: concurrent postings of one merchant never conflict with each other', async () => {
     const { merchant } = await aMerchant();
     const m = merchant.merchant_id;
