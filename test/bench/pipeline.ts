@@ -19,7 +19,7 @@ import type { LedgerEntry } from '#shared/ledger/ledger.ts';
 import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import type { Merchant } from '#shared/merchants/store.ts';
-import { paymentEntryId } from '#shared/payments/credit.ts';
+import { creditedPaymentItems, paymentEntryId } from '#shared/payments/credit.ts';
 import { putTransactionItem, transactionRecord } from '#shared/transactions/store.ts';
 import {
   type BatchSizes,
@@ -209,6 +209,7 @@ export async function runCreditPipeline(
 }
 
 export interface RawOptions {
+  shape: RawShape;
   merchants: number;
   transactions: number;
   concurrency: number;
@@ -218,12 +219,53 @@ export interface RawOptions {
 /** Committed transactions' latencies (ms), failures and wall time: the same shape as HTTP samples. */
 export type RawResult = Samples;
 
+const RAW_SENDER = { account_name: 'ADEBAYO CHIOMA', account_number: '0123456789', bank_code: '058' };
+
+/** A received payment as the consumer sees it, for a raw transaction of a credit's shape. */
+function rawPayment(
+  paymentId: string,
+  amount: number,
+  at: string,
+): Parameters<typeof creditedPaymentItems>[1] {
+  return {
+    type: 'PaymentReceived',
+    partner: 'sandbox',
+    payment_id: paymentId,
+    account_ids: [],
+    account_number: null,
+    amount,
+    sender: RAW_SENDER,
+    narration: 'Transfer from customer',
+    paid_at: at,
+    delivery_id: paymentId,
+    received_at: at,
+  };
+}
+
+function rawRecord(reference: string, amount: number) {
+  return {
+    reference,
+    amount,
+    fee: 0,
+    status: 'success' as const,
+    narration: 'Transfer from customer',
+    counterparty: RAW_SENDER,
+  };
+}
+
 /**
- * The credit's own write, alone: one TransactWriteItems per payment with the ledger's three items
- * (balance update pinned to the version, entry put with attribute_not_exists, transaction record put
- * with attribute_not_exists), on bench-only merchants and keys. Each merchant is in at most one
- * transaction at a time and its version is tracked here, so no transaction conflicts and no read
- * is needed: the ceiling of what the pipeline could reach.
+ * What a raw transaction writes besides the balance update and the ledger entry: `credit`, what a
+ * credited payment writes (its transaction record and its `payment.received` event, built by the
+ * consumer's own `creditedPaymentItems`); `ledger`, the record alone (the shape before events).
+ */
+export type RawShape = 'credit' | 'ledger';
+
+/**
+ * The credit's own write, alone: one TransactWriteItems per payment with the balance update pinned
+ * to the version, the entry put with attribute_not_exists and what `shape` adds, on bench-only
+ * merchants and keys. Each merchant is in at most one transaction at a time and its version is
+ * tracked here, so no transaction conflicts and no read is needed: the ceiling of what the
+ * pipeline could reach one credit per transaction.
  */
 export async function rawTransactions(
   client: DynamoDBDocumentClient,
@@ -278,14 +320,13 @@ export async function rawTransactions(
         reference: entryId,
         created_at: now,
       };
-      const record = transactionRecord(entry, {
-        reference: entryId,
-        amount,
-        fee: 0,
-        status: 'success',
-        narration: 'Transfer from customer',
-        counterparty: { account_name: 'ADEBAYO CHIOMA', account_number: '0123456789', bank_code: '058' },
-      });
+      const companions =
+        options.shape === 'credit'
+          ? creditedPaymentItems(entry, rawPayment(entryId, amount, now), {
+              reference: entryId,
+              virtualAccount: null,
+            })
+          : [putTransactionItem(transactionRecord(entry, rawRecord(entryId, amount)))];
       const t0 = performance.now();
       try {
         await client.send(
@@ -312,7 +353,7 @@ export async function rawTransactions(
                   ConditionExpression: 'attribute_not_exists(entry_id)',
                 },
               },
-              putTransactionItem(record),
+              ...companions,
             ],
           }),
         );
@@ -352,8 +393,10 @@ export interface PipelineSection {
   concurrency: number;
   batchSize: number;
   spread: PipelineResult;
-  /** Raw TransactWriteItems, half before and half after the spread pipeline. */
+  /** Raw TransactWriteItems of a credit's shape, half before and half after the spread pipeline. */
   raw: Samples;
+  /** The same of the ledger's shape (balance, entry, record; no event), for comparison. */
+  rawLedger: Samples;
   hot: PipelineResult;
   /** The consumer's DynamoDB calls per credit (diagnostics). */
   spreadCalls: string;
@@ -432,14 +475,28 @@ async function pipelineRuns(
       maxSendMs: 60_000,
       maxWaitMs: 90_000,
     });
-  const raw = (transactions: number) =>
-    rawTransactions(client, { merchants: options.merchants, transactions, concurrency, maxMs: 45_000 });
+  const raw = (shape: RawShape, transactions: number) =>
+    rawTransactions(client, {
+      shape,
+      merchants: options.merchants,
+      transactions,
+      concurrency,
+      maxMs: 45_000,
+    });
   const half = Math.ceil(options.payments / 2);
+  /** Both raw shapes, `half` transactions each. */
+  const raws = async (again: string) => {
+    progress(`raw TransactWriteItems x${half} of a credit's shape${again}, ${concurrency} in flight`);
+    const credit = await raw('credit', half);
+    progress(`  ${perSecond(credit).toFixed(1)} tx/s`);
+    progress(`raw TransactWriteItems x${half} of the ledger's shape (no event)${again}`);
+    const ledger = await raw('ledger', half);
+    progress(`  ${perSecond(ledger).toFixed(1)} tx/s`);
+    return { credit, ledger };
+  };
 
-  progress(`raw TransactWriteItems x${half}, ${concurrency} in flight (after a warm-up)`);
-  await raw(100);
-  const rawBefore = await raw(half);
-  progress(`  ${perSecond(rawBefore).toFixed(1)} tx/s`);
+  await raw('credit', 100); // a warm-up
+  const rawBefore = await raws('');
 
   progress('warming up the webhook, the consumer and the event deliveries (100 payments)');
   await run(payees, 100);
@@ -454,9 +511,7 @@ async function pipelineRuns(
   progress(`  ${describeConsumer(spreadBatches)}`);
   progress(`  ${describeWebhooks(spread.webhooks)}`);
 
-  progress(`raw TransactWriteItems x${half} again`);
-  const rawAfter = await raw(half);
-  progress(`  ${perSecond(rawAfter).toFixed(1)} tx/s`);
+  const rawAfter = await raws(' again');
 
   progress(`hot merchant: ${options.hotPayments} webhooks to one merchant`);
   counter.take();
@@ -488,7 +543,8 @@ async function pipelineRuns(
     concurrency,
     batchSize: options.batchSize,
     spread,
-    raw: mergeSamples([rawBefore, rawAfter]),
+    raw: mergeSamples([rawBefore.credit, rawAfter.credit]),
+    rawLedger: mergeSamples([rawBefore.ledger, rawAfter.ledger]),
     hot,
     spreadCalls,
     hotCalls,

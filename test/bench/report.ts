@@ -74,6 +74,8 @@ export function toJson(results: BenchResults) {
     webhook_to_credit_p99_ms: pipeline.spread.latency.p99,
     raw_tx_per_s: round(rawPerS, 1),
     credit_throughput_ratio: round(creditPerS / rawPerS),
+    raw_ledger_tx_per_s: round(perSecond(pipeline.rawLedger), 1),
+    credit_vs_raw_ledger_ratio: round(creditPerS / perSecond(pipeline.rawLedger)),
     hot_credit_per_s: round(pipeline.hot.creditPerSecond, 1),
     hot_ratio: round(pipeline.hot.creditPerSecond / creditPerS),
     webhook_latency_p50_ms: hooks.latency.p50,
@@ -312,8 +314,12 @@ export function toMarkdown(results: BenchResults): string {
       ['baseline', 'transactions', 'p50', 'p99', 'per s', 'failures'],
       [
         load(
-          `raw TransactWriteItems (3 items, as a credit), ${pipeline.concurrency} in flight`,
+          `raw TransactWriteItems of a credit's shape (balance, entry, record, event: 4 items), ${pipeline.concurrency} in flight: the ratio's baseline`,
           pipeline.raw,
+        ),
+        load(
+          `raw TransactWriteItems of the ledger's shape (balance, entry, record: 3 items, no event), ${pipeline.concurrency} in flight`,
+          pipeline.rawLedger,
         ),
       ],
     ),
