@@ -16,9 +16,11 @@ type Queued<T> = { record: SQSRecord; event: QueuedEvent & T };
 
 /**
  * The SQS consumer of the partners' domain events: credits payments, records refused ones,
- * settles transfers, and keeps for operators what a partner sent that cannot be acted on, answering with partial batch failures so only the messages that failed come
- * back (and reach the DLQ after a few receives). A batch's payments are credited together, one
- * ledger transaction per merchant where possible. It never sees a partner's own payload. Each line
+ * settles transfers, and keeps for operators what a partner sent that cannot be acted on,
+ * answering with partial batch failures so only the messages that failed come back (and reach the
+ * DLQ after a few receives). A batch's payments are credited together: one group per merchant, and
+ * the groups of all its merchants in one ledger transaction where possible. It never sees a
+ * partner's own payload. Each line
  * about a message carries `traceKeys` (the webhook request that queued it, the partner's delivery
  * and payment ids) and, for a payment, its ledger entry id and transaction reference.
  */
