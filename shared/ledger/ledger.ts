@@ -340,8 +340,11 @@ function inTurns<T>(merchantIds: readonly string[], work: () => Promise<T>): Pro
 /** A group in a transaction: where its writes are, and the balance it was computed from. */
 interface Placed {
   index: number;
+  merchantId: string;
   current: Balance & { fresh: boolean };
   entries: LedgerEntry[];
+  /** The balance once the transaction is written. */
+  after: Balance;
   /** Its balance update's position in the transaction; its entries follow, then its companions. */
   at: number;
   companionsAt: number;
@@ -418,22 +421,30 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
         ...group.postings.flatMap((posting, n) => posting.companions?.(entries[n] as LedgerEntry) ?? []),
         ...(group.groupCompanions?.(entries) ?? []),
       );
-      placed.push({ index, current, entries, at, companionsAt, end: items.length });
+      placed.push({
+        index,
+        merchantId: group.merchantId,
+        current,
+        entries,
+        after: { balance: running, version: version + entries.length },
+        at,
+        companionsAt,
+        end: items.length,
+      });
     });
     if (placed.length === 0) continue;
     if (items.length > MAX_TRANSACTION_ITEMS)
       throw new RangeError(`a group of ${items.length} writes is over ${MAX_TRANSACTION_ITEMS}`);
     try {
       await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
-      for (const { index, entries } of placed) {
-        const last = entries.at(-1) as LedgerEntry;
-        remember(last.merchant_id, { balance: last.balance_after, version: last.seq });
+      for (const { index, merchantId, entries, after } of placed) {
+        remember(merchantId, after);
         outcomes[index] = { entries };
       }
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) {
         // The write may have landed (an answer lost): no balance here is known any more.
-        for (const { index } of placed) lastKnown.delete(groups[index]?.merchantId as string);
+        for (const { merchantId } of placed) lastKnown.delete(merchantId);
         throw error;
       }
       const reasons = error.CancellationReasons ?? [];
@@ -441,7 +452,7 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
       const failed = (from: number, to: number) =>
         reasons.slice(from, to).some((reason) => reason.Code === 'ConditionalCheckFailed');
       let contended = reasons.some((reason) => reason.Code === 'TransactionConflict');
-      for (const { index, current, at, companionsAt, end } of placed) {
+      for (const { index, merchantId, current, at, companionsAt, end } of placed) {
         if (failed(at + 1, companionsAt))
           outcomes[index] = { notApplied: new GroupNotApplied('already_applied') };
         else if (failed(companionsAt, end))
@@ -449,7 +460,7 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
         // Its balance moved, or another transaction held it: read it afresh. A group that was only
         // cancelled with the others ('None') keeps the balance it knows.
         if (code(at) !== 'None') {
-          lastKnown.delete(groups[index]?.merchantId as string);
+          lastKnown.delete(merchantId);
           fresh[index] = true;
           if (current.fresh && !outcomes[index]) contended = true;
         }
@@ -457,7 +468,7 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
       if (outcomes.every((outcome) => outcome)) continue;
       if (attempt >= MAX_ATTEMPTS) {
         logger.error('ledger group posting gave up after conflicts', {
-          merchant_ids: placed.map(({ index }) => groups[index]?.merchantId),
+          merchant_ids: placed.map(({ merchantId }) => merchantId),
           attempts: attempt,
         });
         throw error;

@@ -367,10 +367,8 @@ export async function receivePayments(
       await Promise.all(
         packed(round).map((units) =>
           creditTogether(units).catch(async () => {
-            // Not applied as a whole (an error before or in the transaction): each payment alone,
-            // skipping those a completed group already credited.
-            for (const { members } of units)
-              await eachOneByOne(members.filter(({ index }) => results[index] === undefined));
+            // An error before or in the transaction (nothing of it written): each payment alone.
+            for (const { members } of units) await eachOneByOne(members);
           }),
         ),
       );

@@ -20,7 +20,6 @@ import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import type { Merchant } from '#shared/merchants/store.ts';
 import { creditedPaymentItems, paymentEntryId } from '#shared/payments/credit.ts';
-import { putTransactionItem, transactionRecord } from '#shared/transactions/store.ts';
 import {
   type BatchSizes,
   type BatchSummary,
@@ -242,17 +241,6 @@ function rawPayment(
   };
 }
 
-function rawRecord(reference: string, amount: number) {
-  return {
-    reference,
-    amount,
-    fee: 0,
-    status: 'success' as const,
-    narration: 'Transfer from customer',
-    counterparty: RAW_SENDER,
-  };
-}
-
 /**
  * What a raw transaction writes besides the balance update and the ledger entry: `credit`, what a
  * credited payment writes (its transaction record and its `payment.received` event, built by the
@@ -320,13 +308,11 @@ export async function rawTransactions(
         reference: entryId,
         created_at: now,
       };
-      const companions =
-        options.shape === 'credit'
-          ? creditedPaymentItems(entry, rawPayment(entryId, amount, now), {
-              reference: entryId,
-              virtualAccount: null,
-            })
-          : [putTransactionItem(transactionRecord(entry, rawRecord(entryId, amount)))];
+      const [record, event] = creditedPaymentItems(entry, rawPayment(entryId, amount, now), {
+        reference: entryId,
+        virtualAccount: null,
+      });
+      const companions = options.shape === 'credit' ? [record, event] : [record];
       const t0 = performance.now();
       try {
         await client.send(
