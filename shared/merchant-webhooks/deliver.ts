@@ -6,10 +6,10 @@ import {
   type DeliveryAttempt,
   type DeliveryMessage,
   type DeliveryRecord,
-  enqueueDelivery,
   getDelivery,
   recordAttempt,
 } from '#shared/merchant-webhooks/deliveries.ts';
+import { enqueueDelivery } from '#shared/merchant-webhooks/delivery-queue.ts';
 import { type EndpointRecord, getEndpoint, signingSecrets } from '#shared/merchant-webhooks/endpoints.ts';
 import { checkWebhookUrl, type DeliveryResult, postPinned } from '#shared/merchant-webhooks/url-guard.ts';
 

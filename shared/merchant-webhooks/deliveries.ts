@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
-import { sqs } from '#shared/aws/sqs.ts';
-import { config } from '#shared/config.ts';
 import { newId } from '#shared/ids.ts';
 
 /** One try to deliver an event to an endpoint, as `GET /events/{id}` shows it. */
@@ -57,9 +54,6 @@ export function toApiDelivery(delivery: DeliveryRecord) {
 
 /** How long delivery records are kept: as long as their events. */
 const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
-/** The longest delay SQS gives a message: longer waits go in several hops. */
-const MAX_SQS_DELAY_SECONDS = 900;
-
 /** What a delivery message names; everything else is read when it is handled. */
 export interface DeliveryMessage {
   merchant_id: string;
@@ -158,17 +152,4 @@ export async function recordAttempt(
     if (error instanceof ConditionalCheckFailedException) return false;
     throw error;
   }
-}
-
-/** Queues a delivery to be tried after `delaySeconds` (at most SQS's 15 minutes; longer waits hop). */
-export async function enqueueDelivery(message: DeliveryMessage, delaySeconds = 0): Promise<void> {
-  const queueUrl = config.merchantWebhooks.queueUrl;
-  if (!queueUrl) throw new Error('WEBHOOK_DELIVERIES_QUEUE_URL is not configured');
-  await sqs.send(
-    new SendMessageCommand({
-      QueueUrl: queueUrl,
-      MessageBody: JSON.stringify(message),
-      DelaySeconds: Math.max(0, Math.min(MAX_SQS_DELAY_SECONDS, Math.ceil(delaySeconds))),
-    }),
-  );
 }

@@ -3,10 +3,10 @@ import { logger } from '#shared/logger.ts';
 import {
   createDelivery,
   type DeliveryMessage,
-  enqueueDelivery,
   firstDeliveryId,
   newDeliveryId,
 } from '#shared/merchant-webhooks/deliveries.ts';
+import { enqueueDelivery } from '#shared/merchant-webhooks/delivery-queue.ts';
 import type { EndpointRecord } from '#shared/merchant-webhooks/endpoints.ts';
 import { listEndpoints } from '#shared/merchant-webhooks/endpoints.ts';
 

@@ -71,6 +71,17 @@ describe('Lambda bundles sign with the execution role from the environment only'
     // Its own schema's message, and none of another endpoint's (list-transactions' date bound).
     expect(code).toContain('Must be 1-64 of A-Z a-z 0-9 . _ -');
     expect(code).not.toContain('Must be a real ISO 8601 date');
+    // The sandbox payloads' lenient fields keep only the zod helpers they use: z.catch would keep
+    // all of zod's util namespace, this constant among it.
+    expect(code).toContain('Never refuses a payment');
+    expect(code.includes('~constantCatch'), 'zod util namespace in the bundle').toBe(false);
+  });
+
+  it('carries the SQS client only in functions that send to a queue', async () => {
+    const sqsIn = (inputs: string[]) => inputs.filter((input) => input.includes('/@aws-sdk/client-sqs/'));
+    // GET /events/{id} reads an event's deliveries; fan-out queues them.
+    expect(sqsIn((await bundle('functions/get-event.ts')).inputs)).toEqual([]);
+    expect(sqsIn((await bundle('functions/fan-out-events.ts')).inputs)).not.toEqual([]);
   });
 
   it('reads DynamoDB with the credentials Lambda puts in the environment, and nothing else', async () => {
