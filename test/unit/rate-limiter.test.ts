@@ -45,4 +45,31 @@ describe('the sliding-window rate limiter', () => {
     time.advance(60_000);
     expect(limiter.take('a').allowed).toBe(true);
   });
+
+  it('keeps exact counts when thousands of hits leave the window at once', () => {
+    const time = clock();
+    const limiter = new SlidingWindowLimiter(2000, 1000, time.now);
+    for (let i = 1; i <= 2000; i++) expect(limiter.take('k').remaining).toBe(2000 - i);
+    expect(limiter.take('k')).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
+    time.advance(500);
+    expect(limiter.take('k').allowed).toBe(false);
+    time.advance(500);
+    // All 2000 left together: the next 2000 are allowed, counted down from the top again.
+    for (let i = 1; i <= 2000; i++) expect(limiter.take('k').remaining).toBe(2000 - i);
+    expect(limiter.take('k').allowed).toBe(false);
+  });
+
+  it('lets hits leave one by one as the window slides over them', () => {
+    const time = clock();
+    const limiter = new SlidingWindowLimiter(3, 1000, time.now);
+    for (const at of [0, 100, 200]) {
+      time.advance(at === 0 ? 0 : 100);
+      expect(limiter.take('k').allowed).toBe(true);
+    }
+    time.advance(800); // t = 1000: the hit at 0 has left, those at 100 and 200 have not
+    expect(limiter.take('k')).toMatchObject({ allowed: true, remaining: 0 });
+    expect(limiter.take('k')).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
+    time.advance(100); // t = 1100: the hit at 100 leaves
+    expect(limiter.take('k')).toMatchObject({ allowed: true, remaining: 0 });
+  });
 });
