@@ -54,6 +54,7 @@ export function toApiDelivery(delivery: DeliveryRecord) {
 
 /** How long delivery records are kept: as long as their events. */
 const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
+
 /** What a delivery message names; everything else is read when it is handled. */
 export interface DeliveryMessage {
   merchant_id: string;
