@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -110,5 +112,77 @@ describe('Lambda bundles sign with the execution role from the environment only'
     const without = await invoke(file, { merchantId: merchant.merchant_id }, env);
     expect(without).toMatchObject({ error: 'CredentialsProviderError' });
     expect(without.message).toBe('Unable to find environment variable credentials.');
+  });
+
+  it('verifies a key with the pepper the authorizer reads from Secrets Manager, once per container', async () => {
+    const { merchant, apiKey, apiSecret } = await aMerchant();
+    // A Secrets Manager stand-in (its JSON protocol, as the SDK speaks it) serving the test run's pepper.
+    const requests: { target?: string; secretId?: string; signed: boolean }[] = [];
+    const secretsManager = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const { SecretId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { SecretId?: string };
+        requests.push({
+          target: request.headers['x-amz-target'] as string | undefined,
+          secretId: SecretId,
+          signed: /^AWS4-HMAC-SHA256 Credential=local\//.test(request.headers.authorization ?? ''),
+        });
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+        response.end(
+          JSON.stringify({ Name: SecretId, SecretString: process.env.API_KEY_PEPPER, VersionId: 'v1' }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => secretsManager.listen(0, '127.0.0.1', resolve));
+    try {
+      const { file } = await bundle('functions/authorize-api-key.ts');
+      const event = {
+        type: 'REQUEST',
+        methodArn: 'arn:aws:execute-api:us-east-1:111122223333:api/prod/GET/balance',
+        headers: { 'X-API-Key': apiKey, 'X-API-Secret': apiSecret },
+        multiValueHeaders: { 'X-API-Key': [apiKey], 'X-API-Secret': [apiSecret] },
+        requestContext: { apiId: 'api', requestId: 'r-1', identity: { sourceIp: '203.0.113.7' } },
+      };
+      // Two requests in one container: the second reuses the pepper.
+      const program = [
+        `const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});`,
+        `const event = ${JSON.stringify(event)};`,
+        'try { process.stdout.write(JSON.stringify({ answers: [await handler(event), await handler(event)] })); }',
+        'catch (error) { process.stdout.write(JSON.stringify({ error: error.message })); }',
+      ].join(' ');
+      const { port } = secretsManager.address() as AddressInfo;
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          NODE_NO_WARNINGS: '1',
+          HOME: path.join(root, 'no-home'),
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'local',
+          AWS_SECRET_ACCESS_KEY: 'local',
+          AWS_SESSION_TOKEN: 'session',
+          DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT ?? '',
+          TABLE_PREFIX: process.env.TABLE_PREFIX ?? '',
+          LOG_LEVEL: 'SILENT',
+          // As the stack sets it: the secret's name, no pepper in the environment.
+          API_KEY_PEPPER_SECRET: 'naira/test/api-key-pepper',
+          AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${port}`,
+        },
+      });
+      const result = JSON.parse(stdout) as {
+        answers?: { principalId: string; usageIdentifierKey: string }[];
+        error?: string;
+      };
+      expect(result.error).toBeUndefined();
+      expect(result.answers).toHaveLength(2);
+      for (const answer of result.answers ?? []) {
+        expect(answer).toMatchObject({ principalId: merchant.merchant_id, usageIdentifierKey: apiKey });
+      }
+      expect(requests).toEqual([
+        { target: 'secretsmanager.GetSecretValue', secretId: 'naira/test/api-key-pepper', signed: true },
+      ]);
+    } finally {
+      await new Promise((resolve) => secretsManager.close(resolve));
+    }
   });
 });
