@@ -30,8 +30,11 @@ export class SlidingWindowLimiter {
 
   take(key: string): RateDecision {
     const now = this.now();
-    const log = this.logs.get(key) ?? { times: [], head: 0 };
-    this.logs.set(key, log);
+    let log = this.logs.get(key);
+    if (!log) {
+      log = { times: [], head: 0 };
+      this.logs.set(key, log);
+    }
     this.expire(log, now);
     const inWindow = log.times.length - log.head;
     if (inWindow >= this.limit) {

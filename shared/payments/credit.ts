@@ -367,7 +367,8 @@ export async function receivePayments(
       await Promise.all(
         packed(round).map((units) =>
           creditTogether(units).catch(async () => {
-            // An error before or in the transaction (nothing of it written): each payment alone.
+            // An error before or in the transaction: each payment alone. If the transaction did land
+            // (its answer lost), each payment's entry exists and its credit is a duplicate, not a second credit.
             for (const { members } of units) await eachOneByOne(members);
           }),
         ),

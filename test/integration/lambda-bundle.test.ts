@@ -34,17 +34,27 @@ async function bundle(entry: string) {
   return { file, inputs };
 }
 
-/** Calls the bundle's handler in a fresh `node`, with only `env` in its environment. */
-async function invoke(file: string, event: unknown, env: Record<string, string>) {
+/**
+ * Calls the bundle's handler in a fresh `node` (one container), once per event in turn, with only
+ * `env` in its environment: every answer, or the first error.
+ */
+async function invokeAll(file: string, events: readonly unknown[], env: Record<string, string>) {
   const program = [
     `const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});`,
-    `try { process.stdout.write(JSON.stringify({ ok: await handler(${JSON.stringify(event)}) })); }`,
+    `try { const ok = []; for (const event of ${JSON.stringify(events)}) ok.push(await handler(event));`,
+    'process.stdout.write(JSON.stringify({ ok })); }',
     'catch (error) { process.stdout.write(JSON.stringify({ error: error.name, message: error.message })); }',
   ].join(' ');
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program], {
     env: { PATH: process.env.PATH ?? '', NODE_NO_WARNINGS: '1', HOME: path.join(root, 'no-home'), ...env },
   });
-  return JSON.parse(stdout) as { ok?: Record<string, unknown>; error?: string; message?: string };
+  return JSON.parse(stdout) as { ok?: Record<string, unknown>[]; error?: string; message?: string };
+}
+
+/** Calls the bundle's handler once in a fresh `node`, with only `env` in its environment. */
+async function invoke(file: string, event: unknown, env: Record<string, string>) {
+  const { ok, error, message } = await invokeAll(file, [event], env);
+  return { ok: ok?.[0], error, message };
 }
 
 describe('Lambda bundles sign with the execution role from the environment only', () => {
@@ -144,38 +154,23 @@ describe('Lambda bundles sign with the execution role from the environment only'
         multiValueHeaders: { 'X-API-Key': [apiKey], 'X-API-Secret': [apiSecret] },
         requestContext: { apiId: 'api', requestId: 'r-1', identity: { sourceIp: '203.0.113.7' } },
       };
-      // Two requests in one container: the second reuses the pepper.
-      const program = [
-        `const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});`,
-        `const event = ${JSON.stringify(event)};`,
-        'try { process.stdout.write(JSON.stringify({ answers: [await handler(event), await handler(event)] })); }',
-        'catch (error) { process.stdout.write(JSON.stringify({ error: error.message })); }',
-      ].join(' ');
       const { port } = secretsManager.address() as AddressInfo;
-      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program], {
-        env: {
-          PATH: process.env.PATH ?? '',
-          NODE_NO_WARNINGS: '1',
-          HOME: path.join(root, 'no-home'),
-          AWS_REGION: 'us-east-1',
-          AWS_ACCESS_KEY_ID: 'local',
-          AWS_SECRET_ACCESS_KEY: 'local',
-          AWS_SESSION_TOKEN: 'session',
-          DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT ?? '',
-          TABLE_PREFIX: process.env.TABLE_PREFIX ?? '',
-          LOG_LEVEL: 'SILENT',
-          // As the stack sets it: the secret's name, no pepper in the environment.
-          API_KEY_PEPPER_SECRET: 'naira/test/api-key-pepper',
-          AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${port}`,
-        },
+      // Two requests in one container: the second reuses the pepper.
+      const result = await invokeAll(file, [event, event], {
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+        AWS_SESSION_TOKEN: 'session',
+        DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT ?? '',
+        TABLE_PREFIX: process.env.TABLE_PREFIX ?? '',
+        LOG_LEVEL: 'SILENT',
+        // As the stack sets it: the secret's name, no pepper in the environment.
+        API_KEY_PEPPER_SECRET: 'naira/test/api-key-pepper',
+        AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${port}`,
       });
-      const result = JSON.parse(stdout) as {
-        answers?: { principalId: string; usageIdentifierKey: string }[];
-        error?: string;
-      };
       expect(result.error).toBeUndefined();
-      expect(result.answers).toHaveLength(2);
-      for (const answer of result.answers ?? []) {
+      expect(result.ok).toHaveLength(2);
+      for (const answer of result.ok ?? []) {
         expect(answer).toMatchObject({ principalId: merchant.merchant_id, usageIdentifierKey: apiKey });
       }
       expect(requests).toEqual([
