@@ -464,7 +464,8 @@ function mapIssuingBank(directory: BankDirectory, bank: Json | undefined): strin
     directory.banks.find((b) => typeof bank.id === 'number' && b.id === bank.id);
   const viaList = listed && directory.reverse.get(listed);
   if (viaList) return viaList;
-  return OUR_BANKS_BY_NAME.find(listed?.name ?? '')?.code ?? OUR_BANKS_BY_NAME.find(name ?? '')?.code;
+  const byName = ourBanksByName();
+  return byName.find(listed?.name ?? '')?.code ?? byName.find(name ?? '')?.code;
 }
 
 /**
@@ -512,9 +513,19 @@ function looseKey(name: string): string {
     .join('');
 }
 
-/** Our banks by name, for the banks Paystack issues accounts at. After `NAME_NOISE`: it uses it. */
-const OUR_BANKS_BY_NAME = new NameIndex<BankRecord>();
-for (const bank of BANKS) OUR_BANKS_BY_NAME.add(bank.name, bank);
+let ourBanks: NameIndex<BankRecord> | undefined;
+
+/**
+ * Our banks by name, for the banks Paystack issues accounts at: built on the first account issued,
+ * not at import (every function carrying this adapter would pay for it, sandbox deployments too).
+ */
+function ourBanksByName(): NameIndex<BankRecord> {
+  if (!ourBanks) {
+    ourBanks = new NameIndex<BankRecord>();
+    for (const bank of BANKS) ourBanks.add(bank.name, bank);
+  }
+  return ourBanks;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Transfers and accounts
