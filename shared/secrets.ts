@@ -1,13 +1,37 @@
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config, parseWebhookSecrets } from '#shared/config.ts';
 
 /** How long a container reuses a secret read from Secrets Manager (a rotation lands within this). */
-const SECRET_MAX_AGE_SECONDS = 300;
+const SECRET_MAX_AGE_MS = 300_000;
 
-async function fromSecretsManager(name: string): Promise<string> {
-  const value = await getSecret(name, { maxAge: SECRET_MAX_AGE_SECONDS });
-  if (typeof value !== 'string' || value.length === 0) throw new Error(`secret ${name} is empty`);
-  return value.trim();
+/** Made on the first read: functions that never read a secret (every local run) never build it. */
+let client: SecretsManagerClient | undefined;
+
+/** Each secret's read, shared by concurrent callers and reused until it is older than the max age. */
+const reads = new Map<string, { value: Promise<string>; readAt: number }>();
+
+async function readSecret(name: string): Promise<string> {
+  client ??= new SecretsManagerClient({ region: config.region });
+  const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: name }));
+  const value = SecretString?.trim();
+  if (!value) throw new Error(`secret ${name} is empty (or binary)`);
+  return value;
+}
+
+/**
+ * A secret's string, read once per container and reused for `SECRET_MAX_AGE_MS`; a failed read is
+ * forgotten at once, so the next call tries again.
+ */
+function fromSecretsManager(name: string): Promise<string> {
+  const now = Date.now();
+  const cached = reads.get(name);
+  if (cached && now - cached.readAt < SECRET_MAX_AGE_MS) return cached.value;
+  const value = readSecret(name);
+  reads.set(name, { value, readAt: now });
+  value.catch(() => {
+    if (reads.get(name)?.value === value) reads.delete(name);
+  });
+  return value;
 }
 
 /**

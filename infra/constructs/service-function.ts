@@ -59,7 +59,6 @@ export class ServiceFunction extends NodejsFunction {
       logGroup,
       loggingFormat: LoggingFormat.JSON,
       environment: {
-        POWERTOOLS_SERVICE_NAME: 'naira-pay',
         LOG_LEVEL: 'INFO',
         ...props.environment,
       },

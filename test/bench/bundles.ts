@@ -94,7 +94,6 @@ export const IMPORT_ENV: Readonly<Record<string, string>> = {
   AWS_SECRET_ACCESS_KEY: 'local',
   TABLE_PREFIX: 'bench-',
   LOG_LEVEL: 'SILENT',
-  POWERTOOLS_SERVICE_NAME: 'naira-pay',
   // The SDK warns about Node 20 on client construction; Lambda runs Node 22 and prints nothing.
   NODE_NO_WARNINGS: '1',
 };

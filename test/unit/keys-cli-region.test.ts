@@ -96,11 +96,11 @@ describe('npm run keys -- … --stage prod: one region for every AWS client', ()
 
   it('uses --region for every client, over the profile', async () => {
     await runKeys(['create', '--name', 'Acme Ltd', '--json', '--stage', 'prod', '--region', 'af-south-1']);
-    // The pepper was read (and cached for 5 minutes, as in Lambda) by the test above: no new
-    // Secrets Manager call here; a CLI run is one process, so its first read is in this region.
+    // Each run is a fresh process (modules reset), so the pepper is read again, in this region too.
     expect(await regionsCalled()).toEqual({
       ssm: ['af-south-1'],
       dynamodb: ['af-south-1', 'af-south-1'],
+      secretsmanager: ['af-south-1'],
       apigateway: ['af-south-1', 'af-south-1'],
     });
   });
