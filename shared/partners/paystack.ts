@@ -185,17 +185,26 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   };
 
   /**
-   * The recipient code of a bank account: reused across merchants, created once. The memo is an
-   * optimisation only (Paystack answers a repeated account with its existing recipient), so a memo
-   * failure never stops a transfer.
+   * The recipient code of a bank account: reused across merchants, created once per Paystack
+   * integration. The memo key carries a tag of the secret key, because a code made with one key
+   * (`sk_test_…`, or another Paystack account) is unknown to another. The memo is an optimisation
+   * only (Paystack answers a repeated account with its existing recipient), so a memo failure never
+   * stops a transfer. `remembered` says whether the code came from the memo.
    */
-  const recipientFor = async (bank: PaystackBank, order: TransferOrder): Promise<Answer | string> => {
-    const key = `recipient:${bank.code}:${order.account_number}`;
-    const known = await options.memo.get(key).catch((error: unknown) => {
-      logger.warn('partner memo read failed', { error: String(error) });
-      return undefined;
-    });
-    if (known) return known;
+  const recipientFor = async (
+    bank: PaystackBank,
+    order: TransferOrder,
+    { fresh = false } = {},
+  ): Promise<Answer | { code: string; remembered: boolean }> => {
+    const keyTag = sha256Hex(await options.secretKey()).slice(0, 12);
+    const key = `recipient:${keyTag}:${bank.code}:${order.account_number}`;
+    const known = fresh
+      ? undefined
+      : await options.memo.get(key).catch((error: unknown) => {
+          logger.warn('partner memo read failed', { error: String(error) });
+          return undefined;
+        });
+    if (known) return { code: known, remembered: true };
     const answer = await call('POST', '/transferrecipient', {
       type: 'nuban',
       name: order.account_name,
@@ -209,21 +218,57 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     await options.memo.put(key, code).catch((error: unknown) => {
       logger.warn('partner memo write failed', { error: String(error) });
     });
-    return code;
+    return { code, remembered: false };
   };
 
   /**
-   * Paystack's synchronous refusal of a transfer. A reused reference means the transfer exists (a
-   * resend): its real state is asked for, so a resend can never turn a real transfer into a refund.
+   * `POST /transfer` to the account's recipient; the answer of the recipient's creation instead if
+   * Paystack refused that (`refusedAt: 'recipient'`).
+   */
+  const initiateTransfer = async (
+    bank: PaystackBank,
+    order: TransferOrder,
+    { fresh = false } = {},
+  ): Promise<{ answer: Answer; refusedAt?: 'recipient'; remembered: boolean }> => {
+    const recipient = await recipientFor(bank, order, { fresh });
+    if (!('code' in recipient)) return { answer: recipient, refusedAt: 'recipient', remembered: false };
+    const answer = await call('POST', '/transfer', {
+      source: 'balance',
+      amount: order.amount,
+      recipient: recipient.code,
+      reference: order.reference,
+      ...(order.narration ? { reason: order.narration } : {}),
+    });
+    return { answer, remembered: recipient.remembered };
+  };
+
+  /**
+   * Paystack's synchronous refusal of a transfer. A refusal is final only if Paystack has no transfer
+   * under the reference: a resend whose first answer was lost is refused (the reference is used, in
+   * words Paystack does not publish, or a 429 or 401 on the way) while the transfer it made goes on.
+   * So the transfer's real state is asked for first, and a resend can never become a refund.
    */
   const refused = async (answer: Answer, reference: string): Promise<TransferOutcome> => {
     const message = messageOf(answer.body);
-    if (saysDuplicateReference(answer.body)) {
-      logger.info('paystack already has this transfer reference', { reference, paystack_message: message });
-      return (await queryTransfer(reference)) ?? { status: 'pending' };
+    const existing = await queryTransfer(reference);
+    if (existing) {
+      logger.info('paystack refused a resend of a transfer it has', {
+        reference,
+        status: answer.status,
+        paystack_message: message,
+      });
+      return existing;
     }
-    // Nothing was sent, so the transfer ends failed and is refunded. An error: most refusals (a wrong
-    // key, an empty Paystack balance) need an operator.
+    if (saysDuplicateReference(answer.body)) {
+      // Used, it says, yet not found: left pending for the requery and, in the end, an operator.
+      logger.warn('paystack says the transfer reference was used, but does not find it', {
+        reference,
+        paystack_message: message,
+      });
+      return { status: 'pending' };
+    }
+    // Paystack has no transfer under this reference: nothing was sent, so the transfer ends failed
+    // and is refunded. An error: most refusals (a wrong key, an empty Paystack balance) need an operator.
     logger.error('paystack refused a transfer', {
       reference,
       status: answer.status,
@@ -303,25 +348,27 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
 
     async sendTransfer(order) {
       const bank = await paystackBankFor(order.bank_code);
-      const recipient = await recipientFor(bank, order);
-      if (typeof recipient !== 'string') {
+      let attempt = await initiateTransfer(bank, order);
+      if (attempt.remembered && saysInvalidRecipient(attempt.answer.body)) {
+        // A remembered code Paystack no longer knows (the recipient was deleted on its dashboard):
+        // made again, once. Nothing was sent under the reference with the refused code.
+        logger.warn('paystack no longer knows a remembered recipient: making it again', {
+          reference: order.reference,
+        });
+        attempt = await initiateTransfer(bank, order, { fresh: true });
+      }
+      const { answer } = attempt;
+      if (attempt.refusedAt === 'recipient') {
         // A resend whose recipient was never remembered must still find the transfer it made.
         const existing = await queryTransfer(order.reference);
         if (existing) return existing;
         logger.warn('paystack refused the transfer recipient', {
           reference: order.reference,
-          status: recipient.status,
-          paystack_message: messageOf(recipient.body),
+          status: answer.status,
+          paystack_message: messageOf(answer.body),
         });
-        return { status: 'failed', reason: messageOf(recipient.body) ?? DEFAULT_FAILURE };
+        return { status: 'failed', reason: messageOf(answer.body) ?? DEFAULT_FAILURE };
       }
-      const answer = await call('POST', '/transfer', {
-        source: 'balance',
-        amount: order.amount,
-        recipient,
-        reference: order.reference,
-        ...(order.narration ? { reason: order.narration } : {}),
-      });
       if (answer.status >= 400) return refused(answer, order.reference);
       const data = record(answer.body.data);
       if (!isSuccess(answer.status) || !data) throw unexpected('transfer', answer);
@@ -571,6 +618,11 @@ function saysDuplicateReference(body: Json): boolean {
   const code = typeof body.code === 'string' ? body.code : '';
   const message = messageOf(body) ?? '';
   return /duplicate/i.test(code) || /duplicate|already (?:been )?used|already exists/i.test(message);
+}
+
+/** Whether a refused `POST /transfer` says the recipient code is unknown (`invalid_transfer_recipient`). */
+function saysInvalidRecipient(body: Json): boolean {
+  return body.code === 'invalid_transfer_recipient';
 }
 
 /** The number, name and closing time of an account Paystack issued, if its answer has them. */

@@ -36,6 +36,12 @@ export interface PaystackStandInOptions {
    * charge (Paystack recycles the numbers of expired charges); default true. False: always a fresh number.
    */
   reuseAccountNumbers?: boolean;
+  /**
+   * How `POST /transfer` refuses a reference it already has; default 400 "Duplicate Transfer
+   * Reference" (`duplicate_reference`). Paystack does not publish its wording: tests give other
+   * answers to show nothing depends on it.
+   */
+  reusedReferenceAnswer?: { status: number; message: string };
 }
 
 /** One request the stand-in received. */
@@ -86,6 +92,11 @@ export interface PaystackStandIn {
     event: PaystackEvent,
     options?: { signature?: string; rawBody?: string; contentType?: string },
   ): Promise<{ status: number; body: string }>;
+  /**
+   * Forgets every recipient, as deleting them on Paystack's dashboard does: their codes are then
+   * refused (`invalid_transfer_recipient`), and `POST /transferrecipient` makes new ones.
+   */
+  forgetRecipients(): void;
   /** A transfer by its (our) reference, as the stand-in holds it. */
   transfer(
     reference: string,
@@ -158,6 +169,8 @@ export const PAYSTACK_ACCOUNT_PREFIXES = {
   insufficientBalance: '33333',
   /** Transfer answered 500 without being created. */
   serverError: '22222',
+  /** Transfer created (and settled as usual), but its answer hangs `hangMs`, then 504: the answer is lost. */
+  answerLost: '11111',
 } as const;
 
 /**
@@ -669,6 +682,7 @@ class StandIn implements PaystackStandIn {
   private readonly settleAfterMs: number;
   private readonly hangMs: number;
   private readonly reuseAccountNumbers: boolean;
+  private readonly reusedReferenceAnswer: { status: number; message: string } | undefined;
   private readonly server: Server;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly hanging = new Set<AbortController>();
@@ -686,6 +700,7 @@ class StandIn implements PaystackStandIn {
     this.settleAfterMs = options.settleAfterMs ?? 200;
     this.hangMs = options.hangMs ?? 3000;
     this.reuseAccountNumbers = options.reuseAccountNumbers ?? true;
+    this.reusedReferenceAnswer = options.reusedReferenceAnswer;
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => this.crash(res, error));
     });
@@ -928,7 +943,11 @@ class StandIn implements PaystackStandIn {
     return [...this.recipients.values()].find((recipient) => recipient.recipient_code === code);
   }
 
-  private initiateTransfer({ body }: ParsedRequest): Answer {
+  forgetRecipients(): void {
+    this.recipients.clear();
+  }
+
+  private initiateTransfer({ body, signal }: ParsedRequest): Answer | Promise<Answer> {
     const problems = bodyProblems(TRANSFER_BODY, body);
     if (problems.length > 0) return invalid(problems);
     const fields = body as { source: string; amount: number; recipient: string; reference: string };
@@ -940,11 +959,18 @@ class StandIn implements PaystackStandIn {
     if (!recipient) return invalidRecipient();
     // A reused reference is an error and never a second transfer (Paystack's transfer error list:
     // "This reference has already been used on a prior transfer").
-    if (this.transfers.has(fields.reference)) return duplicateReference();
-    return this.queueTransfer(body, recipient);
+    if (this.transfers.has(fields.reference)) {
+      const reused = this.reusedReferenceAnswer;
+      return reused ? refused(reused.status, reused.message) : duplicateReference();
+    }
+    return this.queueTransfer(body, recipient, signal);
   }
 
-  private queueTransfer(body: Record<string, unknown>, recipient: Recipient): Answer {
+  private queueTransfer(
+    body: Record<string, unknown>,
+    recipient: Recipient,
+    signal: AbortSignal,
+  ): Answer | Promise<Answer> {
     const prefix = prefixOf(recipient.account_number);
     if (prefix === PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance) {
       return refused(400, 'Your balance is not enough to fulfil this request');
@@ -954,6 +980,7 @@ class StandIn implements PaystackStandIn {
     }
     const transfer = this.newTransfer(body, recipient);
     this.scheduleSettlement(transfer);
+    if (prefix === PAYSTACK_ACCOUNT_PREFIXES.answerLost) return this.hang(signal);
     return ok('Transfer has been queued', transferCreatedView(transfer));
   }
 

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PartnerUnavailable } from '#shared/errors.ts';
+import type { PartnerMemo } from '#shared/partners/memo.ts';
+import type { TransferOrder } from '#shared/partners/partner.ts';
+import { createPaystackPartner } from '#shared/partners/paystack.ts';
+import {
+  PAYSTACK_ACCOUNT_PREFIXES,
+  type PaystackStandIn,
+  standInAccountNumber,
+  startPaystackStandIn,
+} from '#test/support/paystack-stand-in.ts';
+
+/**
+ * The Paystack adapter's transfers where Paystack's answers are lost, unpublished or stale: a
+ * refusal ends a transfer `failed` only when Paystack has no transfer under its reference, and a
+ * recipient code Paystack no longer knows is made again. Against the stand-in, over HTTP.
+ */
+const BANK = '058';
+const SETTLE_MS = 150;
+const TIMEOUT_MS = 300;
+
+let standIn: PaystackStandIn;
+/** A second Paystack integration (another secret key), answering a reused reference unpublished ways. */
+let other: PaystackStandIn;
+
+beforeAll(async () => {
+  [standIn, other] = await Promise.all([
+    startPaystackStandIn({
+      // Longer than the adapter's timeout: the lost answer's transfer is still pending at the resend.
+      settleAfterMs: TIMEOUT_MS * 3,
+      hangMs: 2_000,
+      // Not the words the adapter's duplicate check knows: only the verify call can tell.
+      reusedReferenceAnswer: { status: 429, message: 'Too many requests, try again shortly' },
+    }),
+    startPaystackStandIn({
+      settleAfterMs: SETTLE_MS,
+      secretKey: 'sk_live_0000000000000000000000000000000000000001',
+      reusedReferenceAnswer: { status: 400, message: 'Transfer could not be processed' },
+    }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([standIn.close(), other.close()]);
+});
+
+function memoMap(): PartnerMemo & { entries: Map<string, string> } {
+  const entries = new Map<string, string>();
+  return { entries, get: async (k) => entries.get(k), put: async (k, v) => void entries.set(k, v) };
+}
+
+function adapter(at: PaystackStandIn, memo: PartnerMemo = memoMap()) {
+  return createPaystackPartner({
+    baseUrl: at.url,
+    secretKey: async () => at.secretKey,
+    timeoutMs: TIMEOUT_MS,
+    webhookIps: [],
+    emailDomain: 'customers.example.ng',
+    dvaBank: 'wema-bank',
+    memo,
+  });
+}
+
+let serial = 0;
+function order(prefix: string, label: string): TransferOrder {
+  serial += 1;
+  return {
+    reference: `np_${label}_${Date.now().toString(36)}_${serial}`.padEnd(16, '0'),
+    amount: 5_000,
+    bank_code: BANK,
+    account_number: standInAccountNumber(prefix, BANK, serial),
+    account_name: 'PAYSTACK PAYEE',
+    narration: null,
+  };
+}
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('Paystack transfers whose answer is lost', () => {
+  it('never fails a resend Paystack refuses in words the adapter does not know: it asks verify', async () => {
+    const partner = adapter(standIn);
+    const lost = order(PAYSTACK_ACCOUNT_PREFIXES.answerLost, 'lost');
+    // The first answer never comes: the transfer exists at Paystack, the adapter cannot know it.
+    await expect(partner.sendTransfer(lost)).rejects.toBeInstanceOf(PartnerUnavailable);
+    expect(standIn.transfer(lost.reference)?.status).toBe('pending');
+
+    // The resend is refused (a 429 here, not a word of "duplicate"): the transfer's real state wins.
+    expect(await partner.sendTransfer(lost)).toEqual({ status: 'pending' });
+    await wait(TIMEOUT_MS * 4);
+    expect(await partner.sendTransfer(lost)).toEqual({ status: 'success' });
+    // One transfer at Paystack, however often it was sent.
+    expect(standIn.transfer(lost.reference)).toMatchObject({ status: 'success', amount: 5_000 });
+  });
+
+  it('ends a refusal failed, with its message, when Paystack has no transfer under the reference', async () => {
+    const partner = adapter(standIn);
+    const refused = order(PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance, 'refused');
+    expect(await partner.sendTransfer(refused)).toEqual({
+      status: 'failed',
+      reason: 'Your balance is not enough to fulfil this request',
+    });
+    expect(standIn.transfer(refused.reference)).toBeUndefined();
+    // It was asked: GET /transfer/verify answered 404 before the transfer was failed.
+    expect(
+      standIn.requests.some(
+        (r) => r.method === 'GET' && r.path === `/transfer/verify/${refused.reference}` && r.status === 404,
+      ),
+    ).toBe(true);
+  });
+});
+
+describe('Paystack recipient codes', () => {
+  it('makes a remembered recipient again when Paystack no longer knows it, and pays', async () => {
+    const memo = memoMap();
+    const partner = adapter(other, memo);
+    const first = order('12345', 'rcp1');
+    expect(await partner.sendTransfer(first)).toEqual({ status: 'pending' });
+    const [remembered] = [...memo.entries.values()];
+
+    other.forgetRecipients();
+    const second = { ...order('12345', 'rcp2'), account_number: first.account_number };
+    expect(await partner.sendTransfer(second)).toEqual({ status: 'pending' });
+    await wait(SETTLE_MS * 3);
+    expect(other.transfer(second.reference)).toMatchObject({ status: 'success' });
+    // The memo now holds the new code.
+    expect([...memo.entries.values()]).toHaveLength(1);
+    expect([...memo.entries.values()][0]).not.toBe(remembered);
+    expect(other.transfer(second.reference)?.recipient_code).toBe([...memo.entries.values()][0]);
+  });
+
+  it('keeps the codes of two Paystack integrations (test and live keys) apart in one memo', async () => {
+    const memo = memoMap();
+    const account = order('12345', 'keys').account_number;
+    await adapter(standIn, memo).sendTransfer({ ...order('12345', 'k1'), account_number: account });
+    const before = other.requests.length;
+    const live = { ...order('12345', 'k2'), account_number: account };
+    expect(await adapter(other, memo).sendTransfer(live)).toEqual({ status: 'pending' });
+    // The live integration made its own recipient and was never sent the test integration's code.
+    const sent = other.requests.slice(before).filter((r) => r.method === 'POST');
+    expect(sent.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
+      'POST /transferrecipient 201',
+      'POST /transfer 200',
+    ]);
+    expect(memo.entries.size).toBe(2);
+  });
+});
