@@ -41,9 +41,15 @@ export const CSV_COLUMNS = [
   'virtual_account_reference',
 ] as const;
 
-/** One field as RFC 4180 wants it: quoted when it holds a comma, a quote or a line break. */
+/**
+ * One field as RFC 4180 wants it: quoted when it holds a comma, a quote or a line break. Text that
+ * a spreadsheet would run as a formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage
+ * return: a payer's name or narration is anyone's to choose) is prefixed with `'`, as OWASP
+ * advises against CSV injection; numbers are left as they are.
+ */
 function csvField(value: unknown): string {
-  const text = value === null || value === undefined ? '' : String(value);
+  if (value === null || value === undefined) return '';
+  const text = typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${value}` : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
