@@ -27,7 +27,7 @@ const ENV = {
   API_KEY_PEPPER: optional(text({ min: 32 })),
   API_KEY_PEPPER_SECRET: optionalText,
   /** How long a verified key record may be reused; revocation must land within 60 s. */
-  AUTH_CACHE_SECONDS: withDefault(number({ integer: true, min: 0, max: 60 }), '30'),
+  AUTH_CACHE_SECONDS: withDefault(number({ integer: true, min: 0, max: 60 }), '5'),
   NAME_ENQUIRY_CACHE_SECONDS: withDefault(nonNegativeInt, '3600'),
   /** `max_amount:fee` tiers in kobo, ascending, the last `*:fee` (API.md §4's default schedule). */
   TRANSFER_FEE_TIERS: withDefault(text(), '500000:1000,5000000:2500,*:5000'),

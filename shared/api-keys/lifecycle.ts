@@ -73,7 +73,7 @@ export async function rollKey(
   const at = oldExpiresAt.getTime();
   if (!Number.isFinite(at) || at < now.getTime() - 1000 || at > now.getTime() + MAX_ROLL_OVERLAP_MS) {
     throw new ValidationError([
-      { field: 'expires_at', message: 'The old key must expire between now and 7 days from now' },
+      { field: 'old_key_expires_at', message: 'The old key must expire between now and 7 days from now' },
     ]);
   }
   const old = await ownKey(apiKey, options.merchantId);

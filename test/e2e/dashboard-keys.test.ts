@@ -73,7 +73,7 @@ describe('API keys in the dashboard (API.md §10)', () => {
     const key = data<Key>(await dashboard('POST', '/keys'));
     const tooLate = new Date(Date.now() + 8 * 24 * 3_600_000).toISOString();
     const late = await dashboard('POST', `/keys/${key.api_key}/roll`, { old_key_expires_at: tooLate });
-    expect(late.body).toMatchObject({ code: 'validation_error' });
+    expect(late.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'old_key_expires_at' }] });
     const notADate = await dashboard('POST', `/keys/${key.api_key}/roll`, {
       old_key_expires_at: '2026-02-30',
     });

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
+import { rollKey } from '#shared/api-keys/lifecycle.ts';
 import { getApiKey, revokeApiKey } from '#shared/api-keys/store.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
@@ -49,6 +50,17 @@ describe('authenticate', () => {
     expect(config.authCacheSeconds).toBeLessThanOrEqual(60);
     clearAuthCache();
     await rejects(authenticate({ apiKey, apiSecret, sourceIp: IP }));
+  });
+
+  it('refuses a rolled key from the expiry the roll set, within AUTH_CACHE_SECONDS (5 s) of a record cached before it', async () => {
+    const { apiKey, apiSecret } = await aMerchant();
+    const t0 = Date.now();
+    // Cached with no expiry, then rolled to expire 2 s later.
+    await authenticate({ apiKey, apiSecret, sourceIp: IP }, t0);
+    await rollKey(apiKey, new Date(t0 + 2_000), { now: new Date(t0) });
+    await expect(authenticate({ apiKey, apiSecret, sourceIp: IP }, t0 + 1_000)).resolves.toBeTruthy();
+    await rejects(authenticate({ apiKey, apiSecret, sourceIp: IP }, t0 + config.authCacheSeconds * 1000));
+    expect(config.authCacheSeconds).toBe(5);
   });
 
   it('rejects an expired key and accepts one that expires later', async () => {
