@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import {
@@ -22,7 +21,8 @@ export interface LocalCognito {
 
 /**
  * The Cognito stand-in of `npm start` (API.md §10): the `cognito-local` package, run as a child
- * process (it is built on the v2 AWS SDK, kept out of this process) with its state in
+ * process (it is built on the v2 AWS SDK, kept out of this process; `cognito-child.cjs` runs its
+ * server with the sign-in checks Cognito makes and it lacks) with its state in
  * `<dataDir>/cognito/.cognito` (in a throw-away folder without one). It answers the same SDK calls
  * as Cognito and signs tokens with its own RSA key, published at `/<poolId>/.well-known/jwks.json`.
  */
@@ -35,8 +35,8 @@ export async function startCognitoLocal(options: { port: number; dataDir: string
   });
   const cwd = path.join(options.dataDir, 'cognito');
   mkdirSync(cwd, { recursive: true });
-  const require = createRequire(import.meta.url);
-  const script = path.join(path.dirname(require.resolve('cognito-local/package.json')), 'lib/bin/start.js');
+  // cognito-local's server, with its sign-in made as strict as Cognito's (see the script).
+  const script = path.join(import.meta.dirname, 'cognito-child.cjs');
   const child = spawn(process.execPath, [script], {
     cwd,
     env: {

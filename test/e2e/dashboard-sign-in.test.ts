@@ -76,6 +76,36 @@ describe('dashboard sign-in (API.md §10)', () => {
     expect(data(again)).toMatchObject({ merchant_id: merchantId, id_token: expect.any(String) });
   });
 
+  it("refuses an invited user's wrong temporary password, and a session not given to that user for that challenge", async () => {
+    const email = `guarded-${Date.now()}@example.ng`;
+    const temporary = aPassword();
+    await createDashboardUser({ merchantId, email, password: temporary });
+    const wrong = await call(gateway, 'POST', SIGN_IN, { body: { email, password: 'Wrong-pass-1!' } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toEqual(UNAUTHORIZED);
+
+    const setPassword = (session: string, who = email) =>
+      call(gateway, 'POST', CHALLENGE, {
+        body: { email: who, challenge: 'NEW_PASSWORD_REQUIRED', session, new_password: aPassword() },
+      });
+    // An email alone never sets the password: a made-up session, another user's, or one used already.
+    expect((await setPassword('made-up-session')).status).toBe(401);
+    const other = `guarded-other-${Date.now()}@example.ng`;
+    const otherTemporary = aPassword();
+    await createDashboardUser({ merchantId, email: other, password: otherTemporary });
+    const othersSession = data<{ session: string }>(
+      await call(gateway, 'POST', SIGN_IN, { body: { email: other, password: otherTemporary } }),
+    ).session;
+    expect((await setPassword(othersSession)).body).toEqual(UNAUTHORIZED);
+    const own = data<{ session: string }>(
+      await call(gateway, 'POST', SIGN_IN, { body: { email, password: temporary } }),
+    ).session;
+    expect((await setPassword(own)).status).toBe(200);
+    expect((await setPassword(own)).status).toBe(401);
+    // The other user's session, refused for this user, still serves its own user.
+    expect((await setPassword(othersSession, other)).status).toBe(200);
+  });
+
   it('refuses malformed bodies with validation errors, and a made-up session with the 401', async () => {
     const unknownField = await call(gateway, 'POST', SIGN_IN, {
       body: { email: 'a@example.ng', password: 'x', remember: true },
@@ -145,6 +175,16 @@ describe('dashboard sign-in (API.md §10)', () => {
         body: { email: user.email, challenge: 'SOFTWARE_TOKEN_MFA', session: challenge.session, code },
       });
     expect((await answer(totpCode(secret, Date.now() - 10 * 60_000))).status).toBe(401);
+    // The right code with a made-up session is no sign-in: the password comes first.
+    const skipped = await call(gateway, 'POST', CHALLENGE, {
+      body: {
+        email: user.email,
+        challenge: 'SOFTWARE_TOKEN_MFA',
+        session: 'made-up',
+        code: totpCode(secret),
+      },
+    });
+    expect(skipped.body).toEqual(UNAUTHORIZED);
     const signedIn = await answer(totpCode(secret));
     expect(data(signedIn)).toMatchObject({ merchant_id: merchantId, id_token: expect.any(String) });
   });

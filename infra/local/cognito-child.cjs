@@ -1,0 +1,93 @@
+/**
+ * The child process of the local Cognito (`infra/local/cognito.ts`): `cognito-local`'s own server,
+ * with two of its answers made as strict as Cognito's, because a sign-in stand-in that is laxer than
+ * Cognito lets anyone into the local dashboard:
+ * - `InitiateAuth` of an invited user (`FORCE_CHANGE_PASSWORD`) checks the temporary password;
+ *   cognito-local answers the new-password challenge to any password.
+ * - `RespondToAuthChallenge` accepts only a session that `InitiateAuth` (or a previous answer) gave
+ *   for that user and that challenge, once, within 3 minutes; cognito-local accepts any string, so
+ *   an email alone could set a user's password or skip the password before a TOTP code.
+ * Cognito answers both refusals `NotAuthorizedException`. Everything else is cognito-local's.
+ */
+'use strict';
+
+const { NotAuthorizedError } = require('cognito-local/lib/errors');
+const { createDefaultServer } = require('cognito-local/lib/server');
+const { Targets } = require('cognito-local/lib/targets/targets');
+// cognito-local's own logger, as it resolves it.
+const pino = require(require.resolve('pino', { paths: [require.resolve('cognito-local')] }));
+
+/** Cognito's sessions last 3 minutes. */
+const SESSION_MS = 3 * 60_000;
+/** Open sessions: the user and the challenge each was given for. */
+const sessions = new Map();
+
+/** Remembers the session of an answer that sets a challenge. */
+function remember(answer, username) {
+  if (answer?.Session && answer.ChallengeName) {
+    for (const [session, open] of sessions) if (open.expires <= Date.now()) sessions.delete(session);
+    sessions.set(answer.Session, {
+      username,
+      challenge: answer.ChallengeName,
+      expires: Date.now() + SESSION_MS,
+    });
+  }
+  return answer;
+}
+
+/** The user a request names, as cognito-local resolves it (an email finds its user). */
+async function userOf(services, ctx, clientId, username) {
+  const pool = await services.cognito.getUserPoolForClientId(ctx, clientId);
+  return username ? pool.getUserByUsername(ctx, username) : undefined;
+}
+
+const { InitiateAuth, RespondToAuthChallenge } = Targets;
+
+Targets.InitiateAuth = (services) => {
+  const target = InitiateAuth(services);
+  return async (ctx, req) => {
+    const user =
+      req.AuthFlow === 'USER_PASSWORD_AUTH'
+        ? await userOf(services, ctx, req.ClientId, req.AuthParameters?.USERNAME)
+        : undefined;
+    if (user?.UserStatus === 'FORCE_CHANGE_PASSWORD' && user.Password !== req.AuthParameters?.PASSWORD) {
+      throw new NotAuthorizedError('Incorrect username or password.');
+    }
+    return remember(await target(ctx, req), user?.Username);
+  };
+};
+
+Targets.RespondToAuthChallenge = (services) => {
+  const target = RespondToAuthChallenge(services);
+  return async (ctx, req) => {
+    const open = sessions.get(req.Session);
+    const user = await userOf(services, ctx, req.ClientId, req.ChallengeResponses?.USERNAME);
+    if (
+      !open ||
+      open.expires <= Date.now() ||
+      !user ||
+      open.username !== user.Username ||
+      open.challenge !== req.ChallengeName
+    ) {
+      throw new NotAuthorizedError('Invalid session for the user, session is expired.');
+    }
+    const answer = await target(ctx, req);
+    sessions.delete(req.Session);
+    return remember(answer, user.Username);
+  };
+};
+
+// As cognito-local's own `bin/start.js`, without its pretty printer: the parent keeps the output.
+const logger = pino({ level: process.env.DEBUG ? 'debug' : 'info' });
+createDefaultServer(logger)
+  .then((server) => server.start())
+  .then((server) => {
+    const address = server.address();
+    logger.info(
+      `Cognito Local running on ${typeof address === 'string' ? address : `${address?.address}:${address?.port}`}`,
+    );
+  })
+  .catch((error) => {
+    logger.error(error);
+    process.exit(1);
+  });
