@@ -695,6 +695,8 @@ describe('least privilege', () => {
       // API Gateway's key calls of the usage-plan registry (their own grant, tested in dashboard-stack).
       GetApiKeysCommand: '',
       UpdateApiKeyCommand: '',
+      // Not DynamoDB: reading a secret (shared/secrets.ts; each secret's readers are tested above).
+      GetSecretValueCommand: '',
       // A transaction needs each of its items' actions (below), nothing of its own.
       TransactWriteCommand: '',
     };
