@@ -1,14 +1,20 @@
 import { listWebhookEndpointsRequest } from '#shared/contract/requests.ts';
 import { endpoint, httpHandler } from '#shared/http/stack.ts';
 import { listEndpoints, toApiEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
+import { pageOf } from '#shared/pagination.ts';
 
-/** GET /webhook-endpoints: the caller's enabled endpoints, without secrets. */
-export const served = endpoint(listWebhookEndpointsRequest, async ({ caller }) => {
-  const endpoints = await listEndpoints(caller.merchantId);
+/** GET /webhook-endpoints: the caller's enabled endpoints, newest first, without secrets. */
+export const served = endpoint(listWebhookEndpointsRequest, async ({ caller, query }) => {
+  const page = pageOf(
+    await listEndpoints(caller.merchantId),
+    (endpoint) => ({ created_at: endpoint.created_at, id: endpoint.endpoint_id }),
+    query.limit,
+    query.cursor,
+  );
   return {
     message: 'Webhook endpoints retrieved',
-    data: endpoints.map((endpoint) => toApiEndpoint(endpoint)),
-    meta: { next_cursor: null },
+    data: page.items.map((endpoint) => toApiEndpoint(endpoint)),
+    meta: { next_cursor: page.next_cursor },
   };
 });
 

@@ -56,3 +56,34 @@ export function decodeCursor(
   if (Object.keys(parsed).length !== keys.length) throw invalid();
   return position;
 }
+
+/** Where an item of a list held whole in memory sits: newest first by `created_at`, then by `id`. */
+export interface ListPosition {
+  created_at: string;
+  id: string;
+}
+
+const newestFirst = (a: ListPosition, b: ListPosition) =>
+  b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id);
+
+/**
+ * One page of a short list read whole (a merchant's webhook endpoints, API keys), newest first, as
+ * every list of API.md §1 pages: up to `limit` items after the cursor's position. The cursor holds
+ * the last item's position, not its index, so an item removed between pages skips nothing.
+ */
+export function pageOf<T>(
+  items: readonly T[],
+  positionOf: (item: T) => ListPosition,
+  limit: number,
+  cursor: string | undefined,
+): { items: T[]; next_cursor: string | null } {
+  const after = decodeCursor(cursor, ['created_at', 'id']) as ListPosition | undefined;
+  const sorted = [...items].sort((a, b) => newestFirst(positionOf(a), positionOf(b)));
+  const rest = after ? sorted.filter((item) => newestFirst(after, positionOf(item)) < 0) : sorted;
+  const page = rest.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page,
+    next_cursor: rest.length > limit && last ? encodeCursor({ ...positionOf(last) }) : null,
+  };
+}

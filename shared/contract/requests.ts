@@ -140,7 +140,7 @@ export const createWebhookEndpointRequest = built(() => ({
   }),
 }));
 
-export const listWebhookEndpointsRequest = {};
+export const listWebhookEndpointsRequest = built(() => ({ query: z.strictObject(page) }));
 
 const endpointParam = built(() => z.object({ id: z.string() }));
 
@@ -220,7 +220,7 @@ const apiKeyParam = built(() => z.object({ api_key: z.string() }));
 
 export const getDashboardOverviewRequest = {};
 
-export const listApiKeysRequest = {};
+export const listApiKeysRequest = built(() => ({ query: z.strictObject(page) }));
 
 export const createApiKeyRequest = built(
   () =>
@@ -241,7 +241,10 @@ export const rollApiKeyRequest = built(() => ({
   }),
 }));
 
-export const revokeApiKeyRequest = { params: apiKeyParam };
+/** No body, or `{}`. */
+export const revokeApiKeyRequest = built(
+  () => ({ params: apiKeyParam, body: z.optional(z.strictObject({})), bodyOptional: true }) as const,
+);
 
 export const setApiKeyIpsRequest = built(() => ({
   params: apiKeyParam,

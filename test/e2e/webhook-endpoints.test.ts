@@ -96,6 +96,28 @@ describe('webhook endpoints (API.md §8)', () => {
     expect(await list(m)).toHaveLength(5);
   });
 
+  it('lists endpoints as every list (API.md §1): newest first, paged by limit and cursor, strict query', async () => {
+    const m = await aMerchant();
+    const ids: string[] = [];
+    for (const i of [1, 2, 3]) {
+      ids.push(data<Endpoint>(await create(m, { url: `http://127.0.0.1:9/paged/${i}` })).id);
+    }
+    const page = (query: string) =>
+      call(gateway, 'GET', `/webhook-endpoints${query}`, { headers: m.headers });
+    const first = await page('?limit=2');
+    expect(data<Endpoint[]>(first).map((e) => e.id)).toEqual([ids[2], ids[1]]);
+    const cursor = (first.body as { meta: { next_cursor: string } }).meta.next_cursor;
+    expect(cursor).toEqual(expect.any(String));
+    const second = await page(`?limit=2&cursor=${cursor}`);
+    expect(data<Endpoint[]>(second).map((e) => e.id)).toEqual([ids[0]]);
+    expect(second.body).toMatchObject({ meta: { next_cursor: null } });
+    for (const bad of ['?limit=0', '?limit=abc', '?cursor=zzz', '?foo=1', '?limit=1&limit=2']) {
+      const refused = await page(bad);
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'validation_error' });
+    }
+  });
+
   it('refuses URLs the service must never call, with invalid_url (link-local and metadata even locally)', async () => {
     const m = await aMerchant();
     for (const url of [

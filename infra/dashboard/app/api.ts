@@ -88,6 +88,18 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   };
 }
 
+/** Every item of a list route, following its cursor a hundred at a time. */
+export async function requestAll<T>(path: string): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: Page<T[]> = await request<T[]>('GET', `${path}${query({ limit: 100, cursor })}`);
+    items.push(...page.data);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return items;
+}
+
 /** A query string of the set values. */
 export function query(values: Record<string, string | number | undefined | null>): string {
   const params = new URLSearchParams();

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { request } from './api.ts';
+import { request, requestAll } from './api.ts';
 import { problem, when } from './format.ts';
 import type { ApiKey } from './types.ts';
 import { Alert, Dialog, DialogActions, SecretDialog, Status, Table, useLoad } from './ui.tsx';
@@ -19,7 +19,7 @@ const ips = (text: string) =>
 
 /** Create, roll, revoke keys and edit their IP allowlists; a new secret is shown once. */
 export function ApiKeys() {
-  const keys = useLoad(() => request<ApiKey[]>('GET', '/keys').then((page) => page.data), []);
+  const keys = useLoad(() => requestAll<ApiKey>('/keys'), []);
   const [secret, setSecret] = useState<ApiKey>();
   const [acting, setActing] = useState<{ kind: 'roll' | 'revoke' | 'ips'; key: ApiKey }>();
   const [error, setError] = useState<string>();

@@ -1,15 +1,12 @@
 import { useState } from 'preact/hooks';
-import { query, request } from './api.ts';
+import { query, request, requestAll } from './api.ts';
 import { problem, when } from './format.ts';
 import type { Endpoint, MerchantEvent } from './types.ts';
 import { Alert, SecretDialog, Status, Table, useLoad } from './ui.tsx';
 
 /** Endpoints (secret shown once), events with each delivery attempt, and Resend. */
 export function Webhooks() {
-  const endpoints = useLoad(
-    () => request<Endpoint[]>('GET', '/webhook-endpoints').then((page) => page.data),
-    [],
-  );
+  const endpoints = useLoad(() => requestAll<Endpoint>('/webhook-endpoints'), []);
   const [cursor, setCursor] = useState<string>();
   const events = useLoad(
     () => request<MerchantEvent[]>('GET', `/events${query({ limit: 20, cursor })}`),
