@@ -5,6 +5,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
 import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
+import { isIsoDateTime } from '#shared/schemas.ts';
 
 /**
  * Operator CLI (API.md §6): `npm run keys -- create|revoke|list`. Without `--stage` it talks to
@@ -67,6 +68,7 @@ export async function runKeys(argv: string[]): Promise<string> {
   // Imported after the environment is set: the shared modules read their configuration at load.
   const { toAllowlist } = await import('#shared/api-keys/authenticate.ts');
   const keys = await import('#shared/api-keys/store.ts');
+  const { toApiKey } = await import('#shared/api-keys/registry.ts');
   const lifecycle = await import('#shared/api-keys/lifecycle.ts');
   const { onboardMerchant } = await import('#shared/merchants/onboard.ts');
   const { getMerchant } = await import('#shared/merchants/store.ts');
@@ -79,8 +81,12 @@ export async function runKeys(argv: string[]): Promise<string> {
     } catch (error) {
       usage(`--ip: ${(error as Error).message}`);
     }
-    if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) {
-      usage('--expires must be an ISO 8601 date-time');
+    // A real calendar time (2026-02-30 is no date), in the future: a key born expired is no key.
+    if (
+      values.expires !== undefined &&
+      (!isIsoDateTime(values.expires) || Date.parse(values.expires) <= Date.now())
+    ) {
+      usage('--expires must be an ISO 8601 date-time in the future (2027-01-01T00:00:00Z)');
     }
     const keyOptions = { allowedIps, expiresAt: values.expires && new Date(values.expires).toISOString() };
     if ((values.name !== undefined) === (values.merchant !== undefined))
@@ -171,14 +177,8 @@ export async function runKeys(argv: string[]): Promise<string> {
   }
   if (command === 'invite') return invite(values, values.stage === undefined, print);
   const merchantId = values.merchant ?? usage('list needs --merchant <merchant_id>');
-  const list = (await keys.listApiKeys(merchantId)).map((key) => ({
-    api_key: key.api_key,
-    status: key.status,
-    created_at: key.created_at,
-    last_used_at: key.last_used_at ?? null,
-    expires_at: key.expires_at ?? null,
-    allowed_ips: key.allowed_ips ?? [],
-  }));
+  // As the dashboard shows them: an active key past its expiry is `expired`.
+  const list = (await keys.listApiKeys(merchantId)).map((key) => toApiKey(key));
   if (values.json) return JSON.stringify(list);
   if (list.length === 0) return `No keys for ${merchantId}`;
   return list

@@ -41,13 +41,16 @@ const MAX_CACHED_KEYS = 10_000;
 export function toAllowlist(cidrs: readonly string[]): BlockList {
   const list = new BlockList();
   for (const cidr of cidrs) {
-    const [address = '', prefixText] = cidr.split('/');
+    const [address = '', prefixText, ...extra] = cidr.split('/');
     const family = isIP(address);
-    if (family === 0) throw new Error(`not an IP address or CIDR block: ${cidr}`);
+    // A zone (`fe80::1%eth0`) names an interface of this host: it can never match a client.
+    if (family === 0 || address.includes('%')) throw new Error(`not an IP address or CIDR block: ${cidr}`);
     const type = family === 4 ? 'ipv4' : 'ipv6';
     const max = family === 4 ? 32 : 128;
-    const prefix = prefixText === undefined ? max : Number(prefixText);
-    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || (prefixText ?? '0') === '') {
+    // Digits only, no leading zero or space: `/24 ` or `/024` is a typo, not a prefix.
+    const prefix =
+      prefixText === undefined ? max : /^(?:0|[1-9]\d{0,2})$/.test(prefixText) ? Number(prefixText) : NaN;
+    if (extra.length > 0 || !Number.isInteger(prefix) || prefix > max) {
       throw new Error(`bad prefix length in ${cidr}`);
     }
     list.addSubnet(address, prefix, type);

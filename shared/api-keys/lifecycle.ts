@@ -31,11 +31,16 @@ export interface KeyOptions {
 }
 
 function checkedAllowlist(allowedIps: readonly string[]): string[] {
-  try {
-    toAllowlist(allowedIps);
-  } catch (error) {
-    throw new ValidationError([{ field: 'allowed_ips', message: (error as Error).message }]);
-  }
+  const errors = allowedIps.flatMap((entry, i) => {
+    try {
+      toAllowlist([entry]);
+      return [];
+    } catch (error) {
+      // Named as the schema names an entry's errors: `allowed_ips.2`.
+      return [{ field: `allowed_ips.${i}`, message: (error as Error).message }];
+    }
+  });
+  if (errors.length > 0) throw new ValidationError(errors);
   return [...allowedIps];
 }
 

@@ -32,7 +32,7 @@ function messageOf(issue: z.core.$ZodIssue): string {
   if (issue.code === 'invalid_type') {
     return issue.input === undefined
       ? 'Required'
-      : `Must be ${issue.expected === 'array' ? 'an' : 'a'} ${issue.expected}`;
+      : `Must be ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
   }
   if (issue.code === 'invalid_value') {
     return `Must be one of: ${issue.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}`;

@@ -53,6 +53,21 @@ describe('API keys in the dashboard (API.md §10)', () => {
     expect(listed.map((item) => item.api_key)).toContain(merchant.apiKey);
   });
 
+  it('lists keys as every list (API.md §1): newest first, paged by limit and cursor, strict query', async () => {
+    const own = await aDashboardUser((await aMerchant()).merchant.merchant_id);
+    const as = (path: string, method = 'GET') =>
+      call(gateway, method, `${DASHBOARD}${path}`, { headers: own.headers });
+    const made = [data<Key>(await as('/keys', 'POST')), data<Key>(await as('/keys', 'POST'))];
+    const first = await as('/keys?limit=2');
+    expect(data<Key[]>(first).map((k) => k.api_key)).toEqual([made[1]?.api_key, made[0]?.api_key]);
+    const cursor = (first.body as { meta: { next_cursor: string } }).meta.next_cursor;
+    const rest = await as(`/keys?limit=2&cursor=${cursor}`);
+    // The merchant's first key, from onboarding, is the oldest.
+    expect(data<Key[]>(rest)).toHaveLength(1);
+    expect(rest.body).toMatchObject({ meta: { next_cursor: null } });
+    for (const bad of ['?limit=0', '?foo=1']) expect((await as(`/keys${bad}`)).status, bad).toBe(400);
+  });
+
   it('rolls a key: both work until the chosen expiry, then only the new one', async () => {
     const key = data<Key>(await dashboard('POST', '/keys', { allowed_ips: ['127.0.0.1'] }));
     const expiresAt = new Date(Date.now() + 2_000).toISOString();
@@ -92,6 +107,15 @@ describe('API keys in the dashboard (API.md §10)', () => {
   it('revokes a key: refused from then on, shown as revoked', async () => {
     const key = data<Key>(await dashboard('POST', '/keys'));
     expect(await balanceWith(key)).toBe(200);
+    // No body or `{}`, as rotate-secret: anything else is refused and revokes nothing.
+    const typo = await dashboard('POST', `/keys/${key.api_key}/revoke`, { reason: 'x' });
+    expect(typo.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'reason' }] });
+    const text = await call(gateway, 'POST', `${DASHBOARD}/keys/${key.api_key}/revoke`, {
+      headers: { ...session, 'Content-Type': 'text/plain' },
+      rawBody: 'hello',
+    });
+    expect(text.status).toBe(415);
+    expect(await balanceWith(key)).toBe(200);
     const revoked = await dashboard('POST', `/keys/${key.api_key}/revoke`);
     expect(data<Key>(revoked)).toMatchObject({ status: 'revoked', revoked_at: expect.any(String) });
     expect(await balanceWith(key)).toBe(401);
@@ -106,8 +130,14 @@ describe('API keys in the dashboard (API.md §10)', () => {
     expect(await balanceWith(key)).toBe(401);
     await dashboard('POST', `/keys/${key.api_key}/allowed-ips`, { allowed_ips: [] });
     expect(await balanceWith(key)).toBe(200);
-    const bad = await dashboard('POST', `/keys/${key.api_key}/allowed-ips`, { allowed_ips: ['300.1.2.3/8'] });
-    expect(bad.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'allowed_ips' }] });
+    const bad = await dashboard('POST', `/keys/${key.api_key}/allowed-ips`, {
+      allowed_ips: ['203.0.113.0/24', '300.1.2.3/8', '1.2.3.4/24 '],
+    });
+    // Each bad entry by its index, as the schema names an entry's errors (`allowed_ips.0`).
+    expect(bad.body).toMatchObject({
+      code: 'validation_error',
+      errors: [{ field: 'allowed_ips.1' }, { field: 'allowed_ips.2' }],
+    });
   });
 
   it('shows the overview: balance, wallet and the latest transactions', async () => {

@@ -101,6 +101,20 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     clearAuthCache();
     expect((await call(gateway, 'GET', '/balance', { headers: headersOf(next) })).status).toBe(401);
     expect((await call(gateway, 'GET', '/balance', { headers: headersOf(third) })).status).toBe(200);
+    // Listed as the dashboard lists it: the stopped key is `expired`.
+    const listed = JSON.parse(
+      (await keys('list', '--merchant', created.merchant_id ?? '', '--json')).stdout.trim(),
+    ) as { api_key: string; status: string; revoked_at: string | null }[];
+    expect(listed.find((key) => key.api_key === next.api_key)).toMatchObject({
+      status: 'expired',
+      revoked_at: null,
+    });
+    // A key cannot be made to expire on a day that does not exist, or already expired.
+    for (const expires of ['2026-02-30T00:00:00Z', '2020-01-01T00:00:00Z']) {
+      const refused = await keys('create', '--merchant', created.merchant_id ?? '', '--expires', expires);
+      expect(refused.code, expires).toBe(2);
+      expect(refused.stderr).toContain('--expires');
+    }
 
     expect((await keys('allow-ips', third.api_key ?? '', '--ip', '203.0.113.0/24')).code).toBe(0);
     clearAuthCache();

@@ -44,7 +44,20 @@ describe('IP allowlists', () => {
     expect(list.check('2001:db9::1', 'ipv6')).toBe(false);
   });
 
-  it.each(['not-an-ip', '203.0.113.0/33', '203.0.113.0/', '2001:db8::/129', '1.2.3/8', '10.0.0.0/x'])(
+  it.each([
+    'not-an-ip',
+    '203.0.113.0/33',
+    '203.0.113.0/',
+    '2001:db8::/129',
+    '1.2.3/8',
+    '10.0.0.0/x',
+    // Typos a number would forgive: a space, a leading zero, a second prefix; and a zone.
+    '1.2.3.4/24 ',
+    '127.0.0.5/032',
+    '1.2.3.4/08',
+    '1.2.3.4/24/8',
+    'fe80::1%eth0',
+  ])(
     'rejects %s',
     (cidr) => {
       expect(() => toAllowlist([cidr])).toThrow();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   createTransferRequest,
+  createWebhookEndpointRequest,
   listEventsRequest,
   listTransactionsRequest,
 } from '#shared/contract/requests.ts';
@@ -28,6 +29,11 @@ describe('validation messages', () => {
       field: 'reference',
       message: 'Required',
     });
+    // "an" before a vowel: a body that is not an object, a list that is not an array.
+    expect(errorsOf(createTransferRequest.body, [])).toEqual([{ field: 'body', message: 'Must be an object' }]);
+    expect(errorsOf(createWebhookEndpointRequest.body, { url: 'https://a.example', events: 'x' })).toEqual([
+      { field: 'events', message: 'Must be an array' },
+    ]);
   });
 
   it('name the allowed values of an enum', () => {
