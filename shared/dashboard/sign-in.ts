@@ -64,7 +64,8 @@ function resultOf(
 ): SignInResult {
   if (result?.IdToken) {
     // From Cognito itself over TLS: read, not verified again (every session route verifies it).
-    const merchantId = claimsOf(result.IdToken)[`custom:${DASHBOARD_USER_POOL.merchantAttribute}`];
+    const claims = claimsOf(result.IdToken);
+    const merchantId = claims[`custom:${DASHBOARD_USER_POOL.merchantAttribute}`];
     if (typeof merchantId !== 'string' || !merchantId) {
       logger.warn('dashboard user without a merchant signed in', { email });
       throw new Unauthorized('user has no merchant');
@@ -72,7 +73,12 @@ function resultOf(
     return {
       id_token: result.IdToken,
       access_token: result.AccessToken ?? '',
-      expires_in: result.ExpiresIn ?? DASHBOARD_USER_POOL.idTokenValidityMinutes * 60,
+      // The ID token's own lifetime, which the session routes check (the local stand-in's tokens
+      // last a day whatever its ExpiresIn says); Cognito's ExpiresIn only if the token has none.
+      expires_in:
+        typeof claims.exp === 'number' && claims.exp * 1000 > Date.now()
+          ? Math.floor(claims.exp - Date.now() / 1000)
+          : (result.ExpiresIn ?? DASHBOARD_USER_POOL.idTokenValidityMinutes * 60),
       email,
       merchant_id: merchantId,
     };
