@@ -104,7 +104,11 @@ function successEnvelope(data: Json, list: boolean): Json {
 /** The error responses of an endpoint, grouped by status, each listing its codes. */
 function errorResponses(route: (typeof MERCHANT_ROUTES)[number], codes: ErrorCode[]): Json {
   const all = new Set<ErrorCode>([...codes, 'internal_error']);
-  if (route.auth !== 'webhook') all.add('rate_limited');
+  // Every route but the partner's webhook is rate limited and refuses a repeated query parameter.
+  if (route.auth !== 'webhook') {
+    all.add('rate_limited');
+    all.add('validation_error');
+  }
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of all)
     byStatus.set(STATUS_BY_CODE[code], [...(byStatus.get(STATUS_BY_CODE[code]) ?? []), code]);

@@ -280,8 +280,11 @@ function parseJsonBody(): Middleware {
   };
 }
 
-/** Query parameters given twice (`?type=credit&type=debit`) are ambiguous: 400, never one of them. */
-function queryOrThrow<Q extends Schema>(schema: Q, event: APIGatewayProxyEvent): z.output<Q> {
+/**
+ * Query parameters given twice (`?type=credit&type=debit`) are ambiguous: 400 on every route
+ * (API.md §11), never one of them, also where the route reads no query at all.
+ */
+function refuseRepeatedQuery(event: APIGatewayProxyEvent): undefined {
   const repeated = repeatedQueryParameters(event);
   if (repeated.length > 0) {
     throw new ValidationError(
@@ -289,6 +292,11 @@ function queryOrThrow<Q extends Schema>(schema: Q, event: APIGatewayProxyEvent):
       'Query parameter given more than once',
     );
   }
+  return undefined;
+}
+
+function queryOrThrow<Q extends Schema>(schema: Q, event: APIGatewayProxyEvent): z.output<Q> {
+  refuseRepeatedQuery(event);
   return parseOrThrow(schema, event.queryStringParameters ?? {}, 'query');
 }
 
@@ -355,7 +363,7 @@ function buildHandler<
       body: spec.body
         ? parseOrThrow(spec.body, spec.bodyOptional && !event.body ? undefined : event.body)
         : undefined,
-      query: spec.query ? queryOrThrow(spec.query, event) : undefined,
+      query: spec.query ? queryOrThrow(spec.query, event) : refuseRepeatedQuery(event),
       params: spec.params ? parseOrThrow(spec.params, decodedPathParameters(event), 'path') : undefined,
       requestId,
     } as MerchantInput<B, Q, P>;

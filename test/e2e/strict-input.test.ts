@@ -45,6 +45,20 @@ describe('strict input over HTTP (API.md §11)', () => {
   });
 
   it.each([
+    ['/balance?x=1&x=2', 'query.x'],
+    ['/banks?page=1&page=1', 'query.page'],
+  ])(
+    'answers %s, a route that reads no query, with 400 naming the repeated parameter',
+    async (path, field) => {
+      const response = await get(path);
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ code: 'validation_error', errors: [{ field }] });
+      // One of each is still ignored.
+      expect((await get(path.split('&')[0] ?? path)).status).toBe(200);
+    },
+  );
+
+  it.each([
     ['from', '2026-02-30'],
     ['to', '2026-04-31'],
     ['from', '2025-02-29'],
