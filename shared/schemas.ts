@@ -22,13 +22,17 @@ export const bankCodeSchema = built(() =>
     .register(z.globalRegistry, { description: 'CBN bank code from GET /banks', examples: ['058'] }),
 );
 
-/** A merchant's reference: 1-64 of A-Z a-z 0-9 . _ - (the idempotency key of transfers). */
+/**
+ * A merchant's reference: 1-64 of A-Z a-z 0-9 . _ - (the idempotency key of transfers), other than
+ * `.` and `..`, which a URL path cannot carry: `GET /transactions/..` is not that transaction.
+ */
 export const referenceSchema = built(() =>
   z
     .string()
-    .check(z.regex(/^[A-Za-z0-9._-]{1,64}$/, 'Must be 1-64 of A-Z a-z 0-9 . _ -'))
+    .check(z.regex(/^(?!\.\.?$)[A-Za-z0-9._-]{1,64}$/, 'Must be 1-64 of A-Z a-z 0-9 . _ - (not . or ..)'))
     .register(z.globalRegistry, {
-      description: 'Your unique reference: 1-64 of A-Z a-z 0-9 . _ -',
+      description:
+        'Your unique reference: 1-64 of A-Z a-z 0-9 . _ - (not . or .., which a URL path cannot carry)',
       examples: ['inv-2026-0042'],
     }),
 );

@@ -81,7 +81,7 @@ describe('Lambda bundles sign with the execution role from the environment only'
     const transfer = await bundle('functions/create-transfer.ts');
     const code = await readFile(transfer.file, 'utf8');
     // Its own schema's message, and none of another endpoint's (list-transactions' date bound).
-    expect(code).toContain('Must be 1-64 of A-Z a-z 0-9 . _ -');
+    expect(code).toContain('Must be 1-64 of A-Z a-z 0-9 . _ - (not . or ..)');
     expect(code).not.toContain('Must be a real ISO 8601 date');
     // The sandbox payloads' lenient fields keep only the zod helpers they use: z.catch would keep
     // all of zod's util namespace, this constant among it.

@@ -30,10 +30,25 @@ describe('validation messages', () => {
       message: 'Required',
     });
     // "an" before a vowel: a body that is not an object, a list that is not an array.
-    expect(errorsOf(createTransferRequest.body, [])).toEqual([{ field: 'body', message: 'Must be an object' }]);
+    expect(errorsOf(createTransferRequest.body, [])).toEqual([
+      { field: 'body', message: 'Must be an object' },
+    ]);
     expect(errorsOf(createWebhookEndpointRequest.body, { url: 'https://a.example', events: 'x' })).toEqual([
       { field: 'events', message: 'Must be an array' },
     ]);
+  });
+
+  it('refuse the references a URL path cannot carry (. and ..), and only those', () => {
+    for (const reference of ['.', '..']) {
+      expect(errorsOf(createTransferRequest.body, { reference, amount: 1_000 })).toContainEqual({
+        field: 'reference',
+        message: 'Must be 1-64 of A-Z a-z 0-9 . _ - (not . or ..)',
+      });
+    }
+    for (const reference of ['...', '.a', 'a..b', '_', '-']) {
+      const fields = errorsOf(createTransferRequest.body, { reference, amount: 1_000 })?.map((e) => e.field);
+      expect(fields).not.toContain('reference');
+    }
   });
 
   it('name the allowed values of an enum', () => {
