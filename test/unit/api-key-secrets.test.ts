@@ -57,10 +57,7 @@ describe('IP allowlists', () => {
     '1.2.3.4/08',
     '1.2.3.4/24/8',
     'fe80::1%eth0',
-  ])(
-    'rejects %s',
-    (cidr) => {
-      expect(() => toAllowlist([cidr])).toThrow();
-    },
-  );
+  ])('rejects %s', (cidr) => {
+    expect(() => toAllowlist([cidr])).toThrow();
+  });
 });
