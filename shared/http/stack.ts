@@ -268,6 +268,11 @@ function parseJsonBody(): Middleware {
           'Malformed JSON body',
         );
       }
+      // Every body of the API is an object: a sent `null` is not one, and must not pass for an
+      // absent body where the body is optional (`POST /keys` with `null` made a key).
+      if (request.event.body === null) {
+        throw new ValidationError([{ field: 'body', message: 'Must be an object' }]);
+      }
       const text = isBase64Encoded ? Buffer.from(body ?? '', 'base64').toString() : (body ?? '');
       const duplicated = duplicateKeys(text);
       if (duplicated.length > 0) {

@@ -115,6 +115,16 @@ describe('API keys in the dashboard (API.md §10)', () => {
       rawBody: 'hello',
     });
     expect(text.status).toBe(415);
+    // A sent `null` is not an absent body: refused, and no key made or revoked by it.
+    const before = data<Key[]>(await dashboard('GET', '/keys?limit=100')).length;
+    for (const path of ['/keys', `/keys/${key.api_key}/revoke`]) {
+      const sentNull = await call(gateway, 'POST', `${DASHBOARD}${path}`, {
+        headers: { ...session, 'Content-Type': 'application/json' },
+        rawBody: 'null',
+      });
+      expect(sentNull.body, path).toMatchObject({ code: 'validation_error', errors: [{ field: 'body' }] });
+    }
+    expect(data<Key[]>(await dashboard('GET', '/keys?limit=100'))).toHaveLength(before);
     expect(await balanceWith(key)).toBe(200);
     const revoked = await dashboard('POST', `/keys/${key.api_key}/revoke`);
     expect(data<Key>(revoked)).toMatchObject({ status: 'revoked', revoked_at: expect.any(String) });
