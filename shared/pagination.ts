@@ -63,8 +63,10 @@ export interface ListPosition {
   id: string;
 }
 
+/** Code-unit order (as DynamoDB orders string keys), not a locale's. */
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const newestFirst = (a: ListPosition, b: ListPosition) =>
-  b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id);
+  compare(b.created_at, a.created_at) || compare(b.id, a.id);
 
 /**
  * One page of a short list read whole (a merchant's webhook endpoints, API keys), newest first, as

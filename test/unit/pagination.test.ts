@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '#shared/errors.ts';
+import { pageOf } from '#shared/pagination.ts';
+
+// Paging a short list read whole (webhook endpoints, API keys), as every list of API.md §1.
+const item = (id: string, created_at: string) => ({ id, created_at });
+const ITEMS = [
+  item('we_b', '2026-11-23T10:00:00.000Z'),
+  item('we_d', '2026-11-23T10:00:02.000Z'),
+  item('we_a', '2026-11-23T10:00:00.000Z'),
+  item('we_c', '2026-11-23T10:00:01.000Z'),
+  item('we_e', '2026-11-23T10:00:02.000Z'),
+];
+const position = (x: { id: string; created_at: string }) => x;
+const ids = (page: { items: { id: string }[] }) => page.items.map((x) => x.id);
+
+describe('pageOf', () => {
+  it('lists newest first, ties by id, and walks every item once page by page', () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = pageOf(ITEMS, position, 2, cursor);
+      seen.push(...ids(page));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(['we_e', 'we_d', 'we_c', 'we_b', 'we_a']);
+  });
+
+  it('gives no cursor on the last page, nor when everything fits', () => {
+    expect(pageOf(ITEMS, position, 5, undefined).next_cursor).toBeNull();
+    expect(pageOf([], position, 20, undefined)).toEqual({ items: [], next_cursor: null });
+  });
+
+  it('skips nothing when the item a cursor names was removed before the next page', () => {
+    const first = pageOf(ITEMS, position, 2, undefined);
+    const without = ITEMS.filter((x) => x.id !== 'we_d');
+    expect(ids(pageOf(without, position, 2, first.next_cursor ?? undefined))).toEqual(['we_c', 'we_b']);
+  });
+
+  it('refuses a cursor that is not one of its own', () => {
+    expect(() => pageOf(ITEMS, position, 2, 'not-a-cursor')).toThrow(ValidationError);
+    const foreign = Buffer.from(JSON.stringify({ sk: 'x' })).toString('base64url');
+    expect(() => pageOf(ITEMS, position, 2, foreign)).toThrow(ValidationError);
+  });
+});
