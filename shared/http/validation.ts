@@ -40,23 +40,24 @@ function messageOf(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
-/** A `Content-Type` header read: the bare media type (lower case) and its `charset`, if given. */
+/**
+ * A `Content-Type` header read: the bare media type (lower case) and its `charset`, if given. Of
+ * several `charset` parameters (`charset=utf-8; charset=utf-16`), one that is not UTF-8 wins, so a
+ * body that could be read two ways is refused rather than guessed.
+ */
 export function contentTypeOf(header: string | undefined): { mediaType: string; charset?: string } {
   const [type = '', ...parameters] = (header ?? '').split(';');
-  const charset = parameters
+  const charsets = parameters
     .map((parameter) => parameter.split('='))
-    .find(([name]) => name?.trim().toLowerCase() === 'charset')?.[1];
-  return {
-    mediaType: type.trim().toLowerCase(),
-    ...(charset === undefined
-      ? {}
-      : {
-          charset: charset
-            .trim()
-            .replace(/^"(.*)"$/, '$1')
-            .toLowerCase(),
-        }),
-  };
+    .filter(([name]) => name?.trim().toLowerCase() === 'charset')
+    .map(([, value = '']) =>
+      value
+        .trim()
+        .replace(/^"(.*)"$/, '$1')
+        .toLowerCase(),
+    );
+  const charset = charsets.find((value) => !isUtf8Charset(value)) ?? charsets[0];
+  return { mediaType: type.trim().toLowerCase(), ...(charset === undefined ? {} : { charset }) };
 }
 
 /** Whether a `charset` parameter names UTF-8 (the only one JSON bodies may use), or none was given. */

@@ -66,6 +66,10 @@ describe('content type and charset', () => {
     ['Application/JSON; Charset=UTF-8', 'application/json', 'utf-8'],
     ['application/json;charset="utf-8"', 'application/json', 'utf-8'],
     ['application/json; charset=utf-16', 'application/json', 'utf-16'],
+    // Two charsets: the one that is not UTF-8, whichever comes first.
+    ['application/json; charset=utf-8; charset=utf-16', 'application/json', 'utf-16'],
+    ['application/json; charset=latin1; charset=utf-8', 'application/json', 'latin1'],
+    ['application/json; charset=utf8; charset=UTF-8', 'application/json', 'utf8'],
     [undefined, '', undefined],
   ])('reads %s', (header, mediaType, charset) => {
     expect(contentTypeOf(header)).toEqual(charset ? { mediaType, charset } : { mediaType });
