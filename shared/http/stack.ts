@@ -238,6 +238,13 @@ function guardBodySize(maxBytes: number): Middleware {
 function guardJsonBody(): Middleware {
   return {
     before: ({ event }) => {
+      // Sent twice, it could be read two ways (API Gateway keeps the last): refused, never guessed.
+      const sent = Object.entries(event.multiValueHeaders ?? {})
+        .filter(([name]) => name.toLowerCase() === 'content-type')
+        .flatMap(([, values]) => values ?? []);
+      if (sent.length > 1) {
+        throw new ApiError('unsupported_media_type', 'Content-Type given more than once');
+      }
       const { mediaType, charset } = contentTypeOf(event.headers['content-type']);
       if (!JSON_MEDIA_TYPE.test(mediaType)) {
         throw new ApiError('unsupported_media_type', 'Content-Type must be application/json');

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { call, startTestGateway } from '#test/support/gateway.ts';
@@ -114,6 +115,36 @@ describe('strict input over HTTP (API.md §11)', () => {
       expect(response.body).toMatchObject({ status: 'error', code: 'unsupported_media_type' });
     },
   );
+
+  it('answers a body sent with two Content-Type headers with 415, in either order, and creates nothing', async () => {
+    const body = JSON.stringify({ account_number: account, bank_code: '058' });
+    for (const types of [
+      ['text/plain', 'application/json'],
+      ['application/json', 'application/json'],
+    ]) {
+      const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const headers = Object.entries(merchant.headers).flat();
+        for (const type of types) headers.push('Content-Type', type);
+        // As a flat list Node sends exactly these: Host too must be given.
+        headers.push('Content-Length', String(Buffer.byteLength(body)), 'Host', new URL(gateway.url).host);
+        const request = httpRequest(
+          `${gateway.url}/beneficiaries`,
+          { method: 'POST', headers },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk) => {
+              text += chunk;
+            });
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      });
+      expect(status, `${types.join(' + ')}: ${text}`).toBe(415);
+      expect(JSON.parse(text)).toMatchObject({ code: 'unsupported_media_type' });
+    }
+  });
 
   it('takes the same beneficiary with charset=utf-8', async () => {
     const response = await post(
