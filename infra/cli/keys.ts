@@ -66,7 +66,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     if (command === 'invite') await useLocalUserPool();
   }
   // Imported after the environment is set: the shared modules read their configuration at load.
-  const { toAllowlist } = await import('#shared/api-keys/authenticate.ts');
+  const { allowlistEntryProblem } = await import('#shared/api-keys/authenticate.ts');
   const keys = await import('#shared/api-keys/store.ts');
   const { toApiKey } = await import('#shared/api-keys/registry.ts');
   const lifecycle = await import('#shared/api-keys/lifecycle.ts');
@@ -76,11 +76,8 @@ export async function runKeys(argv: string[]): Promise<string> {
 
   if (command === 'create') {
     const allowedIps = values.ip ?? [];
-    try {
-      toAllowlist(allowedIps);
-    } catch (error) {
-      usage(`--ip: ${(error as Error).message}`);
-    }
+    const problem = allowedIps.map(allowlistEntryProblem).find(Boolean);
+    if (problem) usage(`--ip: ${problem}`);
     // A real calendar time (2026-02-30 is no date), in the future: a key born expired is no key.
     if (
       values.expires !== undefined &&

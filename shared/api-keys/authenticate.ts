@@ -37,25 +37,62 @@ interface CachedKey {
 const cache = new Map<string, CachedKey>();
 const MAX_CACHED_KEYS = 10_000;
 
-/** Parses CIDR blocks (or single addresses) into a BlockList; throws on a malformed entry. */
+/**
+ * Why an allowlist entry about to be stored is not a clean IPv4 or IPv6 address or CIDR block, or
+ * nothing. Stricter than `toAllowlist` reads: a prefix is digits without a leading zero or space
+ * (`/24 ` or `/024` is a typo, not a prefix), one prefix only, and no zone (`fe80::1%eth0` names an
+ * interface of this host and can never match a client).
+ */
+export function allowlistEntryProblem(entry: string): string | undefined {
+  const [address = '', prefixText, ...extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || address.includes('%')) return `not an IP address or CIDR block: ${entry}`;
+  const max = family === 4 ? 32 : 128;
+  if (extra.length > 0) return `bad prefix length in ${entry}`;
+  if (prefixText === undefined) return undefined;
+  if (!/^(?:0|[1-9]\d{0,2})$/.test(prefixText) || Number(prefixText) > max) {
+    return `bad prefix length in ${entry}`;
+  }
+  return undefined;
+}
+
+/**
+ * Parses stored CIDR blocks (or single addresses) into a BlockList; throws on a malformed entry. As
+ * lenient as the checks keys were stored under before `allowlistEntryProblem`: a key saved with
+ * `/024` keeps working as it did.
+ */
 export function toAllowlist(cidrs: readonly string[]): BlockList {
   const list = new BlockList();
   for (const cidr of cidrs) {
-    const [address = '', prefixText, ...extra] = cidr.split('/');
+    const [address = '', prefixText] = cidr.split('/');
     const family = isIP(address);
-    // A zone (`fe80::1%eth0`) names an interface of this host: it can never match a client.
-    if (family === 0 || address.includes('%')) throw new Error(`not an IP address or CIDR block: ${cidr}`);
+    if (family === 0) throw new Error(`not an IP address or CIDR block: ${cidr}`);
     const type = family === 4 ? 'ipv4' : 'ipv6';
     const max = family === 4 ? 32 : 128;
-    // Digits only, no leading zero or space: `/24 ` or `/024` is a typo, not a prefix.
-    const prefix =
-      prefixText === undefined ? max : /^(?:0|[1-9]\d{0,2})$/.test(prefixText) ? Number(prefixText) : NaN;
-    if (extra.length > 0 || !Number.isInteger(prefix) || prefix > max) {
+    const prefix = prefixText === undefined ? max : Number(prefixText);
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || (prefixText ?? '0') === '') {
       throw new Error(`bad prefix length in ${cidr}`);
     }
     list.addSubnet(address, prefix, type);
   }
   return list;
+}
+
+/**
+ * A stored allowlist, or, if it cannot be read, one that allows nothing: the key is refused (401)
+ * and operators are told, rather than every request failing with a 500.
+ */
+function storedAllowlist(record: ApiKeyRecord): BlockList | undefined {
+  if (!record.allowed_ips?.length) return undefined;
+  try {
+    return toAllowlist(record.allowed_ips);
+  } catch (error) {
+    logger.error('stored IP allowlist cannot be read: the key is refused until it is replaced', {
+      api_key: record.api_key,
+      error: String(error),
+    });
+    return new BlockList();
+  }
 }
 
 function isAllowedFrom(allowlist: BlockList, ip: string | undefined): boolean {
@@ -74,7 +111,7 @@ async function loadKey(apiKey: string, now: number): Promise<CachedKey | undefin
   }
   const entry = {
     record,
-    allowlist: record.allowed_ips?.length ? toAllowlist(record.allowed_ips) : undefined,
+    allowlist: storedAllowlist(record),
     fetchedAt: now,
   };
   if (cache.size >= MAX_CACHED_KEYS) cache.clear();

@@ -1,4 +1,4 @@
-import { toAllowlist } from '#shared/api-keys/authenticate.ts';
+import { allowlistEntryProblem } from '#shared/api-keys/authenticate.ts';
 import {
   type ApiKeyRecord,
   createApiKey,
@@ -28,17 +28,15 @@ export const MAX_ROLL_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
 export interface KeyOptions {
   allowedIps?: readonly string[];
   expiresAt?: string;
+  /** The allowlist is a rolled key's, stored already: carried over as it is, not checked again. */
+  inheritedIps?: boolean;
 }
 
 function checkedAllowlist(allowedIps: readonly string[]): string[] {
   const errors = allowedIps.flatMap((entry, i) => {
-    try {
-      toAllowlist([entry]);
-      return [];
-    } catch (error) {
-      // Named as the schema names an entry's errors: `allowed_ips.2`.
-      return [{ field: `allowed_ips.${i}`, message: (error as Error).message }];
-    }
+    const problem = allowlistEntryProblem(entry);
+    // Named as the schema names an entry's errors: `allowed_ips.2`.
+    return problem ? [{ field: `allowed_ips.${i}`, message: problem }] : [];
   });
   if (errors.length > 0) throw new ValidationError(errors);
   return [...allowedIps];
@@ -57,7 +55,9 @@ async function ownKey(apiKey: string, merchantId?: string): Promise<ApiKeyRecord
 /** A new key pair for a merchant; `apiSecret` is never stored and never shown again. */
 export async function createKey(merchantId: string, options: KeyOptions = {}, registry?: KeyRegistry) {
   const { record, apiSecret } = await createApiKey(merchantId, {
-    allowedIps: checkedAllowlist(options.allowedIps ?? []),
+    allowedIps: options.inheritedIps
+      ? [...(options.allowedIps ?? [])]
+      : checkedAllowlist(options.allowedIps ?? []),
     expiresAt: options.expiresAt,
   });
   await registry?.register(record.api_key, merchantId);
@@ -85,7 +85,11 @@ export async function rollKey(
   // A revoked or already expired key has nothing left to roll.
   const expired = old.expires_at !== undefined && Date.parse(old.expires_at) <= now.getTime();
   if (old.status !== 'active' || expired) throw new NotFound('API key');
-  const created = await createKey(old.merchant_id, { allowedIps: old.allowed_ips ?? [] }, options.registry);
+  const created = await createKey(
+    old.merchant_id,
+    { allowedIps: old.allowed_ips ?? [], inheritedIps: true },
+    options.registry,
+  );
   const expiring = await expireApiKeyAt(apiKey, new Date(Math.max(at, now.getTime())).toISOString());
   return { ...created, old: expiring };
 }

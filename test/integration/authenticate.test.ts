@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import { rollKey } from '#shared/api-keys/lifecycle.ts';
-import { getApiKey, revokeApiKey } from '#shared/api-keys/store.ts';
+import { getApiKey, revokeApiKey, setAllowedIps } from '#shared/api-keys/store.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
 import { Unauthorized } from '#shared/errors.ts';
@@ -61,6 +61,18 @@ describe('authenticate', () => {
     await expect(authenticate({ apiKey, apiSecret, sourceIp: IP }, t0 + 1_000)).resolves.toBeTruthy();
     await rejects(authenticate({ apiKey, apiSecret, sourceIp: IP }, t0 + config.authCacheSeconds * 1000));
     expect(config.authCacheSeconds).toBe(5);
+  });
+
+  it('reads an allowlist stored before the stricter check, and refuses (401, not 500) one it cannot read', async () => {
+    const legacy = await aMerchant();
+    // Written past the lifecycle's check, as keys were stored before it.
+    await setAllowedIps(legacy.apiKey, ['198.51.100.20/032']);
+    await expect(
+      authenticate({ apiKey: legacy.apiKey, apiSecret: legacy.apiSecret, sourceIp: IP }),
+    ).resolves.toBeTruthy();
+    const corrupt = await aMerchant();
+    await setAllowedIps(corrupt.apiKey, ['not-an-address']);
+    await rejects(authenticate({ apiKey: corrupt.apiKey, apiSecret: corrupt.apiSecret, sourceIp: IP }));
   });
 
   it('rejects an expired key and accepts one that expires later', async () => {

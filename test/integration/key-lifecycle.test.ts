@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import { editAllowedIps, MAX_ROLL_OVERLAP_MS, revokeKey, rollKey } from '#shared/api-keys/lifecycle.ts';
-import { getApiKey } from '#shared/api-keys/store.ts';
+import { getApiKey, setAllowedIps } from '#shared/api-keys/store.ts';
 import { NotFound, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
@@ -27,6 +27,20 @@ describe('key lifecycle', () => {
     // A later roll of the same old key cannot give it a longer life.
     const second = await rollKey(merchant.apiKey, new Date(Date.now() + 5 * 3_600_000));
     expect(second.old.expires_at).toBe(in2h.toISOString());
+  });
+
+  it('rolls a key whose allowlist was stored before the stricter check, carrying it over as it is', async () => {
+    const merchant = await aMerchant();
+    await setAllowedIps(merchant.apiKey, ['198.51.100.9/032']);
+    const rolled = await rollKey(merchant.apiKey, new Date(Date.now() + 3_600_000));
+    expect(rolled.record.allowed_ips).toEqual(['198.51.100.9/032']);
+    await expect(
+      authenticate({ apiKey: rolled.record.api_key, apiSecret: rolled.apiSecret, sourceIp: IP }),
+    ).resolves.toBeTruthy();
+    // A new allowlist is held to the check.
+    await expect(editAllowedIps(rolled.record.api_key, ['198.51.100.9/032'])).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 
   it('refuses an overlap past 7 days, a key of another merchant, and an expired or revoked key', async () => {

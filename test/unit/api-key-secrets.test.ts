@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toAllowlist } from '#shared/api-keys/authenticate.ts';
+import { allowlistEntryProblem, toAllowlist } from '#shared/api-keys/authenticate.ts';
 import { generateKeyPair, hashSecret, secretMatches } from '#shared/api-keys/secrets.ts';
 
 const PEPPER = 'unit-pepper-0123456789abcdef0123456789';
@@ -44,20 +44,33 @@ describe('IP allowlists', () => {
     expect(list.check('2001:db9::1', 'ipv6')).toBe(false);
   });
 
-  it.each([
+  const MALFORMED = [
     'not-an-ip',
     '203.0.113.0/33',
     '203.0.113.0/',
     '2001:db8::/129',
     '1.2.3/8',
     '10.0.0.0/x',
-    // Typos a number would forgive: a space, a leading zero, a second prefix; and a zone.
-    '1.2.3.4/24 ',
-    '127.0.0.5/032',
-    '1.2.3.4/08',
-    '1.2.3.4/24/8',
-    'fe80::1%eth0',
-  ])('rejects %s', (cidr) => {
+  ];
+  // Typos a number would forgive: a space, a leading zero, a second prefix; and a zone.
+  const TYPOS = ['1.2.3.4/24 ', '127.0.0.5/032', '1.2.3.4/08', '1.2.3.4/24/8', 'fe80::1%eth0'];
+
+  it.each([...MALFORMED, ...TYPOS])('refuses %s for storing', (cidr) => {
+    expect(allowlistEntryProblem(cidr)).toEqual(expect.any(String));
+  });
+
+  it.each(['203.0.113.0/24', '198.51.100.7', '2001:db8::/32', '0.0.0.0/0', '::/0'])('stores %s', (cidr) => {
+    expect(allowlistEntryProblem(cidr)).toBeUndefined();
+  });
+
+  it.each(MALFORMED)('cannot read %s', (cidr) => {
     expect(() => toAllowlist([cidr])).toThrow();
+  });
+
+  it('still reads entries stored before the stricter check, as they were read then', () => {
+    const list = toAllowlist(['127.0.0.5/032', '10.1.0.0/016']);
+    expect(list.check('127.0.0.5', 'ipv4')).toBe(true);
+    expect(list.check('127.0.0.6', 'ipv4')).toBe(false);
+    expect(list.check('10.1.200.3', 'ipv4')).toBe(true);
   });
 });
