@@ -196,7 +196,12 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     order: TransferOrder,
     { fresh = false } = {},
   ): Promise<Answer | { code: string; remembered: boolean }> => {
-    const keyTag = sha256Hex(await options.secretKey()).slice(0, 12);
+    // Read as `call` reads it: a secret that cannot be read is the partner unavailable, not a crash.
+    const secretKey = await options.secretKey().catch((error: unknown) => {
+      logger.warn('paystack secret key unavailable', { error: String(error) });
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
+    });
+    const keyTag = sha256Hex(secretKey).slice(0, 12);
     const key = `recipient:${keyTag}:${bank.code}:${order.account_number}`;
     const known = fresh
       ? undefined

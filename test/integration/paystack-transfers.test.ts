@@ -48,10 +48,14 @@ function memoMap(): PartnerMemo & { entries: Map<string, string> } {
   return { entries, get: async (k) => entries.get(k), put: async (k, v) => void entries.set(k, v) };
 }
 
-function adapter(at: PaystackStandIn, memo: PartnerMemo = memoMap()) {
+function adapter(
+  at: PaystackStandIn,
+  memo: PartnerMemo = memoMap(),
+  secretKey: () => Promise<string> = async () => at.secretKey,
+) {
   return createPaystackPartner({
     baseUrl: at.url,
-    secretKey: async () => at.secretKey,
+    secretKey,
     timeoutMs: TIMEOUT_MS,
     webhookIps: [],
     emailDomain: 'customers.example.ng',
@@ -104,6 +108,21 @@ describe('Paystack transfers whose answer is lost', () => {
         (r) => r.method === 'GET' && r.path === `/transfer/verify/${refused.reference}` && r.status === 404,
       ),
     ).toBe(true);
+  });
+});
+
+describe('Paystack transfers whose secret key cannot be read', () => {
+  it('answer PartnerUnavailable (the transfer stays pending), never a crash, and send nothing', async () => {
+    let reads = 0;
+    // The bank list is read with the key; the next read (Secrets Manager throttled) fails.
+    const partner = adapter(standIn, memoMap(), async () => {
+      reads += 1;
+      if (reads > 1) throw new Error('ThrottlingException');
+      return standIn.secretKey;
+    });
+    const unread = order('12345', 'nokey');
+    await expect(partner.sendTransfer(unread)).rejects.toBeInstanceOf(PartnerUnavailable);
+    expect(standIn.transfer(unread.reference)).toBeUndefined();
   });
 });
 
