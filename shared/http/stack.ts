@@ -275,9 +275,11 @@ function parseJsonBody(): Middleware {
           'Malformed JSON body',
         );
       }
-      // Every body of the API is an object: a sent `null` is not one, and must not pass for an
-      // absent body where the body is optional (`POST /keys` with `null` made a key).
-      if (request.event.body === null) {
+      // Every body of the API is an object: a sent `null`, `false`, `0` or `""` is not one, and
+      // must not pass for an absent body where the body is optional (`POST /keys` with `null` made
+      // a key). Arrays are left to the schema, which names them the same way.
+      const parsed: unknown = request.event.body;
+      if (typeof parsed !== 'object' || parsed === null) {
         throw new ValidationError([{ field: 'body', message: 'Must be an object' }]);
       }
       const text = isBase64Encoded ? Buffer.from(body ?? '', 'base64').toString() : (body ?? '');

@@ -118,11 +118,16 @@ describe('API keys in the dashboard (API.md §10)', () => {
     // A sent `null` is not an absent body: refused, and no key made or revoked by it.
     const before = data<Key[]>(await dashboard('GET', '/keys?limit=100')).length;
     for (const path of ['/keys', `/keys/${key.api_key}/revoke`]) {
-      const sentNull = await call(gateway, 'POST', `${DASHBOARD}${path}`, {
-        headers: { ...session, 'Content-Type': 'application/json' },
-        rawBody: 'null',
-      });
-      expect(sentNull.body, path).toMatchObject({ code: 'validation_error', errors: [{ field: 'body' }] });
+      for (const rawBody of ['null', 'false', '0', '""']) {
+        const sent = await call(gateway, 'POST', `${DASHBOARD}${path}`, {
+          headers: { ...session, 'Content-Type': 'application/json' },
+          rawBody,
+        });
+        expect(sent.body, `${path} ${rawBody}`).toMatchObject({
+          code: 'validation_error',
+          errors: [{ field: 'body' }],
+        });
+      }
     }
     expect(data<Key[]>(await dashboard('GET', '/keys?limit=100'))).toHaveLength(before);
     expect(await balanceWith(key)).toBe(200);
