@@ -34,6 +34,19 @@ export async function requeryPendingTransfers(now = Date.now()): Promise<Requery
     summary.checked++;
     const reference =
       transfer.partner_reference ?? bank.transferReference(transfer.merchant_id, transfer.reference);
+    /** Past the alert window, however the partner answered (or did not): an operator must look. */
+    const reportIfOverdue = (knownToPartner: boolean | 'unanswered') => {
+      if (now - Date.parse(transfer.created_at) < alertMs) return;
+      summary.overdue++;
+      // The alarm's metric filter matches this message.
+      logger.error('transfer pending past the alert window', {
+        merchant_id: transfer.merchant_id,
+        reference: transfer.reference,
+        partner_reference: reference,
+        known_to_partner: knownToPartner,
+        created_at: transfer.created_at,
+      });
+    };
     try {
       const outcome = await bank.queryTransfer(reference);
       if (outcome && outcome.status !== 'pending') {
@@ -42,20 +55,12 @@ export async function requeryPendingTransfers(now = Date.now()): Promise<Requery
         logger.info('transfer settled by requery', { reference: transfer.reference, status: settled.status });
         return;
       }
-      if (now - Date.parse(transfer.created_at) >= alertMs) {
-        summary.overdue++;
-        // The alarm's metric filter matches this message: an operator must look at this transfer.
-        logger.error('transfer pending past the alert window', {
-          merchant_id: transfer.merchant_id,
-          reference: transfer.reference,
-          partner_reference: reference,
-          known_to_partner: outcome !== undefined,
-          created_at: transfer.created_at,
-        });
-      }
+      reportIfOverdue(outcome !== undefined);
     } catch (error) {
       if (!(error instanceof PartnerUnavailable)) throw error;
       summary.unanswered++;
+      // A partner that never answers (an outage, a revoked key) must not hide the money it holds.
+      reportIfOverdue('unanswered');
     }
   };
 

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
@@ -37,6 +38,25 @@ describe('the requery of pending transfers (API.md §7)', () => {
     expect(reported[0]?.[1]).toMatchObject({ known_to_partner: false, merchant_id: merchant.merchant_id });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(14_000);
+  });
+
+  it('reports an overdue transfer to operators also when the partner does not answer the query', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `unanswered-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    vi.spyOn(partner(), 'queryTransfer').mockRejectedValue(new PartnerUnavailable(30, 'down'));
+    const errors = vi.spyOn(logger, 'error');
+    const late = await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
+    expect(late.unanswered).toBeGreaterThanOrEqual(1);
+    const reported = errors.mock.calls.filter(
+      ([message, details]) =>
+        message === 'transfer pending past the alert window' &&
+        (details as { reference?: string } | undefined)?.reference === reference,
+    );
+    expect(reported).toHaveLength(1);
+    expect(reported[0]?.[1]).toMatchObject({ known_to_partner: 'unanswered' });
+    expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
   });
 
   it('asks only about transfers pending longer than TRANSFER_REQUERY_AFTER_SECONDS (2 s in tests)', async () => {
