@@ -16,6 +16,7 @@ import { type Reply, successResult } from '#shared/http/envelope.ts';
 import { errorResult, isServerFault } from '#shared/http/errors.ts';
 import {
   contentTypeOf,
+  headerValues,
   isUtf8Charset,
   parseOrThrow,
   repeatedQueryParameters,
@@ -239,10 +240,8 @@ function guardJsonBody(): Middleware {
   return {
     before: ({ event }) => {
       // Sent twice, it could be read two ways (API Gateway keeps the last): refused, never guessed.
-      const sent = Object.entries(event.multiValueHeaders ?? {})
-        .filter(([name]) => name.toLowerCase() === 'content-type')
-        .flatMap(([, values]) => values ?? []);
-      if (sent.length > 1) {
+      const sent = headerValues(event.headers, event.multiValueHeaders, ['content-type'])['content-type'];
+      if ((sent?.length ?? 0) > 1) {
         throw new ApiError('unsupported_media_type', 'Content-Type given more than once');
       }
       const { mediaType, charset } = contentTypeOf(event.headers['content-type']);

@@ -65,6 +65,31 @@ export function isUtf8Charset(charset: string | undefined): boolean {
   return charset === undefined || charset === 'utf-8' || charset === 'utf8';
 }
 
+export type Headers = Record<string, string | undefined> | null | undefined;
+export type MultiValueHeaders = Record<string, string[] | undefined> | null | undefined;
+
+/**
+ * Every value sent for each of `names` (lower case), whatever the case of its name. API Gateway and
+ * the local gateway both put every occurrence in `multiValueHeaders`; `headers` is the fallback.
+ */
+export function headerValues(
+  headers: Headers,
+  multiValueHeaders: MultiValueHeaders,
+  names: readonly string[],
+): Record<string, string[]> {
+  // Null-prototype: a header called `constructor` or `__proto__` is just another header.
+  const found: Record<string, string[]> = Object.create(null);
+  for (const name of names) found[name] = [];
+  const source: Record<string, readonly (string | undefined)[] | undefined> = multiValueHeaders
+    ? multiValueHeaders
+    : Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name, [value]]));
+  for (const [name, values] of Object.entries(source)) {
+    const lower = name.toLowerCase();
+    if (lower in found) found[lower]?.push(...(values ?? []).filter((value) => value !== undefined));
+  }
+  return found;
+}
+
 /** Where a request's query string is found: REST API events, and function URL (payload v2) events. */
 interface QuerySource {
   multiValueQueryStringParameters?: Record<string, string[] | undefined> | null;

@@ -102,6 +102,13 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   const now = options.now ?? Date.now;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
 
+  /** The secret key; one that cannot be read (Secrets Manager throttled) is Paystack unavailable. */
+  const secretKey = () =>
+    options.secretKey().catch((error: unknown) => {
+      logger.warn('paystack secret key unavailable', { error: String(error) });
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
+    });
+
   /**
    * One call to Paystack. Timeouts, network errors and 5xx answers become `PartnerUnavailable`;
    * the caller decides what the other statuses mean.
@@ -116,7 +123,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       const response = await fetch(`${baseUrl}${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${await options.secretKey()}`,
+          authorization: `Bearer ${await secretKey()}`,
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
@@ -196,12 +203,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     order: TransferOrder,
     { fresh = false } = {},
   ): Promise<Answer | { code: string; remembered: boolean }> => {
-    // Read as `call` reads it: a secret that cannot be read is the partner unavailable, not a crash.
-    const secretKey = await options.secretKey().catch((error: unknown) => {
-      logger.warn('paystack secret key unavailable', { error: String(error) });
-      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
-    });
-    const keyTag = sha256Hex(secretKey).slice(0, 12);
+    const keyTag = sha256Hex(await secretKey()).slice(0, 12);
     const key = `recipient:${keyTag}:${bank.code}:${order.account_number}`;
     const known = fresh
       ? undefined

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
@@ -10,6 +10,15 @@ import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
 afterEach(() => {
   vi.restoreAllMocks();
 });
+
+/** The operator reports of one transfer among the logged errors. */
+function overdueReports(errors: MockInstance<typeof logger.error>, reference: string) {
+  return errors.mock.calls.filter(
+    ([message, details]) =>
+      message === 'transfer pending past the alert window' &&
+      (details as { reference?: string } | undefined)?.reference === reference,
+  );
+}
 
 describe('the requery of pending transfers (API.md §7)', () => {
   it('never settles by guess a transfer the partner does not know, and reports it to operators once overdue', async () => {
@@ -29,11 +38,7 @@ describe('the requery of pending transfers (API.md §7)', () => {
     const dayLater = Date.now() + 25 * 3600 * 1000;
     const late = await requeryPendingTransfers(dayLater);
     expect(late.overdue).toBeGreaterThanOrEqual(1);
-    const reported = errors.mock.calls.filter(
-      ([message, details]) =>
-        message === 'transfer pending past the alert window' &&
-        (details as { reference?: string } | undefined)?.reference === reference,
-    );
+    const reported = overdueReports(errors, reference);
     expect(reported).toHaveLength(1);
     expect(reported[0]?.[1]).toMatchObject({ known_to_partner: false, merchant_id: merchant.merchant_id });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
@@ -49,11 +54,7 @@ describe('the requery of pending transfers (API.md §7)', () => {
     const errors = vi.spyOn(logger, 'error');
     const late = await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
     expect(late.unanswered).toBeGreaterThanOrEqual(1);
-    const reported = errors.mock.calls.filter(
-      ([message, details]) =>
-        message === 'transfer pending past the alert window' &&
-        (details as { reference?: string } | undefined)?.reference === reference,
-    );
+    const reported = overdueReports(errors, reference);
     expect(reported).toHaveLength(1);
     expect(reported[0]?.[1]).toMatchObject({ known_to_partner: 'unanswered' });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
