@@ -24,7 +24,8 @@ export function entriesOf(merchantId: string): Promise<LedgerEntry[]> {
 
 /**
  * Checks a merchant's ledger invariants: balance = sum of signed entries; no balance below zero,
- * ever; `seq` runs 1..n without gaps; each `balance_after` = the previous one + the entry's amount.
+ * ever; `seq` runs 1..n without gaps; each `balance_after` = the previous one + the entry's amount;
+ * each `created_at` is later than the previous one's (so lists by time agree with `seq`).
  * (The index it reads is eventually consistent on AWS: audit a quiet merchant.)
  */
 export async function auditMerchant(merchantId: string): Promise<AuditReport> {
@@ -35,6 +36,12 @@ export async function auditMerchant(merchantId: string): Promise<AuditReport> {
   let running = 0;
   entries.forEach((entry, i) => {
     if (entry.seq !== i + 1) problems.push(`entry ${entry.entry_id} has seq ${entry.seq}, expected ${i + 1}`);
+    const before = entries[i - 1];
+    if (before && !(entry.created_at > before.created_at)) {
+      problems.push(
+        `entry ${entry.entry_id} (seq ${entry.seq}) has created_at ${entry.created_at}, not after seq ${before.seq}'s ${before.created_at}`,
+      );
+    }
     running += entry.amount;
     if (entry.balance_after !== running) {
       problems.push(`entry ${entry.entry_id} has balance_after ${entry.balance_after}, expected ${running}`);

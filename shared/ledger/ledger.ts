@@ -81,6 +81,21 @@ const MAX_ATTEMPTS = 60;
 interface Balance {
   balance: number;
   version: number;
+  /** `created_at` of the merchant's last entry (absent before the first): the next one's is later. */
+  lastEntryAt?: string;
+}
+
+/**
+ * When a merchant's next entry happens (ms since the epoch; a group's entries take the following
+ * milliseconds): now, but always at least 1 ms after the entry before, so a merchant's entries (and
+ * the transactions and events written with them) sort by time exactly as by `seq`, and a list
+ * newest first agrees with `balance_after`. Without this, the entries of one grouped transaction
+ * would share a time, and an entry posted by a container whose clock is behind could sort before
+ * the entry it follows. Entry times run ahead of the clock only while a merchant gets more than
+ * 1,000 entries a second.
+ */
+export function nextEntryTime(lastEntryAt: string | undefined, now = Date.now()): number {
+  return lastEntryAt === undefined ? now : Math.max(now, Date.parse(lastEntryAt) + 1);
 }
 
 /**
@@ -134,12 +149,16 @@ async function readBalance(merchantId: string): Promise<Balance> {
     new GetCommand({
       TableName: tableName('merchants'),
       Key: { merchant_id: merchantId },
-      ProjectionExpression: 'balance, version',
+      ProjectionExpression: 'balance, version, last_entry_at',
       ConsistentRead: true,
     }),
   );
   if (!Item) throw new Error(`no wallet for merchant ${merchantId}`);
-  return { balance: Number(Item.balance), version: Number(Item.version) };
+  return {
+    balance: Number(Item.balance),
+    version: Number(Item.version),
+    lastEntryAt: typeof Item.last_entry_at === 'string' ? Item.last_entry_at : undefined,
+  };
 }
 
 /** The stored entry of a business id, if it was applied. */
@@ -179,7 +198,7 @@ async function postNow(posting: Posting): Promise<PostResult> {
     if (!current.fresh && refused(current.balance + posting.amount)) {
       current = await balanceFor(posting.merchantId, true);
     }
-    const { balance, version } = current;
+    const { balance, version, lastEntryAt } = current;
     const balanceAfter = balance + posting.amount;
     if (pastCeiling(balanceAfter)) throw new BalanceCeiling(balanceAfter);
     // Past 2^53 a balance is no longer exact: no flag lets a posting go there.
@@ -192,7 +211,7 @@ async function postNow(posting: Posting): Promise<PostResult> {
       if (applied) return { entry: applied, applied: false };
       throw new InsufficientFunds();
     }
-    const now = new Date().toISOString();
+    const createdAt = new Date(nextEntryTime(lastEntryAt)).toISOString();
     const entry: LedgerEntry = {
       entry_id: posting.entryId,
       merchant_id: posting.merchantId,
@@ -201,7 +220,7 @@ async function postNow(posting: Posting): Promise<PostResult> {
       balance_after: balanceAfter,
       category: posting.category,
       reference: posting.reference,
-      created_at: now,
+      created_at: createdAt,
     };
     try {
       await dynamo.send(
@@ -211,7 +230,8 @@ async function postNow(posting: Posting): Promise<PostResult> {
               Update: {
                 TableName: tableName('merchants'),
                 Key: { merchant_id: posting.merchantId },
-                UpdateExpression: 'SET balance = :after, version = :next, updated_at = :now',
+                UpdateExpression:
+                  'SET balance = :after, version = :next, updated_at = :now, last_entry_at = :entryAt',
                 // The version pins the balance this entry was computed from (so balance_after and
                 // seq are exact); a debit also states its cover in the same condition.
                 ConditionExpression:
@@ -220,7 +240,8 @@ async function postNow(posting: Posting): Promise<PostResult> {
                   ':after': balanceAfter,
                   ':next': version + 1,
                   ':version': version,
-                  ':now': now,
+                  ':now': new Date().toISOString(),
+                  ':entryAt': createdAt,
                   ...(posting.amount < 0 ? { ':debit': -posting.amount } : {}),
                 },
               },
@@ -236,7 +257,7 @@ async function postNow(posting: Posting): Promise<PostResult> {
           ],
         }),
       );
-      remember(posting.merchantId, { balance: balanceAfter, version: version + 1 });
+      remember(posting.merchantId, { balance: balanceAfter, version: version + 1, lastEntryAt: createdAt });
       return { entry, applied: true };
     } catch (error) {
       // Whatever failed, the next attempt (if any) reads the balance afresh.
@@ -373,7 +394,8 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
     );
     pending.forEach(({ group, index }, i) => {
       const current = currents[i] as Balance & { fresh: boolean };
-      const { balance, version } = current;
+      const { balance, version, lastEntryAt } = current;
+      const first = nextEntryTime(lastEntryAt);
       let running = balance;
       const entries: LedgerEntry[] = group.postings.map((posting, n) => {
         running += posting.amount;
@@ -385,7 +407,7 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
           balance_after: running,
           category: posting.category,
           reference: posting.reference,
-          created_at: now,
+          created_at: new Date(first + n).toISOString(),
         };
       });
       if (running > config.limits.maxBalance) {
@@ -398,13 +420,15 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
           Update: {
             TableName: tableName('merchants'),
             Key: { merchant_id: group.merchantId },
-            UpdateExpression: 'SET balance = :after, version = :next, updated_at = :now',
+            UpdateExpression:
+              'SET balance = :after, version = :next, updated_at = :now, last_entry_at = :entryAt',
             ConditionExpression: 'version = :version',
             ExpressionAttributeValues: {
               ':after': running,
               ':next': version + entries.length,
               ':version': version,
               ':now': now,
+              ':entryAt': entries.at(-1)?.created_at ?? lastEntryAt ?? now,
             },
           },
         },
@@ -426,7 +450,11 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
         merchantId: group.merchantId,
         current,
         entries,
-        after: { balance: running, version: version + entries.length },
+        after: {
+          balance: running,
+          version: version + entries.length,
+          lastEntryAt: entries.at(-1)?.created_at ?? lastEntryAt,
+        },
         at,
         companionsAt,
         end: items.length,

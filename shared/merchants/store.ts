@@ -7,7 +7,10 @@ import type { PartnerName } from '#shared/partners/partner.ts';
  * `onboard.ts`, so that what only reads a merchant does not load the partners.
  */
 
-/** A merchant and its wallet. `balance` (kobo) and `version` are written only by the ledger. */
+/**
+ * A merchant and its wallet. `balance` (kobo), `version` and `last_entry_at` are written only by
+ * the ledger.
+ */
 export interface Merchant {
   merchant_id: string;
   name: string;
@@ -18,6 +21,8 @@ export interface Merchant {
   bank_code: string;
   balance: number;
   version: number;
+  /** `created_at` of the wallet's last ledger entry (absent before the first). */
+  last_entry_at?: string;
   created_at: string;
   updated_at: string;
 }
