@@ -42,12 +42,19 @@ export async function subscribers(
   return endpoints.filter((endpoint) => endpoint.events.includes(event.type));
 }
 
-/** A new event's first delivery to each endpoint that wants it (idempotent: ids derive from both). */
+/**
+ * A new event's first delivery to each endpoint that wants it (idempotent: ids derive from both).
+ * Only endpoints registered by the time of the event: a stream read again from its start (the local
+ * poller after a restart, a retried batch on AWS) must not send an endpoint the history from before
+ * it existed. (`POST /events/{id}/redeliver` is how a merchant asks for an older event.)
+ */
 export async function fanOut(
   event: EventRecord,
   endpointsOf: EndpointLookup = listEndpoints,
 ): Promise<number> {
-  const endpoints = await subscribers(event, endpointsOf);
+  const endpoints = (await subscribers(event, endpointsOf)).filter(
+    (endpoint) => endpoint.created_at <= event.created_at,
+  );
   await Promise.all(
     endpoints.map((endpoint) =>
       startDelivery(event, endpoint, firstDeliveryId(event.event_id, endpoint.endpoint_id)),

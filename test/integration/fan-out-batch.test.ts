@@ -65,3 +65,31 @@ describe('the events stream consumer (fan-out)', () => {
     }
   });
 });
+
+describe('an event older than an endpoint', () => {
+  it('is not sent to it when the stream is read again (only redelivery sends it)', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const { endpoint: before } = await createEndpoint(m, { url: receiver.url });
+    const old = newEvent(
+      m,
+      'payment.received',
+      { transaction: { reference: 'old' } },
+      new Date().toISOString(),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const { endpoint: after } = await createEndpoint(m, { url: receiver.url });
+
+    // The stream read again from its start (a restarted local poller, a retried batch on AWS).
+    const answer = await handler(streamOf([old]));
+    expect(answer.batchItemFailures).toEqual([]);
+    const deliveryTo = (endpointId: string) =>
+      getDelivery({
+        merchant_id: m,
+        event_id: old.event_id,
+        delivery_id: firstDeliveryId(old.event_id, endpointId),
+      });
+    expect(await deliveryTo(before.endpoint_id)).toMatchObject({ endpoint_id: before.endpoint_id });
+    expect(await deliveryTo(after.endpoint_id)).toBeUndefined();
+  });
+});
