@@ -7,6 +7,9 @@ import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { isIsoDateTime } from '#shared/schemas.ts';
 
+/** When the authorizer acts on a change: its key-record cache, plus API Gateway's verdict cache on AWS. */
+const ENFORCED_WITHIN = 'AUTH_CACHE_SECONDS, 5 s by default; on AWS within 35 s';
+
 /**
  * Operator CLI (API.md §6): `npm run keys -- create|revoke|list`. Without `--stage` it talks to
  * the DynamoDB of a running `npm start`; with `--stage <name>` to a deployed stack (AWS credentials
@@ -155,7 +158,7 @@ export async function runKeys(argv: string[]): Promise<string> {
       .catch(() => usage(`no key ${apiKey}`));
     return print(
       { api_key: record.api_key, status: record.status, revoked_at: record.revoked_at },
-      `Revoked ${record.api_key} (takes effect within 60 seconds)`,
+      `Revoked ${record.api_key} (refused within ${ENFORCED_WITHIN})`,
     );
   }
   if (command === 'allow-ips') {
@@ -169,7 +172,7 @@ export async function runKeys(argv: string[]): Promise<string> {
       );
     return print(
       { api_key: record.api_key, allowed_ips: record.allowed_ips ?? [] },
-      `${record.api_key} may be used from ${record.allowed_ips?.join(', ') ?? 'any address'} (within 60 seconds)`,
+      `${record.api_key} may be used from ${record.allowed_ips?.join(', ') ?? 'any address'} (in effect within ${ENFORCED_WITHIN})`,
     );
   }
   if (command === 'invite') return invite(values, values.stage === undefined, print);

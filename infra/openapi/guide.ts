@@ -36,8 +36,10 @@ The local partner bank resolves every NUBAN-valid number at a listed bank to a n
 the number. Serials (the first 9 digits) starting with \`99999\` do not exist
 (\`account_not_found\`), \`88888\` time out (\`partner_unavailable\`), \`77777\` refuse transfers
 (the transfer ends \`failed\` with a reversal), \`66666\` leave transfers pending until the bank's
-\`transfer.success\` webhook. Ready-made, bank \`011\`: \`0000014579\`, \`9999900003\`,
-\`8888800006\`, \`7777700009\`, \`6666600002\`. Pay into a virtual account with
+\`transfer.success\` webhook, \`55555\` leave them pending and succeed without a webhook, \`44444\`
+leave them pending and fail without a webhook (the service's requery of pending transfers settles
+both). Ready-made, bank \`011\`: \`0000014579\`, \`9999900003\`, \`8888800006\`, \`7777700009\`,
+\`6666600002\`, \`5555500005\`, \`4444400008\`. Pay into a virtual account with
 \`npm run sandbox -- pay --account <number> --amount <kobo>\`.
 
 ## Webhooks: events pushed to you

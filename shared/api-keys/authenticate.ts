@@ -31,7 +31,8 @@ interface CachedKey {
 }
 
 /**
- * Key records read in the last AUTH_CACHE_SECONDS (≤ 60 s, so a revocation lands within a minute).
+ * Key records read in the last AUTH_CACHE_SECONDS (5 s by default: with API Gateway's 30 s verdict
+ * cache on AWS, a revocation lands within 35 s, inside the contract's minute).
  * Only the record is cached, never a verdict: every request's secret is hashed and compared again.
  */
 const cache = new Map<string, CachedKey>();

@@ -13,7 +13,8 @@ import { NotFound, ValidationError } from '#shared/errors.ts';
  * The life of an API key (API.md §10), in one place for the operator CLI and the dashboard: create
  * (the secret returned once), roll (a new key; the old one keeps working until a chosen expiry of at
  * most 7 days), revoke, and the IP allowlist. A revocation or expiry is enforced by the authorizer
- * within 60 s (its 30 s verdict cache plus the 30 s key-record cache).
+ * within AUTH_CACHE_SECONDS (its key-record cache, 5 s by default), plus on AWS API Gateway's 30 s
+ * verdict cache: 35 s, inside the contract's 60 s.
  */
 
 /** The usage plan's side of a key on AWS; nothing to do locally. */
@@ -94,7 +95,7 @@ export async function rollKey(
   return { ...created, old: expiring };
 }
 
-/** Revokes a key (the authorizer refuses it within 60 s) and disables it in the usage plan. */
+/** Revokes a key (the authorizer refuses it within 35 s on AWS) and disables it in the usage plan. */
 export async function revokeKey(
   apiKey: string,
   options: { merchantId?: string; registry?: KeyRegistry } = {},
