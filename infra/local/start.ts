@@ -93,6 +93,8 @@ async function main() {
   const dataDir = path.resolve(root, env.DATA_DIR || '.data');
   if (fresh) rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
+  // As the user would type it: relative to the checkout when inside it.
+  const shownDataDir = path.relative(root, dataDir).startsWith('..') ? dataDir : path.relative(root, dataDir);
 
   const stops: (() => Promise<void>)[] = [];
   let stopping = false;
@@ -151,8 +153,8 @@ async function main() {
         partnerName === 'paystack'
           ? `  partner:          Paystack at ${env.PAYSTACK_BASE_URL ?? 'https://api.paystack.co'} (its webhook URL: ${gateway.url}/webhooks/paystack)`
           : `  sandbox partner:  ${services.env.PARTNER_BASE_URL}`,
-        `  DynamoDB Local:   ${services.env.DYNAMODB_ENDPOINT} (data in .data/, --fresh wipes it)`,
-        `  local SQS:        ${services.env.SQS_ENDPOINT} (messages kept in .data/sqs/)`,
+        `  DynamoDB Local:   ${services.env.DYNAMODB_ENDPOINT} (data in ${shownDataDir}/, --fresh wipes it)`,
+        `  local SQS:        ${services.env.SQS_ENDPOINT} (messages kept in ${shownDataDir}/sqs/)`,
         '',
         `Demo merchant ${demo.merchant_id} (wallet ${demo.account_number}):`,
         `  X-API-Key:    ${demo.api_key}`,
