@@ -71,10 +71,6 @@ export function acknowledgeNagFindings(stack: PaymentsStack): void {
     'Requests are validated in the Lambda HTTP stack with the same schemas that define the contract, so errors come back in the API envelope; an API Gateway validator would answer in its own format.',
   );
   acknowledge(
-    'APIG3',
-    'No WAF in the base stack: the per-key usage plan, stage throttling and signature checks guard it; operators attach a WAF web ACL per deployment as their traffic requires.',
-  );
-  acknowledge(
     'APIG4',
     'Merchant routes use a Lambda REQUEST authorizer that verifies X-API-Key and X-API-Secret against the hashed secret before the usage plan counts the key; GET /banks is public by contract, the webhook is verified by its signature, and the ANY methods only answer 405 (a function that reads nothing and touches no data).',
   );
@@ -120,7 +116,7 @@ function acknowledgeDashboard(stack: PaymentsStack, acknowledge: (id: string, re
   );
   acknowledge(
     'CFR2',
-    'No WAF in the base stack, as for the API (APIG3): Cognito throttles sign-in attempts and every API call needs a valid token; operators attach a web ACL as their traffic requires.',
+    'No WAF on the user pool: Cognito throttles sign-in attempts and every API call needs a valid token; operators attach a web ACL as their traffic requires.',
   );
   // CDK's BucketDeployment: a custom resource that copies the build from CDK's asset bucket into
   // the dashboard's bucket at deploy time, with the grants CDK gives it.

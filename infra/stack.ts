@@ -36,6 +36,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
 import { DashboardSite, DashboardUsers } from '#infra/constructs/dashboard.ts';
+import { PublicPerIpLimit } from '#infra/constructs/public-limit.ts';
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { operatorConfigParameter, usagePlanName } from '#infra/stack-names.ts';
@@ -390,6 +391,12 @@ export class PaymentsStack extends Stack {
         burstLimit: RATE_LIMIT.requests,
       },
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+    });
+
+    // Requests without a key (GET /banks) are counted per client IP, as API.md §2 says, by WAF.
+    new PublicPerIpLimit(this, 'PublicPerIpLimit', {
+      stage: this.api.deploymentStage,
+      name: `naira-${stage}-public-per-ip`,
     });
 
     this.alarms(stage, { consumers, requery, queues, webhook });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PUBLIC_PATHS } from '#infra/constructs/public-limit.ts';
 import { READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { nagSummary } from '#infra/nag.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
@@ -164,6 +165,49 @@ describe('the AWS stack', () => {
       const integration = method.Properties.Integration as Record<string, unknown>;
       if (integration.Type === 'MOCK') expect(method.Properties.HttpMethod).toBe('GET');
     }
+  });
+
+  it('limits requests without a key (GET /banks and its aliases) per client IP with WAF on the stage, 429 with the contract body', () => {
+    expect(PUBLIC_PATHS).toEqual([
+      '/api/v1/developer/banks',
+      '/api/v1/developer/banks/list',
+      '/banks',
+      '/banks/list',
+    ]);
+    const acls = ofType(dev.resources, 'AWS::WAFv2::WebACL');
+    expect(acls).toHaveLength(1);
+    const [aclId, acl] = acls[0] as [string, Resource];
+    expect(acl.Properties).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+    const bodies = acl.Properties.CustomResponseBodies as Record<string, { Content: string }>;
+    expect(JSON.parse(bodies.rateLimited?.Content ?? '')).toEqual({
+      status: 'error',
+      message: 'Rate limit exceeded',
+      code: 'rate_limited',
+    });
+    const [rule, ...others] = acl.Properties.Rules as Record<string, any>[];
+    expect(others).toEqual([]);
+    expect(rule?.Action.Block.CustomResponse).toEqual({
+      ResponseCode: 429,
+      CustomResponseBodyKey: 'rateLimited',
+      ResponseHeaders: [{ Name: 'Retry-After', Value: String(RATE_LIMIT.windowSeconds) }],
+    });
+    const limit = rule?.Statement.RateBasedStatement;
+    expect(limit).toMatchObject({
+      AggregateKeyType: 'IP',
+      Limit: RATE_LIMIT.requests,
+      EvaluationWindowSec: RATE_LIMIT.windowSeconds,
+    });
+    const matched = (limit.ScopeDownStatement.OrStatement.Statements as Record<string, any>[]).map(
+      (statement) => statement.ByteMatchStatement,
+    );
+    expect(matched.map((match) => match.SearchString)).toEqual(PUBLIC_PATHS);
+    for (const match of matched) {
+      expect(match).toMatchObject({ FieldToMatch: { UriPath: {} }, PositionalConstraint: 'ENDS_WITH' });
+    }
+    // On the API's own stage.
+    const [[, association] = []] = ofType(dev.resources, 'AWS::WAFv2::WebACLAssociation');
+    expect(association?.Properties.WebACLArn).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });
+    expect(JSON.stringify(association?.Properties.ResourceArn)).toContain('/stages/');
   });
 
   it('limits each API key with a usage plan from the shared RATE_LIMIT (100 per 60 s, burst 100), keys from the authorizer', () => {
