@@ -38,9 +38,14 @@ export interface EventRecord extends MerchantEvent {
 /** How long events are kept (API.md §8). */
 export const EVENT_RETENTION_DAYS = 30;
 
-/** `evt_` + the time in ms (12 hex digits, so ids sort by time) + randomness. */
-export function newEventId(at: string): string {
-  return `evt_${Date.parse(at).toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}`;
+/**
+ * `evt_` + the time in ms (12 hex digits) + the event's rank among the events of one change made at
+ * that time (2 hex digits) + randomness, so ids sort by time, and one change's events in the order
+ * they happened (a payment's `payment.received` before the `virtual_account.paid` it caused).
+ */
+export function newEventId(at: string, rank = 0): string {
+  const time = Date.parse(at).toString(16).padStart(12, '0');
+  return `evt_${time}${rank.toString(16).padStart(2, '0')}${randomBytes(7).toString('hex')}`;
 }
 
 /** The event a state change makes, to be written in that change's transaction. */
@@ -49,8 +54,10 @@ export function newEvent(
   type: EventType,
   data: Record<string, unknown>,
   at: string,
+  /** Its place among the events of one change made at `at` (0, 1…). */
+  rank = 0,
 ): EventRecord {
-  const id = newEventId(at);
+  const id = newEventId(at, rank);
   return {
     merchant_id: merchantId,
     event_id: id,

@@ -190,6 +190,8 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
                   'virtual_account.paid',
                   { virtual_account: toApiVirtualAccountSummary(paid.state) },
                   at,
+                  // After the payment.received of the payment that paid it, made at the same time.
+                  1,
                 ),
               ),
             ]

@@ -77,6 +77,13 @@ describe('events of payments (API.md §8)', () => {
       amount_received: 10_000,
     });
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    // Newest first, and the account's paid event right after the payment that paid it.
+    expect(events.map((e) => `${e.type}:${e.data.transaction?.amount ?? ''}`)).toEqual([
+      'payment.received:1000',
+      'virtual_account.paid:',
+      'payment.received:6000',
+      'payment.received:4000',
+    ]);
   });
 
   it('makes payment.received with no virtual account for a wallet top-up', async () => {
