@@ -1,6 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { queryPage } from '#shared/aws/query.ts';
 import { backoff } from '#shared/aws/transactions.ts';
 import { config } from '#shared/config.ts';
 import { ApiError } from '#shared/errors.ts';
@@ -86,16 +87,33 @@ interface Balance {
 }
 
 /**
+ * How far a merchant's last entry may be ahead of this clock and still be followed: beyond it, a
+ * writer's clock was wrong (an operator's machine, say), and following it would date every later
+ * entry ahead of real time (hiding them from `to=now` lists and delaying the requery).
+ */
+export const MAX_ENTRY_TIME_LEAD_MS = 5_000;
+
+/**
  * When a merchant's next entry happens (ms since the epoch; a group's entries take the following
- * milliseconds): now, but always at least 1 ms after the entry before, so a merchant's entries (and
- * the transactions and events written with them) sort by time exactly as by `seq`, and a list
- * newest first agrees with `balance_after`. Without this, the entries of one grouped transaction
- * would share a time, and an entry posted by a container whose clock is behind could sort before
- * the entry it follows. Entry times run ahead of the clock only while a merchant gets more than
- * 1,000 entries a second.
+ * milliseconds): now, but at least 1 ms after the entry before, so a merchant's entries (and the
+ * transactions and events written with them) sort by time exactly as by `seq`, and a list newest
+ * first agrees with `balance_after`. Without this, the entries of one grouped transaction would share
+ * a time, and an entry posted by a container whose clock is a little behind could sort before the
+ * entry it follows. Entry times run ahead of the clock only while a merchant gets more than 1,000
+ * entries a second, never by more than MAX_ENTRY_TIME_LEAD_MS: a last entry further ahead than
+ * that came from a wrong clock, and the clock wins (logged, as that entry then sorts out of order).
  */
 export function nextEntryTime(lastEntryAt: string | undefined, now = Date.now()): number {
-  return lastEntryAt === undefined ? now : Math.max(now, Date.parse(lastEntryAt) + 1);
+  if (lastEntryAt === undefined) return now;
+  const after = Date.parse(lastEntryAt) + 1;
+  if (after - now > MAX_ENTRY_TIME_LEAD_MS) {
+    logger.warn('a ledger entry is dated ahead of this clock: the next entry takes the clock', {
+      last_entry_at: lastEntryAt,
+      ahead_ms: after - 1 - now,
+    });
+    return now;
+  }
+  return Math.max(now, after);
 }
 
 /**
@@ -154,11 +172,38 @@ async function readBalance(merchantId: string): Promise<Balance> {
     }),
   );
   if (!Item) throw new Error(`no wallet for merchant ${merchantId}`);
+  const version = Number(Item.version);
   return {
     balance: Number(Item.balance),
-    version: Number(Item.version),
-    lastEntryAt: typeof Item.last_entry_at === 'string' ? Item.last_entry_at : undefined,
+    version,
+    lastEntryAt:
+      typeof Item.last_entry_at === 'string'
+        ? Item.last_entry_at
+        : version > 0
+          ? await lastEntryTime(merchantId)
+          : undefined,
   };
+}
+
+/**
+ * The time of a merchant's latest entry, for a wallet written before it kept `last_entry_at` (its
+ * next posting writes it). Read from the `by-merchant` index (seq order): on AWS that index may lag
+ * a posting made a moment ago, which only matters for a wallet posting for the first time since.
+ */
+async function lastEntryTime(merchantId: string): Promise<string | undefined> {
+  const { items } = await queryPage<{ created_at?: unknown }>(
+    {
+      TableName: tableName('ledgerEntries'),
+      IndexName: 'by-merchant',
+      KeyConditionExpression: 'merchant_id = :m',
+      ExpressionAttributeValues: { ':m': merchantId },
+      ProjectionExpression: 'created_at',
+      ScanIndexForward: false,
+    },
+    1,
+  );
+  const createdAt = items[0]?.created_at;
+  return typeof createdAt === 'string' ? createdAt : undefined;
 }
 
 /** The stored entry of a business id, if it was applied. */

@@ -322,7 +322,9 @@ export async function rawTransactions(
                 Update: {
                   TableName: tableName('merchants'),
                   Key: { merchant_id: merchant.merchantId },
-                  UpdateExpression: 'SET balance = :after, version = :next, updated_at = :now',
+                  // The ledger's own balance write (shared/ledger/ledger.ts), last entry time included.
+                  UpdateExpression:
+                    'SET balance = :after, version = :next, updated_at = :now, last_entry_at = :now',
                   ConditionExpression: 'version = :version',
                   ExpressionAttributeValues: {
                     ':after': entry.balance_after,

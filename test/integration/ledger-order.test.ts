@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
 import type * as Ledger from '#shared/ledger/ledger.ts';
-import { nextEntryTime } from '#shared/ledger/ledger.ts';
+import { MAX_ENTRY_TIME_LEAD_MS, nextEntryTime } from '#shared/ledger/ledger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import {
   listTransactions,
@@ -68,9 +70,13 @@ describe('entry times follow seq, so lists by time agree with balance_after', ()
       Date.parse('2026-11-23T10:00:01.000Z'),
     );
     expect(nextEntryTime(last, Date.parse(last))).toBe(Date.parse('2026-11-23T10:00:00.501Z'));
-    expect(nextEntryTime(last, Date.parse('2026-11-23T09:59:00.000Z'))).toBe(
+    expect(nextEntryTime(last, Date.parse('2026-11-23T10:00:00.000Z'))).toBe(
       Date.parse('2026-11-23T10:00:00.501Z'),
     );
+    // A last entry further ahead than a busy merchant's times ever run came from a wrong clock.
+    const now = Date.parse(last) + 1 - MAX_ENTRY_TIME_LEAD_MS - 1;
+    expect(nextEntryTime(last, now)).toBe(now);
+    expect(nextEntryTime(last, now + 1)).toBe(Date.parse(last) + 1);
   });
 
   it('gives the credits of one grouped transaction consecutive times: the list pages in seq order', async () => {
@@ -100,9 +106,9 @@ describe('entry times follow seq, so lists by time agree with balance_after', ()
     const behind = await aContainer();
     const first = await ahead.credit({ ...aCredit('from a clock ahead', 500), merchantId: m });
 
-    // A container whose clock is a minute behind: the one that remembers the balance, and one that
+    // A container whose clock is 4 s behind: the one that remembers the balance, and one that
     // reads it afresh (the version condition makes both see the last entry's time).
-    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 60_000 });
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - MAX_ENTRY_TIME_LEAD_MS + 1_000 });
     const second = await ahead.credit({ ...aCredit('remembered', 10), merchantId: m });
     const third = await behind.credit({ ...aCredit('read afresh', 20), merchantId: m });
     const fourth = await behind.postAll(m, [aCredit('grouped', 30)]);
@@ -120,5 +126,40 @@ describe('entry times follow seq, so lists by time agree with balance_after', ()
     ]);
     expect(listed.map((t) => t.balance_after)).toEqual([560, 530, 510, 500]);
     expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('dates the next entry of a wallet written before last_entry_at after its latest entry', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const before = await (await aContainer()).credit({ ...aCredit('before the field', 500), merchantId: m });
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('merchants'),
+        Key: { merchant_id: m },
+        UpdateExpression: 'REMOVE last_entry_at',
+      }),
+    );
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 2_000 });
+    const after = await (await aContainer()).credit({ ...aCredit('after', 5), merchantId: m });
+    vi.useRealTimers();
+    expect(after.entry.created_at > before.entry.created_at).toBe(true);
+    expect((await getMerchant(m))?.last_entry_at).toBe(after.entry.created_at);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('does not follow a last entry dated far ahead by a wrong clock: the clock wins', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3_600_000 });
+    const ahead = await (await aContainer()).credit({ ...aCredit('an hour ahead', 500), merchantId: m });
+    vi.useRealTimers();
+    const started = Date.now();
+    const next = await (await aContainer()).credit({ ...aCredit('now', 5), merchantId: m });
+    expect(Date.parse(next.entry.created_at)).toBeGreaterThanOrEqual(started);
+    expect(Date.parse(next.entry.created_at)).toBeLessThan(Date.parse(ahead.entry.created_at) - 3_000_000);
+    // The wrong clock's entry now sorts out of order, and the audit says so.
+    expect((await auditMerchant(m)).problems).toEqual([
+      expect.stringContaining(`(seq 2) has created_at ${next.entry.created_at}, not after seq 1's`),
+    ]);
   });
 });
