@@ -184,7 +184,16 @@ describe('the AWS stack', () => {
       message: 'Rate limit exceeded',
       code: 'rate_limited',
     });
-    const [rule, ...others] = acl.Properties.Rules as Record<string, any>[];
+    type ByteMatch = { SearchString: string };
+    type WafRule = {
+      Action: { Block: { CustomResponse: unknown } };
+      Statement: {
+        RateBasedStatement: {
+          ScopeDownStatement: { OrStatement: { Statements: { ByteMatchStatement: ByteMatch }[] } };
+        };
+      };
+    };
+    const [rule, ...others] = acl.Properties.Rules as WafRule[];
     expect(others).toEqual([]);
     expect(rule?.Action.Block.CustomResponse).toEqual({
       ResponseCode: 429,
@@ -197,7 +206,7 @@ describe('the AWS stack', () => {
       Limit: RATE_LIMIT.requests,
       EvaluationWindowSec: RATE_LIMIT.windowSeconds,
     });
-    const matched = (limit.ScopeDownStatement.OrStatement.Statements as Record<string, any>[]).map(
+    const matched = (limit?.ScopeDownStatement.OrStatement.Statements ?? []).map(
       (statement) => statement.ByteMatchStatement,
     );
     expect(matched.map((match) => match.SearchString)).toEqual(PUBLIC_PATHS);
