@@ -173,16 +173,10 @@ async function readBalance(merchantId: string): Promise<Balance> {
   );
   if (!Item) throw new Error(`no wallet for merchant ${merchantId}`);
   const version = Number(Item.version);
-  return {
-    balance: Number(Item.balance),
-    version,
-    lastEntryAt:
-      typeof Item.last_entry_at === 'string'
-        ? Item.last_entry_at
-        : version > 0
-          ? await lastEntryTime(merchantId)
-          : undefined,
-  };
+  const stored = typeof Item.last_entry_at === 'string' ? Item.last_entry_at : undefined;
+  // A wallet with entries but no stored time was written before it was kept.
+  const lastEntryAt = stored ?? (version > 0 ? await lastEntryTime(merchantId) : undefined);
+  return { balance: Number(Item.balance), version, lastEntryAt };
 }
 
 /**
@@ -455,6 +449,7 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
           created_at: new Date(first + n).toISOString(),
         };
       });
+      const lastAt = entries.at(-1)?.created_at ?? lastEntryAt;
       if (running > config.limits.maxBalance) {
         outcomes[index] = { notApplied: new GroupNotApplied('balance_ceiling') };
         return;
@@ -473,7 +468,7 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
               ':next': version + entries.length,
               ':version': version,
               ':now': now,
-              ':entryAt': entries.at(-1)?.created_at ?? lastEntryAt ?? now,
+              ':entryAt': lastAt ?? now,
             },
           },
         },
@@ -498,7 +493,7 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
         after: {
           balance: running,
           version: version + entries.length,
-          lastEntryAt: entries.at(-1)?.created_at ?? lastEntryAt,
+          lastEntryAt: lastAt,
         },
         at,
         companionsAt,
