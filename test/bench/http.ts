@@ -1,8 +1,11 @@
 /**
  * Request overhead: `GET /balance` through the local gateway (autocannon) against one raw GetItem on
- * the same DynamoDB Local, sequentially and at a fixed concurrency.
+ * the same DynamoDB Local, sequentially and at a fixed concurrency; and against a bare `node:http`
+ * handler that makes the same GetItem, to tell what any HTTP front costs here from what ours adds.
  */
-import { Agent } from 'node:http';
+import { once } from 'node:events';
+import { Agent, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import autocannon from 'autocannon';
@@ -31,21 +34,18 @@ export function mergeSamples(runs: readonly Samples[]): Samples {
 }
 
 /**
- * Runs `a` and `b` alternately, `rounds` times each, and merges each side's samples: drift in
- * machine load (DynamoDB Local's JIT, other processes) then falls on both sides alike.
+ * Runs each of `runs` in turn, `rounds` times each, and merges each one's samples: drift in machine
+ * load (DynamoDB Local's JIT, other processes) then falls on all of them alike.
  */
-export async function interleaved(
+export async function interleaved<const Runs extends readonly (() => Promise<Samples>)[]>(
   rounds: number,
-  a: () => Promise<Samples>,
-  b: () => Promise<Samples>,
-): Promise<[Samples, Samples]> {
-  const as: Samples[] = [];
-  const bs: Samples[] = [];
+  ...runs: Runs
+): Promise<{ [K in keyof Runs]: Samples }> {
+  const samples = runs.map((): Samples[] => []);
   for (let round = 0; round < rounds; round++) {
-    as.push(await a());
-    bs.push(await b());
+    for (const [i, run] of runs.entries()) samples[i]?.push(await run());
   }
-  return [mergeSamples(as), mergeSamples(bs)];
+  return samples.map(mergeSamples) as { [K in keyof Runs]: Samples };
 }
 
 export interface LoadOptions {
@@ -61,6 +61,39 @@ export function documentClient(region: string, endpoint: string): DynamoDBDocume
   return DynamoDBDocumentClient.from(new DynamoDBClient({ region, endpoint, requestHandler }), {
     marshallOptions: { removeUndefinedValues: true },
   });
+}
+
+/**
+ * The least an HTTP front can be: a `node:http` server in this process whose every request makes the
+ * one GetItem and answers its item, with no gateway, routing, authorizer, limiter or middleware.
+ */
+export async function bareGetItemServer(
+  client: DynamoDBDocumentClient,
+  input: { TableName: string; Key: Record<string, string> },
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((_request, response) => {
+    client.send(new GetCommand(input)).then(
+      ({ Item }) => {
+        response.writeHead(Item ? 200 : 404, { 'Content-Type': 'application/json; charset=utf-8' });
+        response.end(JSON.stringify(Item ?? null));
+      },
+      () => {
+        response.writeHead(500).end();
+      },
+    );
+  });
+  server.keepAliveTimeout = 65_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
 }
 
 /** `count` HTTP requests through autocannon with `concurrency` connections; 2xx latencies only. */
@@ -165,6 +198,14 @@ export interface OverheadResult {
   /** The handler called in-process, sequentially, and the GetItems of the same rounds. */
   handler: Samples;
   handlerGetItem: Samples;
+  /**
+   * Sequential, in the same rounds: GET /balance, the bare HTTP handler of `bareGetItemServer`, and
+   * GetItem. DynamoDB Local answers a GetItem that follows a pause (however short: the HTTP hop)
+   * slower than one sent right after the last, so an HTTP front costs more here than its own code.
+   */
+  bareBalance: Samples;
+  bare: Samples;
+  bareGetItem: Samples;
 }
 
 /**
@@ -214,7 +255,32 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
       }),
     getItemRun(options.sequential, 1),
   );
-  const samples = { balance, getItem, balanceC16, getItemC16, handler, handlerGetItem };
+  progress(
+    `GET /balance, a bare HTTP handler making the same GetItem, and GetItem x${options.sequential} each, ${rounds} rounds`,
+  );
+  const bareServer = await bareGetItemServer(client, getInput);
+  const [bareBalance, bare, bareGetItem] = await interleaved(
+    rounds,
+    balanceRun(options.sequential, 1),
+    () =>
+      httpLoad(
+        bareServer.url,
+        {},
+        { count: Math.ceil(options.sequential / rounds), concurrency: 1, maxMs: 20_000 },
+      ),
+    getItemRun(options.sequential, 1),
+  ).finally(bareServer.close);
+  const samples = {
+    balance,
+    getItem,
+    balanceC16,
+    getItemC16,
+    handler,
+    handlerGetItem,
+    bareBalance,
+    bare,
+    bareGetItem,
+  };
   for (const [label, run] of Object.entries(samples)) {
     if (run.failures > 0) progress(`WARNING: ${label} had ${run.failures} failed requests`);
   }

@@ -98,6 +98,9 @@ export function toJson(results: BenchResults) {
     balance_handler_p50_ms: p(overhead.handler, 50),
     balance_handler_getitem_p50_ms: p(overhead.handlerGetItem, 50),
     balance_handler_ratio: round(p(overhead.handler, 50) / p(overhead.handlerGetItem, 50)),
+    bare_http_p50_ms: p(overhead.bare, 50),
+    bare_http_getitem_ratio: round(p(overhead.bare, 50) / p(overhead.bareGetItem, 50)),
+    balance_vs_bare_http_ratio: round(p(overhead.bareBalance, 50) / p(overhead.bare, 50)),
     balance_c16_p50_ms: p(overhead.balanceC16, 50),
     balance_c16_p99_ms: p(overhead.balanceC16, 99),
     balance_c16_rps: round(perSecond(overhead.balanceC16), 1),
@@ -280,6 +283,9 @@ export function toMarkdown(results: BenchResults): string {
         load(`GetItem, ${overhead.concurrency} in flight`, overhead.getItemC16),
         load('GET /balance handler called in-process (no HTTP, no gateway)', overhead.handler),
         load('GetItem, sequential, in the same rounds', overhead.handlerGetItem),
+        load('GET /balance, 1 connection (third pass)', overhead.bareBalance),
+        load('bare node:http handler making the same GetItem, in the same rounds', overhead.bare),
+        load('GetItem, sequential, in the same rounds', overhead.bareGetItem),
       ],
     ),
     '',
@@ -380,6 +386,7 @@ export function toMarkdown(results: BenchResults): string {
     ),
     '',
     `DynamoDB calls per GET /balance in the handler: ${overhead.balanceCalls}.`,
+    `GET /balance against a bare node:http handler making the same GetItem: ${json.balance_vs_bare_http_ratio}× (the bare handler is ${json.bare_http_getitem_ratio}× a GetItem: DynamoDB Local answers a GetItem that follows a pause, such as an HTTP hop, slower than one sent right after the last).`,
     `Load average (1 min) at start ${json.load_average_1m[0]}, at end ${json.load_average_1m[1]} (2 cores); wall time ${json.wall_s} s.`,
   ].join('\n');
 }
