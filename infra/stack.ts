@@ -232,6 +232,9 @@ export class PaymentsStack extends Stack {
         fn.addEnvironment('USAGE_PLAN_NAME', usagePlanName(stage));
         keyManagers.push(fn);
       }
+      // A public route counted per client IP (list-banks): the same two calls as the authorizer's.
+      if (access.limitsClientIp)
+        tables.get('clientIpLimits')?.grant(fn, 'dynamodb:UpdateItem', 'dynamodb:Query');
       for (const name of access.read ?? []) fn.readsTable(tables.get(name) as TableV2);
       for (const name of access.write ?? []) fn.writesTable(tables.get(name) as TableV2);
       for (const key of access.sendsTo ?? []) fn.sendsTo(queues.get(key)?.queue as Queue, QUEUES[key].urlEnv);
@@ -338,9 +341,10 @@ export class PaymentsStack extends Stack {
       environment,
       logRetention,
     });
-    // Exactly its calls: GetItem and UpdateItem (last use) on keys, UpdateItem (ADD) on failures.
+    // Exactly its calls: GetItem and UpdateItem (last use) on keys; UpdateItem (ADD) and Query on
+    // the per-client-IP counts, for failed attempts.
     tables.get('apiKeys')?.grant(authorizerFn, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
-    tables.get('authFailures')?.grant(authorizerFn, 'dynamodb:UpdateItem');
+    tables.get('clientIpLimits')?.grant(authorizerFn, 'dynamodb:UpdateItem', 'dynamodb:Query');
     authorizerFn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
     this.functions.set(API_KEY_AUTHORIZER.name, authorizerFn);
 

@@ -95,6 +95,13 @@ export class PartnerUnavailable extends ApiError {
   }
 }
 
+/** Over a rate limit: 429 with `Retry-After` (seconds). */
+export class RateLimited extends ApiError {
+  constructor(retryAfterSeconds: number) {
+    super('rate_limited', 'Rate limit exceeded', { headers: { 'Retry-After': String(retryAfterSeconds) } });
+  }
+}
+
 export class DuplicateReference extends ApiError {
   constructor() {
     super('duplicate_reference', 'This reference was already used with different parameters');

@@ -376,12 +376,13 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       return send(response, errorResult(new MethodNotAllowed(allow), requestId));
     }
     // API Gateway's order: the authorizer verifies the credentials (counting failed attempts per
-    // client IP), then the usage plan counts the verified key. Public routes count per client IP;
+    // client IP), then the usage plan counts the verified key. Public routes count per client IP,
+    // here or, sharing the failed attempts' count, in their handler (`limitsClientIp`, as on AWS);
     // the partner webhook is never limited.
     let limitHeaders: Record<string, string> = {};
     let authorizer: Record<string, unknown> | null = null;
-    const { auth } = chosen.entry.route;
-    if (auth !== 'webhook') {
+    const { auth, access } = chosen.entry.route;
+    if (auth !== 'webhook' && !(auth === 'none' && access?.limitsClientIp)) {
       let bucket = `ip:${sourceIp(request)}`;
       if (auth === 'api_key') {
         const verdict = await authorize(toAuthorizerEvent(request, url, chosen.entry, apiId, requestId));

@@ -1,8 +1,8 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authenticate, type Caller } from '#shared/api-keys/authenticate.ts';
 import { credentialValues, hasRepeatedCredentials } from '#shared/api-keys/credential-headers.ts';
-import { countFailedAttempt } from '#shared/api-keys/failures.ts';
 import { Unauthorized } from '#shared/errors.ts';
+import { takeClientIpRequest } from '#shared/limits/client-ip.ts';
 import { logger } from '#shared/logger.ts';
 
 /** What the gate decides about one request. */
@@ -19,10 +19,10 @@ export type Verdict =
 export async function authorizeRequest(event: APIGatewayRequestAuthorizerEvent): Promise<Verdict> {
   const sourceIp = event.requestContext?.identity?.sourceIp ?? 'unknown';
   const refuse = async (): Promise<Verdict> => {
-    const count = await countFailedAttempt(event.requestContext?.apiId ?? 'api', sourceIp);
-    if (!count.limited) return { outcome: 'unauthorized' };
-    logger.warn('failed attempts over the per-IP limit', { source_ip: sourceIp, attempts: count.attempts });
-    return { outcome: 'limited', retryAfterSeconds: count.retryAfterSeconds };
+    const decision = await takeClientIpRequest(event.requestContext?.apiId ?? 'api', sourceIp);
+    if (decision.allowed) return { outcome: 'unauthorized' };
+    logger.warn('failed attempts over the per-IP limit', { source_ip: sourceIp });
+    return { outcome: 'limited', retryAfterSeconds: decision.retryAfterSeconds };
   };
   if (hasRepeatedCredentials(event.headers, event.multiValueHeaders)) {
     logger.warn('authentication failed', { reason: 'credential header sent more than once' });

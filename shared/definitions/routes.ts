@@ -42,6 +42,11 @@ export interface Access {
   readonly managesKeys?: boolean;
   /** Signs dashboard users in at Cognito (`USER_POOL_ID`, `USER_POOL_CLIENT_ID`; public calls, no IAM). */
   readonly signsIn?: boolean;
+  /**
+   * A public route that counts each request against the per-client-IP limit which failed attempts
+   * share (API.md §11; `clientIpLimits`), in its handler on AWS and locally alike.
+   */
+  readonly limitsClientIp?: boolean;
 }
 
 /** Tables whose writers move money: only money-moving functions may write them. */
@@ -97,7 +102,7 @@ export const ROUTES = [
     paths: ['/banks', '/banks/list'],
     auth: 'none',
     summary: 'List supported banks',
-    access: {},
+    access: { limitsClientIp: true },
   },
   {
     name: 'validate-account',

@@ -170,12 +170,14 @@ export const TABLES = {
     money: false,
   },
   /**
-   * Failed authentication attempts per API and client IP in one minute (API.md §11): the limit that
-   * failed attempts and requests without a key share. Items expire with their window.
+   * Requests counted against each API's per-client-IP limit (API.md §2, §11), which failed
+   * authentication attempts and requests without a key share: one item per client and second, the
+   * rolling 60 seconds being the sum of the last 60. Items expire two minutes after their second.
    */
-  authFailures: {
-    name: 'auth-failures',
-    partitionKey: { name: 'window_key', type: 'S' },
+  clientIpLimits: {
+    name: 'client-ip-limits',
+    partitionKey: { name: 'client_key', type: 'S' },
+    sortKey: { name: 'second', type: 'N' },
     ttlAttribute: 'ttl',
     money: false,
   },

@@ -11,7 +11,7 @@ import {
   routesServedBy,
   servedPaths,
 } from '#shared/definitions/routes.ts';
-import { ApiError, Unauthorized, ValidationError } from '#shared/errors.ts';
+import { ApiError, RateLimited, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { type Reply, successResult } from '#shared/http/envelope.ts';
 import { errorResult, isServerFault } from '#shared/http/errors.ts';
 import {
@@ -23,6 +23,7 @@ import {
   type Schema,
 } from '#shared/http/validation.ts';
 import { duplicateKeys } from '#shared/json.ts';
+import type { ClientIpDecision } from '#shared/limits/client-ip.ts';
 import { logger } from '#shared/logger.ts';
 import type { WebhookDelivery } from '#shared/partners/partner.ts';
 
@@ -35,7 +36,12 @@ export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>;
-type Internal = { requestId: string; startedAt: number };
+type Internal = {
+  requestId: string;
+  startedAt: number;
+  /** `X-RateLimit-*` of a route that counts its client IP's requests itself. */
+  limitHeaders?: Record<string, string>;
+};
 type Middleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>;
 
 /** How one endpoint is called: its input schemas. Handlers receive the parsed, typed input. */
@@ -143,6 +149,37 @@ function mapErrors(): Middleware {
       if (isServerFault(request.error)) logger.error('request failed', request.error as Error);
       request.response = errorResult(request.error, request.internal.requestId);
     },
+  };
+}
+
+/** Counts a request of a client IP against an API's per-IP limit (`takeClientIpRequest`). */
+export type ClientIpLimit = (apiId: string, sourceIp: string) => Promise<ClientIpDecision>;
+
+/**
+ * The per-client-IP limit of a public route that counts itself (`limitsClientIp`), shared with the
+ * failed attempts the authorizer counts: each request is counted before anything else is checked;
+ * past the limit, 429 with `Retry-After`. Every answer carries the IP's `X-RateLimit-*`.
+ * Registered before `mapErrors`, so its `onError` sees the error's response.
+ */
+function limitClientIp(take: ClientIpLimit): Middleware {
+  const addHeaders = (request: Request) => {
+    const { limitHeaders } = request.internal;
+    if (limitHeaders && request.response) {
+      request.response.headers = { ...request.response.headers, ...limitHeaders };
+    }
+  };
+  return {
+    before: async (request) => {
+      const { apiId, identity } = request.event.requestContext;
+      const decision = await take(apiId || 'api', identity?.sourceIp || 'unknown');
+      request.internal.limitHeaders = {
+        'X-RateLimit-Limit': String(decision.limit),
+        'X-RateLimit-Remaining': String(decision.remaining),
+      };
+      if (!decision.allowed) throw new RateLimited(decision.retryAfterSeconds);
+    },
+    after: addHeaders,
+    onError: addHeaders,
   };
 }
 
@@ -350,10 +387,18 @@ function buildHandler<
   B extends Schema | undefined,
   Q extends Schema | undefined,
   P extends Schema | undefined,
->(route: Route, spec: EndpointSpec<B, Q, P>, handle: (input: MerchantInput<B, Q, P>) => Promise<Reply>) {
-  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
-    .use(observe())
-    .use(mapErrors());
+>(
+  route: Route,
+  spec: EndpointSpec<B, Q, P>,
+  handle: (input: MerchantInput<B, Q, P>) => Promise<Reply>,
+  limit?: ClientIpLimit,
+) {
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>().use(observe());
+  if (Boolean(route.access?.limitsClientIp) !== Boolean(limit)) {
+    throw new Error(`${route.name}: limitsClientIp in the route table and a client IP limit go together`);
+  }
+  if (limit) chain.use(limitClientIp(limit));
+  chain.use(mapErrors());
   const routes = routesServedBy(route.name);
   const gated = routes.length > 0 ? routes : [route];
   if (gated.some((served) => served.auth === 'api_key' || served.auth === 'session'))
@@ -463,7 +508,10 @@ export function sessionHandler<
   return buildHandler(routeNamed(route, 'session'), served.spec, served.handle);
 }
 
-/** A handler for a public route (`auth: 'none'`): no credentials needed, none checked. */
+/**
+ * A handler for a public route (`auth: 'none'`): no credentials needed, none checked. A route with
+ * `limitsClientIp` passes the limit that counts it (`takeClientIpRequest`).
+ */
 export function publicHttpHandler<
   B extends Schema | undefined = undefined,
   Q extends Schema | undefined = undefined,
@@ -472,6 +520,7 @@ export function publicHttpHandler<
   route: string | Route,
   spec: EndpointSpec<B, Q, P>,
   handle: (input: PublicInput<B, Q, P>) => Promise<Reply>,
+  limit?: ClientIpLimit,
 ) {
-  return buildHandler(routeNamed(route, 'none'), spec, handle);
+  return buildHandler(routeNamed(route, 'none'), spec, handle, limit);
 }

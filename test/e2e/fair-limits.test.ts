@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { callFrom, clearOfMinuteEdge, startTestGateway } from '#test/support/gateway.ts';
+import { callFrom, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
 /**
@@ -59,7 +59,6 @@ describe('credential headers sent twice', () => {
 describe('knowing a key id', () => {
   it('never locks its merchant out: the attacker is limited by IP, the merchant keeps all 100', async () => {
     const victim = await aMerchant();
-    await clearOfMinuteEdge();
     const statuses: number[] = [];
     for (let i = 0; i < 110; i++) {
       const response = await callFrom(gateway, '127.0.0.12', 'GET', '/balance', {
@@ -88,7 +87,6 @@ describe('knowing a key id', () => {
 
 describe('invented key headers', () => {
   it('stay within the per-IP limit: a fresh key each time does not buy a fresh budget', async () => {
-    await clearOfMinuteEdge();
     const statuses: number[] = [];
     for (let i = 0; i < 105; i++) {
       const response = await callFrom(gateway, '127.0.0.14', 'GET', '/transactions', {
@@ -108,5 +106,43 @@ describe('invented key headers', () => {
       'X-API-Secret': 'whatever',
     });
     expect(elsewhere.status).toBe(401);
+  });
+});
+
+describe('requests without a key and failed attempts', () => {
+  const failedAttempt = (ip: string) =>
+    callFrom(gateway, ip, 'GET', '/balance', { 'X-API-Key': inventedKey(), 'X-API-Secret': 'whatever' });
+
+  it('share one per-IP limit: 100 failed attempts leave GET /banks nothing', async () => {
+    for (let i = 0; i < 100; i++) expect((await failedAttempt('127.0.0.16')).status).toBe(401);
+    const banks = await callFrom(gateway, '127.0.0.16', 'GET', '/banks');
+    expect(banks.status).toBe(429);
+    expect(banks.body).toStrictEqual(RATE_LIMITED);
+    expect(Number(banks.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(banks.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(banks.headers['x-ratelimit-remaining']).toBe('0');
+    expect(banks.headers['x-request-id']).toBeTruthy();
+    expect(banks.headers['content-type']).toBe('application/json; charset=utf-8');
+    // Another address still has all of its limit.
+    const elsewhere = await callFrom(gateway, '127.0.0.17', 'GET', '/banks');
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.headers['x-ratelimit-limit']).toBe('100');
+    expect(elsewhere.headers['x-ratelimit-remaining']).toBe('99');
+  });
+
+  it('share it the other way too: 100 GET /banks leave failed attempts nothing, valid keys untouched', async () => {
+    for (let i = 1; i <= 100; i++) {
+      const banks = await callFrom(gateway, '127.0.0.18', 'GET', '/banks');
+      expect(banks.status).toBe(200);
+      expect(banks.headers['x-ratelimit-remaining']).toBe(String(100 - i));
+    }
+    const attempt = await failedAttempt('127.0.0.18');
+    expect(attempt.status).toBe(429);
+    expect(attempt.body).toStrictEqual(RATE_LIMITED);
+    // A refused request is not counted, and valid credentials are limited per key only.
+    expect((await callFrom(gateway, '127.0.0.18', 'GET', '/banks')).status).toBe(429);
+    const merchant = await aMerchant();
+    const valid = await callFrom(gateway, '127.0.0.18', 'GET', '/balance', merchant.headers);
+    expect(valid.status).toBe(200);
   });
 });

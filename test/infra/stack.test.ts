@@ -815,16 +815,25 @@ describe('least privilege', () => {
         `list-api-keys on ${table}`,
       ).toEqual([]);
     }
-    expect(grantsOf('naira-dev-list-banks').size).toBe(0);
+    // GET /banks counts its client IP's requests with the failed attempts, and touches nothing else.
+    const banks = grantsOf('naira-dev-list-banks');
+    expect([...banks.keys()]).toEqual([tableId('clientIpLimits')]);
+    expect([...(banks.get(tableId('clientIpLimits')) ?? [])].sort()).toEqual([
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
   });
 
-  it('lets the authorizer read keys, record their last use and count failures, and nothing else', () => {
+  it('lets the authorizer read keys, record their last use and count failures per IP, and nothing else', () => {
     const grants = grantsOf('naira-dev-authorize-api-key');
-    expect([...grants.keys()].sort()).toEqual([tableId('apiKeys'), tableId('authFailures')].sort());
+    expect([...grants.keys()].sort()).toEqual([tableId('apiKeys'), tableId('clientIpLimits')].sort());
     expect([...(grants.get(tableId('apiKeys')) ?? [])].sort()).toEqual([
       'dynamodb:GetItem',
       'dynamodb:UpdateItem',
     ]);
-    expect([...(grants.get(tableId('authFailures')) ?? [])]).toEqual(['dynamodb:UpdateItem']);
+    expect([...(grants.get(tableId('clientIpLimits')) ?? [])].sort()).toEqual([
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
   });
 });

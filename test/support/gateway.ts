@@ -85,14 +85,3 @@ export function callFrom(
     request.end();
   });
 }
-
-/**
- * Waits out the last seconds of a clock minute: failed attempts are counted per fixed minute
- * (shared/api-keys/failures.ts), so a test that spends a limit must not straddle two windows.
- */
-export async function clearOfMinuteEdge(seconds = 10): Promise<void> {
-  const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 60_000 - seconds * 1000) {
-    await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 50));
-  }
-}

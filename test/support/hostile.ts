@@ -27,13 +27,17 @@ export interface RawResponse {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
-/** Sends a request to a `http://127.0.0.1:port` base URL exactly as given. */
-export function send(baseUrl: string, raw: RawRequest): Promise<RawResponse> {
+/**
+ * Sends a request to a `http://127.0.0.1:port` base URL exactly as given, from the loopback address
+ * `from` if given (a client IP of its own, with the per-IP limit unspent).
+ */
+export function send(baseUrl: string, raw: RawRequest, from?: string): Promise<RawResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const outgoing = request(
       {
         agent,
+        ...(from ? { localAddress: from } : {}),
         host: url.hostname,
         port: url.port,
         method: raw.method,
