@@ -29,7 +29,7 @@ import {
   type Route,
   servedPaths,
 } from '#shared/definitions/routes.ts';
-import { ApiError, MethodNotAllowed, Unauthorized } from '#shared/errors.ts';
+import { ApiError, MethodNotAllowed, RateLimited, Unauthorized } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
 
 /** API.md §11: headers and body must be complete within 30 seconds. */
@@ -152,8 +152,8 @@ function rateLimited(
   retryAfterSeconds: number,
   headers: Record<string, string>,
 ): APIGatewayProxyResult {
-  const result = errorResult(new ApiError('rate_limited', 'Rate limit exceeded'), requestId);
-  return { ...result, headers: { ...result.headers, ...headers, 'Retry-After': String(retryAfterSeconds) } };
+  const result = errorResult(new RateLimited(retryAfterSeconds), requestId);
+  return { ...result, headers: { ...headers, ...result.headers } };
 }
 
 function lambdaContext(functionName: string, requestId: string): Context {

@@ -218,8 +218,9 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
   await httpLoad(balanceUrl, headers, { count: 300, concurrency: 4, maxMs: 30_000 });
   await getItemLoad(client, getInput, { count: 300, concurrency: 4, maxMs: 10_000 });
   const rounds = 4;
-  const balanceRun = (count: number, inFlight: number) => () =>
-    httpLoad(balanceUrl, headers, { count: Math.ceil(count / rounds), concurrency: inFlight, maxMs: 20_000 });
+  const httpRun = (url: string, sent: Record<string, string>) => (count: number, inFlight: number) => () =>
+    httpLoad(url, sent, { count: Math.ceil(count / rounds), concurrency: inFlight, maxMs: 20_000 });
+  const balanceRun = httpRun(balanceUrl, headers);
   const getItemRun = (count: number, inFlight: number) => () =>
     getItemLoad(client, getInput, { count: Math.ceil(count / rounds), concurrency: inFlight, maxMs: 15_000 });
   options.counter.take();
@@ -262,12 +263,7 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
   const [bareBalance, bare, bareGetItem] = await interleaved(
     rounds,
     balanceRun(options.sequential, 1),
-    () =>
-      httpLoad(
-        bareServer.url,
-        {},
-        { count: Math.ceil(options.sequential / rounds), concurrency: 1, maxMs: 20_000 },
-      ),
+    httpRun(bareServer.url, {})(options.sequential, 1),
     getItemRun(options.sequential, 1),
   ).finally(bareServer.close);
   const samples = {
