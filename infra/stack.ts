@@ -36,7 +36,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
 import { DashboardSite, DashboardUsers } from '#infra/constructs/dashboard.ts';
-import { PublicPerIpLimit } from '#infra/constructs/public-limit.ts';
+import { PublicPerIpLimit, RATE_LIMITED_BODY } from '#infra/constructs/public-limit.ts';
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { operatorConfigParameter, usagePlanName } from '#infra/stack-names.ts';
@@ -489,7 +489,7 @@ export class PaymentsStack extends Stack {
         type,
         statusCode: '429',
         responseHeaders: { ...JSON_HEADERS, 'Retry-After': `'${RATE_LIMIT.windowSeconds}'` },
-        templates: body({ status: 'error', message: 'Rate limit exceeded', code: 'rate_limited' }),
+        templates: { 'application/json': RATE_LIMITED_BODY },
       });
     }
     // REST APIs answer an unknown path with 403 "Missing Authentication Token": it is a 404 here.

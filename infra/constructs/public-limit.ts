@@ -2,18 +2,16 @@ import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { MERCHANT_ROUTES, RATE_LIMIT, servedPaths } from '#shared/definitions/routes.ts';
+import { RateLimited } from '#shared/errors.ts';
+import { errorResult } from '#shared/http/errors.ts';
 
 /** The paths of the merchant API that take no credentials (`GET /banks` and its aliases). */
 export const PUBLIC_PATHS: readonly string[] = MERCHANT_ROUTES.filter((route) => route.auth === 'none')
   .flatMap((route) => servedPaths(route))
   .sort();
 
-/** The body of API.md §2's 429, as the local gateway and the usage plan's gateway response send it. */
-const RATE_LIMITED_BODY = JSON.stringify({
-  status: 'error',
-  message: 'Rate limit exceeded',
-  code: 'rate_limited',
-});
+/** The body of API.md §2's 429, exactly as the HTTP stack and the local gateway send it. */
+export const RATE_LIMITED_BODY = errorResult(new RateLimited(RATE_LIMIT.windowSeconds), 'synth').body;
 
 /**
  * API.md §2's limit for requests without a key (per client IP) on AWS, where no usage plan can count
