@@ -74,6 +74,8 @@ const ENV = {
   USAGE_PLAN_ID: optionalText,
   /** On AWS the plan is found by its name (the stack cannot hand its functions the id), on first use. */
   USAGE_PLAN_NAME: optionalText,
+  /** Where the key routes' API Gateway calls go (the SDK's own name for it); unset: the regional endpoint. */
+  AWS_ENDPOINT_URL_API_GATEWAY: optionalUrl,
   LOG_LEVEL: withDefault(oneOf(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   /** Set by Lambda: the function's own name (the dimension of the service's metrics); unset locally. */
   AWS_LAMBDA_FUNCTION_NAME: optionalText,
@@ -174,6 +176,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
       cognitoEndpoint: e.COGNITO_ENDPOINT,
       usagePlanId: e.USAGE_PLAN_ID,
       usagePlanName: e.USAGE_PLAN_NAME,
+      apiGatewayEndpoint: e.AWS_ENDPOINT_URL_API_GATEWAY,
     },
     limits: { maxPaymentAmount: e.MAX_PAYMENT_AMOUNT, maxBalance: e.MAX_BALANCE },
     logLevel: e.LOG_LEVEL,

@@ -1,10 +1,10 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
 import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
+import { apiGateway } from '#shared/aws/api-gateway.ts';
 import { isIsoDateTime } from '#shared/schemas.ts';
 
 /** When the authorizer acts on a change: its key-record cache, plus API Gateway's verdict cache on AWS. */
@@ -62,7 +62,10 @@ export async function runKeys(argv: string[]): Promise<string> {
     const region = await resolveRegion(values.region);
     const stageConfig = await loadStageConfig(values.stage, new SSMClient({ region }));
     useStageEnvironment(stageConfig, region);
-    gateway = gatewayKeys(stageConfig.usagePlanId, new APIGatewayClient({ region }));
+    gateway = gatewayKeys(
+      stageConfig.usagePlanId,
+      apiGateway({ region, endpoint: process.env.AWS_ENDPOINT_URL_API_GATEWAY }),
+    );
   } else {
     if (values.region !== undefined) usage('--region goes with --stage');
     useLocalEnvironment(['dynamodb', 'partner', 'pepper', 'cognito']);

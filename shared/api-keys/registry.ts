@@ -1,7 +1,7 @@
-import { APIGatewayClient, GetUsagePlansCommand } from '@aws-sdk/client-api-gateway';
 import type { KeyRegistry } from '#shared/api-keys/lifecycle.ts';
 import type { ApiKeyRecord } from '#shared/api-keys/store.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
+import { apiGateway } from '#shared/aws/api-gateway.ts';
 import { config } from '#shared/config.ts';
 
 let registry: Promise<KeyRegistry | undefined> | undefined;
@@ -13,16 +13,16 @@ let registry: Promise<KeyRegistry | undefined> | undefined;
  */
 export function keyRegistry(): Promise<KeyRegistry | undefined> {
   registry ??= (async () => {
-    const { usagePlanId, usagePlanName } = config.dashboard;
+    const { usagePlanId, usagePlanName, apiGatewayEndpoint } = config.dashboard;
     if (!usagePlanId && !usagePlanName) return undefined;
-    const client = new APIGatewayClient({ region: config.region });
+    if (!config.region) throw new Error('AWS_REGION is not set: the usage plan has no region');
+    const gateway = apiGateway({ region: config.region, endpoint: apiGatewayEndpoint });
     let planId = usagePlanId;
     if (!planId) {
-      const { items } = await client.send(new GetUsagePlansCommand({ limit: 500 }));
-      planId = items?.find((plan) => plan.name === usagePlanName)?.id;
+      planId = (await gateway.getUsagePlans()).find((plan) => plan.name === usagePlanName)?.id;
       if (!planId) throw new Error(`no usage plan named ${usagePlanName}`);
     }
-    return gatewayKeys(planId, client);
+    return gatewayKeys(planId, gateway);
   })().catch((error: unknown) => {
     registry = undefined;
     throw error;

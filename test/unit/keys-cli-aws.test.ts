@@ -1,10 +1,3 @@
-import {
-  APIGatewayClient,
-  CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
-  GetApiKeysCommand,
-  UpdateApiKeyCommand,
-} from '@aws-sdk/client-api-gateway';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import {
@@ -15,20 +8,38 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runKeys } from '#infra/cli/keys.ts';
+import {
+  type ApiGatewayStandIn,
+  STAND_IN_SECRET_KEY,
+  startApiGatewayStandIn,
+} from '#test/support/api-gateway-stand-in.ts';
 
-// No AWS account exists here: every AWS call of `npm run keys -- … --stage prod` is mocked, and the
-// test checks what the CLI asks AWS to do.
+// No AWS account exists here: every AWS call of `npm run keys -- … --stage prod` is mocked, or (API
+// Gateway, which the CLI calls without an SDK client) sent to a stand-in, and the test checks what
+// the CLI asks AWS to do.
 const ssm = mockClient(SSMClient);
-const gateway = mockClient(APIGatewayClient);
+let gateway: ApiGatewayStandIn;
 const dynamo = mockClient(DynamoDBDocumentClient);
 const secrets = mockClient(SecretsManagerClient);
 const savedEnv = { ...process.env };
 const PEPPER = 'prod-pepper-0123456789abcdefghijklmnopqrstuv';
 
+beforeAll(async () => {
+  gateway = await startApiGatewayStandIn([{ id: 'plan123', name: 'naira-prod-per-key' }]);
+});
+
 beforeEach(() => {
-  for (const mock of [ssm, gateway, dynamo, secrets]) mock.reset();
+  for (const mock of [ssm, dynamo, secrets]) mock.reset();
+  gateway.keys.splice(0, Infinity, { id: 'gwkey1', name: 'pk_x', value: 'pk_x', enabled: true });
+  gateway.planKeys.set('plan123', []);
+  gateway.requests.length = 0;
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_API_GATEWAY: gateway.url,
+    AWS_ACCESS_KEY_ID: 'AKIDCLI',
+    AWS_SECRET_ACCESS_KEY: STAND_IN_SECRET_KEY,
+  });
   ssm.on(GetParameterCommand, { Name: '/naira/prod/operator-config' }).resolves({
     Parameter: {
       Value: JSON.stringify({
@@ -41,10 +52,6 @@ beforeEach(() => {
     },
   });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: PEPPER });
-  gateway.on(CreateApiKeyCommand).resolves({ id: 'gwkey1' });
-  gateway.on(CreateUsagePlanKeyCommand).resolves({});
-  gateway.on(GetApiKeysCommand).resolves({ items: [{ id: 'gwkey1', name: 'pk_x' }] });
-  gateway.on(UpdateApiKeyCommand).resolves({});
   dynamo.on(TransactWriteCommand).resolves({});
   dynamo.on(PutCommand).resolves({});
   vi.stubGlobal(
@@ -58,9 +65,10 @@ beforeEach(() => {
     ),
   );
 });
-afterAll(() => {
+afterAll(async () => {
   vi.unstubAllGlobals();
   process.env = savedEnv;
+  await gateway.close();
 });
 
 describe('npm run keys -- … --stage prod', () => {
@@ -82,16 +90,12 @@ describe('npm run keys -- … --stage prod', () => {
     expect(JSON.stringify(put)).not.toContain(output.api_secret);
     expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
 
-    expect(gateway.commandCalls(CreateApiKeyCommand)[0]?.args[0].input).toMatchObject({
-      name: output.api_key,
-      value: output.api_key,
-      enabled: true,
-    });
-    expect(gateway.commandCalls(CreateUsagePlanKeyCommand)[0]?.args[0].input).toEqual({
-      usagePlanId: 'plan123',
-      keyId: 'gwkey1',
-      keyType: 'API_KEY',
-    });
+    const registered = gateway.keys.find((key) => key.name === output.api_key);
+    expect(registered).toMatchObject({ value: output.api_key, enabled: true });
+    expect(gateway.planKeys.get('plan123')).toEqual([registered?.id]);
+    expect(
+      gateway.requests.every((request) => request.signatureValid && request.accessKeyId === 'AKIDCLI'),
+    ).toBe(true);
     expect(vi.mocked(fetch).mock.calls[0]?.[0].toString()).toBe('https://partner.example.ng/v1/accounts');
   });
 
@@ -110,10 +114,11 @@ describe('npm run keys -- … --stage prod', () => {
     const output = await runKeys(['revoke', 'pk_x', '--stage', 'prod']);
     expect(output).toContain('Revoked pk_x');
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.TableName).toBe('naira-prod-api-keys');
-    expect(gateway.commandCalls(UpdateApiKeyCommand)[0]?.args[0].input).toEqual({
-      apiKey: 'gwkey1',
-      patchOperations: [{ op: 'replace', path: '/enabled', value: 'false' }],
-    });
+    expect(gateway.keys).toEqual([{ id: 'gwkey1', name: 'pk_x', value: 'pk_x', enabled: false }]);
+    expect(gateway.requests.map((request) => [request.method, request.path])).toEqual([
+      ['GET', '/apikeys'],
+      ['PATCH', '/apikeys/gwkey1'],
+    ]);
   });
 
   it('refuses a stage that is not deployed', async () => {

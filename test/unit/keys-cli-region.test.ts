@@ -1,27 +1,31 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  APIGatewayClient,
-  CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
-} from '@aws-sdk/client-api-gateway';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runKeys } from '#infra/cli/keys.ts';
+import {
+  type ApiGatewayStandIn,
+  STAND_IN_SECRET_KEY,
+  startApiGatewayStandIn,
+} from '#test/support/api-gateway-stand-in.ts';
 
 // `npm run keys -- … --stage` with AWS_REGION unset: SSM, DynamoDB, Secrets Manager and API Gateway
 // must all resolve the same region (the profile's, or --region), never a built-in default.
 // Its own file: the shared modules read AWS_REGION once, when they are first imported.
 const ssm = mockClient(SSMClient);
-const gateway = mockClient(APIGatewayClient);
+let gateway: ApiGatewayStandIn;
 const dynamo = mockClient(DynamoDBDocumentClient);
 const secrets = mockClient(SecretsManagerClient);
 const savedEnv = { ...process.env };
 const awsDir = mkdtempSync(path.join(tmpdir(), 'aws-profile-'));
+
+beforeAll(async () => {
+  gateway = await startApiGatewayStandIn([{ id: 'plan123', name: 'naira-prod-per-key' }]);
+});
 
 beforeEach(() => {
   vi.resetModules();
@@ -30,10 +34,19 @@ beforeEach(() => {
   const configFile = path.join(awsDir, 'config');
   writeFileSync(configFile, '[profile naira-ops]\nregion = eu-west-2\n');
   process.env.AWS_CONFIG_FILE = configFile;
-  process.env.AWS_SHARED_CREDENTIALS_FILE = path.join(awsDir, 'credentials');
+  const credentialsFile = path.join(awsDir, 'credentials');
+  writeFileSync(
+    credentialsFile,
+    `[naira-ops]\naws_access_key_id = AKIDREGION\naws_secret_access_key = ${STAND_IN_SECRET_KEY}\n`,
+  );
+  process.env.AWS_SHARED_CREDENTIALS_FILE = credentialsFile;
   process.env.AWS_PROFILE = 'naira-ops';
+  // API Gateway is called without an SDK client (shared/aws/api-gateway.ts): its stand-in records
+  // the region each request is signed for.
+  process.env.AWS_ENDPOINT_URL_API_GATEWAY = gateway.url;
+  gateway.requests.length = 0;
 
-  for (const mock of [ssm, gateway, dynamo, secrets]) mock.reset();
+  for (const mock of [ssm, dynamo, secrets]) mock.reset();
   ssm.on(GetParameterCommand).resolves({
     Parameter: {
       Value: JSON.stringify({
@@ -48,8 +61,6 @@ beforeEach(() => {
   secrets
     .on(GetSecretValueCommand)
     .resolves({ SecretString: 'prod-pepper-0123456789abcdefghijklmnopqrstuv' });
-  gateway.on(CreateApiKeyCommand).resolves({ id: 'gwkey1' });
-  gateway.on(CreateUsagePlanKeyCommand).resolves({});
   dynamo.on(TransactWriteCommand).resolves({});
   dynamo.on(PutCommand).resolves({});
   vi.stubGlobal(
@@ -63,15 +74,16 @@ beforeEach(() => {
     ),
   );
 });
-afterAll(() => {
+afterAll(async () => {
   vi.unstubAllGlobals();
   process.env = savedEnv;
   rmSync(awsDir, { recursive: true, force: true });
+  await gateway.close();
 });
 
 /** The regions the called clients resolved, per service (services not called are absent). */
 async function regionsCalled(): Promise<Record<string, string[]>> {
-  const mocks = { ssm, dynamodb: dynamo, secretsmanager: secrets, apigateway: gateway };
+  const mocks = { ssm, dynamodb: dynamo, secretsmanager: secrets };
   const regions: Record<string, string[]> = {};
   for (const [service, mock] of Object.entries(mocks)) {
     const calls = mock.send.getCalls();
@@ -80,6 +92,8 @@ async function regionsCalled(): Promise<Record<string, string[]>> {
       calls.map((call) => (call.thisValue as { config: { region: () => Promise<string> } }).config.region()),
     );
   }
+  if (gateway.requests.length > 0)
+    regions.apigateway = gateway.requests.map((request) => request.region ?? '');
   return regions;
 }
 
