@@ -1,33 +1,75 @@
-import '#shared/aws/node-version.ts';
-import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
-import { requestHandler } from '#shared/aws/clients.ts';
+import type {
+  AdminCreateUserRequest,
+  AdminCreateUserResponse,
+  AdminDeleteUserRequest,
+  AdminSetUserPasswordRequest,
+  AdminSetUserPasswordResponse,
+  AssociateSoftwareTokenRequest,
+  AssociateSoftwareTokenResponse,
+  InitiateAuthRequest,
+  InitiateAuthResponse,
+  RespondToAuthChallengeRequest,
+  RespondToAuthChallengeResponse,
+  SetUserMFAPreferenceRequest,
+  SetUserMFAPreferenceResponse,
+  VerifySoftwareTokenRequest,
+  VerifySoftwareTokenResponse,
+} from '@aws-sdk/client-cognito-identity-provider';
+import { awsService } from '#shared/aws/service.ts';
 import { config } from '#shared/config.ts';
 
-let client: CognitoIdentityProviderClient | undefined;
+/** The Cognito operations the dashboard calls: request and answer (the SDK's types of them). */
+interface Operations {
+  InitiateAuth: [InitiateAuthRequest, InitiateAuthResponse];
+  RespondToAuthChallenge: [RespondToAuthChallengeRequest, RespondToAuthChallengeResponse];
+  AssociateSoftwareToken: [AssociateSoftwareTokenRequest, AssociateSoftwareTokenResponse];
+  VerifySoftwareToken: [VerifySoftwareTokenRequest, VerifySoftwareTokenResponse];
+  SetUserMFAPreference: [SetUserMFAPreferenceRequest, SetUserMFAPreferenceResponse];
+  AdminCreateUser: [AdminCreateUserRequest, AdminCreateUserResponse];
+  AdminSetUserPassword: [AdminSetUserPasswordRequest, AdminSetUserPasswordResponse];
+  AdminDeleteUser: [AdminDeleteUserRequest, object];
+}
+
+let send: ReturnType<typeof awsService> | undefined;
 
 /**
- * The Cognito client of this process, created on first use (only the sign-in functions and the
- * operator CLI need it): the regional endpoint on AWS, the local stand-in under `npm start`.
+ * Calls Cognito's user pool API (AWS JSON 1.1) as the SDK's client does, without the client
+ * (`shared/aws/service.ts`: it was 30 KB of each sign-in function): the regional endpoint on AWS,
+ * the local stand-in under `npm start`. The user calls (sign-in, challenges, TOTP) are not signed,
+ * as the SDK sends them: the session or access token is the proof; the operator's Admin calls are.
+ * A refusal is thrown with Cognito's error type as its name (`NotAuthorizedException`).
  */
-export function cognito(): CognitoIdentityProviderClient {
-  client ??= new CognitoIdentityProviderClient({
-    region: config.region,
+export async function cognito<K extends keyof Operations>(
+  operation: K,
+  input: Operations[K][0],
+): Promise<Operations[K][1]> {
+  send ??= awsService({
+    service: 'cognito-idp',
+    region: config.region ?? missing('AWS_REGION'),
     endpoint: config.dashboard.cognitoEndpoint,
-    requestHandler,
   });
-  return client;
+  return (await send({
+    method: 'POST',
+    path: '/',
+    headers: {
+      'content-type': 'application/x-amz-json-1.1',
+      'x-amz-target': `AWSCognitoIdentityProviderService.${operation}`,
+    },
+    body: input,
+    signed: operation.startsWith('Admin'),
+  })) as Operations[K][1];
+}
+
+function missing(name: string): never {
+  throw new Error(`${name} is not set`);
 }
 
 /** The dashboard's user pool, or a clear error where it is not configured. */
 export function userPoolId(): string {
-  const { userPoolId } = config.dashboard;
-  if (!userPoolId) throw new Error('USER_POOL_ID is not set');
-  return userPoolId;
+  return config.dashboard.userPoolId ?? missing('USER_POOL_ID');
 }
 
 /** The dashboard's app client (sign-in), or a clear error where it is not configured. */
 export function appClientId(): string {
-  const { clientId } = config.dashboard;
-  if (!clientId) throw new Error('USER_POOL_CLIENT_ID is not set');
-  return clientId;
+  return config.dashboard.clientId ?? missing('USER_POOL_CLIENT_ID');
 }

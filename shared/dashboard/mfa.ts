@@ -1,8 +1,3 @@
-import {
-  AssociateSoftwareTokenCommand,
-  SetUserMFAPreferenceCommand,
-  VerifySoftwareTokenCommand,
-} from '@aws-sdk/client-cognito-identity-provider';
 import { cognito } from '#shared/dashboard/cognito.ts';
 import { Unauthorized, ValidationError } from '#shared/errors.ts';
 
@@ -38,9 +33,9 @@ const refused = (error: unknown): never => {
 
 /** Starts enrolment: the secret to put in the authenticator app, and an `otpauth://` URI for it. */
 export async function startTotpEnrolment(accessToken: string, user: { sub: string; email?: string }) {
-  const answer = await cognito()
-    .send(new AssociateSoftwareTokenCommand({ AccessToken: ownAccessToken(accessToken, user.sub) }))
-    .catch(refused);
+  const answer = await cognito('AssociateSoftwareToken', {
+    AccessToken: ownAccessToken(accessToken, user.sub),
+  }).catch(refused);
   const secret = answer.SecretCode ?? '';
   const label = encodeURIComponent(`NairaPay:${user.email ?? user.sub}`);
   return { secret, otpauth_uri: `otpauth://totp/${label}?secret=${secret}&issuer=NairaPay` };
@@ -49,19 +44,15 @@ export async function startTotpEnrolment(accessToken: string, user: { sub: strin
 /** Finishes enrolment with the app's first code; TOTP is then required at every sign-in. */
 export async function confirmTotpEnrolment(accessToken: string, code: string, user: { sub: string }) {
   const token = ownAccessToken(accessToken, user.sub);
-  const verified = await cognito()
-    .send(
-      new VerifySoftwareTokenCommand({ AccessToken: token, UserCode: code, FriendlyDeviceName: 'dashboard' }),
-    )
-    .catch(refused);
+  const verified = await cognito('VerifySoftwareToken', {
+    AccessToken: token,
+    UserCode: code,
+    FriendlyDeviceName: 'dashboard',
+  }).catch(refused);
   if (verified.Status !== 'SUCCESS') refused({ name: 'CodeMismatchException' });
-  await cognito()
-    .send(
-      new SetUserMFAPreferenceCommand({
-        AccessToken: token,
-        SoftwareTokenMfaSettings: { Enabled: true, PreferredMfa: true },
-      }),
-    )
-    .catch(refused);
+  await cognito('SetUserMFAPreference', {
+    AccessToken: token,
+    SoftwareTokenMfaSettings: { Enabled: true, PreferredMfa: true },
+  }).catch(refused);
   return { totp_enabled: true };
 }

@@ -1,9 +1,4 @@
-import {
-  type AuthenticationResultType,
-  type ChallengeNameType,
-  InitiateAuthCommand,
-  RespondToAuthChallengeCommand,
-} from '@aws-sdk/client-cognito-identity-provider';
+import type { AuthenticationResultType, ChallengeNameType } from '@aws-sdk/client-cognito-identity-provider';
 import { appClientId, cognito } from '#shared/dashboard/cognito.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 import { ApiError, Unauthorized, ValidationError } from '#shared/errors.ts';
@@ -93,15 +88,11 @@ function resultOf(
 /** Email and password: a session, or the challenge to answer first. */
 export async function signIn(email: string, password: string): Promise<SignInResult> {
   const normalized = email.trim().toLowerCase();
-  const answer = await cognito()
-    .send(
-      new InitiateAuthCommand({
-        ClientId: appClientId(),
-        AuthFlow: 'USER_PASSWORD_AUTH',
-        AuthParameters: { USERNAME: normalized, PASSWORD: password },
-      }),
-    )
-    .catch(refusalOf);
+  const answer = await cognito('InitiateAuth', {
+    ClientId: appClientId(),
+    AuthFlow: 'USER_PASSWORD_AUTH',
+    AuthParameters: { USERNAME: normalized, PASSWORD: password },
+  }).catch(refusalOf);
   return resultOf(normalized, answer.AuthenticationResult, answer.ChallengeName, answer.Session);
 }
 
@@ -140,24 +131,20 @@ export async function answerChallenge(answer: ChallengeAnswer): Promise<SignInRe
     if (answer.code === undefined) throw new ValidationError([{ field: 'code', message: 'Required' }]);
     responses.SOFTWARE_TOKEN_MFA_CODE = answer.code;
   }
-  const result = await cognito()
-    .send(
-      new RespondToAuthChallengeCommand({
-        ClientId: appClientId(),
-        ChallengeName: answer.challenge,
-        Session: answer.session,
-        ChallengeResponses: responses,
-      }),
-    )
-    .catch((error: unknown) => {
-      // A new password Cognito itself refuses (its policy is the pool's): the same 400.
-      if (
-        (error as Error)?.name === 'InvalidPasswordException' &&
-        answer.challenge === 'NEW_PASSWORD_REQUIRED'
-      ) {
-        throw new ValidationError([{ field: 'new_password', message: (error as Error).message }]);
-      }
-      return refusalOf(error);
-    });
+  const result = await cognito('RespondToAuthChallenge', {
+    ClientId: appClientId(),
+    ChallengeName: answer.challenge,
+    Session: answer.session,
+    ChallengeResponses: responses,
+  }).catch((error: unknown) => {
+    // A new password Cognito itself refuses (its policy is the pool's): the same 400.
+    if (
+      (error as Error)?.name === 'InvalidPasswordException' &&
+      answer.challenge === 'NEW_PASSWORD_REQUIRED'
+    ) {
+      throw new ValidationError([{ field: 'new_password', message: (error as Error).message }]);
+    }
+    return refusalOf(error);
+  });
   return resultOf(email, result.AuthenticationResult, result.ChallengeName, result.Session);
 }

@@ -1,9 +1,3 @@
-import {
-  AdminCreateUserCommand,
-  AdminDeleteUserCommand,
-  AdminSetUserPasswordCommand,
-  UsernameExistsException,
-} from '@aws-sdk/client-cognito-identity-provider';
 import { cognito, userPoolId } from '#shared/dashboard/cognito.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 
@@ -34,35 +28,31 @@ export interface NewUser {
 export async function createDashboardUser(user: NewUser): Promise<{ email: string; sub: string }> {
   const email = user.email.trim().toLowerCase();
   try {
-    const created = await cognito().send(
-      new AdminCreateUserCommand({
+    const created = await cognito('AdminCreateUser', {
+      UserPoolId: userPoolId(),
+      Username: email,
+      UserAttributes: [
+        { Name: 'email', Value: email },
+        { Name: 'email_verified', Value: 'true' },
+        { Name: `custom:${DASHBOARD_USER_POOL.merchantAttribute}`, Value: user.merchantId },
+      ],
+      // With a password chosen here, nothing is emailed; without, Cognito sends the invitation.
+      ...(user.password === undefined
+        ? { DesiredDeliveryMediums: ['EMAIL'] }
+        : { TemporaryPassword: user.password, MessageAction: 'SUPPRESS' }),
+    });
+    if (user.password !== undefined && user.permanent) {
+      await cognito('AdminSetUserPassword', {
         UserPoolId: userPoolId(),
         Username: email,
-        UserAttributes: [
-          { Name: 'email', Value: email },
-          { Name: 'email_verified', Value: 'true' },
-          { Name: `custom:${DASHBOARD_USER_POOL.merchantAttribute}`, Value: user.merchantId },
-        ],
-        // With a password chosen here, nothing is emailed; without, Cognito sends the invitation.
-        ...(user.password === undefined
-          ? { DesiredDeliveryMediums: ['EMAIL'] }
-          : { TemporaryPassword: user.password, MessageAction: 'SUPPRESS' }),
-      }),
-    );
-    if (user.password !== undefined && user.permanent) {
-      await cognito().send(
-        new AdminSetUserPasswordCommand({
-          UserPoolId: userPoolId(),
-          Username: email,
-          Password: user.password,
-          Permanent: true,
-        }),
-      );
+        Password: user.password,
+        Permanent: true,
+      });
     }
     const sub = created.User?.Attributes?.find((attribute) => attribute.Name === 'sub')?.Value;
     return { email, sub: sub ?? created.User?.Username ?? email };
   } catch (error) {
-    if (error instanceof UsernameExistsException || (error as Error).name === 'UsernameExistsException') {
+    if ((error as Error).name === 'UsernameExistsException') {
       throw new DuplicateUser(email);
     }
     throw error;
@@ -71,7 +61,5 @@ export async function createDashboardUser(user: NewUser): Promise<{ email: strin
 
 /** Deletes a dashboard user (by email); the local demo user's reset only: operators disable users in Cognito. */
 export async function deleteDashboardUser(email: string): Promise<void> {
-  await cognito().send(
-    new AdminDeleteUserCommand({ UserPoolId: userPoolId(), Username: email.trim().toLowerCase() }),
-  );
+  await cognito('AdminDeleteUser', { UserPoolId: userPoolId(), Username: email.trim().toLowerCase() });
 }

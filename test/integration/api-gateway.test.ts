@@ -8,7 +8,8 @@ import {
 } from '@aws-sdk/client-api-gateway';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
-import { ApiGatewayError, apiGateway } from '#shared/aws/api-gateway.ts';
+import { apiGateway } from '#shared/aws/api-gateway.ts';
+import { AwsServiceError } from '#shared/aws/service.ts';
 import {
   type ApiGatewayStandIn,
   type RecordedGatewayRequest,
@@ -152,9 +153,10 @@ describe('API Gateway calls without the SDK client', () => {
 
     const refused = standIn.requests.length;
     const error = await client.createUsagePlanKey('no-such-plan', 'k').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiGatewayError);
+    expect(error).toBeInstanceOf(AwsServiceError);
     expect(error).toMatchObject({ status: 404, type: 'NotFoundException' });
-    expect((error as Error).message).toContain('Invalid Usage Plan ID specified');
+    expect((error as Error).message).toBe('Invalid Usage Plan ID specified');
+    expect((error as Error).name).toBe('NotFoundException');
     expect(standIn.requests.length - refused).toBe(1);
   });
 

@@ -1,5 +1,4 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { InitiateAuthCommand } from '@aws-sdk/client-cognito-identity-provider';
 import { appClientId, cognito } from '#shared/dashboard/cognito.ts';
 import { createDashboardUser } from '#shared/dashboard/users.ts';
 
@@ -20,13 +19,11 @@ export async function aDashboardUser(merchantId: string) {
 
 /** Signs in at Cognito directly (the way the sign-in route does), returning the ID token. */
 export async function signInAt(email: string, password: string): Promise<string> {
-  const result = await cognito().send(
-    new InitiateAuthCommand({
-      ClientId: appClientId(),
-      AuthFlow: 'USER_PASSWORD_AUTH',
-      AuthParameters: { USERNAME: email, PASSWORD: password },
-    }),
-  );
+  const result = await cognito('InitiateAuth', {
+    ClientId: appClientId(),
+    AuthFlow: 'USER_PASSWORD_AUTH',
+    AuthParameters: { USERNAME: email, PASSWORD: password },
+  });
   const token = result.AuthenticationResult?.IdToken;
   if (!token) throw new Error(`no ID token for ${email}: ${result.ChallengeName ?? 'no challenge'}`);
   return token;

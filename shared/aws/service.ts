@@ -1,0 +1,115 @@
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { Sha256 } from '@smithy/core/checksum';
+import { isThrottlingError, isTransientError, StandardRetryStrategy } from '@smithy/core/retry';
+import { HttpRequest } from '@smithy/core/transport';
+import { NodeHttpHandler, streamCollector } from '@smithy/node-http-handler';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentityProvider, SdkError } from '@smithy/types';
+
+/*
+ * AWS calls without a service's SDK client, for the few calls some functions make to API Gateway
+ * and Cognito: the request as the client would send it, signed, sent and retried by the SDK's own
+ * parts (its SigV4 signer, HTTP handler and standard retry strategy), which every bundle already
+ * carries for DynamoDB. A client is the schemas of all its service's operations, which esbuild
+ * cannot drop: 30-60 KB of a bundle and several milliseconds of its cold start, for two to five
+ * requests. Each caller's tests hold its requests to the SDK client's.
+ */
+
+/**
+ * A service's answer other than 2xx. Like the SDK's errors: its name is the error type the service
+ * names (`NotFoundException`, `NotAuthorizedException`...), its message the service's, and
+ * `$metadata` has the status, so the SDK's own checks tell throttling and transient errors from final ones.
+ */
+export class AwsServiceError extends Error {
+  readonly $metadata: { httpStatusCode: number };
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = type;
+    this.$metadata = { httpStatusCode: status };
+  }
+}
+
+export interface ServiceOptions {
+  /** The signing name and endpoint prefix: `apigateway`, `cognito-idp`. */
+  service: string;
+  region: string;
+  /** Where to send the calls; default: the region's public endpoint. */
+  endpoint?: string;
+  /** Default: the SDK's default chain (in a Lambda bundle, the execution role's environment). */
+  credentials?: AwsCredentialIdentityProvider;
+}
+
+export interface ServiceRequest {
+  method: string;
+  path: string;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: object;
+  /** Whether to sign with SigV4; Cognito's user calls are not signed (the token is the proof). */
+  signed?: boolean;
+}
+
+/** The SDK's attempts for a call (the first and two retries), for throttling and transient errors. */
+const MAX_ATTEMPTS = 3;
+
+/** A function that sends requests to one AWS service and answers with the parsed JSON body. */
+export function awsService({ service, region, endpoint, credentials = defaultProvider() }: ServiceOptions) {
+  const base = new URL(
+    endpoint ?? `https://${service}.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`,
+  );
+  const signer = new SignatureV4({ service, region, credentials, sha256: Sha256 });
+  const http = new NodeHttpHandler();
+  const retries = new StandardRetryStrategy(MAX_ATTEMPTS);
+
+  async function once({ method, path, query = {}, headers = {}, body, signed = true }: ServiceRequest) {
+    const request = new HttpRequest({
+      protocol: base.protocol,
+      hostname: base.hostname,
+      port: base.port ? Number(base.port) : undefined,
+      method,
+      path,
+      query,
+      headers: { host: base.host, ...headers },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const { response } = await http.handle(signed ? ((await signer.sign(request)) as HttpRequest) : request);
+    const text = Buffer.from(await streamCollector(response.body)).toString('utf8');
+    const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    if (response.statusCode >= 200 && response.statusCode < 300) return json;
+    // `x-amzn-ErrorType: NotFoundException:http://…` (REST) or `__type: com.amazonaws…#NotAuthorizedException` (JSON).
+    const named = String(response.headers['x-amzn-errortype'] ?? json.__type ?? 'UnknownError');
+    const type = named.split(':')[0]?.split('#').pop() || 'UnknownError';
+    throw new AwsServiceError(response.statusCode, type, String(json.message ?? json.Message ?? text));
+  }
+
+  return async function send(request: ServiceRequest): Promise<Record<string, unknown>> {
+    let token = await retries.acquireInitialRetryToken(service);
+    for (;;) {
+      try {
+        const result = await once(request);
+        retries.recordSuccess(token);
+        return result;
+      } catch (error) {
+        try {
+          token = await retries.refreshRetryTokenForRetry(token, { errorType: errorType(error) });
+        } catch {
+          throw error;
+        }
+      }
+    }
+  };
+}
+
+/**
+ * A failed attempt as the SDK's retry middleware classes it: throttled or transient (a 5xx, a
+ * connection reset or timeout) are retried; anything else (a refusal, missing credentials) is final.
+ */
+function errorType(error: unknown): 'THROTTLING' | 'TRANSIENT' | 'CLIENT_ERROR' {
+  const sdkError = error as SdkError;
+  if (isThrottlingError(sdkError)) return 'THROTTLING';
+  return isTransientError(sdkError) ? 'TRANSIENT' : 'CLIENT_ERROR';
+}
