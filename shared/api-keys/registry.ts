@@ -15,7 +15,6 @@ export function keyRegistry(): Promise<KeyRegistry | undefined> {
   registry ??= (async () => {
     const { usagePlanId, usagePlanName, apiGatewayEndpoint } = config.dashboard;
     if (!usagePlanId && !usagePlanName) return undefined;
-    if (!config.region) throw new Error('AWS_REGION is not set: the usage plan has no region');
     const gateway = apiGateway({ region: config.region, endpoint: apiGatewayEndpoint });
     let planId = usagePlanId;
     if (!planId) {

@@ -36,7 +36,8 @@ export class AwsServiceError extends Error {
 export interface ServiceOptions {
   /** The signing name and endpoint prefix: `apigateway`, `cognito-idp`. */
   service: string;
-  region: string;
+  /** Required: unset (`AWS_REGION` missing), the first call fails and says so. */
+  region: string | undefined;
   /** Where to send the calls; default: the region's public endpoint. */
   endpoint?: string;
   /** Default: the SDK's default chain (in a Lambda bundle, the execution role's environment). */
@@ -58,6 +59,7 @@ const MAX_ATTEMPTS = 3;
 
 /** A function that sends requests to one AWS service and answers with the parsed JSON body. */
 export function awsService({ service, region, endpoint, credentials = defaultProvider() }: ServiceOptions) {
+  if (!region) throw new Error(`AWS_REGION is not set: no region to call ${service} in`);
   const base = new URL(
     endpoint ?? `https://${service}.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`,
   );
@@ -78,8 +80,11 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
     });
     const { response } = await http.handle(signed ? ((await signer.sign(request)) as HttpRequest) : request);
     const text = Buffer.from(await streamCollector(response.body)).toString('utf8');
-    const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    if (response.statusCode >= 200 && response.statusCode < 300) return json;
+    if (response.statusCode >= 200 && response.statusCode < 300) {
+      return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    }
+    // An error's body may not be JSON (a proxy's 502 page): its status still decides the retry.
+    const json = jsonObject(text);
     // `x-amzn-ErrorType: NotFoundException:http://…` (REST) or `__type: com.amazonaws…#NotAuthorizedException` (JSON).
     const named = String(response.headers['x-amzn-errortype'] ?? json.__type ?? 'UnknownError');
     const type = named.split(':')[0]?.split('#').pop() || 'UnknownError';
@@ -102,6 +107,15 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
       }
     }
   };
+}
+
+function jsonObject(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /**

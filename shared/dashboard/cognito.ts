@@ -45,7 +45,7 @@ export async function cognito<K extends keyof Operations>(
 ): Promise<Operations[K][1]> {
   send ??= awsService({
     service: 'cognito-idp',
-    region: config.region ?? missing('AWS_REGION'),
+    region: config.region,
     endpoint: config.dashboard.cognitoEndpoint,
   });
   return (await send({

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   APIGatewayClient,
   CreateApiKeyCommand,
@@ -158,6 +160,25 @@ describe('API Gateway calls without the SDK client', () => {
     expect((error as Error).message).toBe('Invalid Usage Plan ID specified');
     expect((error as Error).name).toBe('NotFoundException');
     expect(standIn.requests.length - refused).toBe(1);
+  });
+
+  it("retries a 502 whose body is a proxy's HTML page, not JSON", async () => {
+    let answered = 0;
+    const proxy = createServer((_request, response) => {
+      answered += 1;
+      if (answered === 1)
+        response.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>');
+      else response.writeHead(200, { 'content-type': 'application/json' }).end('{"item":[{"id":"p1"}]}');
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = proxy.address() as AddressInfo;
+      const client = apiGateway({ region: 'eu-west-2', endpoint: `http://127.0.0.1:${port}`, credentials });
+      expect(await client.getUsagePlans()).toEqual([{ id: 'p1' }]);
+      expect(answered).toBe(2);
+    } finally {
+      proxy.close();
+    }
   });
 
   it('fails at once without credentials, and retries a refused connection', async () => {
