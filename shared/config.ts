@@ -76,6 +76,8 @@ const ENV = {
   USAGE_PLAN_NAME: optionalText,
   /** Where the key routes' API Gateway calls go (the SDK's own name for it); unset: the regional endpoint. */
   AWS_ENDPOINT_URL_API_GATEWAY: optionalUrl,
+  /** Where secrets are read from (the SDK's own name for it); unset: the regional endpoint. */
+  AWS_ENDPOINT_URL_SECRETS_MANAGER: optionalUrl,
   LOG_LEVEL: withDefault(oneOf(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   /** Set by Lambda: the function's own name (the dimension of the service's metrics); unset locally. */
   AWS_LAMBDA_FUNCTION_NAME: optionalText,
@@ -131,6 +133,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
     region: e.AWS_REGION,
     dynamoEndpoint: e.DYNAMODB_ENDPOINT,
     sqsEndpoint: e.SQS_ENDPOINT,
+    secretsManagerEndpoint: e.AWS_ENDPOINT_URL_SECRETS_MANAGER,
     tablePrefix: e.TABLE_PREFIX,
     paymentsQueueUrl: e.PAYMENTS_QUEUE_URL,
     partner: {

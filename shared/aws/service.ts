@@ -7,12 +7,12 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentityProvider, SdkError } from '@smithy/types';
 
 /*
- * AWS calls without a service's SDK client, for the few calls some functions make to API Gateway
- * and Cognito: the request as the client would send it, signed, sent and retried by the SDK's own
- * parts (its SigV4 signer, HTTP handler and standard retry strategy), which every bundle already
- * carries for DynamoDB. A client is the schemas of all its service's operations, which esbuild
- * cannot drop: 30-60 KB of a bundle and several milliseconds of its cold start, for two to five
- * requests. Each caller's tests hold its requests to the SDK client's.
+ * AWS calls without a service's SDK client, for the few calls some functions make to API Gateway,
+ * Cognito and Secrets Manager: the request as the client would send it, signed, sent and retried
+ * by the SDK's own parts (its SigV4 signer, HTTP handler and standard retry strategy), which every
+ * bundle already carries for DynamoDB. A client is the schemas of all its service's operations,
+ * which esbuild cannot drop: 13-60 KB of a bundle and up to several milliseconds of its cold
+ * start, for one to five requests. Each caller's tests hold its requests to the SDK client's.
  */
 
 /**
@@ -34,7 +34,7 @@ export class AwsServiceError extends Error {
 }
 
 export interface ServiceOptions {
-  /** The signing name and endpoint prefix: `apigateway`, `cognito-idp`. */
+  /** The signing name and endpoint prefix: `apigateway`, `cognito-idp`, `secretsmanager`. */
   service: string;
   /** Required: unset (`AWS_REGION` missing), the first call fails and says so. */
   region: string | undefined;

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Sha256 } from '@smithy/core/checksum';
-import { HttpRequest } from '@smithy/core/transport';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { signatureScope, signatureValid } from '#test/support/sigv4.ts';
 
 /*
  * A stand-in for the five calls of API Gateway's management API (REST, JSON) that the key lifecycle
@@ -27,8 +25,7 @@ export interface RecordedGatewayRequest {
   signatureValid: boolean;
 }
 
-/** The credentials the stand-in checks signatures with (any access key id, this secret). */
-export const STAND_IN_SECRET_KEY = 'stand-in-secret-key';
+export { STAND_IN_SECRET_KEY } from '#test/support/sigv4.ts';
 
 export interface GatewayKey {
   id: string;
@@ -129,16 +126,14 @@ export async function startApiGatewayStandIn(
     for await (const chunk of incoming) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     const url = new URL(incoming.url ?? '/', 'http://stand-in');
-    const scope = /Credential=([^/]+)\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request/.exec(
-      String(incoming.headers.authorization ?? ''),
-    );
+    const scope = signatureScope(incoming);
     const request: RecordedGatewayRequest = {
       method: incoming.method ?? '',
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
       body: text ? JSON.parse(text) : undefined,
       headers: incoming.headers,
-      ...(scope ? { accessKeyId: scope[1], region: scope[2], service: scope[3] } : {}),
+      ...scope,
       signatureValid: scope ? await signatureValid(incoming, url, text, scope) : false,
     };
     requests.push(request);
@@ -174,43 +169,4 @@ export async function startApiGatewayStandIn(
         server.close(() => resolve());
       }),
   };
-}
-
-/**
- * Signs the request as received again (its signed headers, its `x-amz-date`) with the stand-in's
- * secret and the scope the signature names, and compares: a header changed or added to the signed
- * set after signing, or a path or query sent otherwise than signed, fails.
- */
-async function signatureValid(
-  incoming: IncomingMessage,
-  url: URL,
-  body: string,
-  [, accessKeyId = '', region = '', service = '']: RegExpExecArray,
-): Promise<boolean> {
-  const authorization = String(incoming.headers.authorization);
-  const signedHeaders = /SignedHeaders=([^,]+)/.exec(authorization)?.[1]?.split(';') ?? [];
-  const amzDate = String(incoming.headers['x-amz-date'] ?? '');
-  const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
-  if (!date) return false;
-  const headers = Object.fromEntries(
-    signedHeaders.map((name) => [name, String(incoming.headers[name] ?? '')]),
-  );
-  const request = new HttpRequest({
-    method: incoming.method ?? '',
-    hostname: url.hostname,
-    path: url.pathname,
-    query: Object.fromEntries(url.searchParams),
-    headers,
-    body: body || undefined,
-  });
-  const signer = new SignatureV4({
-    service,
-    region,
-    sha256: Sha256,
-    credentials: { accessKeyId, secretAccessKey: STAND_IN_SECRET_KEY },
-  });
-  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0] = date.slice(1).map(Number);
-  const signingDate = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
-  const signed = await signer.sign(request, { signingDate });
-  return signed.headers.authorization === authorization;
 }

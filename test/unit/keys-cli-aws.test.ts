@@ -1,4 +1,3 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import {
   DynamoDBDocumentClient,
@@ -15,6 +14,10 @@ import {
   STAND_IN_SECRET_KEY,
   startApiGatewayStandIn,
 } from '#test/support/api-gateway-stand-in.ts';
+import {
+  type SecretsManagerStandIn,
+  startSecretsManagerStandIn,
+} from '#test/support/secrets-manager-stand-in.ts';
 
 // No AWS account exists here: every AWS call of `npm run keys -- … --stage prod` is mocked, or (API
 // Gateway, which the CLI calls without an SDK client) sent to a stand-in, and the test checks what
@@ -22,21 +25,24 @@ import {
 const ssm = mockClient(SSMClient);
 let gateway: ApiGatewayStandIn;
 const dynamo = mockClient(DynamoDBDocumentClient);
-const secrets = mockClient(SecretsManagerClient);
+let secretsManager: SecretsManagerStandIn;
 const savedEnv = { ...process.env };
 const PEPPER = 'prod-pepper-0123456789abcdefghijklmnopqrstuv';
 
 beforeAll(async () => {
   gateway = await startApiGatewayStandIn([{ id: 'plan123', name: 'naira-prod-per-key' }]);
+  secretsManager = await startSecretsManagerStandIn();
 });
 
 beforeEach(() => {
-  for (const mock of [ssm, dynamo, secrets]) mock.reset();
+  for (const mock of [ssm, dynamo]) mock.reset();
+  secretsManager.requests.length = 0;
   gateway.keys.splice(0, Infinity, { id: 'gwkey1', name: 'pk_x', value: 'pk_x', enabled: true });
   gateway.planKeys.set('plan123', []);
   gateway.requests.length = 0;
   Object.assign(process.env, {
     AWS_ENDPOINT_URL_API_GATEWAY: gateway.url,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.url,
     AWS_ACCESS_KEY_ID: 'AKIDCLI',
     AWS_SECRET_ACCESS_KEY: STAND_IN_SECRET_KEY,
   });
@@ -51,7 +57,10 @@ beforeEach(() => {
       }),
     },
   });
-  secrets.on(GetSecretValueCommand).resolves({ SecretString: PEPPER });
+  secretsManager.secrets.set(
+    'arn:aws:secretsmanager:eu-west-1:111122223333:secret:naira/prod/api-key-pepper',
+    { SecretString: PEPPER },
+  );
   dynamo.on(TransactWriteCommand).resolves({});
   dynamo.on(PutCommand).resolves({});
   vi.stubGlobal(
@@ -69,6 +78,7 @@ afterAll(async () => {
   vi.unstubAllGlobals();
   process.env = savedEnv;
   await gateway.close();
+  await secretsManager.close();
 });
 
 describe('npm run keys -- … --stage prod', () => {
@@ -88,7 +98,7 @@ describe('npm run keys -- … --stage prod', () => {
     const put = dynamo.commandCalls(PutCommand)[0]?.args[0].input;
     expect(put?.TableName).toBe('naira-prod-api-keys');
     expect(JSON.stringify(put)).not.toContain(output.api_secret);
-    expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+    expect(secretsManager.requests.map((request) => request.signatureValid)).toEqual([true]);
 
     const registered = gateway.keys.find((key) => key.name === output.api_key);
     expect(registered).toMatchObject({ value: output.api_key, enabled: true });

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -12,6 +11,10 @@ import {
   STAND_IN_SECRET_KEY,
   startApiGatewayStandIn,
 } from '#test/support/api-gateway-stand-in.ts';
+import {
+  type SecretsManagerStandIn,
+  startSecretsManagerStandIn,
+} from '#test/support/secrets-manager-stand-in.ts';
 
 // `npm run keys -- … --stage` with AWS_REGION unset: SSM, DynamoDB, Secrets Manager and API Gateway
 // must all resolve the same region (the profile's, or --region), never a built-in default.
@@ -19,18 +22,28 @@ import {
 const ssm = mockClient(SSMClient);
 let gateway: ApiGatewayStandIn;
 const dynamo = mockClient(DynamoDBDocumentClient);
-const secrets = mockClient(SecretsManagerClient);
+let secretsManager: SecretsManagerStandIn;
 const savedEnv = { ...process.env };
 const awsDir = mkdtempSync(path.join(tmpdir(), 'aws-profile-'));
 
 beforeAll(async () => {
   gateway = await startApiGatewayStandIn([{ id: 'plan123', name: 'naira-prod-per-key' }]);
+  secretsManager = await startSecretsManagerStandIn();
 });
 
 beforeEach(() => {
   vi.resetModules();
   process.env = { ...savedEnv };
-  for (const name of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'DYNAMODB_ENDPOINT']) delete process.env[name];
+  // The profile alone gives region and credentials (static keys beside it make the SDK warn).
+  for (const name of [
+    'AWS_REGION',
+    'AWS_DEFAULT_REGION',
+    'DYNAMODB_ENDPOINT',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+  ])
+    delete process.env[name];
   const configFile = path.join(awsDir, 'config');
   writeFileSync(configFile, '[profile naira-ops]\nregion = eu-west-2\n');
   process.env.AWS_CONFIG_FILE = configFile;
@@ -41,12 +54,14 @@ beforeEach(() => {
   );
   process.env.AWS_SHARED_CREDENTIALS_FILE = credentialsFile;
   process.env.AWS_PROFILE = 'naira-ops';
-  // API Gateway is called without an SDK client (shared/aws/api-gateway.ts): its stand-in records
-  // the region each request is signed for.
+  // API Gateway and Secrets Manager are called without an SDK client (shared/aws/service.ts):
+  // their stand-ins record the region each request is signed for.
   process.env.AWS_ENDPOINT_URL_API_GATEWAY = gateway.url;
+  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = secretsManager.url;
   gateway.requests.length = 0;
 
-  for (const mock of [ssm, dynamo, secrets]) mock.reset();
+  for (const mock of [ssm, dynamo]) mock.reset();
+  secretsManager.requests.length = 0;
   ssm.on(GetParameterCommand).resolves({
     Parameter: {
       Value: JSON.stringify({
@@ -58,9 +73,12 @@ beforeEach(() => {
       }),
     },
   });
-  secrets
-    .on(GetSecretValueCommand)
-    .resolves({ SecretString: 'prod-pepper-0123456789abcdefghijklmnopqrstuv' });
+  secretsManager.secrets.set(
+    'arn:aws:secretsmanager:eu-west-2:111122223333:secret:naira/prod/api-key-pepper',
+    {
+      SecretString: 'prod-pepper-0123456789abcdefghijklmnopqrstuv',
+    },
+  );
   dynamo.on(TransactWriteCommand).resolves({});
   dynamo.on(PutCommand).resolves({});
   vi.stubGlobal(
@@ -79,11 +97,12 @@ afterAll(async () => {
   process.env = savedEnv;
   rmSync(awsDir, { recursive: true, force: true });
   await gateway.close();
+  await secretsManager.close();
 });
 
 /** The regions the called clients resolved, per service (services not called are absent). */
 async function regionsCalled(): Promise<Record<string, string[]>> {
-  const mocks = { ssm, dynamodb: dynamo, secretsmanager: secrets };
+  const mocks = { ssm, dynamodb: dynamo };
   const regions: Record<string, string[]> = {};
   for (const [service, mock] of Object.entries(mocks)) {
     const calls = mock.send.getCalls();
@@ -92,6 +111,8 @@ async function regionsCalled(): Promise<Record<string, string[]>> {
       calls.map((call) => (call.thisValue as { config: { region: () => Promise<string> } }).config.region()),
     );
   }
+  if (secretsManager.requests.length > 0)
+    regions.secretsmanager = secretsManager.requests.map((request) => request.scope?.region ?? '');
   if (gateway.requests.length > 0)
     regions.apigateway = gateway.requests.map((request) => request.region ?? '');
   return regions;
