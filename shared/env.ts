@@ -1,8 +1,8 @@
 /**
  * Typed readers of environment variables for `shared/config.ts`: each takes the raw value (or
  * undefined) and returns the parsed one, or throws a problem that names what is wrong. Hand-written
- * rather than a schema library: the configuration is read at every cold start, and building zod
- * schemas for it cost each function about 5 ms of its import (measured with the bench).
+ * rather than a schema library: the configuration is read at every cold start, and building its
+ * schemas with zod (the library then) cost each function about 5 ms of its import (the bench).
  */
 export type Reader<T> = (raw: string | undefined) => T;
 

@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as v from 'valibot';
 import { config, type FeeTier } from '#shared/config.ts';
 
 /** A schema built only in bundles that use it (as `built` in `shared/contract/requests.ts`). */
@@ -19,16 +19,16 @@ export const MAX_AMOUNT = 10_000_000 * KOBO_PER_NAIRA;
  * number) between NGN 1 and NGN 10,000,000.
  */
 export const amountSchema = built(() =>
-  z
-    .int('Must be an integer number of kobo')
-    .check(
-      z.gte(MIN_AMOUNT, `Must be at least ${MIN_AMOUNT} kobo`),
-      z.lte(MAX_AMOUNT, `Must be at most ${MAX_AMOUNT} kobo`),
-    )
-    .register(z.globalRegistry, {
+  v.pipe(
+    v.number('Must be an integer number of kobo'),
+    v.safeInteger('Must be an integer number of kobo'),
+    v.minValue(MIN_AMOUNT, `Must be at least ${MIN_AMOUNT} kobo`),
+    v.maxValue(MAX_AMOUNT, `Must be at most ${MAX_AMOUNT} kobo`),
+    v.metadata({
       description: 'Amount in kobo (NGN 1 = 100 kobo): 100 (NGN 1) to 1,000,000,000 (NGN 10,000,000)',
       examples: [250000],
     }),
+  ),
 );
 
 /** The fee (kobo) of a transfer of `amount` kobo under a schedule (default: the configured one). */

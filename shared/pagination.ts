@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as v from 'valibot';
 import { ValidationError } from '#shared/errors.ts';
 
 /** A schema built only in bundles that use it (as `built` in `shared/contract/requests.ts`). */
@@ -9,20 +9,20 @@ function built<T>(build: () => T): T {
 
 /** `?limit=` 1..100, default 20 (API.md §1). */
 export const limitSchema = built(() =>
-  z._default(
-    z.pipe(
-      z.string().check(z.regex(/^\d{1,3}$/, 'Must be a whole number from 1 to 100')),
-      z.pipe(
-        z.transform(Number),
-        z.int().check(z.gte(1, 'Must be at least 1'), z.lte(100, 'Must be at most 100')),
-      ),
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,3}$/, 'Must be a whole number from 1 to 100'),
+      v.transform(Number),
+      v.minValue(1, 'Must be at least 1'),
+      v.maxValue(100, 'Must be at most 100'),
     ),
-    20,
+    '20',
   ),
 );
 
 export const cursorSchema = built(() =>
-  z.optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,512}$/, 'Not a valid cursor'))),
+  v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,512}$/, 'Not a valid cursor'))),
 );
 
 /**

@@ -1,4 +1,5 @@
-import * as z from 'zod/mini';
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
 import { type BodyAlternative, ENDPOINTS, WEBHOOK_EVENTS } from '#infra/openapi/endpoints.ts';
 import { gettingStarted } from '#infra/openapi/guide.ts';
 import * as responses from '#shared/contract/responses.ts';
@@ -8,9 +9,17 @@ import { STATUS_BY_CODE } from '#shared/http/errors.ts';
 
 type Json = Record<string, unknown>;
 
-/** JSON Schema (2020-12, as OpenAPI 3.1 uses it) of a zod schema, without the `$schema` key. */
-function jsonSchema(schema: z.ZodMiniType, io: 'input' | 'output'): Json {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
+/**
+ * JSON Schema (2020-12, as OpenAPI 3.1 uses it) of a valibot schema, as a request is sent (`input`:
+ * before transformations) or an answer is read (`output`), without the `$schema` key. Checks JSON
+ * Schema cannot say (a calendar date, a transformation) are left to the API's own answers.
+ */
+function jsonSchema(schema: v.GenericSchema, io: 'input' | 'output'): Json {
+  const { $schema: _drop, ...rest } = toJsonSchema(schema, {
+    target: 'draft-2020-12',
+    typeMode: io,
+    errorMode: 'ignore',
+  }) as Json;
   return rest;
 }
 
@@ -18,7 +27,7 @@ function jsonSchema(schema: z.ZodMiniType, io: 'input' | 'output'): Json {
  * A request body's schema; with alternatives, `oneOf` its named forms (OpenAPI `title`), each with
  * the shared fields and its own (required), so the docs show "By beneficiary" rather than "object".
  */
-function bodySchema(body: z.ZodMiniType, alternatives: readonly BodyAlternative[] | undefined): Json {
+function bodySchema(body: v.GenericSchema, alternatives: readonly BodyAlternative[] | undefined): Json {
   const schema = jsonSchema(body, 'input') as { properties?: Record<string, Json>; required?: string[] };
   if (!alternatives) return schema;
   const properties = schema.properties ?? {};
@@ -45,7 +54,7 @@ function bodySchema(body: z.ZodMiniType, alternatives: readonly BodyAlternative[
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
 
-const COMPONENTS: Record<string, z.ZodMiniType> = {
+const COMPONENTS: Record<string, v.GenericSchema> = {
   Bank: responses.bank,
   ValidatedAccount: responses.validatedAccount,
   Balance: responses.balance,
@@ -57,18 +66,17 @@ const COMPONENTS: Record<string, z.ZodMiniType> = {
   Unauthorized: responses.unauthorizedEnvelope,
   Accepted: responses.accepted,
 };
-const componentOf = new Map<z.ZodMiniType, string>(
+const componentOf = new Map<v.GenericSchema, string>(
   Object.entries(COMPONENTS).map(([name, schema]) => [schema, name]),
 );
 
 /** A data schema as a reference to its component where it has one (arrays of components too). */
-function dataSchema(schema: z.ZodMiniType): Json {
+function dataSchema(schema: v.GenericSchema): Json {
   const name = componentOf.get(schema);
   if (name) return ref(name);
-  const element = (schema as unknown as { _zod: { def: { type: string; element?: z.ZodMiniType } } })._zod
-    .def;
-  if (element.type === 'array' && element.element && componentOf.has(element.element)) {
-    return { type: 'array', items: ref(componentOf.get(element.element) as string) };
+  const item = (schema as { item?: v.GenericSchema }).item;
+  if (schema.type === 'array' && item && componentOf.has(item)) {
+    return { type: 'array', items: ref(componentOf.get(item) as string) };
   }
   return jsonSchema(schema, 'output');
 }

@@ -1,4 +1,4 @@
-import type * as z from 'zod/mini';
+import type * as v from 'valibot';
 import * as requests from '#shared/contract/requests.ts';
 import * as responses from '#shared/contract/responses.ts';
 import type { MerchantRouteName } from '#shared/definitions/routes.ts';
@@ -19,7 +19,12 @@ export interface BodyAlternative {
 export interface EndpointDoc {
   tag: 'Bank' | 'Beneficiary' | 'Transaction' | 'Payment' | 'Event' | 'Webhook endpoint';
   description: string;
-  request: { body?: z.ZodMiniType; query?: z.ZodMiniType; params?: z.ZodMiniType; bodyOptional?: boolean };
+  request: {
+    body?: v.GenericSchema;
+    query?: v.GenericSchema;
+    params?: v.GenericSchema;
+    bodyOptional?: boolean;
+  };
   /** The forms of the body, when it takes exactly one of several (the handler enforces it). */
   alternatives?: readonly BodyAlternative[];
   /**
@@ -27,7 +32,7 @@ export interface EndpointDoc {
    * every e2e response is checked against it), and the `data` they carry (undefined: the bare
    * webhook acknowledgement).
    */
-  success: { messages: Record<number, string>; data?: z.ZodMiniType; list?: boolean };
+  success: { messages: Record<number, string>; data?: v.GenericSchema; list?: boolean };
   /** Error codes beyond the common ones (401 and 429 where they apply, 500). */
   errors: ErrorCode[];
   /** `response`: the `data` of the first success status (none for the bare acknowledgement). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import middy, { type MiddlewareObj } from '@middy/core';
 import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type * as z from 'zod/mini';
+import type * as v from 'valibot';
 import { hasRepeatedCredentials } from '#shared/api-keys/credential-headers.ts';
 import {
   ROUTES,
@@ -57,7 +57,7 @@ export interface EndpointSpec<
   bodyOptional?: boolean;
 }
 
-type Parsed<S> = S extends Schema ? z.output<S> : undefined;
+type Parsed<S> = S extends Schema ? v.InferOutput<S> : undefined;
 
 /** The validated request a public handler works with. */
 export interface PublicInput<B, Q, P> {
@@ -345,7 +345,7 @@ function refuseRepeatedQuery(event: APIGatewayProxyEvent): undefined {
   return undefined;
 }
 
-function queryOrThrow<Q extends Schema>(schema: Q, event: APIGatewayProxyEvent): z.output<Q> {
+function queryOrThrow<Q extends Schema>(schema: Q, event: APIGatewayProxyEvent): v.InferOutput<Q> {
   refuseRepeatedQuery(event);
   return parseOrThrow(schema, event.queryStringParameters ?? {}, 'query');
 }

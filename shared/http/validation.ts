@@ -1,43 +1,69 @@
-import type * as z from 'zod/mini';
+import * as v from 'valibot';
 import { type FieldError, ValidationError } from '#shared/errors.ts';
 
-/** Schemas the stack accepts: any zod (mini) schema. */
-export type Schema = z.ZodMiniType;
+/** Schemas the stack accepts: any valibot schema. */
+export type Schema = v.GenericSchema;
 
 /**
  * Validates `value` against `schema`, naming fields relative to `location` (`query.limit`, or the
- * bare field name for bodies). Unknown keys of strict objects become one error per key.
+ * bare field name for bodies). Each unknown key of a strict object is its own error; of a field's
+ * checks, the first that fails is its error (`1.5` kobo is not a whole number, whatever its size).
  */
-export function parseOrThrow<S extends Schema>(schema: S, value: unknown, location?: string): z.output<S> {
-  const result = schema.safeParse(value, { reportInput: true });
-  if (result.success) return result.data as z.output<S>;
-  const prefix = (path: PropertyKey[]) => [location, ...path.map(String)].filter(Boolean).join('.');
-  const errors: FieldError[] = result.error.issues.flatMap((issue) =>
-    issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ field: prefix([...issue.path, key]), message: 'Unknown field' }))
-      : [{ field: prefix(issue.path) || (location ?? 'body'), message: messageOf(issue) }],
-  );
+export function parseOrThrow<S extends Schema>(
+  schema: S,
+  value: unknown,
+  location?: string,
+): v.InferOutput<S> {
+  const result = v.safeParse(schema, value, { message: messageOf, abortPipeEarly: true });
+  if (result.success) return result.output;
+  const errors: FieldError[] = result.issues.map((issue) => ({
+    field:
+      [location, ...(issue.path ?? []).map((item) => String(item.key))].filter(Boolean).join('.') ||
+      (location ?? 'body'),
+    message: issue.message,
+  }));
   throw new ValidationError(errors);
 }
 
-/** Words zod/mini leaves generic ("Invalid input"), said as the caller can act on them. */
-const GENERIC = 'Invalid input';
-
 /**
- * An issue in words that say what is wrong and what is allowed: a missing field is "Required", a
- * wrong type names the type, a value outside a list names the list. Schema-given messages stay.
+ * The words of an issue whose schema gives none, said as the caller can act on them: a missing
+ * field is "Required", an unknown one "Unknown field", a wrong type names the type, a value outside
+ * a list names the list. Schema-given messages are used as they are.
  */
-function messageOf(issue: z.core.$ZodIssue): string {
-  if (issue.message !== GENERIC) return issue.message;
-  if (issue.code === 'invalid_type') {
-    return issue.input === undefined
-      ? 'Required'
-      : `Must be ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
+function messageOf(issue: v.BaseIssue<unknown>): string {
+  if (issue.kind === 'schema') {
+    if (issue.expected === 'never') return 'Unknown field';
+    if (issue.input === undefined) return 'Required';
+    if (issue.type === 'picklist' || issue.type === 'literal') {
+      return `Must be one of: ${(issue.expected ?? '')
+        .replace(/^\((.*)\)$/, '$1')
+        .split(' | ')
+        .map(unquote)
+        .join(', ')}`;
+    }
+    const expected = (issue.expected ?? 'value').toLowerCase();
+    return `Must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}`;
   }
-  if (issue.code === 'invalid_value') {
-    return `Must be one of: ${issue.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}`;
+  const requirement = (issue as { requirement?: unknown }).requirement;
+  switch (issue.type) {
+    case 'min_length':
+      return requirement === 1 ? 'Must not be empty' : `Must be at least ${requirement} characters`;
+    case 'max_length':
+      return `Must be at most ${requirement} characters`;
+    case 'min_value':
+      return `Must be at least ${requirement}`;
+    case 'max_value':
+      return `Must be at most ${requirement}`;
+    case 'safe_integer':
+      return 'Must be a whole number';
+    default:
+      return 'Invalid value';
   }
-  return issue.message;
+}
+
+/** `"credit"` → `credit`: a string option as the caller types it; others as JSON. */
+function unquote(option: string): string {
+  return option.replace(/^"(.*)"$/, '$1');
 }
 
 /**

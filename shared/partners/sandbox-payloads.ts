@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as v from 'valibot';
 import { ValidationError } from '#shared/errors.ts';
 import { parseOrThrow } from '#shared/http/validation.ts';
 import {
@@ -16,21 +16,16 @@ import {
 // person reads is cut or dropped, never a reason to refuse a payment; unknown fields are ignored
 // (API.md §1), so a partner adding a field can never stop credits.
 
-/**
- * `z.catch(innerType, null)`, made with the catch schema's own constructor. `z.catch` refers to
- * zod's `util` namespace (for a constant catch value), which keeps all of it in the bundle: about
- * 10 KB of every function that reads sandbox webhooks. Same schema, same parse, same JSON Schema.
- */
-function orNull<T extends z.ZodMiniType>(innerType: T): z.ZodMiniCatch<T> {
-  // The constructor is typed for any inner schema; this one is `T`.
-  return new z.ZodMiniCatch({ type: 'catch', innerType, catchValue: () => null }) as z.ZodMiniCatch<T>;
-}
-
 /** A field that never blocks a payment: read by `read` when it is a string (or absent), else null. */
 function cosmetic<T>(read: (value: string | null | undefined) => T | null, description: string) {
-  return orNull(z.pipe(z.nullish(z.string()), z.transform(read))).register(z.globalRegistry, {
-    description: `${description}. Never refuses a payment.`,
-  });
+  return v.fallback(
+    v.pipe(
+      v.nullish(v.string()),
+      v.metadata({ description: `${description}. Never refuses a payment.` }),
+      v.transform(read),
+    ),
+    null,
+  );
 }
 
 const personTextField = (max: number, what: string) =>
@@ -39,45 +34,49 @@ const personTextField = (max: number, what: string) =>
     `${what}: cut to ${max} characters; a value that is not text is ignored`,
   );
 
-const sender = orNull(
-  z.nullish(
-    z.looseObject({
-      account_name: personTextField(200, "The payer's account name"),
-      account_number: cosmetic(
-        (value) => text(value, 20) ?? null,
-        "The payer's account number: cut to 20 characters",
-      ),
-      bank_code: cosmetic(bankCodeOrNull, "The payer's bank code: ignored unless 3 or 6 digits"),
+const sender = v.fallback(
+  v.pipe(
+    v.nullish(
+      v.looseObject({
+        account_name: personTextField(200, "The payer's account name"),
+        account_number: cosmetic(
+          (value) => text(value, 20) ?? null,
+          "The payer's account number: cut to 20 characters",
+        ),
+        bank_code: cosmetic(bankCodeOrNull, "The payer's bank code: ignored unless 3 or 6 digits"),
+      }),
+    ),
+    v.metadata({
+      description:
+        'The payer, for people to read: a value that is not an object is ignored. Never refuses a payment.',
     }),
   ),
-).register(z.globalRegistry, {
-  description:
-    'The payer, for people to read: a value that is not an object is ignored. Never refuses a payment.',
-});
+  null,
+);
 
-export const paymentReceived = z.looseObject({
-  type: z.literal('payment.received'),
-  data: z.looseObject({
-    session_id: z.string().check(z.minLength(1), z.maxLength(100)),
-    account_number: z.string().check(z.regex(/^\d{10}$/, 'Must be exactly 10 digits')),
-    amount: z.int().check(z.positive('Must be a positive number of kobo')),
+export const paymentReceived = v.looseObject({
+  type: v.literal('payment.received'),
+  data: v.looseObject({
+    session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+    account_number: v.pipe(v.string(), v.regex(/^\d{10}$/, 'Must be exactly 10 digits')),
+    amount: v.pipe(v.number(), v.safeInteger(), v.gtValue(0, 'Must be a positive number of kobo')),
     sender,
     narration: personTextField(500, 'What the payer wrote'),
     paid_at: cosmetic(isoOrNull, 'When the customer paid (ISO 8601); unreadable: the time it arrived'),
   }),
 });
 
-export const transferSettled = z.looseObject({
-  type: z.enum(['transfer.success', 'transfer.failed', 'transfer.reversed']),
-  data: z.looseObject({
-    reference: z.string().check(z.minLength(1), z.maxLength(200)),
+export const transferSettled = v.looseObject({
+  type: v.picklist(['transfer.success', 'transfer.failed', 'transfer.reversed']),
+  data: v.looseObject({
+    reference: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
     session_id: cosmetic((value) => text(value, 100) ?? null, 'The NIP session id, for people to read'),
     reason: personTextField(500, 'Why the transfer failed or was reversed'),
   }),
 });
 
-export type SandboxPaymentReceived = z.output<typeof paymentReceived>;
-export type SandboxTransferSettled = z.output<typeof transferSettled>;
+export type SandboxPaymentReceived = v.InferOutput<typeof paymentReceived>;
+export type SandboxTransferSettled = v.InferOutput<typeof transferSettled>;
 export type SandboxEvent = SandboxPaymentReceived | SandboxTransferSettled;
 
 /** What a verified sandbox delivery says: an event, nothing for the service, or why it is unusable. */

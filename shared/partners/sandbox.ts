@@ -158,8 +158,9 @@ function toDomainEvent(event: SandboxEvent): DomainEvent {
         account_number: data.sender?.account_number ?? null,
         bank_code: data.sender?.bank_code ?? null,
       },
-      narration: data.narration,
-      paid_at: data.paid_at,
+      // Absent, they are null already (the schema's fallback); `?? null` says so to the types.
+      narration: data.narration ?? null,
+      paid_at: data.paid_at ?? null,
     };
   }
   const reason = event.data.reason ?? DEFAULT_FAILURE;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+  createApiKeyRequest,
   createTransferRequest,
+  createVirtualAccountRequest,
   createWebhookEndpointRequest,
   listEventsRequest,
   listTransactionsRequest,
@@ -67,5 +69,48 @@ describe('validation messages', () => {
         { field: 'typo', message: 'Unknown field' },
       ]),
     );
+  });
+
+  it('refuse an array where an object is expected, at any depth, even when every field is optional', () => {
+    // valibot's own object schemas take any typeof 'object': `[]` would pass for `{}`.
+    expect(errorsOf(createApiKeyRequest.body, [])).toEqual([{ field: 'body', message: 'Must be an object' }]);
+    expect(errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: ['a@b.ng'] })).toEqual([
+      { field: 'customer', message: 'Must be an object' },
+    ]);
+  });
+
+  it('name every unknown field, not only the first', () => {
+    expect(errorsOf(createApiKeyRequest.body, { typo: 1, other: 2, third: 3 })).toEqual([
+      { field: 'typo', message: 'Unknown field' },
+      { field: 'other', message: 'Unknown field' },
+      { field: 'third', message: 'Unknown field' },
+    ]);
+    expect(
+      errorsOf(createVirtualAccountRequest.body, {
+        amount: 1_000,
+        customer: { name: 'A', email: 'a@b.ng', x: 1, y: 2 },
+      }),
+    ).toEqual([
+      { field: 'customer.x', message: 'Unknown field' },
+      { field: 'customer.y', message: 'Unknown field' },
+    ]);
+  });
+
+  it("give a field's first failed check only, and refuse unsafe integers as zod did", () => {
+    // 1.5 kobo is not a whole number: that it is also under the minimum is not news.
+    expect(errorsOf(createTransferRequest.body, { reference: 'r', amount: 1.5 })).toEqual([
+      { field: 'amount', message: 'Must be an integer number of kobo' },
+    ]);
+    expect(
+      errorsOf(createVirtualAccountRequest.body, { amount: 1_000, expires_in_minutes: 2 ** 53 }),
+    ).toEqual([{ field: 'expires_in_minutes', message: 'Must be a whole number of minutes' }]);
+  });
+
+  it("take an apostrophe in an email, as before (valibot's own email check would not)", () => {
+    const customer = { name: "Ngozi O'Brien", email: "ngozi.o'brien@acme.ng" };
+    expect(errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer })).toEqual([]);
+    expect(
+      errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { ...customer, email: 'a@b' } }),
+    ).toEqual([{ field: 'customer.email', message: 'Must be an email address' }]);
   });
 });
