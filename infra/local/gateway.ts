@@ -358,6 +358,15 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
         errorResult(new ApiError('payload_too_large', 'Request body too large'), requestId),
       );
     }
+    if (request.httpVersion === '1.1' && request.headers.host === undefined) {
+      return send(
+        response,
+        errorResult(
+          new ApiError('validation_error', 'Missing Host header (HTTP/1.1 requires it)'),
+          requestId,
+        ),
+      );
+    }
     const url = new URL(request.url ?? '/', 'http://localhost');
     const page =
       request.method === 'GET'
@@ -425,6 +434,8 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       requestTimeout,
       headersTimeout: requestTimeout,
       connectionsCheckingInterval: Math.min(1000, requestTimeout),
+      // Node's own answer to an HTTP/1.1 request without Host is a bare 400; `handle` gives the envelope.
+      requireHostHeader: false,
     },
     (request, response) => {
       handle(request, response).catch((error: unknown) => {

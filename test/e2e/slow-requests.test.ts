@@ -82,3 +82,26 @@ describe('a stalled request', () => {
     }
   });
 });
+
+describe('a request without a Host header', () => {
+  it('is answered 400 with the envelope and a request id, as every refusal is', async () => {
+    const { port } = new URL(gateway.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.write('GET /api/v1/developer/banks HTTP/1.1\r\nConnection: close\r\n\r\n'),
+      );
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      socket.on('error', reject);
+    });
+    const answer = envelopeOf(text);
+    expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(answer.body).toStrictEqual({
+      status: 'error',
+      message: 'Missing Host header (HTTP/1.1 requires it)',
+      code: 'validation_error',
+    });
+    expect(answer.head).toContain('x-request-id:');
+  });
+});
