@@ -37,7 +37,13 @@ import {
   underFault,
 } from '#test/support/faults.ts';
 import { call, startTestGateway } from '#test/support/gateway.ts';
-import { aMerchant, anAccount, aPendingTransfer, fund } from '#test/support/merchants.ts';
+import {
+  aMerchant,
+  anAccount,
+  anAccountNeverEnquired,
+  aPendingTransfer,
+  fund,
+} from '#test/support/merchants.ts';
 import { nipSessionId, pay, paymentEvent } from '#test/support/payments.ts';
 import { startReceiver } from '#test/support/receiver.ts';
 
@@ -234,7 +240,8 @@ function transferFlow(name: string, prefix: string, final: TransactionStatus): F
       const request = {
         reference: `tr-${randomUUID()}`,
         amount: 50_000,
-        account_number: anAccount('011', prefix),
+        // Never enquired: a cached name would leave out the enquiry's commands the crashes count.
+        account_number: await anAccountNeverEnquired('011', prefix),
         bank_code: '011',
       };
       return {

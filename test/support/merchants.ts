@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createApiKey } from '#shared/api-keys/store.ts';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
 import { type KeyOptions, onboardMerchant } from '#shared/merchants/onboard.ts';
@@ -36,6 +38,29 @@ export function anAccount(bankCode = '058', prefix = '1'): string {
   const rest = 9 - prefix.length;
   const serial = prefix + String(Math.floor(Math.random() * 10 ** rest)).padStart(rest, '0');
   return toNuban(bankCode, serial);
+}
+
+/** Accounts `anAccountNeverEnquired` has handed out in this process. */
+const handedOut = new Set<string>();
+
+/**
+ * `anAccount`, but one whose name no test has enquired yet (no cached name enquiry, none handed out
+ * here): for tests that count the DynamoDB commands of a name enquiry. A short prefix leaves few
+ * numbers (`77777`: 10,000), so two draws of a run can meet, and the second finds the name cached.
+ */
+export async function anAccountNeverEnquired(bankCode: string, prefix: string): Promise<string> {
+  for (;;) {
+    const account = anAccount(bankCode, prefix);
+    if (handedOut.has(account)) continue;
+    handedOut.add(account);
+    const { Item } = await dynamo.send(
+      new GetCommand({
+        TableName: tableName('nameEnquiries'),
+        Key: { account_key: `${bankCode}:${account}` },
+      }),
+    );
+    if (!Item) return account;
+  }
 }
 
 /** How many name enquiries the sandbox partner received for an account number. */
