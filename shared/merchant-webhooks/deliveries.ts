@@ -37,14 +37,20 @@ export function eventKey(merchantId: string, eventId: string): string {
   return `${merchantId}#${eventId}`;
 }
 
-/** Every delivery of one of a merchant's events, oldest first. */
-export function deliveriesOf(merchantId: string, eventId: string): Promise<DeliveryRecord[]> {
-  return queryAll<DeliveryRecord>({
+/**
+ * Every delivery of one of a merchant's events, oldest first (deliveries made together, by id).
+ * The table keeps them by id, which is a hash for first deliveries and random for redeliveries, so
+ * the order is made here.
+ */
+export async function deliveriesOf(merchantId: string, eventId: string): Promise<DeliveryRecord[]> {
+  const deliveries = await queryAll<DeliveryRecord>({
     TableName: tableName('webhookDeliveries'),
     KeyConditionExpression: 'event_key = :k',
     ExpressionAttributeValues: { ':k': eventKey(merchantId, eventId) },
     ConsistentRead: true,
   });
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return deliveries.sort((a, b) => order(a.created_at, b.created_at) || order(a.delivery_id, b.delivery_id));
 }
 
 /** A delivery as `GET /events/{id}` shows it. */
