@@ -7,39 +7,74 @@ function built<T>(build: () => T): T {
 }
 
 /**
+ * `schema`, refusing an array: valibot's object schemas take any `typeof 'object'`, so `[]` would
+ * pass for `{}` (and `["x"]` for an object with a key `0`). `extra` adds issues after valibot's own
+ * run. The schema's own `~run` is called on the schema it is run as (`this`), so `v.pick` and the
+ * like keep working, and Standard Schema's `validate` is made for the result.
+ */
+function notAnArray<
+  S extends
+    | v.StrictObjectSchema<v.ObjectEntries, undefined>
+    | v.LooseObjectSchema<v.ObjectEntries, undefined>,
+>(
+  schema: S,
+  extra?: (
+    self: S,
+    input: object,
+    result: v.OutputDataset<unknown, v.BaseIssue<unknown>>,
+    config: v.Config<v.BaseIssue<unknown>>,
+  ) => void,
+): S {
+  const { '~standard': _own, ...parts } = schema;
+  const run = schema['~run'];
+  return v._standardSchema<S>({
+    ...parts,
+    '~run'(dataset, config) {
+      // The schema this is run as: this one, or one `v.pick` and the like made from it.
+      const self = this as unknown as S;
+      const input = dataset.value;
+      if (Array.isArray(input)) {
+        v._addIssue(self, 'type', dataset, config);
+        return dataset as never;
+      }
+      const result = run.call(self, dataset, config);
+      if (extra && input && typeof input === 'object') extra(self, input, result, config);
+      return result as never;
+    },
+  } as Omit<S, '~standard'>);
+}
+
+/**
  * A JSON object with exactly these fields, as every merchant request is (API.md §1: unknown fields
- * are refused). `v.strictObject` with two differences the API needs: an array is not an object
- * (valibot's object schemas take any `typeof 'object'`, so `[]` would pass for `{}`), and every
- * unknown field is named, not only the first.
+ * are refused). `v.strictObject`, but an array is not an object, and every unknown field is named
+ * (valibot names the first only).
  */
 export function strictObject<const E extends v.ObjectEntries>(
   entries: E,
 ): v.StrictObjectSchema<E, undefined> {
-  const schema = v.strictObject(entries);
-  return {
-    ...schema,
-    '~run'(dataset, config) {
-      const input = dataset.value;
-      if (Array.isArray(input)) {
-        v._addIssue(this, 'type', dataset, config);
-        return dataset as never;
-      }
-      const result = schema['~run'](dataset, config);
-      if (input && typeof input === 'object') {
-        const unknown = Object.keys(input).filter((key) => !Object.hasOwn(entries, key));
-        // valibot has named the first one.
-        for (const key of unknown.slice(1)) {
-          const value = (input as Record<string, unknown>)[key];
-          v._addIssue(this, 'key', result, config, {
-            input: key,
-            expected: 'never',
-            path: [{ type: 'object', origin: 'key', input: input as Record<string, unknown>, key, value }],
-          });
-        }
-      }
-      return result;
-    },
-  };
+  return notAnArray(v.strictObject(entries), (self, input, result, config) => {
+    // With abortEarly the first issue is all the caller wants.
+    if (config.abortEarly && result.issues) return;
+    const named = new Set(
+      (result.issues ?? [])
+        .filter((issue) => issue.expected === 'never' && issue.path?.length === 1)
+        .map((issue) => issue.path?.[0]?.key),
+    );
+    for (const key of Object.keys(input)) {
+      if (Object.hasOwn(self.entries, key) || named.has(key)) continue;
+      const value = (input as Record<string, unknown>)[key];
+      v._addIssue(self, 'key', result, config, {
+        input: key,
+        expected: 'never',
+        path: [{ type: 'object', origin: 'key', input: input as Record<string, unknown>, key, value }],
+      });
+    }
+  });
+}
+
+/** `v.looseObject` (unknown fields kept and ignored), but an array is not an object. */
+export function looseObject<const E extends v.ObjectEntries>(entries: E): v.LooseObjectSchema<E, undefined> {
+  return notAnArray(v.looseObject(entries));
 }
 
 /** Field schemas shared by the request schemas of several endpoints. */

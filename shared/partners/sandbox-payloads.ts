@@ -10,6 +10,7 @@ import {
   record,
   text,
 } from '#shared/partners/payloads.ts';
+import { looseObject } from '#shared/schemas.ts';
 
 // The sandbox partner's webhook payloads (API.md §5), read as API.md §11 asks: the fields that move
 // money (session id, receiving account, amount; a verdict's reference) are checked strictly; what a
@@ -37,7 +38,7 @@ const personTextField = (max: number, what: string) =>
 const sender = v.fallback(
   v.pipe(
     v.nullish(
-      v.looseObject({
+      looseObject({
         account_name: personTextField(200, "The payer's account name"),
         account_number: cosmetic(
           (value) => text(value, 20) ?? null,
@@ -54,9 +55,9 @@ const sender = v.fallback(
   null,
 );
 
-export const paymentReceived = v.looseObject({
+export const paymentReceived = looseObject({
   type: v.literal('payment.received'),
-  data: v.looseObject({
+  data: looseObject({
     session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
     account_number: v.pipe(v.string(), v.regex(/^\d{10}$/, 'Must be exactly 10 digits')),
     amount: v.pipe(v.number(), v.safeInteger(), v.gtValue(0, 'Must be a positive number of kobo')),
@@ -66,9 +67,9 @@ export const paymentReceived = v.looseObject({
   }),
 });
 
-export const transferSettled = v.looseObject({
+export const transferSettled = looseObject({
   type: v.picklist(['transfer.success', 'transfer.failed', 'transfer.reversed']),
-  data: v.looseObject({
+  data: looseObject({
     reference: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
     session_id: cosmetic((value) => text(value, 100) ?? null, 'The NIP session id, for people to read'),
     reason: personTextField(500, 'Why the transfer failed or was reversed'),

@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { Sha256 } from '@smithy/core/checksum';
+import { HttpRequest } from '@smithy/core/transport';
+import { SignatureV4 } from '@smithy/signature-v4';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type SecretsManagerStandIn,
@@ -111,5 +115,38 @@ describe('secrets read from Secrets Manager', () => {
     secretsManager.secrets.set(ARN, { SecretString: '  \n' });
     const again = await freshModule();
     await expect(again.paystackSecretKey()).rejects.toThrow(`secret ${ARN} is empty (or binary)`);
+  });
+
+  it('is checked by a stand-in that refuses a body changed after signing, as AWS does', async () => {
+    secretsManager.secrets.set('other', { SecretString: 'not for you' });
+    const signed = JSON.stringify({ SecretId: 'signed' });
+    const url = new URL(secretsManager.url);
+    const request = await new SignatureV4({
+      service: 'secretsmanager',
+      region: 'eu-west-1',
+      credentials: CREDENTIALS,
+      sha256: Sha256,
+    }).sign(
+      new HttpRequest({
+        method: 'POST',
+        hostname: url.hostname,
+        port: Number(url.port),
+        path: '/',
+        headers: {
+          host: url.host,
+          'content-type': 'application/x-amz-json-1.1',
+          'x-amz-target': 'secretsmanager.GetSecretValue',
+          'x-amz-content-sha256': createHash('sha256').update(signed).digest('hex'),
+        },
+        body: signed,
+      }),
+    );
+    const answer = await fetch(secretsManager.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: JSON.stringify({ SecretId: 'other' }),
+    });
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ __type: 'InvalidSignatureException' });
   });
 });

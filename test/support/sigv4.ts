@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Sha256 } from '@smithy/core/checksum';
 import { HttpRequest } from '@smithy/core/transport';
@@ -43,6 +44,9 @@ export async function signatureValid(
   const amzDate = String(incoming.headers['x-amz-date'] ?? '');
   const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
   if (!date) return false;
+  // The signer takes a given `x-amz-content-sha256` as the body's hash: it must be the body's.
+  const claimed = incoming.headers['x-amz-content-sha256'];
+  if (claimed !== undefined && claimed !== createHash('sha256').update(body).digest('hex')) return false;
   const headers = Object.fromEntries(
     signedHeaders.map((name) => [name, String(incoming.headers[name] ?? '')]),
   );

@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import {
   createApiKeyRequest,
@@ -9,6 +10,7 @@ import {
 } from '#shared/contract/requests.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { parseOrThrow } from '#shared/http/validation.ts';
+import { strictObject } from '#shared/schemas.ts';
 
 /** The field errors a value gets from a schema. */
 function errorsOf(schema: Parameters<typeof parseOrThrow>[0], value: unknown, location?: string) {
@@ -71,12 +73,15 @@ describe('validation messages', () => {
     );
   });
 
-  it('refuse an array where an object is expected, at any depth, even when every field is optional', () => {
+  it('refuse an array where an object is expected, at any depth, even when every field is optional', async () => {
     // valibot's own object schemas take any typeof 'object': `[]` would pass for `{}`.
     expect(errorsOf(createApiKeyRequest.body, [])).toEqual([{ field: 'body', message: 'Must be an object' }]);
     expect(errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: ['a@b.ng'] })).toEqual([
       { field: 'customer', message: 'Must be an object' },
     ]);
+    // Through the Standard Schema interface too, which valibot attaches to each schema.
+    const standard = await createTransferRequest.body['~standard'].validate([]);
+    expect('issues' in standard && standard.issues?.length).toBe(1);
   });
 
   it('name every unknown field, not only the first', () => {
@@ -94,6 +99,13 @@ describe('validation messages', () => {
       { field: 'customer.x', message: 'Unknown field' },
       { field: 'customer.y', message: 'Unknown field' },
     ]);
+  });
+
+  it('name unknown fields alike whatever valibot was asked (abortEarly: the first issue only)', () => {
+    const schema = strictObject({ a: v.string() });
+    expect(v.safeParse(schema, { a: 1, b: 1, c: 1 }, { abortEarly: true }).issues).toHaveLength(1);
+    const all = v.safeParse(schema, { a: 'x', b: 1, c: 1 }).issues ?? [];
+    expect(all.map((issue) => issue.path?.[0]?.key)).toEqual(['b', 'c']);
   });
 
   it("give a field's first failed check only, and refuse unsafe integers as zod did", () => {

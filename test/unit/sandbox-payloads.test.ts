@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { readSandboxDelivery } from '#shared/partners/sandbox-payloads.ts';
+
+const payment = (data: Record<string, unknown>) =>
+  JSON.stringify({
+    type: 'payment.received',
+    data: { session_id: 'nip_1', account_number: '0000014579', amount: 5_000, ...data },
+  });
+
+describe('sandbox deliveries read', () => {
+  it('refuse an array where the event or its data is an object, naming it', () => {
+    expect(readSandboxDelivery(JSON.stringify({ type: 'payment.received', data: [] }))).toEqual({
+      kind: 'unusable',
+      type: 'payment.received',
+      reason: 'payment.received cannot be acted on: data: Must be an object',
+    });
+  });
+
+  it('drop a cosmetic field that is not what it should be, never the payment', () => {
+    const reading = readSandboxDelivery(payment({ sender: ['Ada'], narration: 42, paid_at: 'soon' }));
+    expect(reading).toMatchObject({
+      kind: 'event',
+      event: { data: { sender: null, narration: null, paid_at: null, amount: 5_000 } },
+    });
+    // Absent, they are null too.
+    expect(readSandboxDelivery(payment({}))).toMatchObject({
+      kind: 'event',
+      event: { data: { sender: null, narration: null, paid_at: null } },
+    });
+  });
+
+  it('refuse a money field it cannot read, with the reason', () => {
+    expect(readSandboxDelivery(payment({ amount: 1.5 }))).toMatchObject({
+      kind: 'unusable',
+      id: 'nip_1',
+      reason: 'payment.received cannot be acted on: data.amount: Must be a whole number',
+    });
+  });
+});
