@@ -1,5 +1,5 @@
 import type { GetSecretValueResponse } from '@aws-sdk/client-secrets-manager';
-import { awsService } from '#shared/aws/service.ts';
+import { awsService, jsonTargetCall } from '#shared/aws/service.ts';
 import { config, parseWebhookSecrets } from '#shared/config.ts';
 
 /** How long a container reuses a secret read from Secrets Manager (a rotation lands within this). */
@@ -22,15 +22,9 @@ async function readSecret(name: string): Promise<string> {
     region: config.region,
     endpoint: config.secretsManagerEndpoint,
   });
-  const { SecretString } = (await send({
-    method: 'POST',
-    path: '/',
-    headers: {
-      'content-type': 'application/x-amz-json-1.1',
-      'x-amz-target': 'secretsmanager.GetSecretValue',
-    },
-    body: { SecretId: name },
-  })) as GetSecretValueResponse;
+  const { SecretString } = (await send(
+    jsonTargetCall('secretsmanager.GetSecretValue', { SecretId: name }),
+  )) as GetSecretValueResponse;
   const value = SecretString?.trim();
   if (!value) throw new Error(`secret ${name} is empty (or binary)`);
   return value;

@@ -37,6 +37,11 @@ async function rememberName(key: string, accountName: string, now: number): Prom
   );
 }
 
+/** The key of an account's cached name enquiry: bank code and account number. */
+export function nameEnquiryKey(bankCode: string, accountNumber: string): string {
+  return `${bankCode}:${accountNumber}`;
+}
+
 /**
  * Confirms a bank account: the bank must be listed, a NUBAN's check digit must be right (checked
  * before any partner call), the partner must be able to pay the bank, and the name comes from the
@@ -47,7 +52,7 @@ export async function resolveAccount(bankCode: string, accountNumber: string): P
   if (!bank) throw new UnknownBank();
   if (bank.nuban && !isValidNuban(bank.code, accountNumber)) throw new InvalidAccountNumber();
   await partner().checkBank(bank.code);
-  const key = `${bank.code}:${accountNumber}`;
+  const key = nameEnquiryKey(bank.code, accountNumber);
   const now = Date.now();
   let accountName = config.nameEnquiryCacheSeconds > 0 ? await cachedName(key, now) : undefined;
   if (accountName === undefined) {

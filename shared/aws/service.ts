@@ -54,6 +54,20 @@ export interface ServiceRequest {
   signed?: boolean;
 }
 
+/**
+ * A call of an AWS JSON 1.1 API (Cognito's user pools, Secrets Manager): `POST /`, the operation
+ * named in `X-Amz-Target` (`secretsmanager.GetSecretValue`), the input as the JSON body.
+ */
+export function jsonTargetCall(target: string, input: object, signed = true): ServiceRequest {
+  return {
+    method: 'POST',
+    path: '/',
+    headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': target },
+    body: input,
+    signed,
+  };
+}
+
 /** The SDK's attempts for a call (the first and two retries), for throttling and transient errors. */
 const MAX_ATTEMPTS = 3;
 

@@ -15,7 +15,7 @@ import type {
   VerifySoftwareTokenRequest,
   VerifySoftwareTokenResponse,
 } from '@aws-sdk/client-cognito-identity-provider';
-import { awsService } from '#shared/aws/service.ts';
+import { awsService, jsonTargetCall } from '#shared/aws/service.ts';
 import { config } from '#shared/config.ts';
 
 /** The Cognito operations the dashboard calls: request and answer (the SDK's types of them). */
@@ -48,16 +48,9 @@ export async function cognito<K extends keyof Operations>(
     region: config.region,
     endpoint: config.dashboard.cognitoEndpoint,
   });
-  return (await send({
-    method: 'POST',
-    path: '/',
-    headers: {
-      'content-type': 'application/x-amz-json-1.1',
-      'x-amz-target': `AWSCognitoIdentityProviderService.${operation}`,
-    },
-    body: input,
-    signed: operation.startsWith('Admin'),
-  })) as Operations[K][1];
+  return (await send(
+    jsonTargetCall(`AWSCognitoIdentityProviderService.${operation}`, input, operation.startsWith('Admin')),
+  )) as Operations[K][1];
 }
 
 function missing(name: string): never {

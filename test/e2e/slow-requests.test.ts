@@ -13,12 +13,15 @@ beforeAll(async () => {
 });
 afterAll(() => gateway.close());
 
-/** Writes `partial` and never finishes; resolves with everything the server sent before it closed. */
-function sendAndStall(partial: string): Promise<{ text: string; elapsedMs: number }> {
+/**
+ * Writes `raw` on a new connection and nothing more (a stalled request, unless `raw` is complete);
+ * resolves with everything the server sent before it closed.
+ */
+function sendRaw(raw: string): Promise<{ text: string; elapsedMs: number }> {
   const { port } = new URL(gateway.url);
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(partial));
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(raw));
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('close', () =>
@@ -40,9 +43,7 @@ function envelopeOf(text: string) {
 
 describe('a stalled request', () => {
   it('with incomplete headers is answered 408 with the envelope, then closed', async () => {
-    const { text, elapsedMs } = await sendAndStall(
-      'GET /api/v1/developer/banks HTTP/1.1\r\nHost: localhost\r\n',
-    );
+    const { text, elapsedMs } = await sendRaw('GET /api/v1/developer/banks HTTP/1.1\r\nHost: localhost\r\n');
     const answer = envelopeOf(text);
     expect(answer.statusLine).toBe('HTTP/1.1 408 Request Timeout');
     expect(answer.body).toStrictEqual({
@@ -57,7 +58,7 @@ describe('a stalled request', () => {
 
   it('with an incomplete body is answered 408 with the envelope, then closed', async () => {
     const body = '{"amount":';
-    const { text } = await sendAndStall(
+    const { text } = await sendRaw(
       [
         'POST /api/v1/developer/virtual-accounts HTTP/1.1',
         'Host: localhost',
@@ -85,16 +86,7 @@ describe('a stalled request', () => {
 
 describe('a request without a Host header', () => {
   it('is answered 400 with the envelope and a request id, as every refusal is', async () => {
-    const { port } = new URL(gateway.url);
-    const text = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () =>
-        socket.write('GET /api/v1/developer/banks HTTP/1.1\r\nConnection: close\r\n\r\n'),
-      );
-      const chunks: Buffer[] = [];
-      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      socket.on('error', reject);
-    });
+    const { text } = await sendRaw('GET /api/v1/developer/banks HTTP/1.1\r\nConnection: close\r\n\r\n');
     const answer = envelopeOf(text);
     expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request');
     expect(answer.body).toStrictEqual({

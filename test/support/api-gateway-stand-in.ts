@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '#test/support/loopback.ts';
 import { signatureScope, signatureValid } from '#test/support/sigv4.ts';
 
 /*
@@ -155,18 +155,11 @@ export async function startApiGatewayStandIn(
       response.writeHead(500).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...(await listenOnLoopback(server)),
     requests,
     keys,
     planKeys,
     failNext: (...statuses) => failures.push(...statuses),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }

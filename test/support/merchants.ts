@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { nameEnquiryKey } from '#shared/accounts/resolve.ts';
 import { createApiKey } from '#shared/api-keys/store.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
@@ -56,7 +57,7 @@ export async function anAccountNeverEnquired(bankCode: string, prefix: string): 
     const { Item } = await dynamo.send(
       new GetCommand({
         TableName: tableName('nameEnquiries'),
-        Key: { account_key: `${bankCode}:${account}` },
+        Key: { account_key: nameEnquiryKey(bankCode, account) },
       }),
     );
     if (!Item) return account;

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '#test/support/loopback.ts';
 import { type SignatureScope, signatureScope, signatureValid } from '#test/support/sigv4.ts';
 
 /*
@@ -82,17 +82,10 @@ export async function startSecretsManagerStandIn(): Promise<SecretsManagerStandI
     const [status, json] = answer(request);
     response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(json));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...(await listenOnLoopback(server)),
     requests,
     secrets,
     failNext: (...statuses) => failures.push(...statuses),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
