@@ -36,7 +36,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
 import { DashboardSite, DashboardUsers } from '#infra/constructs/dashboard.ts';
-import { PublicPerIpLimit, RATE_LIMITED_BODY } from '#infra/constructs/public-limit.ts';
+import { RATE_LIMITED_BODY, RequestsWithoutKeyPerIpLimit } from '#infra/constructs/public-limit.ts';
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { operatorConfigParameter, usagePlanName } from '#infra/stack-names.ts';
@@ -397,8 +397,10 @@ export class PaymentsStack extends Stack {
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });
 
-    // Requests without a key (GET /banks) are counted per client IP, as API.md §2 says, by WAF.
-    new PublicPerIpLimit(this, 'PublicPerIpLimit', {
+    // Requests without a key (GET /banks, and any request lacking a credential header, which API
+    // Gateway answers 401 without the authorizer) are counted per client IP, as API.md §2 says, by
+    // WAF. The construct id and ACL name are kept from when it counted GET /banks only.
+    new RequestsWithoutKeyPerIpLimit(this, 'PublicPerIpLimit', {
       stage: this.api.deploymentStage,
       name: `naira-${stage}-public-per-ip`,
     });

@@ -1,7 +1,13 @@
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { MERCHANT_ROUTES, RATE_LIMIT, servedPaths } from '#shared/definitions/routes.ts';
+import {
+  DASHBOARD_PREFIX,
+  MERCHANT_ROUTES,
+  RATE_LIMIT,
+  ROUTES,
+  servedPaths,
+} from '#shared/definitions/routes.ts';
 import { RateLimited } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
 
@@ -10,31 +16,84 @@ export const PUBLIC_PATHS: readonly string[] = MERCHANT_ROUTES.filter((route) =>
   .flatMap((route) => servedPaths(route))
   .sort();
 
+/** The partner webhook's paths: never limited (API.md §2), whatever headers a delivery carries. */
+export const WEBHOOK_PATHS: readonly string[] = ROUTES.filter((route) => route.auth === 'webhook')
+  .flatMap((route) => servedPaths(route))
+  .sort();
+
+/** The credential headers of API.md §2: a request lacking either is a request without a key. */
+export const CREDENTIAL_HEADERS = ['x-api-key', 'x-api-secret'] as const;
+
 /** The body of API.md §2's 429, exactly as the HTTP stack and the local gateway send it. */
 export const RATE_LIMITED_BODY = errorResult(new RateLimited(RATE_LIMIT.windowSeconds), 'synth').body;
 
+type Statement = CfnWebACL.StatementProperty;
+
+const uriPath = (positionalConstraint: 'ENDS_WITH' | 'CONTAINS', searchString: string): Statement => ({
+  byteMatchStatement: {
+    fieldToMatch: { uriPath: {} },
+    positionalConstraint,
+    searchString,
+    textTransformations: [{ priority: 0, type: 'NONE' }],
+  },
+});
+
+/** True when the header is present with a value (WAF: a missing component never matches). */
+const hasHeader = (name: string): Statement => ({
+  sizeConstraintStatement: {
+    // `singleHeader` is untyped in CDK's L1 (passed through as written): CloudFormation's `Name`.
+    fieldToMatch: { singleHeader: { Name: name } },
+    comparisonOperator: 'GT',
+    size: 0,
+    textTransformations: [{ priority: 0, type: 'NONE' }],
+  },
+});
+
+const anyOf = (statements: Statement[]): Statement => {
+  const [only, ...more] = statements;
+  if (!only) throw new Error('anyOf needs a statement');
+  return more.length === 0 ? only : { orStatement: { statements } };
+};
+const not = (statement: Statement): Statement => ({ notStatement: { statement } });
+
+/**
+ * Which requests count against the per-IP limit of requests without a key (API.md §2, §11): the
+ * public paths (`GET /banks`), and any other request that lacks a credential header, which API
+ * Gateway answers 401 itself without invoking the authorizer (so the authorizer's count never sees
+ * it). Never the partner webhook, the dashboard's API (signed-in users, its own limits) or a CORS
+ * preflight. Paths are matched by their end (WAF sees the stage in front: `/prod/banks`).
+ */
+export function requestsWithoutKey(): Statement {
+  const exempt = anyOf([
+    ...WEBHOOK_PATHS.map((path) => uriPath('ENDS_WITH', path)),
+    uriPath('CONTAINS', `${DASHBOARD_PREFIX}/`),
+    {
+      byteMatchStatement: {
+        fieldToMatch: { method: {} },
+        positionalConstraint: 'EXACTLY',
+        searchString: 'OPTIONS',
+        textTransformations: [{ priority: 0, type: 'NONE' }],
+      },
+    },
+  ]);
+  const lacksCredentials = anyOf(CREDENTIAL_HEADERS.map((name) => not(hasHeader(name))));
+  return anyOf([
+    ...PUBLIC_PATHS.map((path) => uriPath('ENDS_WITH', path)),
+    { andStatement: { statements: [not(exempt), lacksCredentials] } },
+  ]);
+}
+
 /**
  * API.md §2's limit for requests without a key (per client IP) on AWS, where no usage plan can count
- * them: a WAF web ACL on the API's stage with one rate-based rule over the public paths, 100
+ * them: a WAF web ACL on the API's stage with one rate-based rule over `requestsWithoutKey`, 100
  * requests per client IP in a 60 s window, answered 429 with the contract's body and `Retry-After`.
  * WAF counts with a short delay, so a burst may pass the 100 by a few requests before the block.
- * Matched by the end of the path: WAF sees the path with the stage in front (`/prod/banks`).
  */
-export class PublicPerIpLimit extends Construct {
+export class RequestsWithoutKeyPerIpLimit extends Construct {
   readonly webAcl: CfnWebACL;
 
   constructor(scope: Construct, id: string, props: { stage: Stage; name: string }) {
     super(scope, id);
-    const endsWith = (path: string): CfnWebACL.StatementProperty => ({
-      byteMatchStatement: {
-        fieldToMatch: { uriPath: {} },
-        positionalConstraint: 'ENDS_WITH',
-        searchString: path,
-        textTransformations: [{ priority: 0, type: 'NONE' }],
-      },
-    });
-    const [only, ...more] = PUBLIC_PATHS;
-    if (!only) throw new Error('no public path to limit');
     const visibility = (metricName: string): CfnWebACL.VisibilityConfigProperty => ({
       cloudWatchMetricsEnabled: true,
       metricName,
@@ -42,7 +101,7 @@ export class PublicPerIpLimit extends Construct {
     });
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
       name: props.name,
-      description: 'Per client IP limit of the API routes that take no key, 100 a minute',
+      description: 'Per client IP limit of requests without an API key, 100 a minute',
       scope: 'REGIONAL',
       defaultAction: { allow: {} },
       customResponseBodies: {
@@ -50,7 +109,7 @@ export class PublicPerIpLimit extends Construct {
       },
       rules: [
         {
-          name: 'PublicRoutesPerIp',
+          name: 'RequestsWithoutKeyPerIp',
           priority: 0,
           action: {
             block: {
@@ -66,10 +125,7 @@ export class PublicPerIpLimit extends Construct {
               aggregateKeyType: 'IP',
               limit: RATE_LIMIT.requests,
               evaluationWindowSec: RATE_LIMIT.windowSeconds,
-              scopeDownStatement:
-                more.length === 0
-                  ? endsWith(only)
-                  : { orStatement: { statements: PUBLIC_PATHS.map(endsWith) } },
+              scopeDownStatement: requestsWithoutKey(),
             },
           },
           visibilityConfig: visibility(`${props.name}-public-per-ip`),

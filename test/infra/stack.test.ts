@@ -4,13 +4,14 @@ import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PUBLIC_PATHS } from '#infra/constructs/public-limit.ts';
+import { PUBLIC_PATHS, WEBHOOK_PATHS } from '#infra/constructs/public-limit.ts';
 import { READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { nagSummary } from '#infra/nag.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
   API_KEY_AUTHORIZER,
+  DASHBOARD_PREFIX,
   functionOf,
   LEDGER_TABLES,
   METHOD_NOT_ALLOWED_FUNCTION,
@@ -22,6 +23,7 @@ import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, type TABLES } from '#shared/definitions/tables.ts';
 import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
+import { type WafStatement, wafMatches } from '#test/support/waf.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 const outdirs: string[] = [];
@@ -167,7 +169,7 @@ describe('the AWS stack', () => {
     }
   });
 
-  it('limits requests without a key (GET /banks and its aliases) per client IP with WAF on the stage, 429 with the contract body', () => {
+  it('limits requests without a key per client IP with WAF on the stage: GET /banks and any request lacking a credential header, 429 with the contract body', () => {
     expect(PUBLIC_PATHS).toEqual([
       '/api/v1/developer/banks',
       '/api/v1/developer/banks/list',
@@ -184,14 +186,9 @@ describe('the AWS stack', () => {
       message: 'Rate limit exceeded',
       code: 'rate_limited',
     });
-    type ByteMatch = { SearchString: string };
     type WafRule = {
       Action: { Block: { CustomResponse: unknown } };
-      Statement: {
-        RateBasedStatement: {
-          ScopeDownStatement: { OrStatement: { Statements: { ByteMatchStatement: ByteMatch }[] } };
-        };
-      };
+      Statement: { RateBasedStatement: { ScopeDownStatement: WafStatement } };
     };
     const [rule, ...others] = acl.Properties.Rules as WafRule[];
     expect(others).toEqual([]);
@@ -206,13 +203,32 @@ describe('the AWS stack', () => {
       Limit: RATE_LIMIT.requests,
       EvaluationWindowSec: RATE_LIMIT.windowSeconds,
     });
-    const matched = (limit?.ScopeDownStatement.OrStatement.Statements ?? []).map(
-      (statement) => statement.ByteMatchStatement,
-    );
-    expect(matched.map((match) => match.SearchString)).toEqual(PUBLIC_PATHS);
-    for (const match of matched) {
-      expect(match).toMatchObject({ FieldToMatch: { UriPath: {} }, PositionalConstraint: 'ENDS_WITH' });
+    // Which requests the synthesized rule counts, as WAF evaluates it (the stage in front of the path).
+    const scope = limit?.ScopeDownStatement as WafStatement;
+    const key = { 'X-API-Key': 'pk_test', 'X-API-Secret': 'sk_test' };
+    const counted = (method: string, path: string, headers?: Record<string, string>) =>
+      wafMatches(scope, { method, path: `/dev${path}`, headers });
+    for (const path of PUBLIC_PATHS) {
+      expect(counted('GET', path)).toBe(true);
+      // Credentials sent with GET /banks are allowed (API.md §2): still a public request.
+      expect(counted('GET', path, key)).toBe(true);
     }
+    // A request lacking a credential header: API Gateway answers 401 without the authorizer.
+    expect(counted('GET', '/balance')).toBe(true);
+    expect(counted('POST', '/api/v1/developer/transfers', { 'X-API-Key': 'pk_test' })).toBe(true);
+    expect(counted('GET', '/transactions', { 'x-api-secret': 'sk_test' })).toBe(true);
+    expect(counted('GET', '/balance', { 'X-API-Key': 'pk_test', 'X-API-Secret': '' })).toBe(true);
+    expect(counted('GET', '/no-such-route')).toBe(true);
+    expect(counted('GET', '/openapi.json')).toBe(true);
+    // Both headers: the authorizer counts the failed ones; valid ones are limited per key.
+    expect(counted('GET', '/balance', key)).toBe(false);
+    expect(counted('GET', '/balance', { 'x-api-key': 'pk_test', 'x-api-secret': 'sk_test' })).toBe(false);
+    // Never the partner webhook, the dashboard's API, or a CORS preflight.
+    for (const path of WEBHOOK_PATHS) expect(counted('POST', path)).toBe(false);
+    expect(WEBHOOK_PATHS).toContain('/webhooks/paystack');
+    expect(counted('GET', `${DASHBOARD_PREFIX}/keys`, { Authorization: 'Bearer x' })).toBe(false);
+    expect(counted('POST', `${DASHBOARD_PREFIX}/sessions`)).toBe(false);
+    expect(counted('OPTIONS', '/balance')).toBe(false);
     // On the API's own stage.
     const [[, association] = []] = ofType(dev.resources, 'AWS::WAFv2::WebACLAssociation');
     expect(association?.Properties.WebACLArn).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });
