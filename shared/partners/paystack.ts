@@ -251,11 +251,14 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
 
   /**
    * Paystack's synchronous refusal of a transfer. A refusal is final only if Paystack has no transfer
-   * under the reference: a resend whose first answer was lost is refused (the reference is used, in
-   * words Paystack does not publish, or a 429 or 401 on the way) while the transfer it made goes on.
-   * So the transfer's real state is asked for first, and a resend can never become a refund.
+   * under the reference and nothing was sent under it before: a resend whose first answer was lost is
+   * refused (the reference is used, in words Paystack does not publish, or a 429 or 401 on the way)
+   * while the transfer it made goes on, and until Paystack has made it, verify answers 404. So the
+   * transfer's real state is asked for first, a resend not found stays pending, and a resend can
+   * never become a refund.
    */
-  const refused = async (answer: Answer, reference: string): Promise<TransferOutcome> => {
+  const refused = async (answer: Answer, order: TransferOrder): Promise<TransferOutcome> => {
+    const { reference } = order;
     const message = messageOf(answer.body);
     const existing = await queryTransfer(reference);
     if (existing) {
@@ -266,11 +269,15 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       });
       return existing;
     }
-    if (saysDuplicateReference(answer.body)) {
-      // Used, it says, yet not found: left pending for the requery and, in the end, an operator.
-      logger.warn('paystack says the transfer reference was used, but does not find it', {
+    if (saysDuplicateReference(answer.body) || order.resend) {
+      // Used, it says, yet not found; or a resend, whose earlier send Paystack may still be making
+      // (verify answers 404 until the transfer exists): left pending for the requery and, in the
+      // end, an operator. Never failed: the refund could meet the earlier send's payment.
+      logger.warn('paystack refused a transfer it does not show, which may have been sent before', {
         reference,
+        status: answer.status,
         paystack_message: message,
+        resend: order.resend === true,
       });
       return { status: 'pending' };
     }
@@ -373,10 +380,13 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
           reference: order.reference,
           status: answer.status,
           paystack_message: messageOf(answer.body),
+          resend: order.resend === true,
         });
+        // A resend's earlier send may still be in the making (see `refused`): pending, not failed.
+        if (order.resend) return { status: 'pending' };
         return { status: 'failed', reason: messageOf(answer.body) ?? DEFAULT_FAILURE };
       }
-      if (answer.status >= 400) return refused(answer, order.reference);
+      if (answer.status >= 400) return refused(answer, order);
       const data = record(answer.body.data);
       if (!isSuccess(answer.status) || !data) throw unexpected('transfer', answer);
       return transferOutcome(data, order.reference);

@@ -80,10 +80,11 @@ function asRetry(existing: TransactionRecord, request: TransferRequest): Transac
  * a resend (a retry after a crash between debit and partner call) can never pay twice. Unknown
  * outcome: the transfer stays pending until a webhook or the requery settles it.
  */
-async function dispatch(transfer: TransactionRecord): Promise<TransactionRecord> {
+async function dispatch(transfer: TransactionRecord, { resend = false } = {}): Promise<TransactionRecord> {
   const bank = partner();
   try {
     const outcome = await bank.sendTransfer({
+      resend,
       reference:
         transfer.partner_reference ?? bank.transferReference(transfer.merchant_id, transfer.reference),
       amount: transfer.amount,
@@ -105,7 +106,7 @@ async function dispatch(transfer: TransactionRecord): Promise<TransactionRecord>
  * reference (the partner answers a resend with the transfer it has, never a second payment).
  */
 async function resumed(transfer: TransactionRecord): Promise<TransactionRecord> {
-  return transfer.status === 'pending' ? dispatch(transfer) : transfer;
+  return transfer.status === 'pending' ? dispatch(transfer, { resend: true }) : transfer;
 }
 
 /**

@@ -204,6 +204,44 @@ describe('PARTNER=paystack: money out', () => {
     expect(made).toHaveLength(1);
     expect(await balanceOf(m)).toBe(100_000 - 11_000);
   });
+
+  it('never refunds a retried transfer while Paystack is still making the first send: pending, then success once', async () => {
+    const m = await aFundedMerchant(50_000);
+    const body = {
+      reference: ref(),
+      amount: 10_000,
+      account_number: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.slowToCreate, '058'),
+      bank_code: '058',
+    };
+    const reference = paystackReference(m, body.reference);
+    // The first send's answer is lost (Paystack answers 504 while it is still making the transfer).
+    const first = await transfer(m, body);
+    expect(first.status).toBe(201);
+    expect(data(first)).toMatchObject({ status: 'pending' });
+    // The retry resends it: verify does not find it yet, and the resend is refused (a 400 whose
+    // words say nothing of a used reference). Before, that ended the transfer failed and refunded.
+    const retried = await transfer(m, body);
+    expect(retried.status).toBe(200);
+    expect(data(retried)).toMatchObject({ status: 'pending' });
+    expect(standIn.transfer(reference)).toBeUndefined();
+    const refusedResends = standIn.requests.filter(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === '/transfer' &&
+        r.status === 400 &&
+        (r.body as { reference?: string }).reference === reference,
+    );
+    expect(refusedResends).toHaveLength(1);
+    expect(await balanceOf(m)).toBe(50_000 - 11_000);
+    // Paystack makes the transfer and pays it: success, debited once, never reversed. (Polled
+    // slowly: the wait is seconds long, and the merchant's key allows 100 requests a minute.)
+    await expect
+      .poll(async () => (await transactionOf(m, body.reference)).status, { timeout: 15_000, interval: 500 })
+      .toBe('success');
+    expect(standIn.transfer(reference)).toMatchObject({ status: 'success', amount: 10_000 });
+    expect(await balanceOf(m)).toBe(50_000 - 11_000);
+    expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
+  });
 });
 
 describe('PARTNER=paystack: requery', () => {

@@ -94,6 +94,25 @@ describe('Paystack transfers whose answer is lost', () => {
     expect(standIn.transfer(lost.reference)).toMatchObject({ status: 'success', amount: 5_000 });
   });
 
+  it('leaves a refused resend pending while Paystack does not show the transfer: its first send may still be in the making', async () => {
+    const partner = adapter(standIn);
+    const slow = order(PAYSTACK_ACCOUNT_PREFIXES.slowToCreate, 'slow');
+    // The first send's answer is lost while Paystack is still making the transfer.
+    await expect(partner.sendTransfer(slow)).rejects.toBeInstanceOf(PartnerUnavailable);
+    // The resend: verify answers 404, and the reference is refused in words the adapter does not know.
+    expect(await partner.sendTransfer({ ...slow, resend: true })).toEqual({ status: 'pending' });
+    expect(standIn.transfer(slow.reference)).toBeUndefined();
+    expect(
+      standIn.requests.some(
+        (r) => r.method === 'GET' && r.path === `/transfer/verify/${slow.reference}` && r.status === 404,
+      ),
+    ).toBe(true);
+    // Then Paystack makes it and pays it: a "failed" (and its refund) would have paid it twice.
+    await expect
+      .poll(() => partner.queryTransfer(slow.reference), { timeout: 10_000, interval: 200 })
+      .toEqual({ status: 'success' });
+  });
+
   it('ends a refusal failed, with its message, when Paystack has no transfer under the reference', async () => {
     const partner = adapter(standIn);
     const refused = order(PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance, 'refused');

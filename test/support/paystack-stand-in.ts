@@ -171,6 +171,12 @@ export const PAYSTACK_ACCOUNT_PREFIXES = {
   serverError: '22222',
   /** Transfer created (and settled as usual), but its answer hangs `hangMs`, then 504: the answer is lost. */
   answerLost: '11111',
+  /**
+   * Transfer made only `2 × hangMs` after its request (then settled as usual); the answer hangs
+   * `hangMs`, then 504. Until it is made, verify answers 404 and a resend of the reference is
+   * refused in words Paystack does not publish ("Transfer could not be processed at this time").
+   */
+  slowToCreate: '10101',
 } as const;
 
 /**
@@ -689,6 +695,8 @@ class StandIn implements PaystackStandIn {
   private readonly customers = new Map<string, Customer>();
   private readonly recipients = new Map<string, Recipient>();
   private readonly transfers = new Map<string, Transfer>();
+  /** References of `slowToCreate` transfers still being made. */
+  private readonly making = new Set<string>();
   private readonly chargeReferences = new Set<string>();
   private nextId = 3_104_021_987;
   private nextSerial = 0;
@@ -963,6 +971,8 @@ class StandIn implements PaystackStandIn {
       const reused = this.reusedReferenceAnswer;
       return reused ? refused(reused.status, reused.message) : duplicateReference();
     }
+    if (this.making.has(fields.reference))
+      return refused(400, 'Transfer could not be processed at this time');
     return this.queueTransfer(body, recipient, signal);
   }
 
@@ -977,6 +987,15 @@ class StandIn implements PaystackStandIn {
     }
     if (prefix === PAYSTACK_ACCOUNT_PREFIXES.serverError) {
       return refused(500, 'An error occurred while processing this request. Please try again later.');
+    }
+    if (prefix === PAYSTACK_ACCOUNT_PREFIXES.slowToCreate) {
+      const reference = String(body.reference);
+      this.making.add(reference);
+      this.later(2 * this.hangMs, async () => {
+        this.making.delete(reference);
+        this.scheduleSettlement(this.newTransfer(body, recipient));
+      });
+      return this.hang(signal);
     }
     const transfer = this.newTransfer(body, recipient);
     this.scheduleSettlement(transfer);
