@@ -516,16 +516,26 @@ function indexBanks(banks: PaystackBank[], fetchedAt: number): BankDirectory {
  */
 const ISSUER_ALIASES: Readonly<Record<string, string>> = { 'titan-paystack': '102' };
 
-/** Our code of the bank in a `/charge` or `/dedicated_account` answer (`{name, slug, id}`). */
+/**
+ * Our code of the bank in a `/charge` or `/dedicated_account` answer (`{name, slug, id}`): payers
+ * are told to send to it, so it is never guessed. By slug in the `/bank` list; by `id` only when no
+ * slug is given and the names agree (Paystack's samples number banks more than one way: a DVA
+ * provider's `id` is not the `/bank` list's, and test mode's "Test Bank" has an id a listed bank
+ * has too); otherwise by name in our list; else undefined (the caller answers 503 and logs it).
+ */
 function mapIssuingBank(directory: BankDirectory, bank: Json | undefined): string | undefined {
   if (!bank) return undefined;
   const slug = text(bank.slug, 100);
   const alias = slug && ISSUER_ALIASES[slug];
   if (alias) return alias;
   const name = text(bank.name, NAME_MAX);
+  const byId =
+    slug === undefined && typeof bank.id === 'number'
+      ? directory.banks.find((b) => b.id === bank.id)
+      : undefined;
   const listed =
-    directory.banks.find((b) => slug !== undefined && b.slug === slug) ??
-    directory.banks.find((b) => typeof bank.id === 'number' && b.id === bank.id);
+    (slug === undefined ? undefined : directory.banks.find((b) => b.slug === slug)) ??
+    (byId && (name === undefined || sameBankName(byId.name, name)) ? byId : undefined);
   const viaList = listed && directory.reverse.get(listed);
   if (viaList) return viaList;
   const byName = ourBanksByName();
@@ -554,6 +564,11 @@ class NameIndex<T> {
     if (!name) return undefined;
     return this.exact.get(exactKey(name)) ?? this.loose.get(looseKey(name)) ?? undefined;
   }
+}
+
+/** Whether two spellings name the same bank, by the keys `NameIndex` matches on. */
+function sameBankName(a: string, b: string): boolean {
+  return exactKey(a) === exactKey(b) || (looseKey(a) !== '' && looseKey(a) === looseKey(b));
 }
 
 function exactKey(name: string): string {

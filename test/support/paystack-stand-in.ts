@@ -42,6 +42,11 @@ export interface PaystackStandInOptions {
    * answers to show nothing depends on it.
    */
   reusedReferenceAnswer?: { status: number; message: string };
+  /**
+   * The `bank` of a Pay with Transfer charge's answer; default Titan Paystack (`create-dva.js`).
+   * Paystack's test mode answers `{"slug":"test-bank","id":24}` (`pwt.js`), a bank of no list.
+   */
+  chargeBank?: { name?: string; slug?: string; id?: number };
 }
 
 /** One request the stand-in received. */
@@ -184,6 +189,11 @@ export const PAYSTACK_ACCOUNT_PREFIXES = {
  * whitelisting"); the stand-in itself posts from 127.0.0.1.
  */
 export const PAYSTACK_WEBHOOK_IPS = ['52.31.139.75', '52.49.173.169', '52.214.14.220'] as const;
+
+/** The `id` the stand-in's `GET /bank` gives one of our banks (by CBN code). */
+export function paystackBankId(cbnCode: string): number {
+  return bankByCbn(cbnCode).id;
+}
 
 /** The Paystack `code` of one of our banks (by CBN code); undefined for the bank Paystack does not list. */
 export function paystackBankCode(cbnCode: string): string | undefined {
@@ -689,6 +699,7 @@ class StandIn implements PaystackStandIn {
   private readonly hangMs: number;
   private readonly reuseAccountNumbers: boolean;
   private readonly reusedReferenceAnswer: { status: number; message: string } | undefined;
+  private readonly chargeBank: NonNullable<PaystackStandInOptions['chargeBank']>;
   private readonly server: Server;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly hanging = new Set<AbortController>();
@@ -709,6 +720,11 @@ class StandIn implements PaystackStandIn {
     this.hangMs = options.hangMs ?? 3000;
     this.reuseAccountNumbers = options.reuseAccountNumbers ?? true;
     this.reusedReferenceAnswer = options.reusedReferenceAnswer;
+    this.chargeBank = options.chargeBank ?? {
+      slug: TITAN_PAYSTACK.slug,
+      name: TITAN_PAYSTACK.name,
+      id: TITAN_PAYSTACK.id,
+    };
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => this.crash(res, error));
     });
@@ -1081,7 +1097,7 @@ class StandIn implements PaystackStandIn {
       return duplicateTransactionReference();
     }
     const charge = this.newCharge(body, body.bank_transfer);
-    return ok('Charge attempted', chargeView(charge));
+    return ok('Charge attempted', chargeView(charge, this.chargeBank));
   }
 
   private newCharge(body: Record<string, unknown>, bankTransfer: Record<string, unknown>): Charge {
@@ -1575,14 +1591,14 @@ function transferEvent(transfer: Transfer): PaystackEvent {
 }
 
 /** `data` of the Pay with Transfer answer in `pwt.js`. */
-function chargeView(charge: Charge): Record<string, unknown> {
+function chargeView(charge: Charge, bank: Record<string, unknown>): Record<string, unknown> {
   return {
     reference: charge.reference,
     status: 'pending_bank_transfer',
     display_text: 'Please make a transfer to the account specified',
     account_name: 'TEST-MANAGED-ACCOUNT',
     account_number: charge.account_number,
-    bank: { slug: TITAN_PAYSTACK.slug, name: TITAN_PAYSTACK.name, id: TITAN_PAYSTACK.id },
+    bank,
     account_expires_at: charge.account_expires_at,
   };
 }

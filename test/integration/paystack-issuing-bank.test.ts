@@ -1,0 +1,63 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PartnerUnavailable } from '#shared/errors.ts';
+import { createPaystackPartner } from '#shared/partners/paystack.ts';
+import {
+  type PaystackStandIn,
+  type PaystackStandInOptions,
+  paystackBankId,
+  startPaystackStandIn,
+} from '#test/support/paystack-stand-in.ts';
+
+/**
+ * The bank a Paystack virtual account is issued at is what payers are told to send to: the adapter
+ * places it by slug, by an id only with no slug and an agreeing name, or by name, and otherwise
+ * answers 503 rather than guess. Against the stand-in, over HTTP.
+ */
+const started: PaystackStandIn[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((standIn) => standIn.close()));
+});
+
+async function openAt(chargeBank: PaystackStandInOptions['chargeBank']) {
+  const standIn = await startPaystackStandIn({ chargeBank });
+  started.push(standIn);
+  const partner = createPaystackPartner({
+    baseUrl: standIn.url,
+    secretKey: async () => standIn.secretKey,
+    timeoutMs: 2_000,
+    webhookIps: [],
+    emailDomain: 'customers.example.ng',
+    dvaBank: 'wema-bank',
+    memo: { get: async () => undefined, put: async () => undefined },
+  });
+  return partner.openVirtualAccount({
+    merchant_id: 'mer_issuing',
+    reference: `va-${Math.random().toString(36).slice(2, 10)}`,
+    name: 'Ada Obi',
+    amount: 25_000,
+    expires_at: new Date(Date.now() + 30 * 60_000).toISOString(),
+  });
+}
+
+describe('Paystack: the bank an account is issued at', () => {
+  it('places a listed slug, and Titan Paystack (its own bank) as Titan Trust Bank', async () => {
+    expect((await openAt({ slug: 'wema-bank', name: 'Wema Bank', id: 99_999 })).bank_code).toBe('035');
+    expect((await openAt(undefined)).bank_code).toBe('102');
+  });
+
+  it('answers 503, never a listed bank that shares its id, for a slug of no list (test mode: "Test Bank")', async () => {
+    // pwt.js: {"slug":"test-bank","id":24}; here the id is Guaranty Trust Bank's in the /bank list.
+    await expect(
+      openAt({ slug: 'test-bank', name: 'Test Bank', id: paystackBankId('058') }),
+    ).rejects.toBeInstanceOf(PartnerUnavailable);
+  });
+
+  it('takes an id without a slug only when the name agrees', async () => {
+    expect((await openAt({ name: 'Wema Bank', id: paystackBankId('035') })).bank_code).toBe('035');
+    // An id whose bank has another name: the name decides (Providus Bank, never Guaranty Trust Bank).
+    expect((await openAt({ name: 'Providus Bank', id: paystackBankId('058') })).bank_code).toBe('101');
+    await expect(openAt({ name: 'No Such Lender', id: paystackBankId('058') })).rejects.toBeInstanceOf(
+      PartnerUnavailable,
+    );
+  });
+});
