@@ -219,9 +219,18 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       bank_code: bank.code,
       currency: 'NGN',
     });
-    const code = text(record(answer.body.data)?.recipient_code, 100);
+    const data = record(answer.body.data);
+    const code = text(data?.recipient_code, 100);
     if (answer.status >= 400) return answer;
     if (!isSuccess(answer.status) || !code) throw unexpected('transfer recipient', answer);
+    // "A duplicate account number will lead to the retrieval of the existing record": a recipient
+    // handed back for the same number at another bank would pay the wrong account. Never used.
+    const details = record(data?.details);
+    const account = text(details?.account_number, 20);
+    const bankCode = text(details?.bank_code, 20);
+    if ((account && account !== order.account_number) || (bankCode && bankCode !== bank.code)) {
+      throw unexpected('transfer recipient (another account)', answer);
+    }
     await options.memo.put(key, code).catch((error: unknown) => {
       logger.warn('partner memo write failed', { error: String(error) });
     });

@@ -146,6 +146,22 @@ describe('Paystack transfers whose secret key cannot be read', () => {
 });
 
 describe('Paystack recipient codes', () => {
+  it('never pays a recipient Paystack hands back for the same number at another bank', async () => {
+    // A reading of "A duplicate account number will lead to the retrieval of the existing record".
+    const loose = await startPaystackStandIn({ recipientsByAccountOnly: true, settleAfterMs: SETTLE_MS });
+    try {
+      const partner = adapter(loose);
+      const first = order('12345', 'bank1');
+      expect(await partner.sendTransfer(first)).toEqual({ status: 'pending' });
+      // The same ten digits at Access Bank: Paystack answers with the GTBank recipient.
+      const other = { ...order('12345', 'bank2'), account_number: first.account_number, bank_code: '044' };
+      await expect(partner.sendTransfer(other)).rejects.toBeInstanceOf(PartnerUnavailable);
+      expect(loose.transfer(other.reference)).toBeUndefined();
+    } finally {
+      await loose.close();
+    }
+  });
+
   it('makes a remembered recipient again when Paystack no longer knows it, and pays', async () => {
     const memo = memoMap();
     const partner = adapter(other, memo);

@@ -47,6 +47,12 @@ export interface PaystackStandInOptions {
    * Paystack's test mode answers `{"slug":"test-bank","id":24}` (`pwt.js`), a bank of no list.
    */
   chargeBank?: { name?: string; slug?: string; id?: number };
+  /**
+   * Whether `POST /transferrecipient` finds an existing recipient by account number alone, whatever
+   * its bank (one reading of "A duplicate account number will lead to the retrieval of the existing
+   * record"); default false: by bank and account number.
+   */
+  recipientsByAccountOnly?: boolean;
 }
 
 /** One request the stand-in received. */
@@ -700,6 +706,7 @@ class StandIn implements PaystackStandIn {
   private readonly reuseAccountNumbers: boolean;
   private readonly reusedReferenceAnswer: { status: number; message: string } | undefined;
   private readonly chargeBank: NonNullable<PaystackStandInOptions['chargeBank']>;
+  private readonly recipientsByAccountOnly: boolean;
   private readonly server: Server;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly hanging = new Set<AbortController>();
@@ -720,6 +727,7 @@ class StandIn implements PaystackStandIn {
     this.hangMs = options.hangMs ?? 3000;
     this.reuseAccountNumbers = options.reuseAccountNumbers ?? true;
     this.reusedReferenceAnswer = options.reusedReferenceAnswer;
+    this.recipientsByAccountOnly = options.recipientsByAccountOnly ?? false;
     this.chargeBank = options.chargeBank ?? {
       slug: TITAN_PAYSTACK.slug,
       name: TITAN_PAYSTACK.name,
@@ -938,7 +946,10 @@ class StandIn implements PaystackStandIn {
     if (!bank.supports_transfer) return refused(400, `Transfers to ${bank.name} are not supported`);
     // Description: "A duplicate account number will lead to the retrieval of the existing record."
     const key = `${bank.code}:${fields.account_number}`;
-    const recipient = this.recipients.get(key) ?? this.newRecipient(key, body, bank);
+    const sameNumber = this.recipientsByAccountOnly
+      ? [...this.recipients.values()].find((r) => r.account_number === fields.account_number)
+      : undefined;
+    const recipient = sameNumber ?? this.recipients.get(key) ?? this.newRecipient(key, body, bank);
     return ok('Transfer recipient created successfully', recipientView(recipient, 'answer'), 201);
   }
 
