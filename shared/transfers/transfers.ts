@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { accountNamedBy, namesAccount } from '#shared/accounts/destination.ts';
 import { BeneficiaryNotFound, getBeneficiary } from '#shared/beneficiaries/store.ts';
-import { DuplicateReference, PartnerUnavailable, ValidationError } from '#shared/errors.ts';
+import { DuplicateReference, ValidationError } from '#shared/errors.ts';
 import { CompanionConflict, debit } from '#shared/ledger/ledger.ts';
-import { logger } from '#shared/logger.ts';
 import { transferFee } from '#shared/money.ts';
 import { partner } from '#shared/partners/registry.ts';
 import {
@@ -13,8 +12,8 @@ import {
   type TransactionRecord,
   transactionRecord,
 } from '#shared/transactions/store.ts';
+import { dispatchTransfer } from '#shared/transfers/dispatch.ts';
 import { transferReferenceItem } from '#shared/transfers/references.ts';
-import { settleTransfer } from '#shared/transfers/settle.ts';
 
 export interface TransferRequest {
   reference: string;
@@ -75,38 +74,11 @@ function asRetry(existing: TransactionRecord, request: TransferRequest): Transac
 }
 
 /**
- * Hands a debited transfer to the partner under its permanent reference and settles it with the
- * answer; returns the transfer as it then stands. The partner is idempotent on that reference, so
- * a resend (a retry after a crash between debit and partner call) can never pay twice. Unknown
- * outcome: the transfer stays pending until a webhook or the requery settles it.
- */
-async function dispatch(transfer: TransactionRecord, { resend = false } = {}): Promise<TransactionRecord> {
-  const bank = partner();
-  try {
-    const outcome = await bank.sendTransfer({
-      resend,
-      reference:
-        transfer.partner_reference ?? bank.transferReference(transfer.merchant_id, transfer.reference),
-      amount: transfer.amount,
-      bank_code: transfer.counterparty.bank_code,
-      account_number: transfer.counterparty.account_number,
-      account_name: transfer.counterparty.account_name,
-      narration: transfer.narration,
-    });
-    return await settleTransfer(transfer, outcome);
-  } catch (error) {
-    if (!(error instanceof PartnerUnavailable)) throw error;
-    logger.warn('transfer left pending: partner unavailable', { reference: transfer.reference });
-    return transfer;
-  }
-}
-
-/**
  * A retried transfer as it stands now; a pending one is handed to the partner again, under the same
  * reference (the partner answers a resend with the transfer it has, never a second payment).
  */
 async function resumed(transfer: TransactionRecord): Promise<TransactionRecord> {
-  return transfer.status === 'pending' ? dispatch(transfer, { resend: true }) : transfer;
+  return transfer.status === 'pending' ? dispatchTransfer(transfer, { resend: true }) : transfer;
 }
 
 /**
@@ -170,5 +142,5 @@ export async function createTransfer(
     return { transaction: await resumed(asRetry(winner, request)), created: false };
   }
 
-  return { transaction: await dispatch(record), created: true };
+  return { transaction: await dispatchTransfer(record), created: true };
 }
