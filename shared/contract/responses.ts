@@ -98,6 +98,8 @@ export const transaction = v.strictObject({
 
 export const transactionList = v.array(transaction);
 
+const PAYMENT_STATUSES = ['pending', 'partially_paid', 'paid', 'overpaid', 'expired'] as const;
+
 export const virtualAccount = v.strictObject({
   reference: v.string(),
   account_number: accountNumber,
@@ -105,7 +107,11 @@ export const virtualAccount = v.strictObject({
   bank,
   amount: kobo,
   currency: v.literal('NGN'),
-  status: v.literal('pending'),
+  status: meta(
+    v.picklist(PAYMENT_STATUSES),
+    '`pending` when created (201); a repeat of the request (200) shows the account as it stands now, as `GET /payments/{reference}` does',
+    'pending',
+  ),
   expires_at: timestamp,
   created_at: timestamp,
 });
@@ -119,7 +125,7 @@ const rejectedAttempts = meta(
 /** A virtual account in a list or an event: `GET /payments/{reference}` without `payments`. */
 export const virtualAccountSummary = v.strictObject({
   reference: v.string(),
-  status: v.picklist(['pending', 'partially_paid', 'paid', 'overpaid', 'expired']),
+  status: v.picklist(PAYMENT_STATUSES),
   amount: kobo,
   amount_received: kobo,
   currency: v.literal('NGN'),

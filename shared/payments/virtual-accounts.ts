@@ -52,8 +52,11 @@ function bankOf(code: string) {
   return { code, name: findBank(code)?.name ?? code };
 }
 
-/** The virtual account as `POST /virtual-accounts` answers it. */
-export function toApiVirtualAccount(account: VirtualAccount) {
+/**
+ * The virtual account as `POST /virtual-accounts` answers it: `pending` when just opened, and as it
+ * stands now when the request is repeated (paid, expired…), never a stale `pending`.
+ */
+export function toApiVirtualAccount(account: VirtualAccount, now = Date.now()) {
   return {
     reference: account.reference,
     account_number: account.account_number,
@@ -61,7 +64,7 @@ export function toApiVirtualAccount(account: VirtualAccount) {
     bank: bankOf(account.bank_code),
     amount: account.amount,
     currency: 'NGN',
-    status: 'pending',
+    status: paymentStatus(account, now),
     expires_at: account.expires_at,
     created_at: account.created_at,
   };

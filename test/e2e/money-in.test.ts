@@ -231,6 +231,10 @@ describe('payments into a virtual account', () => {
     }>(await status(m, reference));
     expect(over).toMatchObject({ status: 'overpaid', amount_received: 11_000 });
     expect(over.paid_at).toBe(over.payments[1]?.received_at);
+    // The request repeated now: the same account as it stands, never a stale "pending".
+    const again = await open(m, { amount: 10_000, reference });
+    expect(again.status).toBe(200);
+    expect(data(again)).toMatchObject({ reference, account_number: accountNumber, status: 'overpaid' });
   });
 
   it('shows an unpaid account past its expiry as expired, and still credits a late payment', async () => {
@@ -245,6 +249,9 @@ describe('payments into a virtual account', () => {
       }),
     );
     expect(data(await status(m, reference))).toMatchObject({ status: 'expired' });
+    const again = await open(m, { amount: 3_000, reference, expires_in_minutes: 5 });
+    expect(again.status).toBe(200);
+    expect(data(again)).toMatchObject({ reference, status: 'expired' });
     await pay(gateway, accountNumber, 3_000);
     await waitForBalance(m, 3_000);
     expect(data(await status(m, reference))).toMatchObject({ status: 'paid' });
