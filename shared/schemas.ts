@@ -112,11 +112,24 @@ export const referenceSchema = built(() =>
   ),
 );
 
-/** Free text a person reads: bounded, no control characters. */
+/** How many characters (Unicode code points) a string has: 😀 is one, where `length` says two. */
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
+/**
+ * Free text a person reads: at most `max` characters, counted as JSON Schema's `maxLength` counts
+ * them (code points, so an emoji is one), valid Unicode (no lone surrogate, which no UTF-8 can
+ * carry), no control characters.
+ */
 export function textSchema(max: number) {
   return v.pipe(
     v.string(),
-    v.maxLength(max, `Must be at most ${max} characters`),
+    v.check((text) => codePoints(text) <= max, `Must be at most ${max} characters`),
+    v.metadata({ maxLength: max }),
+    v.check((text) => !/\p{Cs}/u.test(text), 'Must be valid Unicode text (no lone surrogates)'),
     v.regex(/^[^\p{Cc}]*$/u, 'Must not contain control characters'),
   );
 }
