@@ -332,7 +332,7 @@ describe('bad transfer input', () => {
   it('counts a narration in characters, as its documented maxLength does: 100 emoji are 100', async () => {
     const m = await aMerchant();
     await fund(m.merchant.merchant_id, 100_000);
-    const narration = '😀'.repeat(99) + 'é';
+    const narration = `${'😀'.repeat(99)}é`;
     const response = await transfer(m, { ...base(), narration });
     expect(response.status).toBe(201);
     expect(data(response)).toMatchObject({ narration });
