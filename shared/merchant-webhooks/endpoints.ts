@@ -21,6 +21,11 @@ import { merchantWebhookKey } from '#shared/secrets.ts';
 export const MAX_ENDPOINTS = 5;
 /** How long a rotated-out secret keeps signing deliveries. */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+/**
+ * Secrets that sign a delivery at most (the current one and those rotated out in the last 24 hours):
+ * each rotation keeps its promise of 24 hours, and the signature header stays small.
+ */
+export const MAX_SIGNING_SECRETS = 5;
 
 export interface SecretVersion {
   version: number;
@@ -198,7 +203,10 @@ export async function deleteEndpoint(merchantId: string, endpointId: string): Pr
   return { ...endpoint, status: 'deleted', updated_at: now };
 }
 
-/** A new secret for an endpoint; the previous one keeps signing for 24 hours. */
+/**
+ * A new secret for an endpoint; the previous one keeps signing for 24 hours, as do those rotated out
+ * before it within their own 24 hours (at most MAX_SIGNING_SECRETS sign at once: 422 beyond).
+ */
 export async function rotateSecret(
   merchantId: string,
   endpointId: string,
@@ -219,12 +227,19 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
   const current = Math.max(...endpoint.secrets.map((s) => s.version));
   const retiresAt = new Date(now + ROTATION_OVERLAP_MS).toISOString();
   const secrets: SecretVersion[] = [
-    // Older rotations have retired (or retire sooner); only the one replaced now overlaps.
-    ...endpoint.secrets
-      .filter((s) => s.version === current)
-      .map((s) => ({ version: s.version, retires_at: retiresAt })),
+    // Secrets rotated out earlier keep signing until their own 24 hours are over (API.md §8: each
+    // rotation's old secret signs for 24 hours, however soon the next rotation comes).
+    ...endpoint.secrets.filter(
+      (s) => s.version !== current && s.retires_at !== undefined && Date.parse(s.retires_at) > now,
+    ),
+    { version: current, retires_at: retiresAt },
     { version: current + 1 },
   ];
+  if (secrets.length > MAX_SIGNING_SECRETS) {
+    throw new LimitReached(
+      `At most ${MAX_SIGNING_SECRETS} secrets sign an endpoint's deliveries at once: rotate again when the oldest retires, 24 hours after it was replaced`,
+    );
+  }
   await dynamo.send(
     new UpdateCommand({
       TableName: tableName('webhookEndpoints'),

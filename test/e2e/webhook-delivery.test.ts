@@ -87,6 +87,39 @@ describe('merchant webhook deliveries (API.md §8)', () => {
     }
   });
 
+  it('signs with every secret rotated out in the last 24 hours (each rotation keeps its promise), at most 5', async () => {
+    const receiver = await startReceiver();
+    try {
+      const m = await aMerchant();
+      const { id, secret: first } = await register(m, receiver.url, ['payment.received']);
+      const rotate = () =>
+        call(gateway, 'POST', `/webhook-endpoints/${id}/rotate-secret`, { headers: m.headers });
+      const secrets = [first];
+      for (let i = 0; i < 3; i++) secrets.push(data<{ secret: string }>(await rotate()).secret);
+      await pay(gateway, m.merchant.account_number, 4_500);
+      await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(1);
+      const [delivery] = receiver.received;
+      const headers = {
+        'webhook-id': String(delivery?.headers['webhook-id']),
+        'webhook-timestamp': String(delivery?.headers['webhook-timestamp']),
+        'webhook-signature': String(delivery?.headers['webhook-signature']),
+      };
+      // Each of the four secrets alone verifies it: a receiver still on the first one misses nothing.
+      for (const secret of secrets) {
+        expect(new Webhook(secret).verify(delivery?.body ?? '', headers)).toMatchObject({
+          type: 'payment.received',
+        });
+      }
+      expect(headers['webhook-signature'].split(' ')).toHaveLength(4);
+      // A fifth secret signs too; a sixth would be over the bound until the oldest retires.
+      expect((await rotate()).status).toBe(200);
+      const refused = await rotate();
+      expect([refused.status, refused.body?.code]).toEqual([422, 'limit_reached']);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('retries a failing endpoint on the schedule until it answers 2xx, with every attempt visible', async () => {
     const receiver = await startReceiver((n) => (n <= 2 ? 503 : 200));
     try {
