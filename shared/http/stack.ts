@@ -33,7 +33,8 @@ export const MAX_BODY_BYTES = 16 * 1024;
 /** Largest partner webhook body (API.md §11): partners' payloads carry more than merchants' requests. */
 export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
 
-const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
+/** API.md §3: a body that is not `application/json` is 415 (`+json` types are other formats, not JSON bodies). */
+const JSON_MEDIA_TYPE = /^application\/json$/;
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>;
 type Internal = {

@@ -46,6 +46,27 @@ describe('JSON bodies over HTTP', () => {
     expect(response.body).toMatchObject({ status: 'error', code: 'unsupported_media_type' });
   });
 
+  it.each(['application/vnd.api+json', 'application/problem+json', 'application/merge-patch+json'])(
+    'answers 415 for %s: only application/json is a JSON body (API.md §3)',
+    async (type) => {
+      const response = await call(gateway, 'POST', '/echo', {
+        rawBody: '{"amount":1}',
+        headers: { 'content-type': type },
+      });
+      expect([response.status, response.body?.code]).toEqual([415, 'unsupported_media_type']);
+    },
+  );
+
+  it('takes application/json in any letter case, with a UTF-8 charset', async () => {
+    for (const type of ['Application/JSON', 'application/json; charset=UTF-8']) {
+      const response = await call(gateway, 'POST', '/echo', {
+        rawBody: '{"amount":1}',
+        headers: { 'content-type': type },
+      });
+      expect(response.status).toBe(201);
+    }
+  });
+
   it('answers 400 for malformed JSON', async () => {
     const response = await call(gateway, 'POST', '/echo', {
       rawBody: '{"amount":',
