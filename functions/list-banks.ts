@@ -13,6 +13,8 @@ export const handler = publicHttpHandler(
   async () => ({
     message: 'Banks retrieved',
     data: listBanks(),
+    // A list, so it carries `meta` like every other (API.md §1); all banks fit one page.
+    meta: { next_cursor: null },
     headers: { 'Cache-Control': 'public, max-age=3600' },
   }),
   takeClientIpRequest,

@@ -107,9 +107,9 @@ export const ENDPOINTS: Record<MerchantRouteName, EndpointDoc> = {
   'list-banks': {
     tag: 'Bank',
     description:
-      'Every supported bank, microfinance bank and wallet, sorted by name. Public: no credentials needed (they are allowed). Also served at `/banks/list`. `Cache-Control: public, max-age=3600`.',
+      'Every supported bank, microfinance bank and wallet, sorted by name, in one page (`meta.next_cursor` is always null; no `limit` or `cursor`). Public: no credentials needed (they are allowed). Also served at `/banks/list`. `Cache-Control: public, max-age=3600`.',
     request: requests.listBanksRequest,
-    success: { messages: { 200: 'Banks retrieved' }, data: responses.bankList },
+    success: { messages: { 200: 'Banks retrieved' }, data: responses.bankList, list: true },
     errors: [],
     example: {
       response: [

@@ -26,6 +26,8 @@ describe('GET /banks through the local gateway', () => {
       const data = response.body?.data as { code: string; name: string }[];
       expect(data).toHaveLength(BANKS.length);
       expect(data).toContainEqual({ code: '058', name: 'Guaranty Trust Bank' });
+      // A list like every other (API.md §1), in one page.
+      expect(response.body?.meta).toEqual({ next_cursor: null });
     },
   );
 
