@@ -40,6 +40,7 @@ import { RATE_LIMITED_BODY, RequestsWithoutKeyPerIpLimit } from '#infra/construc
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { operatorConfigParameter, usagePlanName } from '#infra/stack-names.ts';
+import { CONTRADICTED_SETTLEMENT, OVERDUE_TRANSFER, UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
 import {
   deadLetterQueueName,
   PAYMENT_EVENTS_QUEUE,
@@ -733,14 +734,26 @@ export class PaymentsStack extends Stack {
     logAlarm(
       'UnmatchedPayments',
       parts.consumers.get(PAYMENT_EVENTS_QUEUE.consumer)?.fn as ServiceFunction,
-      'payment kept as unmatched',
+      UNMATCHED_PAYMENT,
       'A payment arrived that could not be credited to anyone (kept in unmatched-payments)',
     );
     logAlarm(
       'OverdueTransfers',
       parts.requery,
-      'transfer pending past the alert window',
+      OVERDUE_TRANSFER,
       'A transfer is still pending TRANSFER_REQUERY_ALERT_HOURS after it was sent: reconcile it with the partner',
     );
+    // A partner's verdict, by webhook (the payment events consumer) or requery, that contradicts a settled transfer.
+    for (const [name, fn] of [
+      ['ContradictedTransfers', parts.consumers.get(PAYMENT_EVENTS_QUEUE.consumer)?.fn as ServiceFunction],
+      ['ContradictedTransfersRequery', parts.requery],
+    ] as const) {
+      logAlarm(
+        name,
+        fn,
+        CONTRADICTED_SETTLEMENT,
+        "The partner's word contradicts a settled transfer (paid after it failed and was refunded, or failed after success): reconcile it with the partner",
+      );
+    }
   }
 }

@@ -3,6 +3,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
+import { UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
 import { logger } from '#shared/logger.ts';
 import { traceKeys } from '#shared/partner-webhooks/trace.ts';
 import type {
@@ -95,7 +96,7 @@ export function unmatchedOf(partner: string, id: string): Promise<UnmatchedRecor
 export async function keepUnmatched(event: QueuedEvent & Kept, reason: string): Promise<void> {
   const paymentKey = unmatchedKey(event);
   const variant = variantOf(event);
-  logger.warn('payment kept as unmatched', { payment_key: paymentKey, variant, reason, ...traceKeys(event) });
+  logger.warn(UNMATCHED_PAYMENT, { payment_key: paymentKey, variant, reason, ...traceKeys(event) });
   try {
     await dynamo.send(
       new PutCommand({

@@ -1,4 +1,5 @@
 import { config } from '#shared/config.ts';
+import { OVERDUE_TRANSFER } from '#shared/definitions/alerts.ts';
 import { PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { partner } from '#shared/partners/registry.ts';
@@ -39,7 +40,7 @@ export async function requeryPendingTransfers(now = Date.now()): Promise<Requery
       if (now - Date.parse(transfer.created_at) < alertMs) return;
       summary.overdue++;
       // The alarm's metric filter matches this message.
-      logger.error('transfer pending past the alert window', {
+      logger.error(OVERDUE_TRANSFER, {
         merchant_id: transfer.merchant_id,
         reference: transfer.reference,
         partner_reference: reference,

@@ -1,3 +1,4 @@
+import { CONTRADICTED_SETTLEMENT } from '#shared/definitions/alerts.ts';
 import { eventItem, newEvent } from '#shared/events/events.ts';
 import { CompanionConflict, reverse } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
@@ -89,14 +90,30 @@ async function giveBack(
   }
 }
 
+function contradicts(status: TransactionStatus, outcome: TransferOutcome): boolean {
+  if (outcome.status === 'success') return status === 'failed' || status === 'reversed';
+  return outcome.status === 'failed' && status === 'success';
+}
+
 /**
  * Settles a transfer with the partner's word and returns it as it now stands: `success` from
  * pending; `failed` from pending, and `reversed` from pending or success, each with the reversal.
+ * A word that contradicts a settled status changes nothing and is reported to operators.
  */
 export async function settleTransfer(
   transfer: TransactionRecord,
   outcome: TransferOutcome,
 ): Promise<TransactionRecord> {
+  if (contradicts(transfer.status, outcome)) {
+    logger.error(CONTRADICTED_SETTLEMENT, {
+      merchant_id: transfer.merchant_id,
+      reference: transfer.reference,
+      partner_reference: transfer.partner_reference,
+      status: transfer.status,
+      verdict: outcome.status,
+    });
+    return transfer;
+  }
   switch (outcome.status) {
     case 'pending':
       return transfer;

@@ -8,6 +8,7 @@ import { PUBLIC_PATHS, WEBHOOK_PATHS } from '#infra/constructs/public-limit.ts';
 import { READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { nagSummary } from '#infra/nag.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
+import { CONTRADICTED_SETTLEMENT, OVERDUE_TRANSFER, UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
   API_KEY_AUTHORIZER,
@@ -410,7 +411,7 @@ describe('the AWS stack', () => {
     )[0];
   const CONSUMERS = [...QUEUE_LIST.map((q) => q.consumer), ...STREAMS.map((s) => s.consumer)];
 
-  it('alarms on dead letters, consumer errors and failed items, queue age, throttles, the webhook and requery erring, the API 5xx rate, unmatched payments and overdue transfers', () => {
+  it('alarms on dead letters, consumer errors and failed items, queue age, throttles, the webhook and requery erring, the API 5xx rate, unmatched payments, overdue transfers and contradicted settlements', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
     const metrics = alarms.map((a) => a.MetricName).sort();
     expect(metrics).toEqual(
@@ -426,6 +427,8 @@ describe('the AWS stack', () => {
         'Url5xxCount',
         'UnmatchedPayments-dev',
         'OverdueTransfers-dev',
+        'ContradictedTransfers-dev',
+        'ContradictedTransfersRequery-dev',
       ].sort(),
     );
     for (const alarm of alarms) {
@@ -435,12 +438,11 @@ describe('the AWS stack', () => {
         TreatMissingData: 'notBreaching',
       });
     }
-    dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
-      FilterPattern: Match.stringLikeRegexp('transfer pending past the alert window'),
-    });
-    dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
-      FilterPattern: Match.stringLikeRegexp('payment kept as unmatched'),
-    });
+    for (const message of [OVERDUE_TRANSFER, UNMATCHED_PAYMENT, CONTRADICTED_SETTLEMENT]) {
+      dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
+        FilterPattern: Match.stringLikeRegexp(message),
+      });
+    }
   });
 
   it("alarms on each consumer's failed items: the EMF metric its code writes, per function, any in a minute", () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { OVERDUE_TRANSFER } from '#shared/definitions/alerts.ts';
 import { PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
@@ -15,7 +16,7 @@ afterEach(() => {
 function overdueReports(errors: MockInstance<typeof logger.error>, reference: string) {
   return errors.mock.calls.filter(
     ([message, details]) =>
-      message === 'transfer pending past the alert window' &&
+      message === OVERDUE_TRANSFER &&
       (details as { reference?: string } | undefined)?.reference === reference,
   );
 }
@@ -31,9 +32,7 @@ describe('the requery of pending transfers (API.md §7)', () => {
 
     const early = await requeryPendingTransfers(Date.now() + 10_000);
     expect(early.checked).toBeGreaterThanOrEqual(1);
-    expect(
-      errors.mock.calls.filter(([message]) => message === 'transfer pending past the alert window'),
-    ).toEqual([]);
+    expect(errors.mock.calls.filter(([message]) => message === OVERDUE_TRANSFER)).toEqual([]);
 
     const dayLater = Date.now() + 25 * 3600 * 1000;
     const late = await requeryPendingTransfers(dayLater);

@@ -1,0 +1,16 @@
+/**
+ * Log messages an operator must act on: the functions write them, and on AWS a metric filter on
+ * the `message` of the JSON log raises an alarm (`infra/stack.ts`, README runbook).
+ */
+
+/** A payment nobody could be credited for, or held by a bound (kept in `unmatched-payments`). */
+export const UNMATCHED_PAYMENT = 'payment kept as unmatched';
+
+/** A transfer still pending `TRANSFER_REQUERY_ALERT_HOURS` after it was sent. */
+export const OVERDUE_TRANSFER = 'transfer pending past the alert window';
+
+/**
+ * The partner's word contradicts how a transfer was settled: paid after it failed and its money
+ * was given back, or failed after it succeeded. Nothing is changed by guess.
+ */
+export const CONTRADICTED_SETTLEMENT = 'transfer verdict contradicts its settled status';

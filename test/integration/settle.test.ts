@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { CONTRADICTED_SETTLEMENT } from '#shared/definitions/alerts.ts';
+import { logger } from '#shared/logger.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import { getTransaction, type TransactionRecord } from '#shared/transactions/store.ts';
+import { settleTransfer } from '#shared/transfers/settle.ts';
+import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
+
+/**
+ * The partner's word on a transfer that was settled already: a repeat changes nothing; a word that
+ * contradicts it (paid after it failed and was refunded, failed after it succeeded) changes nothing
+ * either, and is reported to operators (an alarm on AWS), never settled by guess.
+ */
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function aTransfer(): Promise<{ merchantId: string; transfer: TransactionRecord }> {
+  const { merchant } = await aMerchant();
+  await fund(merchant.merchant_id, 20_000);
+  const reference = `settle-${Math.random().toString(36).slice(2, 10)}`;
+  await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+  const transfer = await getTransaction(merchant.merchant_id, reference);
+  if (!transfer) throw new Error('no pending transfer');
+  return { merchantId: merchant.merchant_id, transfer };
+}
+
+const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
+const reports = (errors: MockInstance<typeof logger.error>) =>
+  errors.mock.calls.filter(([message]) => message === CONTRADICTED_SETTLEMENT);
+
+describe('a verdict on a settled transfer', () => {
+  it('reports a success after the transfer failed and its money was given back, and changes nothing', async () => {
+    const { merchantId, transfer } = await aTransfer();
+    const failed = await settleTransfer(transfer, { status: 'failed', reason: 'Account closed' });
+    expect(await balanceOf(merchantId)).toBe(20_000);
+    const errors = vi.spyOn(logger, 'error');
+    expect((await settleTransfer(failed, { status: 'success' })).status).toBe('failed');
+    expect(reports(errors)).toEqual([
+      [
+        CONTRADICTED_SETTLEMENT,
+        expect.objectContaining({ reference: transfer.reference, status: 'failed', verdict: 'success' }),
+      ],
+    ]);
+    expect((await getTransaction(merchantId, transfer.reference))?.status).toBe('failed');
+    expect(await balanceOf(merchantId)).toBe(20_000);
+  });
+
+  it('reports a failure after the transfer succeeded, and changes nothing', async () => {
+    const { merchantId, transfer } = await aTransfer();
+    const paid = await settleTransfer(transfer, { status: 'success' });
+    const errors = vi.spyOn(logger, 'error');
+    expect((await settleTransfer(paid, { status: 'failed', reason: 'Late failure' })).status).toBe('success');
+    expect(reports(errors)).toHaveLength(1);
+    expect(await balanceOf(merchantId)).toBe(14_000);
+  });
+
+  it('takes a repeated verdict, and a reversal after success, as no contradiction', async () => {
+    const { merchantId, transfer } = await aTransfer();
+    const errors = vi.spyOn(logger, 'error');
+    const paid = await settleTransfer(transfer, { status: 'success' });
+    expect((await settleTransfer(paid, { status: 'success' })).status).toBe('success');
+    const reversed = await settleTransfer(paid, { status: 'reversed', reason: 'Returned by the bank' });
+    expect(reversed.status).toBe('reversed');
+    expect((await settleTransfer(reversed, { status: 'reversed', reason: 'again' })).status).toBe('reversed');
+    expect(reports(errors)).toEqual([]);
+    expect(await balanceOf(merchantId)).toBe(20_000);
+  });
+});
