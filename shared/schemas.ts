@@ -149,7 +149,7 @@ export const opaqueIdSchema = built(() =>
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
 /** Whether year, month and day name a day of the Gregorian calendar (2024-02-29 does, 2026-02-30 not). */
 function isCalendarDay(year: number, month: number, day: number): boolean {
@@ -168,8 +168,9 @@ export function isIsoDate(value: string): boolean {
 }
 
 /**
- * An ISO 8601 date-time with its zone (`Z` or `±hh:mm`), seconds and milliseconds optional, naming
- * a real day and time of day: no `2026-02-30T10:00Z`, no `24:00`, no leap second.
+ * An ISO 8601 date-time with its zone (`Z` or `±hh:mm`), seconds and a fraction of up to 9 digits
+ * optional (Python's `isoformat()` gives 6; times are kept to the millisecond, so the rest is
+ * dropped), naming a real day and time of day: no `2026-02-30T10:00Z`, no `24:00`, no leap second.
  */
 export function isIsoDateTime(value: string): boolean {
   const parts = DATE_TIME.exec(value)?.map((part) => Number(part ?? 0));

@@ -128,6 +128,9 @@ describe('query dates', () => {
     '2026-11-30T10:15Z',
     '2026-11-30T23:59:59.999+01:00',
     '2024-02-29T00:00:00-05:30',
+    // Python's isoformat() (microseconds), and nanoseconds: kept to the millisecond.
+    '2026-11-21T10:15:30.123456+00:00',
+    '2026-11-21T10:15:30.123456789Z',
   ])('%s is a date-time', (value) => {
     expect(isIsoDateTime(value)).toBe(true);
   });
@@ -141,6 +144,8 @@ describe('query dates', () => {
     '2026-11-30T10:00:00+05:60',
     '2026-11-30T10:00:00',
     '2026-11-30 10:00:00Z',
+    '2026-11-30T10:00:00.1234567890Z',
+    '2026-11-30T10:00:00.Z',
   ])('%s is not', (value) => {
     expect(isIsoDateTime(value)).toBe(false);
   });
