@@ -20,7 +20,31 @@ function jsonSchema(schema: v.GenericSchema, io: 'input' | 'output'): Json {
     typeMode: io,
     errorMode: 'ignore',
   }) as Json;
-  return rest;
+  return tightestBounds(rest) as Json;
+}
+
+/**
+ * Keeps only the tighter of `minimum` and `exclusiveMinimum` (and of the maxima) wherever a schema
+ * has both: a safe integer above 0 is written `exclusiveMinimum: 0`, not also `minimum: -(2^53-1)`,
+ * which says nothing more and which OpenAPI linters flag.
+ */
+function tightestBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tightestBounds);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Json = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, tightestBounds(value)]),
+  );
+  const pairs = [
+    ['minimum', 'exclusiveMinimum', (inclusive: number, exclusive: number) => exclusive >= inclusive],
+    ['maximum', 'exclusiveMaximum', (inclusive: number, exclusive: number) => exclusive <= inclusive],
+  ] as const;
+  for (const [inclusiveKey, exclusiveKey, exclusiveIsTighter] of pairs) {
+    const inclusive = out[inclusiveKey];
+    const exclusive = out[exclusiveKey];
+    if (typeof inclusive !== 'number' || typeof exclusive !== 'number') continue;
+    delete out[exclusiveIsTighter(inclusive, exclusive) ? inclusiveKey : exclusiveKey];
+  }
+  return out;
 }
 
 /**

@@ -131,6 +131,25 @@ describe('the OpenAPI document', () => {
     );
   });
 
+  it('bounds a number once on each side: never both minimum and exclusiveMinimum (or the maxima)', () => {
+    const both: string[] = [];
+    const walk = (node: unknown, at: string) => {
+      if (node === null || typeof node !== 'object') return;
+      const schema = node as Record<string, unknown>;
+      for (const [inclusive, exclusive] of [
+        ['minimum', 'exclusiveMinimum'],
+        ['maximum', 'exclusiveMaximum'],
+      ] as const) {
+        if (typeof schema[inclusive] === 'number' && typeof schema[exclusive] === 'number') both.push(at);
+      }
+      for (const [key, value] of Object.entries(schema)) walk(value, `${at}/${key}`);
+    };
+    walk(document, '#');
+    expect(both).toEqual([]);
+    // Positive amounts keep their lower bound (a safe integer above 0).
+    expect(JSON.stringify(document)).toContain('"exclusiveMinimum":0');
+  });
+
   it('has examples for every operation, and every example matches its own schema', () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats.default(ajv);
