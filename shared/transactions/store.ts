@@ -1,5 +1,5 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll, queryPage } from '#shared/aws/query.ts';
 import type { EntryCategory, LedgerEntry } from '#shared/ledger/ledger.ts';
@@ -44,6 +44,11 @@ export interface TransactionRecord {
   pending_partner?: PartnerName;
   /** For a payment: the virtual account it paid (null for wallet top-ups). */
   virtual_account_reference?: string | null;
+  /**
+   * How many times a transfer was handed to the partner (`recordDispatch`): a refusal may give its
+   * money back only if no other hand-over could still be on its way (`StatusChange.dispatches`).
+   */
+  dispatches?: number;
 }
 
 /** The transaction as API.md §4 shows it. */
@@ -108,6 +113,8 @@ export interface StatusChange {
   to: TransactionStatus;
   at: string;
   reason?: string;
+  /** Only if the transfer was handed to the partner exactly this many times (no other send since). */
+  dispatches?: number;
 }
 
 /**
@@ -124,16 +131,43 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
       UpdateExpression: `SET #status = :to, updated_at = :at${change.reason ? ', failure_reason = :reason' : ''}${
         change.to === 'pending' ? '' : ' REMOVE pending_partner'
       }`,
-      ConditionExpression: `#status IN (${Object.keys(fromValues).join(', ')})`,
+      ConditionExpression: `#status IN (${Object.keys(fromValues).join(', ')})${
+        change.dispatches === undefined ? '' : ' AND dispatches = :dispatches'
+      }`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':to': change.to,
         ':at': change.at,
         ...fromValues,
         ...(change.reason ? { ':reason': change.reason } : {}),
+        ...(change.dispatches === undefined ? {} : { ':dispatches': change.dispatches }),
       },
     },
   };
+}
+
+/**
+ * Counts one hand-over of a pending transfer to the partner and tells which it is (1 for the first);
+ * undefined when the transfer is pending no more (settled meanwhile: nothing may be sent).
+ */
+export async function recordDispatch(merchantId: string, reference: string): Promise<number | undefined> {
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('transactions'),
+        Key: { merchant_id: merchantId, reference },
+        UpdateExpression: 'ADD dispatches :one',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':one': 1, ':pending': 'pending' },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.dispatches);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
 }
 
 /**

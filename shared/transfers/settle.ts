@@ -57,7 +57,12 @@ async function current(transfer: TransactionRecord): Promise<TransactionRecord> 
  */
 async function giveBack(
   transfer: TransactionRecord,
-  change: { from: readonly TransactionStatus[]; to: 'failed' | 'reversed'; reason: string },
+  change: {
+    from: readonly TransactionStatus[];
+    to: 'failed' | 'reversed';
+    reason: string;
+    dispatches?: number;
+  },
 ): Promise<TransactionRecord> {
   if (!change.from.includes(transfer.status)) return transfer;
   const { merchant_id: merchantId, reference } = transfer;
@@ -83,37 +88,63 @@ async function giveBack(
     if (!applied) return current(transfer);
     return afterStatusChange(transfer, { ...change, at: entry.created_at });
   } catch (error) {
-    // Settled by someone else in the meantime (a webhook, a requery, a retry): nothing to do.
+    // Settled by someone else in the meantime (a webhook, a requery, a retry), or handed to the
+    // partner again since this answer (`dispatches`): nothing to do here.
     if (!(error instanceof CompanionConflict)) throw error;
-    logger.info('transfer already settled', { reference });
+    logger.info('transfer already settled, or sent again since', { reference });
     return current(transfer);
   }
 }
 
+/**
+ * Whether the partner's word contradicts a settled status: paid after the transfer failed (its money
+ * given back), or failed after it succeeded. Success after `reversed` is no contradiction: the two
+ * verdicts of a returned transfer can arrive in either order (the queue does not keep order).
+ */
 function contradicts(status: TransactionStatus, outcome: TransferOutcome): boolean {
-  if (outcome.status === 'success') return status === 'failed' || status === 'reversed';
+  if (outcome.status === 'success') return status === 'failed';
   return outcome.status === 'failed' && status === 'success';
+}
+
+function reportContradiction(transfer: TransactionRecord, outcome: TransferOutcome): void {
+  logger.error(CONTRADICTED_SETTLEMENT, {
+    merchant_id: transfer.merchant_id,
+    reference: transfer.reference,
+    partner_reference: transfer.partner_reference,
+    status: transfer.status,
+    verdict: outcome.status,
+  });
 }
 
 /**
  * Settles a transfer with the partner's word and returns it as it now stands: `success` from
  * pending; `failed` from pending, and `reversed` from pending or success, each with the reversal.
- * A word that contradicts a settled status changes nothing and is reported to operators.
+ * A word that contradicts a settled status (also one found settled on the way) changes nothing
+ * and is reported to operators. `dispatches`: the answer came from that hand-over of the transfer
+ * (`recordDispatch`), so its money goes back only if the transfer was not handed over again since.
  */
 export async function settleTransfer(
   transfer: TransactionRecord,
   outcome: TransferOutcome,
+  { dispatches }: { dispatches?: number } = {},
 ): Promise<TransactionRecord> {
   if (contradicts(transfer.status, outcome)) {
-    logger.error(CONTRADICTED_SETTLEMENT, {
-      merchant_id: transfer.merchant_id,
-      reference: transfer.reference,
-      partner_reference: transfer.partner_reference,
-      status: transfer.status,
-      verdict: outcome.status,
-    });
+    reportContradiction(transfer, outcome);
     return transfer;
   }
+  const settled = await settleFrom(transfer, outcome, dispatches);
+  // The record given was stale (settled meanwhile by a webhook, the requery, a retry): checked again.
+  if (settled.status !== transfer.status && contradicts(settled.status, outcome)) {
+    reportContradiction(settled, outcome);
+  }
+  return settled;
+}
+
+async function settleFrom(
+  transfer: TransactionRecord,
+  outcome: TransferOutcome,
+  dispatches: number | undefined,
+): Promise<TransactionRecord> {
   switch (outcome.status) {
     case 'pending':
       return transfer;
@@ -126,9 +157,14 @@ export async function settleTransfer(
       return changed ? afterStatusChange(transfer, change) : current(transfer);
     }
     case 'failed':
-      return giveBack(transfer, { from: ['pending'], to: 'failed', reason: outcome.reason });
+      return giveBack(transfer, { from: ['pending'], to: 'failed', reason: outcome.reason, dispatches });
     case 'reversed':
-      return giveBack(transfer, { from: ['pending', 'success'], to: 'reversed', reason: outcome.reason });
+      return giveBack(transfer, {
+        from: ['pending', 'success'],
+        to: 'reversed',
+        reason: outcome.reason,
+        dispatches,
+      });
   }
 }
 

@@ -78,7 +78,7 @@ function asRetry(existing: TransactionRecord, request: TransferRequest): Transac
  * reference (the partner answers a resend with the transfer it has, never a second payment).
  */
 async function resumed(transfer: TransactionRecord): Promise<TransactionRecord> {
-  return transfer.status === 'pending' ? dispatchTransfer(transfer, { resend: true }) : transfer;
+  return transfer.status === 'pending' ? dispatchTransfer(transfer, { retry: true }) : transfer;
 }
 
 /**
@@ -136,10 +136,11 @@ export async function createTransfer(
     applied = false;
   }
   if (!applied || !record) {
-    // A concurrent request with this reference got there first.
+    // A concurrent request with this reference got there first, and hands the transfer to the
+    // partner itself: answered as it stands, never sent a second time alongside.
     const winner = await getTransaction(merchantId, request.reference);
     if (!winner) throw new Error(`transfer ${request.reference} applied without its record`);
-    return { transaction: await resumed(asRetry(winner, request)), created: false };
+    return { transaction: asRetry(winner, request), created: false };
   }
 
   return { transaction: await dispatchTransfer(record), created: true };

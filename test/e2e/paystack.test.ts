@@ -6,9 +6,11 @@ import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
+import { dispatchTransfer } from '#shared/transfers/dispatch.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
+import { settleTransfer } from '#shared/transfers/settle.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
-import { aMerchant, anAccount } from '#test/support/merchants.ts';
+import { aMerchant, anAccount, aPendingTransfer } from '#test/support/merchants.ts';
 import {
   PAYSTACK_ACCOUNT_PREFIXES,
   PAYSTACK_MISSING_BANK_CODE,
@@ -241,6 +243,53 @@ describe('PARTNER=paystack: money out', () => {
     expect(standIn.transfer(reference)).toMatchObject({ status: 'success', amount: 10_000 });
     expect(await balanceOf(m)).toBe(50_000 - 11_000);
     expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
+  });
+});
+
+describe('PARTNER=paystack: two sends of one transfer racing', () => {
+  it("never refunds on the first send's refusal when a retry's send reached Paystack first", async () => {
+    const m = await aFundedMerchant(30_000);
+    const merchantId = m.merchant.merchant_id;
+    const reference = ref();
+    const payee = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.slowToCreate, '058');
+    await aPendingTransfer(merchantId, reference, 5_000, 1_000, {
+      account_name: 'RACE PAYEE',
+      account_number: payee,
+      bank_code: '058',
+    });
+    const pending = await getTransaction(merchantId, reference);
+    if (!pending) throw new Error('no pending transfer');
+    const partnerReference = paystackReference(m, reference);
+    // The first send is counted (its POST is slow to leave, a recipient call say)...
+    const { recordDispatch } = await import('#shared/transactions/store.ts');
+    expect(await recordDispatch(merchantId, reference)).toBe(1);
+    // ...and a retry, counted second, reaches Paystack first: Paystack starts making the transfer
+    // (its answer is lost: pending).
+    expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
+    // Now the first send's POST arrives: refused while Paystack is making the transfer, and verify
+    // does not find it yet. As a first send, the adapter calls that a failure...
+    const late = await partner().sendTransfer({
+      reference: partnerReference,
+      amount: 5_000,
+      bank_code: '058',
+      account_number: payee,
+      account_name: 'RACE PAYEE',
+      narration: null,
+    });
+    expect(late).toMatchObject({ status: 'failed' });
+    // ...but its money goes back only if no other send was counted since: it stays pending.
+    expect((await settleTransfer(pending, late, { dispatches: 1 })).status).toBe('pending');
+    expect(await balanceOf(m)).toBe(30_000 - 6_000);
+    // Paystack makes it and pays it: success, debited once, never refunded.
+    await expect
+      .poll(async () => (await getTransaction(merchantId, reference))?.status, {
+        timeout: 15_000,
+        interval: 250,
+      })
+      .toBe('success');
+    expect(standIn.transfer(partnerReference)).toMatchObject({ status: 'success', amount: 5_000 });
+    expect(await balanceOf(m)).toBe(30_000 - 6_000);
+    expect((await auditMerchant(merchantId)).problems).toEqual([]);
   });
 });
 

@@ -55,6 +55,28 @@ describe('a verdict on a settled transfer', () => {
     expect(await balanceOf(merchantId)).toBe(14_000);
   });
 
+  it('reports a contradiction it meets on the way, when the record given was stale', async () => {
+    const { merchantId, transfer } = await aTransfer();
+    // Failed and refunded by a webhook while a requery still held the pending record.
+    await settleTransfer(transfer, { status: 'failed', reason: 'Account closed' });
+    const errors = vi.spyOn(logger, 'error');
+    expect((await settleTransfer(transfer, { status: 'success' })).status).toBe('failed');
+    expect(reports(errors)).toEqual([
+      [CONTRADICTED_SETTLEMENT, expect.objectContaining({ status: 'failed', verdict: 'success' })],
+    ]);
+    expect(await balanceOf(merchantId)).toBe(20_000);
+  });
+
+  it('takes success after a reversal as no contradiction: the two verdicts may come in either order', async () => {
+    const { merchantId, transfer } = await aTransfer();
+    const errors = vi.spyOn(logger, 'error');
+    const reversed = await settleTransfer(transfer, { status: 'reversed', reason: 'Returned by the bank' });
+    expect(reversed.status).toBe('reversed');
+    expect((await settleTransfer(reversed, { status: 'success' })).status).toBe('reversed');
+    expect(reports(errors)).toEqual([]);
+    expect(await balanceOf(merchantId)).toBe(20_000);
+  });
+
   it('takes a repeated verdict, and a reversal after success, as no contradiction', async () => {
     const { merchantId, transfer } = await aTransfer();
     const errors = vi.spyOn(logger, 'error');

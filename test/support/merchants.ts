@@ -86,7 +86,13 @@ export async function fund(merchantId: string, amount: number): Promise<string> 
  * A transfer that is debited and pending, as a partner timeout leaves one (and that the sandbox will
  * not settle by itself): the same ledger posting and record `createTransfer` makes.
  */
-export async function aPendingTransfer(merchantId: string, reference: string, amount: number, fee = 1_000) {
+export async function aPendingTransfer(
+  merchantId: string,
+  reference: string,
+  amount: number,
+  fee = 1_000,
+  counterparty = { account_name: 'PENDING PAYEE', account_number: '0000014579', bank_code: '011' },
+) {
   const { debit } = await import('#shared/ledger/ledger.ts');
   const { putTransactionItem, transactionRecord } = await import('#shared/transactions/store.ts');
   const { transferEntryId } = await import('#shared/transfers/transfers.ts');
@@ -108,7 +114,7 @@ export async function aPendingTransfer(merchantId: string, reference: string, am
           fee,
           status: 'pending',
           narration: null,
-          counterparty: { account_name: 'PENDING PAYEE', account_number: '0000014579', bank_code: '011' },
+          counterparty,
           partner: bank.name,
           partner_reference: partnerReference,
           pending_partner: bank.name,
