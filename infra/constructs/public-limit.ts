@@ -65,7 +65,8 @@ const not = (statement: Statement): Statement => ({ notStatement: { statement } 
  */
 export function requestsWithoutKey(): Statement {
   const exempt = anyOf([
-    ...WEBHOOK_PATHS.map((path) => uriPath('ENDS_WITH', path)),
+    // Contained, not ended: a partner's URL configured with a trailing slash is still the webhook.
+    ...WEBHOOK_PATHS.map((path) => uriPath('CONTAINS', path)),
     uriPath('CONTAINS', `${DASHBOARD_PREFIX}/`),
     {
       byteMatchStatement: {

@@ -204,7 +204,8 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     { fresh = false } = {},
   ): Promise<Answer | { code: string; remembered: boolean }> => {
     const keyTag = sha256Hex(await secretKey()).slice(0, 12);
-    const key = `recipient:${keyTag}:${bank.code}:${order.account_number}`;
+    // v2: codes kept since the answer's account and bank are checked (older ones never were).
+    const key = `recipient:v2:${keyTag}:${bank.code}:${order.account_number}`;
     const known = fresh
       ? undefined
       : await options.memo.get(key).catch((error: unknown) => {
@@ -528,7 +529,7 @@ const ISSUER_ALIASES: Readonly<Record<string, string>> = { 'titan-paystack': '10
 /**
  * Our code of the bank in a `/charge` or `/dedicated_account` answer (`{name, slug, id}`): payers
  * are told to send to it, so it is never guessed. By slug in the `/bank` list; by `id` only when no
- * slug is given and the names agree (Paystack's samples number banks more than one way: a DVA
+ * slug is given and a name is, and the names agree (Paystack's samples number banks more than one way: a DVA
  * provider's `id` is not the `/bank` list's, and test mode's "Test Bank" has an id a listed bank
  * has too); otherwise by name in our list; else undefined (the caller answers 503 and logs it).
  */
@@ -544,7 +545,7 @@ function mapIssuingBank(directory: BankDirectory, bank: Json | undefined): strin
       : undefined;
   const listed =
     (slug === undefined ? undefined : directory.banks.find((b) => b.slug === slug)) ??
-    (byId && (name === undefined || sameBankName(byId.name, name)) ? byId : undefined);
+    (byId && name !== undefined && sameBankName(byId.name, name) ? byId : undefined);
   const viaList = listed && directory.reverse.get(listed);
   if (viaList) return viaList;
   const byName = ourBanksByName();

@@ -225,7 +225,10 @@ describe('the AWS stack', () => {
     expect(counted('GET', '/balance', key)).toBe(false);
     expect(counted('GET', '/balance', { 'x-api-key': 'pk_test', 'x-api-secret': 'sk_test' })).toBe(false);
     // Never the partner webhook, the dashboard's API, or a CORS preflight.
-    for (const path of WEBHOOK_PATHS) expect(counted('POST', path)).toBe(false);
+    for (const path of WEBHOOK_PATHS) {
+      expect(counted('POST', path)).toBe(false);
+      expect(counted('POST', `${path}/`)).toBe(false);
+    }
     expect(WEBHOOK_PATHS).toContain('/webhooks/paystack');
     expect(counted('GET', `${DASHBOARD_PREFIX}/keys`, { Authorization: 'Bearer x' })).toBe(false);
     expect(counted('POST', `${DASHBOARD_PREFIX}/sessions`)).toBe(false);

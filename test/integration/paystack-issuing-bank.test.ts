@@ -59,5 +59,7 @@ describe('Paystack: the bank an account is issued at', () => {
     await expect(openAt({ name: 'No Such Lender', id: paystackBankId('058') })).rejects.toBeInstanceOf(
       PartnerUnavailable,
     );
+    // An id alone (no slug, no name) names no bank: numbers differ between Paystack's lists.
+    await expect(openAt({ id: paystackBankId('058') })).rejects.toBeInstanceOf(PartnerUnavailable);
   });
 });

@@ -14,12 +14,29 @@ export interface WafRequest {
 
 type FieldToMatch = { UriPath?: object; Method?: object; SingleHeader?: { Name: string } };
 
+type Transformations = { TextTransformations?: { Type: string }[] };
+
+/** Only `NONE` is modelled: a rule that transforms (LOWERCASE, URL_DECODE…) must not pass unchecked. */
+function untransformed(statement: Transformations): void {
+  for (const { Type } of statement.TextTransformations ?? []) {
+    if (Type !== 'NONE') throw new Error(`text transformation not modelled: ${Type}`);
+  }
+}
+
 export type WafStatement = {
   AndStatement?: { Statements: WafStatement[] };
   OrStatement?: { Statements: WafStatement[] };
   NotStatement?: { Statement: WafStatement };
-  ByteMatchStatement?: { FieldToMatch: FieldToMatch; PositionalConstraint: string; SearchString: string };
-  SizeConstraintStatement?: { FieldToMatch: FieldToMatch; ComparisonOperator: string; Size: number };
+  ByteMatchStatement?: {
+    FieldToMatch: FieldToMatch;
+    PositionalConstraint: string;
+    SearchString: string;
+  } & Transformations;
+  SizeConstraintStatement?: {
+    FieldToMatch: FieldToMatch;
+    ComparisonOperator: string;
+    Size: number;
+  } & Transformations;
 };
 
 function component(request: WafRequest, field: FieldToMatch): string | undefined {
@@ -56,6 +73,7 @@ export function wafMatches(statement: WafStatement, request: WafRequest): boolea
   if (statement.NotStatement) return !wafMatches(statement.NotStatement.Statement, request);
   if (statement.ByteMatchStatement) {
     const { FieldToMatch, PositionalConstraint, SearchString } = statement.ByteMatchStatement;
+    untransformed(statement.ByteMatchStatement);
     const value = component(request, FieldToMatch);
     const position = POSITIONS[PositionalConstraint];
     if (!position) throw new Error(`positional constraint not modelled: ${PositionalConstraint}`);
@@ -63,6 +81,7 @@ export function wafMatches(statement: WafStatement, request: WafRequest): boolea
   }
   if (statement.SizeConstraintStatement) {
     const { FieldToMatch, ComparisonOperator, Size } = statement.SizeConstraintStatement;
+    untransformed(statement.SizeConstraintStatement);
     const value = component(request, FieldToMatch);
     const compare = COMPARISONS[ComparisonOperator];
     if (!compare) throw new Error(`comparison not modelled: ${ComparisonOperator}`);
