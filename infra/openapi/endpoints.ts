@@ -417,10 +417,10 @@ export const ENDPOINTS: Record<MerchantRouteName, EndpointDoc> = {
   'rotate-webhook-secret': {
     tag: 'Webhook endpoint',
     description:
-      'A new secret for the endpoint (no body, or `{}`), shown once. For 24 hours deliveries carry signatures with both the new and the old secret, so you can switch without missing one; a secret rotated out earlier keeps its own 24 hours when you rotate again. At most 5 secrets sign at once: a rotation beyond is 422 `limit_reached` until the oldest retires.',
+      'A new secret for the endpoint (no body, or `{}`), shown once. For 24 hours deliveries carry signatures with both the new and the old secret, so you can switch without missing one; a secret rotated out earlier keeps its own 24 hours when you rotate again. At most 5 secrets sign at once: past that, the oldest rotated-out secret stops signing first. A rotation is never refused.',
     request: requests.rotateWebhookSecretRequest,
     success: { messages: { 200: 'Webhook secret rotated' }, data: responses.webhookEndpointWithSecret },
-    errors: ['not_found', 'validation_error', 'payload_too_large', 'unsupported_media_type', 'limit_reached'],
+    errors: ['not_found', 'validation_error', 'payload_too_large', 'unsupported_media_type'],
     example: {
       request: {},
       response: { ...ENDPOINT_EXAMPLE, secret: 'whsec_2b6pQ0c3ZcR9m1x7w8YvKdL4tN5sHjUe' },

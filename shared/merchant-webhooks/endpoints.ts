@@ -22,8 +22,9 @@ export const MAX_ENDPOINTS = 5;
 /** How long a rotated-out secret keeps signing deliveries. */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 /**
- * Secrets that sign a delivery at most (the current one and those rotated out in the last 24 hours):
- * each rotation keeps its promise of 24 hours, and the signature header stays small.
+ * Secrets that sign a delivery at most (the current one and those rotated out in the last 24 hours),
+ * so the signature header stays small: past it, the oldest rotated-out secret stops signing early.
+ * A rotation is never refused: a leaked secret can always be replaced.
  */
 export const MAX_SIGNING_SECRETS = 5;
 
@@ -205,7 +206,7 @@ export async function deleteEndpoint(merchantId: string, endpointId: string): Pr
 
 /**
  * A new secret for an endpoint; the previous one keeps signing for 24 hours, as do those rotated out
- * before it within their own 24 hours (at most MAX_SIGNING_SECRETS sign at once: 422 beyond).
+ * before it within their own 24 hours (at most MAX_SIGNING_SECRETS sign at once, the oldest dropped).
  */
 export async function rotateSecret(
   merchantId: string,
@@ -226,20 +227,18 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
   const now = Date.now();
   const current = Math.max(...endpoint.secrets.map((s) => s.version));
   const retiresAt = new Date(now + ROTATION_OVERLAP_MS).toISOString();
+  // Secrets rotated out earlier keep signing until their own 24 hours are over (API.md §8: each
+  // rotation's old secret signs for 24 hours, however soon the next rotation comes), the oldest
+  // dropped first past MAX_SIGNING_SECRETS.
+  const earlier = endpoint.secrets
+    .filter((s) => s.version !== current && s.retires_at !== undefined && Date.parse(s.retires_at) > now)
+    .sort((a, b) => a.version - b.version)
+    .slice(-(MAX_SIGNING_SECRETS - 2));
   const secrets: SecretVersion[] = [
-    // Secrets rotated out earlier keep signing until their own 24 hours are over (API.md §8: each
-    // rotation's old secret signs for 24 hours, however soon the next rotation comes).
-    ...endpoint.secrets.filter(
-      (s) => s.version !== current && s.retires_at !== undefined && Date.parse(s.retires_at) > now,
-    ),
+    ...earlier,
     { version: current, retires_at: retiresAt },
     { version: current + 1 },
   ];
-  if (secrets.length > MAX_SIGNING_SECRETS) {
-    throw new LimitReached(
-      `At most ${MAX_SIGNING_SECRETS} secrets sign an endpoint's deliveries at once: rotate again when the oldest retires, 24 hours after it was replaced`,
-    );
-  }
   await dynamo.send(
     new UpdateCommand({
       TableName: tableName('webhookEndpoints'),
