@@ -29,6 +29,17 @@ function built<T>(build: () => T): T {
   return build();
 }
 
+/**
+ * A date-time bound in the millisecond times are kept in: a fraction finer than that is cut for an
+ * end (`to` 10:15:30.1239 keeps .123) and rounded up for a start (`from` 10:15:30.1231 starts at
+ * .124), so nothing outside the bound given is listed.
+ */
+function toMillisecondBound(value: string, end: 'start' | 'end'): string {
+  const ms = Date.parse(value);
+  const finer = /\.\d{3}(\d+)/.exec(value)?.[1] ?? '';
+  return new Date(end === 'start' && /[1-9]/.test(finer) ? ms + 1 : ms).toISOString();
+}
+
 /** An ISO date or date-time; a bare date means the start (`from`) or the end (`to`) of that day. */
 const dateBound = (end: 'start' | 'end') =>
   v.optional(
@@ -45,7 +56,7 @@ const dateBound = (end: 'start' | 'end') =>
       v.transform((value) =>
         isIsoDate(value)
           ? `${value}T${end === 'start' ? '00:00:00.000' : '23:59:59.999'}Z`
-          : new Date(value).toISOString(),
+          : toMillisecondBound(value, end),
       ),
     ),
   );

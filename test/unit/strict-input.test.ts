@@ -244,3 +244,20 @@ describe('the shared HTTP stack refuses ambiguous input', () => {
     expect(real.json.data).toMatchObject({ from: '2024-02-29T00:00:00.000Z' });
   });
 });
+
+describe('date-time bounds finer than a millisecond', () => {
+  it('rounds a start up and cuts an end, so nothing outside the bounds given is listed', async () => {
+    const v = await import('valibot');
+    const { listTransactionsRequest } = await import('#shared/contract/requests.ts');
+    const bounds = (from: string, to: string) => v.parse(listTransactionsRequest.query, { from, to });
+    expect(bounds('2026-11-21T10:15:30.1231Z', '2026-11-21T10:15:30.1239Z')).toMatchObject({
+      from: '2026-11-21T10:15:30.124Z',
+      to: '2026-11-21T10:15:30.123Z',
+    });
+    // Zeros past the millisecond are the millisecond itself.
+    expect(bounds('2026-11-21T10:15:30.123000+00:00', '2026-11-21T11:15:30.123999+01:00')).toMatchObject({
+      from: '2026-11-21T10:15:30.123Z',
+      to: '2026-11-21T10:15:30.123Z',
+    });
+  });
+});
