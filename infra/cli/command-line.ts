@@ -53,8 +53,11 @@ export function runMain(
   command().then(
     (output) => console.log(output),
     (error: unknown) => {
-      if (error instanceof UsageError) {
-        console.error(`${error.message}\n\n${options.usage}`);
+      // node:util parseArgs refuses an unknown option or a missing value with ERR_PARSE_ARGS_*:
+      // a mistake in the command line like any other.
+      const parseError = String((error as { code?: unknown })?.code ?? '').startsWith('ERR_PARSE_ARGS');
+      if (error instanceof UsageError || parseError) {
+        console.error(`${(error as Error).message}\n\n${options.usage}`);
         process.exit(2);
       }
       if (error instanceof Refusal) {

@@ -132,6 +132,9 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect((await keys('roll', next.api_key ?? '')).code).toBe(2);
     expect((await keys('allow-ips', third.api_key ?? '', '--ip', '300.1.1.1/8')).code).toBe(2);
     expect((await keys('allow-ips', third.api_key ?? '')).code).toBe(2);
+    // Options the parser itself refuses: unknown, or a value it cannot take.
+    expect((await keys('create', '--name', 'Gamma Ltd', '--unknown-flag')).code).toBe(2);
+    expect((await keys('roll', third.api_key ?? '', '--old-expires-in-hours', '-1')).code).toBe(2);
   });
 
   it("invites a merchant's dashboard user, who must choose a password at first sign-in", async () => {

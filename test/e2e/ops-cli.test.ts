@@ -115,6 +115,15 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     expect((await ops('frobnicate')).code).toBe(2);
     expect((await ops('dlq', 'list', '--queue', 'nope')).code).toBe(2);
     expect((await ops('unmatched', 'list', '--status', 'lost')).code).toBe(2);
+    // Options the parser itself refuses: unknown, or missing their value.
+    for (const line of [
+      ['dlq', 'list', '--bogus'],
+      ['unmatched', 'list', '--status'],
+    ]) {
+      const refused = await ops(...line);
+      expect(refused.code, line.join(' ')).toBe(2);
+      expect(refused.stderr).toContain('Usage:');
+    }
     const noReason = await ops('unmatched', 'credit', id, '--merchant', 'mer_x');
     expect(noReason.code).toBe(2);
     expect(noReason.stderr).toContain('--reason');
