@@ -6,6 +6,8 @@ import type {
   AdminSetUserPasswordResponse,
   AssociateSoftwareTokenRequest,
   AssociateSoftwareTokenResponse,
+  GetUserRequest,
+  GetUserResponse,
   InitiateAuthRequest,
   InitiateAuthResponse,
   RespondToAuthChallengeRequest,
@@ -22,6 +24,7 @@ import { config } from '#shared/config.ts';
 interface Operations {
   InitiateAuth: [InitiateAuthRequest, InitiateAuthResponse];
   RespondToAuthChallenge: [RespondToAuthChallengeRequest, RespondToAuthChallengeResponse];
+  GetUser: [GetUserRequest, GetUserResponse];
   AssociateSoftwareToken: [AssociateSoftwareTokenRequest, AssociateSoftwareTokenResponse];
   VerifySoftwareToken: [VerifySoftwareTokenRequest, VerifySoftwareTokenResponse];
   SetUserMFAPreference: [SetUserMFAPreferenceRequest, SetUserMFAPreferenceResponse];

@@ -31,11 +31,22 @@ const refused = (error: unknown): never => {
   throw error;
 };
 
-/** Starts enrolment: the secret to put in the authenticator app, and an `otpauth://` URI for it. */
+/**
+ * Starts enrolment: the secret to put in the authenticator app, and an `otpauth://` URI for it.
+ * Refused for a user whose TOTP is already on: a new secret replaces the one in use before it is
+ * confirmed, which on Cognito turns the second factor off until then (an abandoned enrolment leaves
+ * the account on its password alone) and in the local stand-in locks the user out.
+ */
 export async function startTotpEnrolment(accessToken: string, user: { sub: string; email?: string }) {
-  const answer = await cognito('AssociateSoftwareToken', {
-    AccessToken: ownAccessToken(accessToken, user.sub),
-  }).catch(refused);
+  const token = ownAccessToken(accessToken, user.sub);
+  const me = await cognito('GetUser', { AccessToken: token }).catch(refused);
+  if ((me.UserMFASettingList ?? []).includes('SOFTWARE_TOKEN_MFA')) {
+    throw new ValidationError(
+      [{ field: 'access_token', message: 'TOTP is already on for this user' }],
+      'TOTP is already on for this user: it is not started again',
+    );
+  }
+  const answer = await cognito('AssociateSoftwareToken', { AccessToken: token }).catch(refused);
   const secret = answer.SecretCode ?? '';
   const label = encodeURIComponent(`NairaPay:${user.email ?? user.sub}`);
   return { secret, otpauth_uri: `otpauth://totp/${label}?secret=${secret}&issuer=NairaPay` };

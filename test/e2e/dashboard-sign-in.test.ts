@@ -166,6 +166,12 @@ describe('dashboard sign-in (API.md §10)', () => {
       body: { access_token: session.access_token, code: totpCode(secret) },
     });
     expect(confirmed.status).toBe(200);
+    // Started again, a new secret would replace the one in use before it is confirmed: refused.
+    const again = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
+      headers: auth,
+      body: { access_token: session.access_token },
+    });
+    expect([again.status, again.body?.code]).toEqual([400, 'validation_error']);
 
     const next = await call(gateway, 'POST', SIGN_IN, {
       body: { email: user.email, password: user.password },

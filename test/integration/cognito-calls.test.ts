@@ -6,6 +6,7 @@ import {
   AdminSetUserPasswordCommand,
   AssociateSoftwareTokenCommand,
   CognitoIdentityProviderClient,
+  GetUserCommand,
   InitiateAuthCommand,
   RespondToAuthChallengeCommand,
   SetUserMFAPreferenceCommand,
@@ -83,6 +84,7 @@ const CALLS = {
     Session: 's',
     ChallengeResponses: { USERNAME: 'a@b.ng', SOFTWARE_TOKEN_MFA_CODE: '123456' },
   },
+  GetUser: { AccessToken: 't' },
   AssociateSoftwareToken: { AccessToken: 't' },
   VerifySoftwareToken: { AccessToken: 't', UserCode: '123456', FriendlyDeviceName: 'dashboard' },
   SetUserMFAPreference: { AccessToken: 't', SoftwareTokenMfaSettings: { Enabled: true, PreferredMfa: true } },
@@ -100,6 +102,7 @@ const CALLS = {
 const COMMANDS = {
   InitiateAuth: InitiateAuthCommand,
   RespondToAuthChallenge: RespondToAuthChallengeCommand,
+  GetUser: GetUserCommand,
   AssociateSoftwareToken: AssociateSoftwareTokenCommand,
   VerifySoftwareToken: VerifySoftwareTokenCommand,
   SetUserMFAPreference: SetUserMFAPreferenceCommand,
