@@ -84,8 +84,7 @@ export async function rollKey(
   }
   const old = await ownKey(apiKey, options.merchantId);
   // A revoked or already expired key has nothing left to roll.
-  const expired = old.expires_at !== undefined && Date.parse(old.expires_at) <= now.getTime();
-  if (old.status !== 'active' || expired) throw new NotFound('API key');
+  if (!usable(old, now)) throw new NotFound('API key');
   const created = await createKey(
     old.merchant_id,
     { allowedIps: old.allowed_ips ?? [], inheritedIps: true },
@@ -106,12 +105,22 @@ export async function revokeKey(
   return record;
 }
 
-/** Replaces a key's IP allowlist (CIDR blocks or addresses; empty: any address). */
+/** Whether a key can still authenticate: neither revoked nor past its expiry. */
+function usable(key: { status: string; expires_at?: string }, now: Date): boolean {
+  const expired = key.expires_at !== undefined && Date.parse(key.expires_at) <= now.getTime();
+  return key.status === 'active' && !expired;
+}
+
+/**
+ * Replaces a key's IP allowlist (CIDR blocks or addresses; empty: any address). A revoked or expired
+ * key is `NotFound`, as for a roll: it can never be used again, so an allowlist would mean nothing.
+ */
 export async function editAllowedIps(
   apiKey: string,
   allowedIps: readonly string[],
-  options: { merchantId?: string } = {},
+  options: { merchantId?: string; now?: Date } = {},
 ) {
-  await ownKey(apiKey, options.merchantId);
+  const key = await ownKey(apiKey, options.merchantId);
+  if (!usable(key, options.now ?? new Date())) throw new NotFound('API key');
   return setAllowedIps(apiKey, checkedAllowlist(allowedIps));
 }

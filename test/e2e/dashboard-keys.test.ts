@@ -105,6 +105,9 @@ describe('API keys in the dashboard (API.md §10)', () => {
       const refused = await dashboard('POST', `/keys/${apiKey}/roll`, { old_key_expires_at: soon });
       expect(refused.body, apiKey).toMatchObject({ code: 'not_found' });
     }
+    // Nor is a revoked key's allowlist edited: it can never be used again.
+    const ips = await dashboard('POST', `/keys/${key.api_key}/allowed-ips`, { allowed_ips: ['10.0.0.0/8'] });
+    expect([ips.status, ips.body?.code]).toEqual([404, 'not_found']);
   });
 
   it('revokes a key: refused from then on, shown as revoked', async () => {
