@@ -1,6 +1,7 @@
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { CREDENTIAL_HEADERS } from '#shared/api-keys/credential-headers.ts';
 import {
   DASHBOARD_PREFIX,
   MERCHANT_ROUTES,
@@ -20,9 +21,6 @@ export const PUBLIC_PATHS: readonly string[] = MERCHANT_ROUTES.filter((route) =>
 export const WEBHOOK_PATHS: readonly string[] = ROUTES.filter((route) => route.auth === 'webhook')
   .flatMap((route) => servedPaths(route))
   .sort();
-
-/** The credential headers of API.md §2: a request lacking either is a request without a key. */
-export const CREDENTIAL_HEADERS = ['x-api-key', 'x-api-secret'] as const;
 
 /** The body of API.md §2's 429, exactly as the HTTP stack and the local gateway send it. */
 export const RATE_LIMITED_BODY = errorResult(new RateLimited(RATE_LIMIT.windowSeconds), 'synth').body;

@@ -26,7 +26,7 @@ const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
  * so the signature header stays small: past it, the oldest rotated-out secret stops signing early.
  * A rotation is never refused: a leaked secret can always be replaced.
  */
-export const MAX_SIGNING_SECRETS = 5;
+const MAX_SIGNING_SECRETS = 5;
 
 export interface SecretVersion {
   version: number;

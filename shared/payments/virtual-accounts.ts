@@ -56,7 +56,7 @@ function bankOf(code: string) {
  * The virtual account as `POST /virtual-accounts` answers it: `pending` when just opened, and as it
  * stands now when the request is repeated (paid, expired…), never a stale `pending`.
  */
-export function toApiVirtualAccount(account: VirtualAccount, now = Date.now()) {
+export function toApiVirtualAccount(account: VirtualAccount) {
   return {
     reference: account.reference,
     account_number: account.account_number,
@@ -64,7 +64,7 @@ export function toApiVirtualAccount(account: VirtualAccount, now = Date.now()) {
     bank: bankOf(account.bank_code),
     amount: account.amount,
     currency: 'NGN',
-    status: paymentStatus(account, now),
+    status: paymentStatus(account),
     expires_at: account.expires_at,
     created_at: account.created_at,
   };
