@@ -1,12 +1,8 @@
-import '#shared/aws/node-version.ts';
-import { Agent } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { requestHandler } from '#shared/aws/request-handler.ts';
 import { config } from '#shared/config.ts';
 import { TABLES } from '#shared/definitions/tables.ts';
-
-// Local endpoints are plain HTTP: keep connections alive there too (the SDK does so for HTTPS).
-export const requestHandler = { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) };
 
 /** The DynamoDB document client of this process, created once at cold start. */
 export const dynamo = DynamoDBDocumentClient.from(

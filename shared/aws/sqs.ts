@@ -1,5 +1,5 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { requestHandler } from '#shared/aws/clients.ts';
+import { requestHandler } from '#shared/aws/request-handler.ts';
 import { config } from '#shared/config.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { ApiError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { enqueue } from '#shared/partner-webhooks/queue.ts';
+import { deliveryReader } from '#shared/partners/delivery-reader.ts';
 import type { WebhookDelivery } from '#shared/partners/partner.ts';
-import { partner } from '#shared/partners/registry.ts';
 
 /**
  * A partner's webhook delivery: verified by the configured partner's adapter on the raw body, turned
@@ -11,7 +11,7 @@ import { partner } from '#shared/partners/registry.ts';
  * consumer's log lines.
  */
 export async function receiveDelivery(delivery: WebhookDelivery, requestId?: string): Promise<void> {
-  const bank = partner();
+  const bank = deliveryReader();
   const problem = await bank.verifyDelivery(delivery);
   if (problem) {
     logger.warn('webhook rejected', { partner: bank.name, reason: problem });

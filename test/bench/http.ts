@@ -4,11 +4,12 @@
  * handler that makes the same GetItem, to tell what any HTTP front costs here from what ours adds.
  */
 import { once } from 'node:events';
-import { Agent, createServer } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import autocannon from 'autocannon';
+import { requestHandler } from '#shared/aws/request-handler.ts';
 import { type CommandCounter, describeCounts } from './diagnostics.ts';
 
 /** Latency samples (ms) of successful requests, and how many were not successful. */
@@ -55,9 +56,8 @@ export interface LoadOptions {
   maxMs: number;
 }
 
-/** A document client with the settings of `shared/aws/clients.ts` (keep-alive agent, same endpoint). */
+/** A document client with the settings of `shared/aws/clients.ts` (same HTTP settings, same endpoint). */
 export function documentClient(region: string, endpoint: string): DynamoDBDocumentClient {
-  const requestHandler = { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) };
   return DynamoDBDocumentClient.from(new DynamoDBClient({ region, endpoint, requestHandler }), {
     marshallOptions: { removeUndefinedValues: true },
   });

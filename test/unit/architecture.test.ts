@@ -30,7 +30,13 @@ function sourceFiles(folder: string): string[] {
     .map((file) => path.join(folder, file));
 }
 
-const ADAPTERS = ['shared/partners/sandbox.ts', 'shared/partners/paystack.ts', 'shared/partners/registry.ts'];
+const ADAPTERS = [
+  'shared/partners/sandbox.ts',
+  'shared/partners/paystack.ts',
+  'shared/partners/configured.ts',
+  'shared/partners/registry.ts',
+  'shared/partners/delivery-reader.ts',
+];
 
 describe('the partner seam', () => {
   it.each([
@@ -107,5 +113,27 @@ describe('the dependency direction', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('no client a function does not use', () => {
+  /** The npm packages the files of `loaded` import at run time. */
+  const packagesOf = (loaded: Set<string>) =>
+    new Set(
+      [...loaded].flatMap((file) => {
+        const source = readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+        return [...source.matchAll(/^import (?!type )[^;]*?from '(@[^/']+\/[^/']+|[^#.@'][^/']*)/gms)].map(
+          ([, name]) => name ?? '',
+        );
+      }),
+    );
+
+  it('the partner webhook only verifies and queues: it loads the SQS client and no DynamoDB client', () => {
+    const loaded = importGraph('functions/receive-partner-webhook.ts');
+    expect(loaded.has('shared/aws/sqs.ts')).toBe(true);
+    expect(loaded.has('shared/aws/clients.ts')).toBe(false);
+    const packages = packagesOf(loaded);
+    expect(packages.has('@aws-sdk/client-sqs')).toBe(true);
+    expect([...packages].filter((name) => name.includes('dynamodb'))).toEqual([]);
   });
 });
