@@ -10,6 +10,15 @@ export const LAMBDA_CREDENTIALS = fileURLToPath(
 );
 
 /**
+ * What the bundles use in place of `node:stream/web`, which only `@middy/core` imports, at load, for a
+ * streaming mode no function uses: the real `ReadableStream`, loaded on first use
+ * (`shared/aws/web-streams-on-use.ts`).
+ */
+export const WEB_STREAMS_ON_USE = fileURLToPath(
+  new URL('../shared/aws/web-streams-on-use.ts', import.meta.url),
+);
+
+/**
  * How every function is bundled (the stack, and the benchmark that measures bundles as deployed):
  * ESM, minified, source maps, the AWS SDK bundled so its version is the lock file's, and its
  * credentials read from the environment only. esbuild
@@ -26,7 +35,10 @@ export const BUNDLING: BundlingOptions = {
   externalModules: [],
   logLevel: LogLevel.WARNING,
   // 135 KB less per bundle (SSO, INI profiles, STS, metadata providers): about 10 ms per cold start.
-  esbuildArgs: { '--alias:@aws-sdk/credential-provider-node': LAMBDA_CREDENTIALS },
+  esbuildArgs: {
+    '--alias:@aws-sdk/credential-provider-node': LAMBDA_CREDENTIALS,
+    '--alias:node:stream/web': WEB_STREAMS_ON_USE,
+  },
   // Some bundled CommonJS code calls require(); ESM output needs it provided.
   banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
 };

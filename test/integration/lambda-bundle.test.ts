@@ -6,10 +6,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLING } from '#infra/bundling.ts';
 import { esbuildOptions } from '#infra/esbuild-options.ts';
+import { apiEvent } from '#test/support/events.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
 const run = promisify(execFile);
@@ -55,11 +57,82 @@ async function invokeAll(file: string, events: readonly unknown[], env: Record<s
   return JSON.parse(stdout) as { ok?: Record<string, unknown>[]; error?: string; message?: string };
 }
 
+/** What Lambda puts in a function's environment, pointed at this test run's DynamoDB Local. */
+function lambdaEnv(): Record<string, string> {
+  return {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT ?? '',
+    TABLE_PREFIX: process.env.TABLE_PREFIX ?? '',
+    LOG_LEVEL: 'SILENT',
+  };
+}
+
 /** Calls the bundle's handler once in a fresh `node`, with only `env` in its environment. */
 async function invoke(file: string, event: unknown, env: Record<string, string>) {
   const { ok, error, message } = await invokeAll(file, [event], env);
   return { ok: ok?.[0], error, message };
 }
+
+/** The built-in modules a fresh `node` loads to import `file`, beyond those it had loaded already. */
+async function builtinsLoadedBy(file: string): Promise<string[]> {
+  const program = [
+    'const before = new Set(process.moduleLoadList);',
+    `await import(${JSON.stringify(pathToFileURL(file).href)});`,
+    'process.stdout.write(JSON.stringify(process.moduleLoadList.filter((name) => !before.has(name))));',
+    'process.exit(0);',
+  ].join(' ');
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_NO_WARNINGS: '1',
+      AWS_REGION: 'us-east-1',
+      TABLE_PREFIX: 'bundle-test-',
+      LOG_LEVEL: 'SILENT',
+    },
+  });
+  return JSON.parse(stdout) as string[];
+}
+
+describe('a cold start loads no built-in module a function does not use', () => {
+  it("loads neither Node's web streams (@middy/core's streaming mode) nor node:http (local endpoints only)", async () => {
+    const baseline = await builtinsLoadedBy((await bundle('test/bench/baseline-handler.ts')).file);
+    expect(baseline).toContain('NativeModule https');
+    for (const entry of ['functions/get-balance.ts', 'functions/create-transfer.ts']) {
+      const loaded = await builtinsLoadedBy((await bundle(entry)).file);
+      const extra = loaded.filter((name) => !baseline.includes(name));
+      expect(loaded.length, entry).toBeGreaterThan(50);
+      expect(
+        extra.filter((name) => /stream\/web|webstreams|zlib|^NativeModule http$/.test(name)),
+        entry,
+      ).toEqual([]);
+    }
+  });
+
+  it('a bundled route answers through middy with the stand-in, over plain HTTP to DynamoDB Local', async () => {
+    const { merchant, apiKey } = await aMerchant();
+    const { file } = await bundle('functions/get-balance.ts');
+    const event = apiEvent({
+      resource: '/balance',
+      path: '/balance',
+      httpMethod: 'GET',
+      requestContext: {
+        requestId: 'bundle-test-1',
+        resourcePath: '/balance',
+        identity: { sourceIp: '203.0.113.7' },
+        authorizer: { principalId: merchant.merchant_id, merchantId: merchant.merchant_id, apiKey },
+      } as unknown as APIGatewayProxyEvent['requestContext'],
+    });
+    const answer = await invoke(file, event, { ...lambdaEnv(), AWS_SESSION_TOKEN: 'session' });
+    expect(answer.error).toBeUndefined();
+    expect(answer.ok).toMatchObject({ statusCode: 200 });
+    expect(JSON.parse(String(answer.ok?.body))).toMatchObject({
+      status: 'success',
+      data: { account_number: merchant.account_number },
+    });
+  });
+});
 
 describe('Lambda bundles sign with the execution role from the environment only', () => {
   it('leaves the SDK default chain (SSO, INI profiles, STS, metadata) out of a function bundle', async () => {
@@ -162,13 +235,8 @@ describe('Lambda bundles sign with the execution role from the environment only'
       const { port } = secretsManager.address() as AddressInfo;
       // Two requests in one container: the second reuses the pepper.
       const result = await invokeAll(file, [event, event], {
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'local',
-        AWS_SECRET_ACCESS_KEY: 'local',
+        ...lambdaEnv(),
         AWS_SESSION_TOKEN: 'session',
-        DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT ?? '',
-        TABLE_PREFIX: process.env.TABLE_PREFIX ?? '',
-        LOG_LEVEL: 'SILENT',
         // As the stack sets it: the secret's name, no pepper in the environment.
         API_KEY_PEPPER_SECRET: 'naira/test/api-key-pepper',
         AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${port}`,

@@ -1,0 +1,20 @@
+/**
+ * Stands in for `node:stream/web` in the bundles (`infra/bundling.ts` aliases it here). `@middy/core`
+ * imports `ReadableStream` from it at load, for response streaming, which no function here uses;
+ * loading it costs every cold start Node's whole web streams (seven built-in modules, zlib among
+ * them). This `ReadableStream` is the real one, looked up on first use through Node's own lazy
+ * global: `instanceof`, `new` and its statics all behave as the real class's.
+ */
+const real = (): typeof globalThis.ReadableStream => globalThis.ReadableStream;
+
+// The target is a plain function: a class's own `prototype` is read-only, and a proxy must then
+// answer it as is, never the real class's.
+export const ReadableStream: typeof globalThis.ReadableStream = new Proxy(
+  function ReadableStream() {} as unknown as typeof globalThis.ReadableStream,
+  {
+    get: (_target, key) => Reflect.get(real(), key),
+    has: (_target, key) => Reflect.has(real(), key),
+    construct: (_target, args, newTarget) => Reflect.construct(real(), args, newTarget),
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+  },
+);
