@@ -61,9 +61,10 @@ function blockList(ranges: readonly Range[]): BlockList {
 /**
  * The special ranges, in the order they are tried: the first that holds an address names its class.
  * Metadata comes first because some metadata addresses sit inside wider ranges (100.100.100.200 in
- * CGNAT, fd00:ec2::254 in unique-local) that local development would otherwise allow.
+ * CGNAT, fd00:ec2::254 in unique-local) that local development would otherwise allow. Built on first
+ * use: the functions that import this module only to read endpoints never load Node's block lists.
  */
-const RANGES: readonly (readonly [AddressClass, BlockList])[] = [
+const specialRanges = (): readonly (readonly [AddressClass, BlockList])[] => [
   [
     'metadata',
     blockList([
@@ -135,10 +136,10 @@ const RANGES: readonly (readonly [AddressClass, BlockList])[] = [
       ['100::', 64, 'ipv6'], // discard-only
     ]),
   ],
+  // Global unicast IPv6: everything outside it is unassigned or special, so not a webhook host.
+  ['public', blockList([['2000::', 3, 'ipv6']])],
 ];
-
-/** Global unicast IPv6: everything outside it is unassigned or special, so not a webhook host. */
-const IPV6_GLOBAL_UNICAST = blockList([['2000::', 3, 'ipv6']]);
+let ranges: ReturnType<typeof specialRanges> | undefined;
 
 /**
  * The eight 16-bit groups of an IPv6 address (which `isIP` has already accepted), or undefined when
@@ -190,8 +191,10 @@ function embeddedIpv4(groups: readonly number[]): string | undefined {
   return mapped || translated || compatible || nat64 ? ipv4From(g6, g7) : undefined;
 }
 
+/** The first special range holding `address` (or `public` for global unicast IPv6). */
 function classifyIn(address: string, family: Family): AddressClass | undefined {
-  return RANGES.find(([, list]) => list.check(address, family))?.[0];
+  ranges ??= specialRanges();
+  return ranges.find(([, list]) => list.check(address, family))?.[0];
 }
 
 /**
@@ -203,15 +206,14 @@ export function classifyAddress(address: string): AddressClass {
   // A zone (fe80::1%eth0) names an interface, not part of the address.
   const bare = address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
   const version = isIP(bare);
+  // (The global unicast range is IPv6 only: an IPv4 address in no special range is public.)
   if (version === 4) return classifyIn(bare, 'ipv4') ?? 'public';
   if (version !== 6) return 'reserved';
   const groups = ipv6Groups(bare);
   if (!groups) return 'reserved';
   const ipv4 = embeddedIpv4(groups);
   if (ipv4) return classifyAddress(ipv4);
-  const special = classifyIn(bare, 'ipv6');
-  if (special) return special;
-  return IPV6_GLOBAL_UNICAST.check(bare, 'ipv6') ? 'public' : 'reserved';
+  return classifyIn(bare, 'ipv6') ?? 'reserved';
 }
 
 function isAllowed(kind: AddressClass, allowPrivate: boolean): boolean {

@@ -96,15 +96,20 @@ async function builtinsLoadedBy(file: string): Promise<string[]> {
 }
 
 describe('a cold start loads no built-in module a function does not use', () => {
-  it("loads neither Node's web streams (@middy/core's streaming mode) nor node:http (local endpoints only)", async () => {
+  it("loads neither Node's web streams (@middy/core's streaming mode), node:http (local endpoints only) nor block lists (webhook URL checks)", async () => {
     const baseline = await builtinsLoadedBy((await bundle('test/bench/baseline-handler.ts')).file);
     expect(baseline).toContain('NativeModule https');
-    for (const entry of ['functions/get-balance.ts', 'functions/create-transfer.ts']) {
+    const entries = [
+      'functions/get-balance.ts',
+      'functions/create-transfer.ts',
+      'functions/redeliver-event.ts',
+    ];
+    for (const entry of entries) {
       const loaded = await builtinsLoadedBy((await bundle(entry)).file);
       const extra = loaded.filter((name) => !baseline.includes(name));
       expect(loaded.length, entry).toBeGreaterThan(50);
       expect(
-        extra.filter((name) => /stream\/web|webstreams|zlib|^NativeModule http$/.test(name)),
+        extra.filter((name) => /stream\/web|webstreams|zlib|blocklist|^NativeModule http$/.test(name)),
         entry,
       ).toEqual([]);
     }
