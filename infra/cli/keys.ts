@@ -107,6 +107,7 @@ export async function runKeys(argv: string[]): Promise<string> {
           merchant_id: merchant.merchant_id,
           api_key: key.api_key,
           api_secret: apiSecret,
+          expires_at: key.expires_at ?? null,
           account_number: merchant.account_number,
           account_name: merchant.account_name,
         },
@@ -115,6 +116,7 @@ export async function runKeys(argv: string[]): Promise<string> {
           `  wallet:     ${merchant.account_number} ${merchant.account_name}`,
           `  api_key:    ${key.api_key}`,
           `  api_secret: ${apiSecret}`,
+          ...(key.expires_at ? [`  expires:    ${key.expires_at}`] : []),
           'The secret is shown once: store it now.',
         ].join('\n'),
       );
@@ -123,8 +125,19 @@ export async function runKeys(argv: string[]): Promise<string> {
     if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
     const { record, apiSecret } = await lifecycle.createKey(merchantId, keyOptions, gateway);
     return print(
-      { merchant_id: merchantId, api_key: record.api_key, api_secret: apiSecret },
-      `New key for ${merchantId}\n  api_key:    ${record.api_key}\n  api_secret: ${apiSecret}\nThe secret is shown once: store it now.`,
+      {
+        merchant_id: merchantId,
+        api_key: record.api_key,
+        api_secret: apiSecret,
+        expires_at: record.expires_at ?? null,
+      },
+      [
+        `New key for ${merchantId}`,
+        `  api_key:    ${record.api_key}`,
+        `  api_secret: ${apiSecret}`,
+        ...(record.expires_at ? [`  expires:    ${record.expires_at}`] : []),
+        'The secret is shown once: store it now.',
+      ].join('\n'),
     );
   }
   if (command === 'roll') {
@@ -180,6 +193,8 @@ export async function runKeys(argv: string[]): Promise<string> {
   }
   if (command === 'invite') return invite(values, values.stage === undefined, print);
   const merchantId = values.merchant ?? usage('list needs --merchant <merchant_id>');
+  // A mistyped id is said, not listed as a merchant without keys.
+  if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
   // As the dashboard shows them: an active key past its expiry is `expired`.
   const list = (await keys.listApiKeys(merchantId)).map((key) => toApiKey(key));
   if (values.json) return JSON.stringify(list);

@@ -37,8 +37,10 @@ describe('npm run keys', { timeout: 60_000 }, () => {
       'account_number',
       'api_key',
       'api_secret',
+      'expires_at',
       'merchant_id',
     ]);
+    expect(merchant.expires_at).toBeNull();
     expect(isValidNuban(config.partner.bankCode, merchant.account_number ?? '')).toBe(true);
     const headers = { 'X-API-Key': merchant.api_key ?? '', 'X-API-Secret': merchant.api_secret ?? '' };
     const balance = await call(gateway, 'GET', '/balance', { headers });
@@ -110,6 +112,23 @@ describe('npm run keys', { timeout: 60_000 }, () => {
       revoked_at: null,
     });
     // A key cannot be made to expire on a day that does not exist, or already expired.
+    const expiring = await keys(
+      'create',
+      '--merchant',
+      created.merchant_id ?? '',
+      '--expires',
+      '2099-01-01T00:00:00Z',
+      '--json',
+    );
+    expect(JSON.parse(expiring.stdout.trim())).toMatchObject({ expires_at: '2099-01-01T00:00:00.000Z' });
+    const plain = await keys(
+      'create',
+      '--merchant',
+      created.merchant_id ?? '',
+      '--expires',
+      '2099-01-01T00:00:00Z',
+    );
+    expect(plain.stdout).toContain('expires:    2099-01-01T00:00:00.000Z');
     for (const expires of ['2026-02-30T00:00:00Z', '2020-01-01T00:00:00Z']) {
       const refused = await keys('create', '--merchant', created.merchant_id ?? '', '--expires', expires);
       expect(refused.code, expires).toBe(2);
@@ -169,6 +188,9 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect((await keys('create')).code).toBe(2);
     expect((await keys('create', '--name', 'X', '--merchant', 'mer_1')).code).toBe(2);
     expect((await keys('create', '--merchant', 'mer_missing')).code).toBe(2);
+    const unknown = await keys('list', '--merchant', 'mer_missing');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no merchant mer_missing');
     expect((await keys('revoke', `pk_${'0'.repeat(32)}`)).code).toBe(2);
     expect((await keys('frobnicate')).code).toBe(2);
     const bare = await keys();
