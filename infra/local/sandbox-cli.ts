@@ -155,6 +155,14 @@ async function listenCommand(values: ListenOptions): Promise<void> {
     ?.split(',')
     .map((type) => type.trim())
     .filter(Boolean);
+  // Said before anything starts, as for every other option, rather than by the API's refusal later.
+  const { EVENT_TYPES } = await import('#shared/events/events.ts');
+  const unknown = events?.filter((type) => !(EVENT_TYPES as readonly string[]).includes(type)) ?? [];
+  if (unknown.length > 0 || (values.events !== undefined && events?.length === 0)) {
+    usageError(
+      `--events takes event types separated by commas (${EVENT_TYPES.join(', ')}); unknown: ${unknown.join(', ') || '(none given)'}`,
+    );
+  }
 
   // The secret arrives with the registration, which needs the receiver's URL first: until then
   // there is nothing to verify against, and a delivery is asked to come back later.

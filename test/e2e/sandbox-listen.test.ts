@@ -139,6 +139,22 @@ describe('npm run sandbox -- listen', { timeout: 60_000 }, () => {
     expect(run.stderr()).toContain('npm start');
   });
 
+  it('refuses an unknown event type with the usage and exit 2, before it registers anything', async () => {
+    const run = sandbox(
+      'listen',
+      '--key',
+      'pk_nope',
+      '--secret',
+      'sk_nope',
+      '--events',
+      'payment.received,nope',
+    );
+    expect(await run.exited).toBe(2);
+    expect(run.stderr()).toContain('unknown: nope');
+    expect(run.stderr()).toContain('npm run sandbox -- listen');
+    expect(run.stdout()).not.toContain('Receiver listening');
+  });
+
   it('prints the usage of both commands and exits 2 without a command', async () => {
     const run = sandbox();
     expect(await run.exited).toBe(2);
