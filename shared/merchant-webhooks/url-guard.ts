@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import http from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP } from 'node:net';
 
@@ -323,7 +323,7 @@ function errorCode(error: unknown): string {
  * code such as `ECONNREFUSED` or `ERR_TLS_CERT_ALTNAME_INVALID`). Once a status has arrived it is the
  * answer: a body that stalls or breaks off only shortens `body_excerpt`, of which at most 1 KiB is read.
  */
-export function postPinned(
+export async function postPinned(
   check: Extract<UrlCheck, { ok: true }>,
   body: string,
   headers: Record<string, string>,
@@ -334,15 +334,19 @@ export function postPinned(
   const address = check.addresses[0];
   const elapsed = () => Math.round(performance.now() - started);
   if (address === undefined) {
-    return Promise.resolve({ status: null, error: 'no address', duration_ms: 0, body_excerpt: null });
+    return { status: null, error: 'no address', duration_ms: 0, body_excerpt: null };
   }
   const hostname = hostOf(url);
+  // Plain HTTP is allowed only with private addresses (local development): loaded on first use, so
+  // a deployed function, which posts over HTTPS only, never loads node:http.
+  const send: typeof https.request =
+    url.protocol === 'https:' ? https.request : (await import('node:http')).request;
 
   return new Promise((resolve) => {
     let status: number | null = null;
     const chunks: Buffer[] = [];
     let received = 0;
-    let request: http.ClientRequest | undefined;
+    let request: ClientRequest | undefined;
     let timer: NodeJS.Timeout | undefined;
     const finish = (error: string | null) => {
       if (timer === undefined) return;
@@ -358,7 +362,7 @@ export function postPinned(
         body_excerpt: excerpt,
       });
     };
-    const onResponse = (response: http.IncomingMessage) => {
+    const onResponse = (response: IncomingMessage) => {
       status = response.statusCode ?? null;
       response.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
@@ -372,7 +376,7 @@ export function postPinned(
 
     timer = setTimeout(() => finish('timeout'), timeoutMs);
     try {
-      request = (url.protocol === 'https:' ? https : http).request(
+      request = send(
         {
           method: 'POST',
           // An IP address as `host`: Node connects to it without a lookup.

@@ -8,7 +8,7 @@ export type DeliveryReader = Pick<BankingPartner, 'name' | 'verifyDelivery' | 'e
 /**
  * The webhook never sends anything, so it never reads or writes partner ids: its partner gets a memo
  * that remembers nothing (a memo is an optimisation only; see `PartnerMemo`), and the webhook
- * function loads no DynamoDB client at all (about 40 KB of bundle and the client's construction).
+ * function loads no DynamoDB client at all (about 56 KB of bundle and the client's construction).
  */
 const NO_MEMO: PartnerMemo = {
   get: async () => undefined,

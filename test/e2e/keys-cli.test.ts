@@ -111,7 +111,7 @@ describe('npm run keys', { timeout: 60_000 }, () => {
       status: 'expired',
       revoked_at: null,
     });
-    // A key cannot be made to expire on a day that does not exist, or already expired.
+    // A key made to expire says when.
     const expiring = await keys(
       'create',
       '--merchant',
@@ -129,6 +129,7 @@ describe('npm run keys', { timeout: 60_000 }, () => {
       '2099-01-01T00:00:00Z',
     );
     expect(plain.stdout).toContain('expires:    2099-01-01T00:00:00.000Z');
+    // A key cannot be made to expire on a day that does not exist, or already expired.
     for (const expires of ['2026-02-30T00:00:00Z', '2020-01-01T00:00:00Z']) {
       const refused = await keys('create', '--merchant', created.merchant_id ?? '', '--expires', expires);
       expect(refused.code, expires).toBe(2);

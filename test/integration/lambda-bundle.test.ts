@@ -99,23 +99,28 @@ describe('a cold start loads no built-in module a function does not use', () => 
   it("loads neither Node's web streams (@middy/core's streaming mode), node:http (local endpoints only) nor block lists (webhook URL checks)", async () => {
     const baseline = await builtinsLoadedBy((await bundle('test/bench/baseline-handler.ts')).file);
     expect(baseline).toContain('NativeModule https');
-    const entries = [
-      'functions/get-balance.ts',
-      'functions/create-transfer.ts',
-      'functions/redeliver-event.ts',
-    ];
-    for (const entry of entries) {
+    // No function loads web streams or node:http at import. Block lists (net's ESM face loads them)
+    // only where IP ranges are checked: the webhook deliveries check each address they post to.
+    const unused = /stream\/web|webstreams|^NativeModule http$/;
+    const unusedNorBlockLists = /stream\/web|webstreams|blocklist|^NativeModule http$/;
+    const cases = [
+      ['functions/get-balance.ts', unusedNorBlockLists],
+      ['functions/create-transfer.ts', unusedNorBlockLists],
+      ['functions/redeliver-event.ts', unusedNorBlockLists],
+      ['functions/deliver-webhooks.ts', unused],
+    ] as const;
+    for (const [entry, pattern] of cases) {
       const loaded = await builtinsLoadedBy((await bundle(entry)).file);
       const extra = loaded.filter((name) => !baseline.includes(name));
       expect(loaded.length, entry).toBeGreaterThan(50);
       expect(
-        extra.filter((name) => /stream\/web|webstreams|zlib|blocklist|^NativeModule http$/.test(name)),
+        extra.filter((name) => pattern.test(name)),
         entry,
       ).toEqual([]);
     }
   });
 
-  it('a bundled route answers through middy with the stand-in, over plain HTTP to DynamoDB Local', async () => {
+  it('a bundled route still answers: middy loads with the stand-in, and the SDK reaches DynamoDB Local over plain HTTP', async () => {
     const { merchant, apiKey } = await aMerchant();
     const { file } = await bundle('functions/get-balance.ts');
     const event = apiEvent({

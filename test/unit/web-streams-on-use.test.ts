@@ -24,5 +24,12 @@ describe("the bundles' node:stream/web stand-in (shared/aws/web-streams-on-use.t
     expect(chunks).toEqual(['x', 'y']);
     expect(ReadableStream.prototype).toBe(Real.prototype);
     expect(ReadableStream.name).toBe('ReadableStream');
+    class Counted extends ReadableStream<string> {}
+    expect(new Counted()).toBeInstanceOf(Real);
+  });
+
+  it('refuses a call without new, as the real class does', () => {
+    const call = ReadableStream as unknown as () => unknown;
+    expect(() => call()).toThrow(TypeError);
   });
 });
