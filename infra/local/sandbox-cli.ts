@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
+import { EVENT_TYPES } from '#shared/events/types.ts';
 
 /**
  * `npm run sandbox -- <command>`, the local sandbox's helpers (API.md §8):
@@ -156,7 +157,6 @@ async function listenCommand(values: ListenOptions): Promise<void> {
     .map((type) => type.trim())
     .filter(Boolean);
   // Said before anything starts, as for every other option, rather than by the API's refusal later.
-  const { EVENT_TYPES } = await import('#shared/events/events.ts');
   const unknown = events?.filter((type) => !(EVENT_TYPES as readonly string[]).includes(type)) ?? [];
   if (unknown.length > 0 || (values.events !== undefined && events?.length === 0)) {
     usageError(

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { EVENT_TYPES } from '#shared/events/events.ts';
+import { EVENT_TYPES } from '#shared/events/types.ts';
 import { amountSchema } from '#shared/money.ts';
 import { cursorSchema, limitSchema } from '#shared/pagination.ts';
 import {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryPage } from '#shared/aws/query.ts';
+import type { EventType } from '#shared/events/types.ts';
 import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
 
 /**
@@ -10,15 +11,6 @@ import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
  * without its event and an event never exists without its change, whatever crashes in between.
  * The events table's stream then fans each new event out to the merchant's endpoints.
  */
-
-export const EVENT_TYPES = [
-  'payment.received',
-  'virtual_account.paid',
-  'transfer.success',
-  'transfer.failed',
-  'transfer.reversed',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** An event as the API shows it and as endpoints receive it. */
 export interface MerchantEvent {

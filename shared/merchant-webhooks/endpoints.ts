@@ -5,7 +5,7 @@ import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { config } from '#shared/config.ts';
 import { InvalidUrl, LimitReached, NotFound } from '#shared/errors.ts';
-import { EVENT_TYPES, type EventType } from '#shared/events/events.ts';
+import { EVENT_TYPES, type EventType } from '#shared/events/types.ts';
 import { newId, nowIso } from '#shared/ids.ts';
 import { checkWebhookUrl } from '#shared/merchant-webhooks/url-guard.ts';
 import { merchantWebhookKey } from '#shared/secrets.ts';

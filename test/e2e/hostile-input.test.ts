@@ -9,7 +9,7 @@ import { API_PREFIX, MERCHANT_ROUTES, type Route } from '#shared/definitions/rou
 /** The merchant API's routes (the dashboard's get their own hostile cases in dashboard-isolation). */
 const ROUTES: readonly Route[] = MERCHANT_ROUTES;
 
-import { EVENT_TYPES } from '#shared/events/events.ts';
+import { EVENT_TYPES } from '#shared/events/types.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { unmatchedOf } from '#shared/payments/unmatched.ts';

@@ -153,6 +153,9 @@ describe('npm run sandbox -- listen', { timeout: 60_000 }, () => {
     expect(run.stderr()).toContain('unknown: nope');
     expect(run.stderr()).toContain('npm run sandbox -- listen');
     expect(run.stdout()).not.toContain('Receiver listening');
+    const empty = sandbox('listen', '--key', 'pk_nope', '--secret', 'sk_nope', '--events', '');
+    expect(await empty.exited).toBe(2);
+    expect(empty.stderr()).toContain('unknown: (none given)');
   });
 
   it('prints the usage of both commands and exits 2 without a command', async () => {
