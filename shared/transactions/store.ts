@@ -49,6 +49,11 @@ export interface TransactionRecord {
    * money back only if no other hand-over could still be on its way (`StatusChange.dispatches`).
    */
   dispatches?: number;
+  /**
+   * Epoch ms before which a retry does not resend (`recordDispatch`): a send may still be on its
+   * way, or the partner answered that it has the transfer. Absent: a retry resends at once.
+   */
+  resend_after?: number;
 }
 
 /** The transaction as API.md §4 shows it. */
@@ -78,7 +83,12 @@ export function transactionRecord(
     Partial<
       Pick<
         TransactionRecord,
-        'fingerprint' | 'partner' | 'partner_reference' | 'pending_partner' | 'virtual_account_reference'
+        | 'fingerprint'
+        | 'partner'
+        | 'partner_reference'
+        | 'pending_partner'
+        | 'virtual_account_reference'
+        | 'resend_after'
       >
     >,
 ): TransactionRecord {
@@ -148,18 +158,31 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
 
 /**
  * Counts one hand-over of a pending transfer to the partner and tells which it is (1 for the first);
- * undefined when the transfer is pending no more (settled meanwhile: nothing may be sent).
+ * undefined when nothing may be sent: the transfer is pending no more (settled meanwhile), or, for a
+ * resend (`idleOnly`), an earlier hand-over is still on its way or the partner has the transfer
+ * (`resend_after`, epoch ms, not yet reached). The hand-over itself holds resends off until
+ * `holdUntil`.
  */
-export async function recordDispatch(merchantId: string, reference: string): Promise<number | undefined> {
+export async function recordDispatch(
+  merchantId: string,
+  reference: string,
+  { holdUntil, idleOnly = false }: { holdUntil: number; idleOnly?: boolean },
+): Promise<number | undefined> {
+  const idle = idleOnly ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :now)' : '';
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
         TableName: tableName('transactions'),
         Key: { merchant_id: merchantId, reference },
-        UpdateExpression: 'ADD dispatches :one',
-        ConditionExpression: '#status = :pending',
+        UpdateExpression: 'ADD dispatches :one SET resend_after = :hold',
+        ConditionExpression: `#status = :pending${idle}`,
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':one': 1, ':pending': 'pending' },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':pending': 'pending',
+          ':hold': holdUntil,
+          ...(idleOnly ? { ':now': Date.now() } : {}),
+        },
         ReturnValues: 'UPDATED_NEW',
       }),
     );
@@ -167,6 +190,30 @@ export async function recordDispatch(merchantId: string, reference: string): Pro
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
+  }
+}
+
+/**
+ * Lets a resend go at once: the hand-over `dispatch` ended without the partner's answer, so whether
+ * it has the transfer is unknown. Only that hand-over's own hold is lifted (none counted since).
+ */
+export async function releaseDispatch(
+  merchantId: string,
+  reference: string,
+  dispatch: number,
+): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('transactions'),
+        Key: { merchant_id: merchantId, reference },
+        UpdateExpression: 'REMOVE resend_after',
+        ConditionExpression: 'dispatches = :mine',
+        ExpressionAttributeValues: { ':mine': dispatch },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
 }
 

@@ -196,15 +196,43 @@ describe('PARTNER=paystack: money out', () => {
     const answers = await Promise.all(Array.from({ length: 20 }, () => transfer(m, body)));
     expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 200)).toHaveLength(19);
-    const made = standIn.requests.filter(
+    // Sent once: no retry resends while the first send is on its way or after Paystack answered.
+    const sent = standIn.requests.filter(
       (r) =>
         r.method === 'POST' &&
         r.path === '/transfer' &&
-        r.status === 200 &&
         (r.body as { reference?: string }).reference === paystackReference(m, body.reference),
     );
-    expect(made).toHaveLength(1);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.status).toBe(200);
     expect(await balanceOf(m)).toBe(100_000 - 11_000);
+  });
+
+  it('never resends a transfer Paystack answered pending: a retry answers it as it stands', async () => {
+    const m = await aFundedMerchant(50_000);
+    const body = {
+      reference: ref(),
+      amount: 10_000,
+      account_number: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.staysPending, '058'),
+      bank_code: '058',
+    };
+    const first = await transfer(m, body);
+    expect(first.status).toBe(201);
+    expect(data(first)).toMatchObject({ status: 'pending' });
+    // Retries after the answer, several at once: none sends it again.
+    const retried = await Promise.all(Array.from({ length: 5 }, () => transfer(m, body)));
+    for (const answer of retried) {
+      expect(answer.status).toBe(200);
+      expect(data(answer)).toMatchObject({ status: 'pending' });
+    }
+    const sends = standIn.requests.filter(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === '/transfer' &&
+        (r.body as { reference?: string }).reference === paystackReference(m, body.reference),
+    );
+    expect(sends).toHaveLength(1);
+    expect(await balanceOf(m)).toBe(50_000 - 11_000);
   });
 
   it('never refunds a retried transfer while Paystack is still making the first send: pending, then success once', async () => {
@@ -246,23 +274,35 @@ describe('PARTNER=paystack: money out', () => {
   });
 });
 
+/**
+ * A merchant with 30,000 kobo less a transfer of 5,000 (fee 1,000) to a stand-in account of
+ * `prefix`, debited and pending but never sent (as after a crash between debit and send).
+ */
+async function aPendingPaystackTransfer(prefix: string, accountName: string) {
+  const m = await aFundedMerchant(30_000);
+  const merchantId = m.merchant.merchant_id;
+  const reference = ref();
+  const payee = standInAccountNumber(prefix, '058');
+  await aPendingTransfer(merchantId, reference, 5_000, 1_000, {
+    account_name: accountName,
+    account_number: payee,
+    bank_code: '058',
+  });
+  const pending = await getTransaction(merchantId, reference);
+  if (!pending) throw new Error('no pending transfer');
+  return { m, merchantId, reference, payee, pending, partnerReference: paystackReference(m, reference) };
+}
+
 describe('PARTNER=paystack: two sends of one transfer racing', () => {
   it("never refunds on the first send's refusal when a retry's send reached Paystack first", async () => {
-    const m = await aFundedMerchant(30_000);
-    const merchantId = m.merchant.merchant_id;
-    const reference = ref();
-    const payee = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.slowToCreate, '058');
-    await aPendingTransfer(merchantId, reference, 5_000, 1_000, {
-      account_name: 'RACE PAYEE',
-      account_number: payee,
-      bank_code: '058',
-    });
-    const pending = await getTransaction(merchantId, reference);
-    if (!pending) throw new Error('no pending transfer');
-    const partnerReference = paystackReference(m, reference);
-    // The first send is counted (its POST is slow to leave, a recipient call say)...
+    const { m, merchantId, reference, payee, pending, partnerReference } = await aPendingPaystackTransfer(
+      PAYSTACK_ACCOUNT_PREFIXES.slowToCreate,
+      'RACE PAYEE',
+    );
+    // The first send is counted (its POST is slow to leave, a recipient call say), and stuck past
+    // its hold (SEND_HOLD_MS: a send outliving every function's timeout), so a retry may resend...
     const { recordDispatch } = await import('#shared/transactions/store.ts');
-    expect(await recordDispatch(merchantId, reference)).toBe(1);
+    expect(await recordDispatch(merchantId, reference, { holdUntil: Date.now() - 1 })).toBe(1);
     // ...and a retry, counted second, reaches Paystack first: Paystack starts making the transfer
     // (its answer is lost: pending).
     expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
@@ -290,6 +330,33 @@ describe('PARTNER=paystack: two sends of one transfer racing', () => {
     expect(standIn.transfer(partnerReference)).toMatchObject({ status: 'success', amount: 5_000 });
     expect(await balanceOf(m)).toBe(30_000 - 6_000);
     expect((await auditMerchant(merchantId)).problems).toEqual([]);
+  });
+});
+
+describe('PARTNER=paystack: a retry while a send is on its way', () => {
+  it('sends nothing more and answers the transfer as it stands; after a lost answer it resends at once', async () => {
+    const { m, merchantId, reference, pending, partnerReference } = await aPendingPaystackTransfer(
+      PAYSTACK_ACCOUNT_PREFIXES.staysPending,
+      'HELD PAYEE',
+    );
+    const sends = () =>
+      standIn.requests.filter(
+        (r) =>
+          r.method === 'POST' &&
+          r.path === '/transfer' &&
+          (r.body as { reference?: string }).reference === partnerReference,
+      ).length;
+    const { recordDispatch, releaseDispatch } = await import('#shared/transactions/store.ts');
+    // A first send counted and still on its way (its hold not reached).
+    const first = await recordDispatch(merchantId, reference, { holdUntil: Date.now() + 60_000 });
+    expect(first).toBe(1);
+    expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
+    expect(sends()).toBe(0);
+    // That send ends without Paystack's answer: its hold is lifted, and the retry resends.
+    await releaseDispatch(merchantId, reference, first ?? 0);
+    expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
+    expect(sends()).toBe(1);
+    expect(await balanceOf(m)).toBe(30_000 - 6_000);
   });
 });
 
