@@ -353,7 +353,8 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
         amount: order.amount,
         reference: chargeReference,
         bank_transfer: { account_expires_at: order.expires_at },
-        // The description types metadata as stringified JSON (API.md §9).
+        // Stringified JSON, as API.md §9 says (the description's versions disagree: a string, then
+        // an object in the newest).
         metadata: JSON.stringify({ merchant_id: order.merchant_id, reference: order.reference }),
       });
       const data = record(answer.body.data);

@@ -394,9 +394,10 @@ const TRANSFER_BODY: Rules = {
 
 /**
  * `ChargeCreate` plus the channel objects of `POST /charge`. `bank_transfer` is not in the
- * description at all: it comes from `dist/doc/payments/payment-methods/pwt.js`. The description types
- * `metadata` of a charge as an object but Paystack's other operations take it as stringified JSON, so
- * both are accepted here.
+ * description at all: it comes from `dist/doc/payments/payment-methods/pwt.js`. The versions of the
+ * description disagree on `metadata` of a charge: stringified JSON (`type: string`, as API.md §9
+ * says to send it) at commit 01ce756 of PaystackOSS/openapi, a JSON object at 9678dea. Both are
+ * accepted here.
  */
 const CHARGE_BODY: Rules = {
   email: { type: 'string', required: true },
