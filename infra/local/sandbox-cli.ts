@@ -106,6 +106,16 @@ async function payCommand(values: { account?: string; amount?: string; 'session-
   }).catch(() => usageError(`Could not reach the sandbox partner at ${sandbox}: is \`npm start\` running?`));
   const result = (await response.json()) as Record<string, unknown>;
   if (!response.ok) usageError(`The sandbox refused: ${JSON.stringify(result)}`);
+  const status = Number(result.webhook_status);
+  if (!(status >= 200 && status < 300)) {
+    // The bank "paid", but the service did not take the news: nothing will be credited.
+    failure(
+      [
+        `The sandbox sent payment.received for ${values.account}, but the service answered ${result.webhook_status} ${result.webhook_response}: nothing is credited.`,
+        'Is `npm start` running with the sandbox partner (PARTNER unset)? With PARTNER=paystack, payments come from Paystack.',
+      ].join('\n'),
+    );
+  }
   console.log(
     [
       `Paid ${values.amount} kobo into ${values.account}`,

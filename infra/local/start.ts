@@ -159,7 +159,9 @@ async function main() {
         `Demo merchant ${demo.merchant_id} (wallet ${demo.account_number}):`,
         `  X-API-Key:    ${demo.api_key}`,
         `  X-API-Secret: ${demo.api_secret}`,
-        `Partner webhook secret (PARTNER_WEBHOOK_SECRET): ${secrets.PARTNER_WEBHOOK_SECRET}`,
+        ...(partnerName === 'paystack'
+          ? []
+          : [`Partner webhook secret (PARTNER_WEBHOOK_SECRET): ${secrets.PARTNER_WEBHOOK_SECRET}`]),
         '',
         `Dashboard: ${gateway.url}/dashboard/`,
         `  Demo user: ${user.email}`,
@@ -170,7 +172,9 @@ async function main() {
         `  curl -s ${gateway.url}/api/v1/developer/balance ${auth}`,
         `  curl -s ${gateway.url}/api/v1/developer/virtual-accounts ${auth} -H "Content-Type: application/json" -d '{"amount":500000}'`,
         '  npm run sandbox -- listen     # in another terminal: your events, delivered to a local endpoint',
-        `  npm run sandbox -- pay --account ${demo.account_number} --amount 500000`,
+        partnerName === 'paystack'
+          ? '  # the payment: Paystack sends charge.success to the webhook URL above once the customer pays'
+          : `  npm run sandbox -- pay --account ${demo.account_number} --amount 500000`,
         `  curl -s ${gateway.url}/api/v1/developer/payments/<reference> ${auth}`,
         '',
         'Ctrl-C stops everything.',

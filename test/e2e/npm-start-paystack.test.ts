@@ -28,6 +28,11 @@ describe('npm start with PARTNER=paystack', () => {
     const output = service.output();
     expect(output).toContain(`Paystack at ${standIn.url}`);
     expect(output).toContain(`${service.url}/webhooks/paystack`);
+    // Its "Try" steps are Paystack's: no sandbox payment, which the service would refuse, and no
+    // sandbox webhook secret.
+    expect(output).not.toContain('npm run sandbox -- pay');
+    expect(output).not.toContain('PARTNER_WEBHOOK_SECRET');
+    expect(output).toContain('Paystack sends charge.success');
     const wallet = /Demo merchant \S+ \(wallet (\d{10})\)/.exec(output)?.[1];
     const key = /X-API-Key:\s+(\S+)/.exec(output)?.[1] ?? '';
     const secret = /X-API-Secret:\s+(\S+)/.exec(output)?.[1] ?? '';

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { config } from '#shared/config.ts';
@@ -8,19 +10,26 @@ import { aMerchant } from '#test/support/merchants.ts';
 
 const run = promisify(execFile);
 
-/** `npm run sandbox -- …` against the test run's sandbox, which delivers to the test run's service. */
+/**
+ * `npm run sandbox -- …` against the test run's sandbox, which delivers to the test run's service
+ * (or against the sandbox at `port`).
+ */
 async function sandbox(...args: string[]) {
-  const env = { ...process.env, SANDBOX_PORT: new URL(config.partner.baseUrl).port };
+  return sandboxAt(new URL(config.partner.baseUrl).port, ...args);
+}
+
+async function sandboxAt(port: string, ...args: string[]) {
+  const env = { ...process.env, SANDBOX_PORT: port };
   try {
-    const { stdout } = await run(
+    const { stdout, stderr } = await run(
       process.execPath,
       ['--import', 'tsx', 'infra/local/sandbox-cli.ts', ...args],
       { cwd: PROJECT_ROOT, env },
     );
-    return { code: 0, stdout };
+    return { code: 0, stdout, stderr };
   } catch (error) {
-    const failed = error as { code: number; stdout: string };
-    return { code: failed.code, stdout: failed.stdout };
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
   }
 }
 
@@ -47,6 +56,31 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     expect(replay.code).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(125_000);
+  });
+
+  it('exits 1 and says nothing is credited when the service refuses the webhook', async () => {
+    // A sandbox whose webhook the service answered 401 (as one with PARTNER=paystack does).
+    const refused = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          session_id: '100000',
+          webhook_status: 401,
+          webhook_response: '{"status":"error","message":"Invalid webhook signature"}',
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => refused.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = refused.address() as AddressInfo;
+      const paid = await sandboxAt(String(port), 'pay', '--account', '0000014579', '--amount', '100');
+      expect(paid.code).toBe(1);
+      expect(paid.stdout).not.toContain('Paid');
+      expect(paid.stderr).toContain('the service answered 401');
+      expect(paid.stderr).toContain('nothing is credited');
+    } finally {
+      await new Promise((resolve) => refused.close(resolve));
+    }
   });
 
   it('refuses bad arguments with exit code 2', async () => {
