@@ -50,8 +50,8 @@ export interface TransactionRecord {
    */
   dispatches?: number;
   /**
-   * Epoch ms before which a retry does not resend (`recordDispatch`): a send may still be on its
-   * way, or the partner answered that it has the transfer. Absent: a retry resends at once.
+   * Epoch ms before which a retry does not send the transfer again: the partner answered that it
+   * has it (`holdResends`). Absent: a retry resends at once.
    */
   resend_after?: number;
 }
@@ -83,12 +83,7 @@ export function transactionRecord(
     Partial<
       Pick<
         TransactionRecord,
-        | 'fingerprint'
-        | 'partner'
-        | 'partner_reference'
-        | 'pending_partner'
-        | 'virtual_account_reference'
-        | 'resend_after'
+        'fingerprint' | 'partner' | 'partner_reference' | 'pending_partner' | 'virtual_account_reference'
       >
     >,
 ): TransactionRecord {
@@ -159,14 +154,13 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
 /**
  * Counts one hand-over of a pending transfer to the partner and tells which it is (1 for the first);
  * undefined when nothing may be sent: the transfer is pending no more (settled meanwhile), or, for a
- * resend (`idleOnly`), an earlier hand-over is still on its way or the partner has the transfer
- * (`resend_after`, epoch ms, not yet reached). The hand-over itself holds resends off until
- * `holdUntil`.
+ * resend (`idleOnly`), the partner answered that it has the transfer less than a while ago
+ * (`resend_after`, see `holdResends`).
  */
 export async function recordDispatch(
   merchantId: string,
   reference: string,
-  { holdUntil, idleOnly = false }: { holdUntil: number; idleOnly?: boolean },
+  { idleOnly = false }: { idleOnly?: boolean } = {},
 ): Promise<number | undefined> {
   const idle = idleOnly ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :now)' : '';
   try {
@@ -174,13 +168,12 @@ export async function recordDispatch(
       new UpdateCommand({
         TableName: tableName('transactions'),
         Key: { merchant_id: merchantId, reference },
-        UpdateExpression: 'ADD dispatches :one SET resend_after = :hold',
+        UpdateExpression: 'ADD dispatches :one',
         ConditionExpression: `#status = :pending${idle}`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':one': 1,
           ':pending': 'pending',
-          ':hold': holdUntil,
           ...(idleOnly ? { ':now': Date.now() } : {}),
         },
         ReturnValues: 'UPDATED_NEW',
@@ -194,22 +187,20 @@ export async function recordDispatch(
 }
 
 /**
- * Lets a resend go at once: the hand-over `dispatch` ended without the partner's answer, so whether
- * it has the transfer is unknown. Only that hand-over's own hold is lifted (none counted since).
+ * The partner answered that it has a pending transfer: retries do not send it again before `until`
+ * (epoch ms). Written only after an answer, never before a send, so a send that crashed or lost its
+ * answer leaves nothing that would stop a retry.
  */
-export async function releaseDispatch(
-  merchantId: string,
-  reference: string,
-  dispatch: number,
-): Promise<void> {
+export async function holdResends(merchantId: string, reference: string, until: number): Promise<void> {
   try {
     await dynamo.send(
       new UpdateCommand({
         TableName: tableName('transactions'),
         Key: { merchant_id: merchantId, reference },
-        UpdateExpression: 'REMOVE resend_after',
-        ConditionExpression: 'dispatches = :mine',
-        ExpressionAttributeValues: { ':mine': dispatch },
+        UpdateExpression: 'SET resend_after = :until',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':until': until, ':pending': 'pending' },
       }),
     );
   } catch (error) {

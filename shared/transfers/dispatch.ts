@@ -3,19 +3,18 @@ import { logger } from '#shared/logger.ts';
 import { partner } from '#shared/partners/registry.ts';
 import {
   getTransaction,
+  holdResends,
   recordDispatch,
-  releaseDispatch,
   type TransactionRecord,
 } from '#shared/transactions/store.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
 /**
- * How long a hand-over holds resends off: longer than any send can take (every function that sends
- * stops within 30 s: create-transfer's Lambda timeout is 10 s, API Gateway's integration limit 29 s).
- * A new transfer is written with the hold already on (`createTransfer`), since its own request
- * sends it next: a retry landing in between does not send it alongside.
+ * How long after the partner answered that it has a transfer (pending) a retry does not send it
+ * again: a resend could only be refused as a duplicate. A minute, so a merchant polling by retrying
+ * costs the partner at most one call a minute per transfer.
  */
-export const SEND_HOLD_MS = 60_000;
+const RESEND_HOLD_MS = 60_000;
 
 /**
  * Hands a debited transfer to the partner under its permanent reference and settles it with the
@@ -25,10 +24,10 @@ export const SEND_HOLD_MS = 60_000;
  * hand-over was counted since: a refusal of one send never refunds a transfer another send may
  * still be making. A resend (`retry`, or any hand-over after the first) also tells the partner, so
  * a refusal it cannot back with the transfer's own state leaves it pending (`TransferOrder.resend`).
- * A retry resends only when it can help: not within `SEND_HOLD_MS` of an earlier send, which may
- * still be on its way or was answered (the partner has the transfer); at once after a send whose
- * answer never came (the partner unavailable). Otherwise it answers the transfer as it stands.
- * Unknown outcome: the transfer stays pending until a webhook or the requery settles it.
+ * A retry does not resend within `RESEND_HOLD_MS` of the partner's answer that it has the transfer;
+ * after a send that crashed or never got its answer it resends at once. Otherwise it answers the
+ * transfer as it stands. Unknown outcome: the transfer stays pending until a webhook or the requery
+ * settles it.
  */
 export async function dispatchTransfer(
   transfer: TransactionRecord,
@@ -36,13 +35,10 @@ export async function dispatchTransfer(
 ): Promise<TransactionRecord> {
   const bank = partner();
   const { merchant_id: merchantId, reference } = transfer;
-  const dispatch = await recordDispatch(merchantId, reference, {
-    holdUntil: Date.now() + SEND_HOLD_MS,
-    idleOnly: retry,
-  });
+  const dispatch = await recordDispatch(merchantId, reference, { idleOnly: retry });
   if (dispatch === undefined) {
-    // Settled since it was read (a webhook, the requery, another request), or another send is on
-    // its way or already answered: nothing to send.
+    // Settled since it was read (a webhook, the requery, another request), or the partner has it
+    // and said so a moment ago: nothing to send.
     return (await getTransaction(merchantId, reference)) ?? transfer;
   }
   try {
@@ -55,11 +51,11 @@ export async function dispatchTransfer(
       account_name: transfer.counterparty.account_name,
       narration: transfer.narration,
     });
+    if (outcome.status === 'pending') await holdResends(merchantId, reference, Date.now() + RESEND_HOLD_MS);
     return await settleTransfer(transfer, outcome, { dispatches: dispatch });
   } catch (error) {
     if (!(error instanceof PartnerUnavailable)) throw error;
     logger.warn('transfer left pending: partner unavailable', { reference });
-    await releaseDispatch(merchantId, reference, dispatch);
     return transfer;
   }
 }

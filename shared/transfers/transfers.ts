@@ -12,7 +12,7 @@ import {
   type TransactionRecord,
   transactionRecord,
 } from '#shared/transactions/store.ts';
-import { dispatchTransfer, SEND_HOLD_MS } from '#shared/transfers/dispatch.ts';
+import { dispatchTransfer } from '#shared/transfers/dispatch.ts';
 import { transferReferenceItem } from '#shared/transfers/references.ts';
 
 export interface TransferRequest {
@@ -121,7 +121,6 @@ export async function createTransfer(
           partner: bank.name,
           partner_reference: partnerReference,
           pending_partner: bank.name,
-          resend_after: Date.now() + SEND_HOLD_MS,
         });
         return [
           putTransactionItem(record),
