@@ -75,7 +75,8 @@ function asRetry(existing: TransactionRecord, request: TransferRequest): Transac
 
 /**
  * A retried transfer as it stands now; a pending one is handed to the partner again, under the same
- * reference (the partner answers a resend with the transfer it has, never a second payment).
+ * reference (the partner answers a resend with the transfer it has, never a second payment), unless
+ * the partner said it has it a moment ago (`dispatchTransfer`).
  */
 async function resumed(transfer: TransactionRecord): Promise<TransactionRecord> {
   return transfer.status === 'pending' ? dispatchTransfer(transfer, { retry: true }) : transfer;
