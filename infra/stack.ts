@@ -406,7 +406,8 @@ export class PaymentsStack extends Stack {
       name: `naira-${stage}-public-per-ip`,
     });
 
-    this.alarms(stage, { consumers, requery, queues, webhook });
+    const transfers = this.functions.get('create-transfer') as ServiceFunction;
+    this.alarms(stage, { consumers, requery, queues, webhook, transfers });
 
     new StringParameter(this, 'OperatorConfig', {
       parameterName: operatorConfigParameter(stage),
@@ -621,6 +622,8 @@ export class PaymentsStack extends Stack {
       requery: ServiceFunction;
       queues: Map<QueueKey, { queue: Queue }>;
       webhook: ServiceFunction;
+      /** `POST /transfers`: it settles transfers too, with the partner's answer to its send. */
+      transfers: ServiceFunction;
     },
   ): void {
     const topic = new Topic(this, 'Alarms', { topicName: `naira-${stage}-alarms`, enforceSSL: true });
@@ -743,10 +746,12 @@ export class PaymentsStack extends Stack {
       OVERDUE_TRANSFER,
       'A transfer is still pending TRANSFER_REQUERY_ALERT_HOURS after it was sent: reconcile it with the partner',
     );
-    // A partner's verdict, by webhook (the payment events consumer) or requery, that contradicts a settled transfer.
+    // A partner's verdict, by webhook (the payment events consumer), requery or the answer to a send
+    // (POST /transfers), that contradicts a settled transfer.
     for (const [name, fn] of [
       ['ContradictedTransfers', parts.consumers.get(PAYMENT_EVENTS_QUEUE.consumer)?.fn as ServiceFunction],
       ['ContradictedTransfersRequery', parts.requery],
+      ['ContradictedTransfersApi', parts.transfers],
     ] as const) {
       logAlarm(
         name,

@@ -432,6 +432,7 @@ describe('the AWS stack', () => {
         'OverdueTransfers-dev',
         'ContradictedTransfers-dev',
         'ContradictedTransfersRequery-dev',
+        'ContradictedTransfersApi-dev',
       ].sort(),
     );
     for (const alarm of alarms) {
@@ -446,6 +447,12 @@ describe('the AWS stack', () => {
         FilterPattern: Match.stringLikeRegexp(message),
       });
     }
+    // A contradicting verdict is met wherever transfers are settled: the consumer, the requery, and
+    // POST /transfers with the answer to its send.
+    const contradicted = dev.template.findResources('AWS::Logs::MetricFilter', {
+      Properties: { FilterPattern: Match.stringLikeRegexp(CONTRADICTED_SETTLEMENT) },
+    });
+    expect(Object.keys(contradicted)).toHaveLength(3);
   });
 
   it("alarms on each consumer's failed items: the EMF metric its code writes, per function, any in a minute", () => {
