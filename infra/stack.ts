@@ -238,6 +238,7 @@ export class PaymentsStack extends Stack {
         tables.get('clientIpLimits')?.grant(fn, 'dynamodb:UpdateItem', 'dynamodb:Query');
       for (const name of access.read ?? []) fn.readsTable(tables.get(name) as TableV2);
       for (const name of access.write ?? []) fn.writesTable(tables.get(name) as TableV2);
+      for (const name of access.batchRead ?? []) fn.batchReadsTable(tables.get(name) as TableV2);
       for (const key of access.sendsTo ?? []) fn.sendsTo(queues.get(key)?.queue as Queue, QUEUES[key].urlEnv);
       if (access.callsPartner && paystackKey) fn.readsSecret(paystackKey, 'PAYSTACK_SECRET_KEY_ARN');
       if (access.signsWebhooks) fn.readsSecret(merchantWebhookKey, 'MERCHANT_WEBHOOK_KEY_SECRET');

@@ -17,6 +17,8 @@ import { BUNDLING } from '#infra/bundling.ts';
 export const ITEM_READ_ACTIONS = ['dynamodb:GetItem'] as const;
 export const READ_ACTIONS = [...ITEM_READ_ACTIONS, 'dynamodb:Query'] as const;
 export const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem'] as const;
+/** Reading several items by key in one call: granted per table, only where the code does it. */
+export const BATCH_READ_ACTIONS = ['dynamodb:BatchGetItem'] as const;
 
 export interface ServiceFunctionProps {
   /** The function's name under `functions/` (kebab-case, without `.ts`). */
@@ -73,7 +75,7 @@ export class ServiceFunction extends NodejsFunction {
 
   /**
    * Read access to a table and its indexes: the actions the code calls (`GetCommand`,
-   * `QueryCommand`), never `Scan` or `BatchGetItem` (the CDK `grantReadData` gives both).
+   * `QueryCommand`), never `Scan`, nor `BatchGetItem` unless asked (the CDK `grantReadData` gives both).
    */
   readsTable(table: ITable): this {
     table.grant(this, ...READ_ACTIONS);
@@ -87,6 +89,12 @@ export class ServiceFunction extends NodejsFunction {
    */
   writesTable(table: ITable): this {
     table.grant(this, ...READ_ACTIONS, ...WRITE_ACTIONS);
+    return this;
+  }
+
+  /** `BatchGetItem` on a table: several items by key in one call (never a Scan or a Query). */
+  batchReadsTable(table: ITable): this {
+    table.grant(this, ...BATCH_READ_ACTIONS);
     return this;
   }
 

@@ -61,6 +61,8 @@ export const QUEUES: Record<QueueKey, QueueDefinition> = {
     consumerAccess: {
       read: ['events', 'webhookEndpoints'],
       write: ['webhookDeliveries'],
+      // An attempt reads its delivery, event and endpoint in one call.
+      batchRead: ['webhookDeliveries', 'events', 'webhookEndpoints'],
       sendsTo: ['webhookDeliveries'],
       signsWebhooks: true,
     },

@@ -29,6 +29,8 @@ export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 export interface Access {
   readonly read?: readonly TableName[];
   readonly write?: readonly TableName[];
+  /** Tables it reads several items of in one call (BatchGetItem), besides `read` or `write`. */
+  readonly batchRead?: readonly TableName[];
   /** Queues it sends to (it gets each one's URL). */
   readonly sendsTo?: readonly QueueKey[];
   /** Calls the banking partner (and so needs its credentials). */

@@ -77,11 +77,14 @@ export function toApiEvent(event: EventRecord): MerchantEvent {
   return { id: event.id, type: event.type, created_at: event.created_at, data: event.data };
 }
 
+/** Where an event is stored: its table and key. */
+export function eventItemKey(merchantId: string, eventId: string) {
+  return { TableName: tableName('events'), Key: { merchant_id: merchantId, event_id: eventId } };
+}
+
 /** One event of one merchant: another merchant's id is simply not there. */
 export async function getEvent(merchantId: string, eventId: string): Promise<EventRecord | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName('events'), Key: { merchant_id: merchantId, event_id: eventId } }),
-  );
+  const { Item } = await dynamo.send(new GetCommand(eventItemKey(merchantId, eventId)));
   return Item as EventRecord | undefined;
 }
 

@@ -1,16 +1,18 @@
+import { getItems } from '#shared/aws/batch-get.ts';
 import { config } from '#shared/config.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
-import { getEvent, type MerchantEvent, toApiEvent } from '#shared/events/events.ts';
+import { type EventRecord, eventItemKey, type MerchantEvent, toApiEvent } from '#shared/events/events.ts';
 import { logger } from '#shared/logger.ts';
 import {
   type DeliveryAttempt,
   type DeliveryMessage,
   type DeliveryRecord,
+  deliveryItemKey,
   getDelivery,
   recordAttempt,
 } from '#shared/merchant-webhooks/deliveries.ts';
 import { enqueueDelivery } from '#shared/merchant-webhooks/delivery-queue.ts';
-import { type EndpointRecord, getEndpoint, signingSecrets } from '#shared/merchant-webhooks/endpoints.ts';
+import { type EndpointRecord, endpointItemKey, signingSecrets } from '#shared/merchant-webhooks/endpoints.ts';
 import { checkWebhookUrl, type DeliveryResult, postPinned } from '#shared/merchant-webhooks/url-guard.ts';
 
 /**
@@ -55,17 +57,40 @@ async function abandon(delivery: DeliveryRecord, error: string): Promise<void> {
   logger.info('delivery abandoned', { delivery_id: delivery.delivery_id, reason: error });
 }
 
-/** Handles one delivery message; throws only when it must be retried as it is (storage failed). */
+/**
+ * What an attempt reads, all strongly consistent and in one BatchGetItem: the delivery (its status
+ * and attempts so far), its event and its endpoint (URL, status and secrets as they are now). A
+ * message queued before messages named their endpoint reads the delivery first to learn it.
+ */
+async function readAttempt(message: DeliveryMessage) {
+  const endpointId = message.endpoint_id ?? (await getDelivery(message))?.endpoint_id;
+  if (endpointId === undefined) return {};
+  const [delivery, event, endpoint] = await getItems([
+    { ...deliveryItemKey(message), ConsistentRead: true },
+    { ...eventItemKey(message.merchant_id, message.event_id), ConsistentRead: true },
+    { ...endpointItemKey(message.merchant_id, endpointId), ConsistentRead: true },
+  ]);
+  if (delivery && delivery.endpoint_id !== endpointId)
+    throw new Error(`delivery ${message.delivery_id} is to ${delivery.endpoint_id}, not ${endpointId}`);
+  return {
+    delivery: delivery as DeliveryRecord | undefined,
+    stored: event as EventRecord | undefined,
+    endpoint: endpoint as EndpointRecord | undefined,
+  };
+}
+
+/**
+ * Handles one delivery message; throws only when it must be retried as it is (storage failed) or
+ * names an endpoint its delivery is not to.
+ */
 export async function deliver(message: DeliveryMessage, now = Date.now()): Promise<void> {
-  const delivery = await getDelivery(message);
+  const { delivery, stored, endpoint } = await readAttempt(message);
   if (delivery?.status !== 'pending') return;
+  // Its next messages name the endpoint, whatever this one named.
+  const next: DeliveryMessage = { ...message, endpoint_id: delivery.endpoint_id };
   const due = delivery.next_attempt_at ? Date.parse(delivery.next_attempt_at) : now;
   // SQS delays at most 15 minutes: a later attempt hops through the queue until it is due.
-  if (due - now > 1_000) return enqueueDelivery(message, (due - now) / 1000);
-  const [stored, endpoint] = await Promise.all([
-    getEvent(message.merchant_id, message.event_id),
-    getEndpoint(message.merchant_id, delivery.endpoint_id),
-  ]);
+  if (due - now > 1_000) return enqueueDelivery(next, (due - now) / 1000);
   if (!stored) return abandon(delivery, 'event expired');
   if (endpoint?.status !== 'enabled') return abandon(delivery, 'endpoint deleted');
 
@@ -95,5 +120,5 @@ export async function deliver(message: DeliveryMessage, now = Date.now()): Promi
     error: result.error,
     outcome: outcome.status,
   });
-  if (outcome.status === 'pending' && retryIn !== undefined) await enqueueDelivery(message, retryIn);
+  if (outcome.status === 'pending' && retryIn !== undefined) await enqueueDelivery(next, retryIn);
 }

@@ -66,6 +66,11 @@ export interface DeliveryMessage {
   merchant_id: string;
   event_id: string;
   delivery_id: string;
+  /**
+   * The delivery's endpoint, so its attempt reads delivery, event and endpoint in one call. Absent
+   * from messages queued before it was added: those read the delivery first to learn it.
+   */
+  endpoint_id?: string;
 }
 
 /** The id of the first delivery of an event to an endpoint: the same however often it is fanned out. */
@@ -115,14 +120,16 @@ export async function createDelivery(
   }
 }
 
+/** Where a delivery is stored: its table and key. */
+export function deliveryItemKey(message: DeliveryMessage) {
+  return {
+    TableName: tableName('webhookDeliveries'),
+    Key: { event_key: eventKey(message.merchant_id, message.event_id), delivery_id: message.delivery_id },
+  };
+}
+
 export async function getDelivery(message: DeliveryMessage): Promise<DeliveryRecord | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName('webhookDeliveries'),
-      Key: { event_key: eventKey(message.merchant_id, message.event_id), delivery_id: message.delivery_id },
-      ConsistentRead: true,
-    }),
-  );
+  const { Item } = await dynamo.send(new GetCommand({ ...deliveryItemKey(message), ConsistentRead: true }));
   return Item as DeliveryRecord | undefined;
 }
 

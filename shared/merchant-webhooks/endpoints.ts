@@ -140,6 +140,14 @@ export async function createEndpoint(
   return { endpoint, secret: await secretOf(endpoint.endpoint_id, 1) };
 }
 
+/** Where an endpoint is stored: its table and key. */
+export function endpointItemKey(merchantId: string, endpointId: string) {
+  return {
+    TableName: tableName('webhookEndpoints'),
+    Key: { merchant_id: merchantId, endpoint_id: endpointId },
+  };
+}
+
 /** One endpoint of one merchant (deleted ones included); another merchant's id is not there. */
 export async function getEndpoint(
   merchantId: string,
@@ -147,11 +155,7 @@ export async function getEndpoint(
 ): Promise<EndpointRecord | undefined> {
   if (endpointId === COUNTER) return undefined;
   const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName('webhookEndpoints'),
-      Key: { merchant_id: merchantId, endpoint_id: endpointId },
-      ConsistentRead: true,
-    }),
+    new GetCommand({ ...endpointItemKey(merchantId, endpointId), ConsistentRead: true }),
   );
   return Item as EndpointRecord | undefined;
 }

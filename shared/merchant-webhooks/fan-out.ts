@@ -6,28 +6,35 @@ import {
   firstDeliveryId,
   newDeliveryId,
 } from '#shared/merchant-webhooks/deliveries.ts';
-import { enqueueDelivery } from '#shared/merchant-webhooks/delivery-queue.ts';
+import { enqueueDeliveries, enqueueDelivery } from '#shared/merchant-webhooks/delivery-queue.ts';
 import type { EndpointRecord } from '#shared/merchant-webhooks/endpoints.ts';
 import { listEndpoints } from '#shared/merchant-webhooks/endpoints.ts';
 
 /**
- * Starts a delivery of `event` to `endpoint` and queues its first attempt. A delivery that exists
- * already (a repeated fan-out) is queued again only while nothing was tried: a queued message may
- * have been lost between the record and the queue, and a duplicate is recorded once (deliveries
- * are at least once; receivers dedupe on `webhook-id`).
+ * Records a delivery of `event` to `endpoint`, pending, and answers its message when its first
+ * attempt is to be queued. A delivery that exists already (a repeated fan-out) is queued again only
+ * while nothing was tried: a queued message may have been lost between the record and the queue,
+ * and a duplicate is recorded once (deliveries are at least once; receivers dedupe on `webhook-id`).
  */
-async function startDelivery(
+async function recordDelivery(
   event: EventRecord,
   endpoint: EndpointRecord,
   deliveryId: string,
-): Promise<void> {
+): Promise<DeliveryMessage | undefined> {
   const message: DeliveryMessage = {
     merchant_id: event.merchant_id,
     event_id: event.event_id,
     delivery_id: deliveryId,
+    endpoint_id: endpoint.endpoint_id,
   };
   const delivery = await createDelivery(message, endpoint.endpoint_id);
-  if (delivery.status === 'pending' && delivery.attempts.length === 0) await enqueueDelivery(message);
+  return delivery.status === 'pending' && delivery.attempts.length === 0 ? message : undefined;
+}
+
+/** Starts a delivery of `event` to `endpoint` and queues its first attempt. */
+async function startDelivery(event: EventRecord, endpoint: EndpointRecord, deliveryId: string) {
+  const message = await recordDelivery(event, endpoint, deliveryId);
+  if (message) await enqueueDelivery(message);
 }
 
 /** A merchant's enabled endpoints: read now, or once per batch (see the stream consumer). */
@@ -43,26 +50,44 @@ export async function subscribers(
 }
 
 /**
- * A new event's first delivery to each endpoint that wants it (idempotent: ids derive from both).
- * Only endpoints registered by the time of the event: a stream read again from its start (the local
- * poller after a restart, a retried batch on AWS) must not send an endpoint the history from before
- * it existed. (`POST /events/{id}/redeliver` is how a merchant asks for an older event.)
+ * Records a new event's first delivery to each endpoint that wants it (idempotent: ids derive from
+ * both); answers how many endpoints want it and the messages of the first attempts to queue. Only endpoints registered by the
+ * time of the event: a stream read again from its start (the local poller after a restart, a retried
+ * batch on AWS) must not send an endpoint the history from before it existed.
+ * (`POST /events/{id}/redeliver` is how a merchant asks for an older event.)
+ */
+export async function recordFanOut(
+  event: EventRecord,
+  endpointsOf: EndpointLookup = listEndpoints,
+): Promise<{ endpoints: number; messages: DeliveryMessage[] }> {
+  const endpoints = (await subscribers(event, endpointsOf)).filter(
+    (endpoint) => endpoint.created_at <= event.created_at,
+  );
+  const messages = await Promise.all(
+    endpoints.map((endpoint) =>
+      recordDelivery(event, endpoint, firstDeliveryId(event.event_id, endpoint.endpoint_id)),
+    ),
+  );
+  if (endpoints.length > 0)
+    logger.info('event fanned out', { event_id: event.event_id, endpoints: endpoints.length });
+  return {
+    endpoints: endpoints.length,
+    messages: messages.filter((message): message is DeliveryMessage => message !== undefined),
+  };
+}
+
+/**
+ * One event's fan-out on its own: its deliveries recorded and their first attempts queued. Answers
+ * how many endpoints it was fanned out to; throws if an attempt could not be queued.
  */
 export async function fanOut(
   event: EventRecord,
   endpointsOf: EndpointLookup = listEndpoints,
 ): Promise<number> {
-  const endpoints = (await subscribers(event, endpointsOf)).filter(
-    (endpoint) => endpoint.created_at <= event.created_at,
-  );
-  await Promise.all(
-    endpoints.map((endpoint) =>
-      startDelivery(event, endpoint, firstDeliveryId(event.event_id, endpoint.endpoint_id)),
-    ),
-  );
-  if (endpoints.length > 0)
-    logger.info('event fanned out', { event_id: event.event_id, endpoints: endpoints.length });
-  return endpoints.length;
+  const { endpoints, messages } = await recordFanOut(event, endpointsOf);
+  const [unqueued] = await enqueueDeliveries(messages);
+  if (unqueued) throw new Error(`delivery not queued: ${unqueued.reason}`);
+  return endpoints;
 }
 
 /** A new delivery of an event (same `webhook-id`) to the given endpoints. */

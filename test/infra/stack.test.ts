@@ -5,7 +5,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUBLIC_PATHS, WEBHOOK_PATHS } from '#infra/constructs/public-limit.ts';
-import { READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
+import { BATCH_READ_ACTIONS, READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { nagSummary } from '#infra/nag.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
 import { CONTRADICTED_SETTLEMENT, OVERDUE_TRANSFER, UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
@@ -755,12 +755,31 @@ describe('least privilege', () => {
     // The ledger tables and the key table were among those checked (the loop above is not vacuous).
     expect(checked).toEqual(new Set([...ledger, apiKeys]));
     expect([...seen].sort()).toEqual(
-      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'].sort(),
+      [
+        'dynamodb:BatchGetItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+      ].sort(),
+    );
+  });
+
+  it('grants BatchGetItem only to the webhook deliveries, on the three tables an attempt reads', () => {
+    const batchReaders = allFunctions().flatMap((name) =>
+      [...grantsOf(name)]
+        .filter(([, actions]) => actions.has('dynamodb:BatchGetItem'))
+        .map(([table]) => `${name} ${table}`),
+    );
+    expect(batchReaders.sort()).toEqual(
+      (['webhookDeliveries', 'events', 'webhookEndpoints'] as const)
+        .map((table) => `naira-dev-deliver-webhooks ${tableId(table)}`)
+        .sort(),
     );
   });
 
   it('grants every DynamoDB call the code makes: the sources send only what the grants allow', () => {
-    const granted = new Set<string>([...READ_ACTIONS, ...WRITE_ACTIONS]);
+    const granted = new Set<string>([...READ_ACTIONS, ...WRITE_ACTIONS, ...BATCH_READ_ACTIONS]);
     const actionOf: Record<string, string> = {
       GetCommand: 'dynamodb:GetItem',
       QueryCommand: 'dynamodb:Query',

@@ -1,10 +1,25 @@
-import { describe, expect, it } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { newEvent } from '#shared/events/events.ts';
+import { deliver } from '#shared/merchant-webhooks/deliver.ts';
 import {
   createDelivery,
+  type DeliveryMessage,
   deliveriesOf,
   newDeliveryId,
   recordAttempt,
 } from '#shared/merchant-webhooks/deliveries.ts';
+import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
+import { aMerchant } from '#test/support/merchants.ts';
+import { startReceiver } from '#test/support/receiver.ts';
+import { listingCalls } from '#test/support/sdk-calls.ts';
+
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(() => receiver.close());
 
 describe('delivery records', () => {
   it('are created once: a repeated creation returns the stored delivery, attempts and all, in one call', async () => {
@@ -32,5 +47,51 @@ describe('delivery records', () => {
     await createDelivery({ ...message, delivery_id: 'dlv_m' }, 'we_2', new Date('2026-11-23T10:00:01Z'));
     const listed = await deliveriesOf(message.merchant_id, message.event_id);
     expect(listed.map((delivery) => delivery.delivery_id)).toEqual(['dlv_z', 'dlv_m', 'dlv_a']);
+  });
+});
+
+const dynamoCalls = async (act: () => Promise<void>) => (await listingCalls(dynamo, act)).calls;
+
+describe('a delivery attempt', () => {
+  it('reads its delivery, event and endpoint in one call; a message queued before they named the endpoint still delivers', async () => {
+    const { merchant } = await aMerchant();
+    // Subscribed to another type: the test run's own pipeline leaves this event to the test.
+    const { endpoint } = await createEndpoint(merchant.merchant_id, {
+      url: receiver.url,
+      events: ['transfer.failed'],
+    });
+    const event = newEvent(
+      merchant.merchant_id,
+      'payment.received',
+      { transaction: {} },
+      new Date().toISOString(),
+    );
+    await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
+    const queued = async (message: DeliveryMessage) => {
+      await createDelivery(message, endpoint.endpoint_id);
+      return message;
+    };
+    const base = { merchant_id: merchant.merchant_id, event_id: event.event_id };
+    const named = await queued({ ...base, delivery_id: newDeliveryId(), endpoint_id: endpoint.endpoint_id });
+    const older = await queued({ ...base, delivery_id: newDeliveryId() });
+
+    expect(await dynamoCalls(() => deliver(named))).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
+    expect(await dynamoCalls(() => deliver(older))).toEqual([
+      'GetItemCommand',
+      'BatchGetItemCommand',
+      'UpdateItemCommand',
+    ]);
+
+    const statuses = (await deliveriesOf(merchant.merchant_id, event.event_id)).map((d) => [
+      d.delivery_id,
+      d.status,
+    ]);
+    expect(statuses.sort()).toEqual(
+      [
+        [named.delivery_id, 'delivered'],
+        [older.delivery_id, 'delivered'],
+      ].sort(),
+    );
+    expect(receiver.received.filter((r) => r.headers['webhook-id'] === event.event_id)).toHaveLength(2);
   });
 });

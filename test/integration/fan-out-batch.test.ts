@@ -4,11 +4,13 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#functions/fan-out-events.ts';
 import { dynamo } from '#shared/aws/clients.ts';
+import { sqs } from '#shared/aws/sqs.ts';
 import { type EventRecord, newEvent } from '#shared/events/events.ts';
 import { firstDeliveryId, getDelivery } from '#shared/merchant-webhooks/deliveries.ts';
 import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { startReceiver } from '#test/support/receiver.ts';
+import { listingCalls } from '#test/support/sdk-calls.ts';
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
@@ -38,20 +40,10 @@ describe('the events stream consumer (fan-out)', () => {
     );
     // The third record's merchant id is empty: reading its endpoints fails (an empty key).
     const broken = { ...(events[2] as EventRecord), merchant_id: '' };
-    let queries = 0;
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (/^Query/.test(context.commandName ?? '')) queries++;
-        return next(args);
-      },
-      { step: 'initialize', name: 'countQueries' },
+    const { result: answer, calls } = await listingCalls(dynamo, () =>
+      handler(streamOf([events[0] as EventRecord, events[1] as EventRecord, broken])),
     );
-    let answer: Awaited<ReturnType<typeof handler>>;
-    try {
-      answer = await handler(streamOf([events[0] as EventRecord, events[1] as EventRecord, broken]));
-    } finally {
-      dynamo.middlewareStack.remove('countQueries');
-    }
+    const queries = calls.filter((command) => command.startsWith('Query')).length;
     expect(answer.batchItemFailures).toEqual([{ itemIdentifier: '3' }]);
     // One read of the merchant's endpoints for its two events, one for the broken record.
     expect(queries).toBe(2);
@@ -63,6 +55,59 @@ describe('the events stream consumer (fan-out)', () => {
       });
       expect(delivery, event.event_id).toMatchObject({ endpoint_id: endpoint.endpoint_id });
     }
+  });
+});
+
+/** Runs `act` with every SQS call listed; `refuse` says which calls fail. */
+const withSqsCalls = <T>(
+  act: () => Promise<T>,
+  refuse: (command: string, input: { Entries?: { Id?: string }[] }) => boolean = () => false,
+) =>
+  listingCalls(sqs, act, (command, input) => {
+    if (refuse(command, input)) throw new Error('SQS unavailable');
+  });
+
+describe("the fan-out's queueing", () => {
+  const twelveEvents = async () => {
+    const { merchant } = await aMerchant();
+    const { endpoint } = await createEndpoint(merchant.merchant_id, {
+      url: receiver.url,
+      events: ['payment.received'],
+    });
+    const at = new Date().toISOString();
+    const events = Array.from({ length: 12 }, () =>
+      newEvent(merchant.merchant_id, 'payment.received', { transaction: { reference: 'r' } }, at),
+    );
+    const deliveryOf = (event: EventRecord) =>
+      getDelivery({
+        merchant_id: merchant.merchant_id,
+        event_id: event.event_id,
+        delivery_id: firstDeliveryId(event.event_id, endpoint.endpoint_id),
+      });
+    return { events, deliveryOf };
+  };
+
+  it("queues a batch's first attempts together, ten to a SendMessageBatch, never one by one", async () => {
+    const { events, deliveryOf } = await twelveEvents();
+    const { result, calls } = await withSqsCalls(() => handler(streamOf(events)));
+    expect(result.batchItemFailures).toEqual([]);
+    expect(calls).toEqual(['SendMessageBatchCommand', 'SendMessageBatchCommand']);
+    for (const event of events) expect(await deliveryOf(event), event.event_id).toBeDefined();
+  });
+
+  it('reports the first record whose attempt was not queued, so it and those after it come again', async () => {
+    const { events, deliveryOf } = await twelveEvents();
+    // The second SendMessageBatch (the 11th and 12th messages) fails as a whole.
+    const { result } = await withSqsCalls(
+      () => handler(streamOf(events)),
+      (command, input) => command === 'SendMessageBatchCommand' && input.Entries?.[0]?.Id === '10',
+    );
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: '11' }]);
+    // Fanned out again from that record: its delivery exists, nothing tried, so it is queued again.
+    const again = await withSqsCalls(() => handler(streamOf(events.slice(10))));
+    expect(again.result.batchItemFailures).toEqual([]);
+    expect(again.calls).toEqual(['SendMessageBatchCommand']);
+    for (const event of events) expect(await deliveryOf(event), event.event_id).toBeDefined();
   });
 });
 

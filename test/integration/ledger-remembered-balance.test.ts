@@ -5,6 +5,7 @@ import { auditMerchant } from '#shared/ledger/audit.ts';
 import type * as Ledger from '#shared/ledger/ledger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { aMerchant } from '#test/support/merchants.ts';
+import { listingCalls } from '#test/support/sdk-calls.ts';
 
 const id = (kind: string) => `${kind}:${randomUUID()}`;
 
@@ -80,26 +81,15 @@ describe('balances remembered between postings (one container never trusts them)
     await credit(a, m2, 200); // a remembers both
     await credit(b, m2, 5); // a's memory of m2 is stale now
     const { dynamo } = await import('#shared/aws/clients.ts');
-    const calls: string[] = [];
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        calls.push(context.commandName ?? '');
-        return next(args);
-      },
-      { step: 'initialize', name: 'countCalls' },
-    );
-    let outcomes: Ledger.GroupOutcome[];
-    try {
-      const group = (amount: number) => [
-        { entryId: id('payment'), amount, category: 'payment' as const, reference: 'g' },
-      ];
-      outcomes = await a.postGroups([
+    const group = (amount: number) => [
+      { entryId: id('payment'), amount, category: 'payment' as const, reference: 'g' },
+    ];
+    const { result: outcomes, calls } = await listingCalls(dynamo, () =>
+      a.postGroups([
         { merchantId: m1, postings: group(10) },
         { merchantId: m2, postings: [...group(20), ...group(30)] },
-      ]);
-    } finally {
-      dynamo.middlewareStack.remove('countCalls');
-    }
+      ]),
+    );
     // Refused once for m2's version, m2 alone re-read, then both in one transaction.
     expect(calls).toEqual(['TransactWriteItemsCommand', 'GetItemCommand', 'TransactWriteItemsCommand']);
     expect(
