@@ -13,7 +13,7 @@ import { countFailedItems } from '#shared/metrics.ts';
 /**
  * The events table's stream consumer: each new event becomes a delivery to every endpoint of its
  * merchant that wants it. Records are handled in order, each merchant's endpoints read once per
- * batch, and the first attempts of the whole batch queued together, ten to a SendMessageBatch. The
+ * batch, and the first attempts of the whole batch queued at its end, ten to a SendMessageBatch. The
  * first record that failed (its deliveries not recorded, or one of their messages not queued) is
  * reported, so it and those after it come again (fan-out is idempotent). One at a time on purpose:
  * fanned out concurrently, a batch's writes competed with the credits for DynamoDB (the bench's
@@ -46,7 +46,8 @@ export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatc
       break;
     }
   }
-  // Messages are in the records' order: the first not queued belongs to the earliest record to retry.
+  // Messages are in the records' order, and queued in it: the first not queued belongs to the
+  // earliest record to retry, and none after it was sent (retried, it would be queued twice).
   const [unqueued, ...more] = await enqueueDeliveries(messages);
   if (unqueued) {
     failed = recordOf[unqueued.position];

@@ -21,7 +21,8 @@ const sameKey = (item: Record<string, unknown>, key: ItemRead['Key']) =>
  * Items of one or several tables by key, in one BatchGetItem (up to 100 keys): one round trip where
  * separate GetItems would take one each. Answers each read's item, or undefined where none exists,
  * in the order asked. A table's reads are strongly consistent if any of them asks. Keys DynamoDB
- * leaves unprocessed are asked again with backoff; still left after a few tries, it throws.
+ * leaves unprocessed are asked again with backoff; still left after a few tries (about a second),
+ * it throws, and the caller's own retry takes over.
  */
 export async function getItems(reads: readonly ItemRead[]): Promise<(Record<string, unknown> | undefined)[]> {
   if (reads.length > MAX_KEYS) throw new Error(`getItems: ${reads.length} keys, at most ${MAX_KEYS}`);
@@ -29,7 +30,8 @@ export async function getItems(reads: readonly ItemRead[]): Promise<(Record<stri
   let requested: Record<string, { Keys: ItemRead['Key'][]; ConsistentRead: boolean }> = {};
   for (const read of reads) {
     const table = requested[read.TableName] ?? { Keys: [], ConsistentRead: false };
-    table.Keys.push(read.Key);
+    // BatchGetItem refuses a key asked for twice: each is asked once, and answers every read of it.
+    if (!table.Keys.some((key) => sameKey(key, read.Key))) table.Keys.push(read.Key);
     table.ConsistentRead ||= read.ConsistentRead === true;
     requested[read.TableName] = table;
   }

@@ -28,41 +28,65 @@ export async function enqueueDelivery(message: DeliveryMessage, delaySeconds = 0
   );
 }
 
+type Unqueued = { position: number; reason: string };
+
 /**
- * Queues first attempts, ten to a SendMessageBatch, the batches at once. Answers the messages that
- * were not queued (SQS refused the entry, or the whole call failed), by position in `messages` and
- * in order, so the caller can have exactly those tried again.
+ * Sends some messages in one SendMessageBatch and answers those SQS did not take (all of them if
+ * the call itself failed).
  */
-export async function enqueueDeliveries(
-  messages: readonly DeliveryMessage[],
-): Promise<{ position: number; reason: string }[]> {
-  if (messages.length === 0) return [];
-  const url = queueUrl();
-  const batches = Array.from({ length: Math.ceil(messages.length / SQS_BATCH_ENTRIES) }, (_, b) =>
-    messages
-      .slice(b * SQS_BATCH_ENTRIES, (b + 1) * SQS_BATCH_ENTRIES)
-      .map((message, i) => ({ position: b * SQS_BATCH_ENTRIES + i, message })),
-  );
-  const unqueued = await Promise.all(
-    batches.map(async (batch) => {
-      try {
-        const { Failed } = await sqs.send(
-          new SendMessageBatchCommand({
-            QueueUrl: url,
-            Entries: batch.map(({ position, message }) => ({
-              Id: String(position),
-              MessageBody: JSON.stringify(message),
-            })),
-          }),
-        );
-        return (Failed ?? []).map((entry) => ({
-          position: Number(entry.Id),
-          reason: `${entry.Code ?? 'refused'}: ${entry.Message ?? ''}`,
-        }));
-      } catch (error) {
-        return batch.map(({ position }) => ({ position, reason: String(error) }));
-      }
-    }),
-  );
-  return unqueued.flat().sort((a, b) => a.position - b.position);
+async function sendBatch(
+  url: string,
+  batch: readonly { position: number; message: DeliveryMessage }[],
+): Promise<Unqueued[]> {
+  try {
+    const { Failed } = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url,
+        Entries: batch.map(({ position, message }) => ({
+          Id: String(position),
+          MessageBody: JSON.stringify(message),
+        })),
+      }),
+    );
+    return (Failed ?? []).map((entry) => ({
+      position: Number(entry.Id),
+      reason: `${entry.Code ?? 'refused'}: ${entry.Message ?? ''}`,
+    }));
+  } catch (error) {
+    return batch.map(({ position }) => ({ position, reason: String(error) }));
+  }
+}
+
+/**
+ * Queues first attempts in order, ten to a SendMessageBatch, what SQS did not take sent once more.
+ * It stops at the first batch that still fails and answers, by position in `messages` and in
+ * order, every message not queued: that batch's failures and all the messages after it (sending
+ * those would only queue them twice once the caller has them tried again).
+ */
+export async function enqueueDeliveries(messages: readonly DeliveryMessage[]): Promise<Unqueued[]> {
+  const positioned = messages.map((message, position) => ({ position, message }));
+  let url: string;
+  try {
+    url = queueUrl();
+  } catch (error) {
+    return positioned.map(({ position }) => ({ position, reason: String(error) }));
+  }
+  for (let start = 0; start < positioned.length; start += SQS_BATCH_ENTRIES) {
+    const batch = positioned.slice(start, start + SQS_BATCH_ENTRIES);
+    const refused = new Set((await sendBatch(url, batch)).map(({ position }) => position));
+    if (refused.size === 0) continue;
+    const failed = await sendBatch(
+      url,
+      batch.filter(({ position }) => refused.has(position)),
+    );
+    if (failed.length === 0) continue;
+    const first = Math.min(...failed.map(({ position }) => position));
+    return [
+      ...failed.sort((a, b) => a.position - b.position),
+      ...positioned
+        .slice(start + SQS_BATCH_ENTRIES)
+        .map(({ position }) => ({ position, reason: `not sent: message ${first} was not queued` })),
+    ];
+  }
+  return [];
 }

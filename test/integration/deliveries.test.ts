@@ -1,6 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { sqs } from '#shared/aws/sqs.ts';
 import { newEvent } from '#shared/events/events.ts';
 import { deliver } from '#shared/merchant-webhooks/deliver.ts';
 import {
@@ -14,12 +15,6 @@ import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { startReceiver } from '#test/support/receiver.ts';
 import { listingCalls } from '#test/support/sdk-calls.ts';
-
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(() => receiver.close());
 
 describe('delivery records', () => {
   it('are created once: a repeated creation returns the stored delivery, attempts and all, in one call', async () => {
@@ -50,48 +45,81 @@ describe('delivery records', () => {
   });
 });
 
-const dynamoCalls = async (act: () => Promise<void>) => (await listingCalls(dynamo, act)).calls;
-
 describe('a delivery attempt', () => {
-  it('reads its delivery, event and endpoint in one call; a message queued before they named the endpoint still delivers', async () => {
+  it('reads its delivery, event and endpoint in one consistent call; a message queued before they named the endpoint still delivers, and its retry names it', async () => {
     const { merchant } = await aMerchant();
-    // Subscribed to another type: the test run's own pipeline leaves this event to the test.
-    const { endpoint } = await createEndpoint(merchant.merchant_id, {
-      url: receiver.url,
-      events: ['transfer.failed'],
-    });
-    const event = newEvent(
-      merchant.merchant_id,
-      'payment.received',
-      { transaction: {} },
-      new Date().toISOString(),
-    );
-    await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
-    const queued = async (message: DeliveryMessage) => {
-      await createDelivery(message, endpoint.endpoint_id);
-      return message;
-    };
-    const base = { merchant_id: merchant.merchant_id, event_id: event.event_id };
-    const named = await queued({ ...base, delivery_id: newDeliveryId(), endpoint_id: endpoint.endpoint_id });
-    const older = await queued({ ...base, delivery_id: newDeliveryId() });
+    // The first request is answered 200, the second 500 (a retry is due); any later one 200.
+    const endpointServer = await startReceiver((n) => (n === 2 ? 500 : 200));
+    try {
+      // Subscribed to another type: the test run's own pipeline leaves this event to the test.
+      const { endpoint } = await createEndpoint(merchant.merchant_id, {
+        url: endpointServer.url,
+        events: ['transfer.failed'],
+      });
+      const event = newEvent(
+        merchant.merchant_id,
+        'payment.received',
+        { transaction: {} },
+        new Date().toISOString(),
+      );
+      await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
+      const queued = async (message: DeliveryMessage) => {
+        await createDelivery(message, endpoint.endpoint_id);
+        return message;
+      };
+      const base = { merchant_id: merchant.merchant_id, event_id: event.event_id };
+      const named = await queued({
+        ...base,
+        delivery_id: newDeliveryId(),
+        endpoint_id: endpoint.endpoint_id,
+      });
+      const older = await queued({ ...base, delivery_id: newDeliveryId() });
 
-    expect(await dynamoCalls(() => deliver(named))).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
-    expect(await dynamoCalls(() => deliver(older))).toEqual([
-      'GetItemCommand',
-      'BatchGetItemCommand',
-      'UpdateItemCommand',
-    ]);
+      const reads: Record<string, unknown>[] = [];
+      const first = await listingCalls(
+        dynamo,
+        () => deliver(named),
+        (command, input) => {
+          if (command === 'BatchGetItemCommand') reads.push(input.RequestItems as Record<string, unknown>);
+        },
+      );
+      expect(first.calls).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
+      expect(reads).toEqual([
+        Object.fromEntries(
+          [tableName('webhookDeliveries'), tableName('events'), tableName('webhookEndpoints')].map(
+            (table) => [table, expect.objectContaining({ ConsistentRead: true })],
+          ),
+        ),
+      ]);
 
-    const statuses = (await deliveriesOf(merchant.merchant_id, event.event_id)).map((d) => [
-      d.delivery_id,
-      d.status,
-    ]);
-    expect(statuses.sort()).toEqual(
-      [
-        [named.delivery_id, 'delivered'],
-        [older.delivery_id, 'delivered'],
-      ].sort(),
-    );
-    expect(receiver.received.filter((r) => r.headers['webhook-id'] === event.event_id)).toHaveLength(2);
+      const retries: string[] = [];
+      const second = await listingCalls(dynamo, () =>
+        listingCalls(
+          sqs,
+          () => deliver(older),
+          (command, input) => {
+            if (command === 'SendMessageCommand') retries.push(String(input.MessageBody));
+          },
+        ),
+      );
+      expect(second.calls).toEqual(['GetItemCommand', 'BatchGetItemCommand', 'UpdateItemCommand']);
+      expect(retries.map((body) => JSON.parse(body))).toEqual([
+        { ...older, endpoint_id: endpoint.endpoint_id },
+      ]);
+
+      const statuses = (await deliveriesOf(merchant.merchant_id, event.event_id)).map((d) => [
+        d.delivery_id,
+        d.status,
+        d.attempts.map((attempt) => attempt.status_code),
+      ]);
+      expect(statuses.sort()).toEqual(
+        [
+          [named.delivery_id, 'delivered', [200]],
+          [older.delivery_id, 'pending', [500]],
+        ].sort(),
+      );
+    } finally {
+      await endpointServer.close();
+    }
   });
 });

@@ -58,14 +58,48 @@ describe('the events stream consumer (fan-out)', () => {
   });
 });
 
-/** Runs `act` with every SQS call listed; `refuse` says which calls fail. */
-const withSqsCalls = <T>(
+type SentEntry = { Id: string; MessageBody: string };
+
+/**
+ * Runs `act` with every SendMessageBatch seen: the entries of each call, in order. `refuse(id, n)`
+ * says whether SQS refuses the entry with that Id on the n-th call: a call whose entries are all
+ * refused fails as a whole; otherwise the others are sent and the refused ones come back `Failed`.
+ */
+async function withSqsBatches<T>(
   act: () => Promise<T>,
-  refuse: (command: string, input: { Entries?: { Id?: string }[] }) => boolean = () => false,
-) =>
-  listingCalls(sqs, act, (command, input) => {
-    if (refuse(command, input)) throw new Error('SQS unavailable');
-  });
+  refuse: (id: string, call: number) => boolean = () => false,
+) {
+  const batches: SentEntry[][] = [];
+  const name = `sqsBatches-${Math.random()}`;
+  sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'SendMessageBatchCommand') return next(args);
+      const input = args.input as { Entries: SentEntry[] };
+      batches.push(input.Entries);
+      const call = batches.length;
+      const refused = input.Entries.filter((entry) => refuse(entry.Id, call));
+      if (refused.length === input.Entries.length) throw new Error('SQS unavailable');
+      if (refused.length === 0) return next(args);
+      const sent = await next({
+        ...args,
+        input: {
+          ...input,
+          Entries: input.Entries.filter((entry) => !refused.includes(entry)),
+        } as typeof args.input,
+      });
+      const Failed = refused.map((entry) => ({ Id: entry.Id, Code: 'InternalError', SenderFault: false }));
+      return { ...sent, output: { ...sent.output, Failed } as typeof sent.output };
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return { result: await act(), batches };
+  } finally {
+    sqs.middlewareStack.remove(name);
+  }
+}
+
+const idsOf = (batches: SentEntry[][]) => batches.map((batch) => batch.map((entry) => entry.Id));
 
 describe("the fan-out's queueing", () => {
   const twelveEvents = async () => {
@@ -78,36 +112,60 @@ describe("the fan-out's queueing", () => {
     const events = Array.from({ length: 12 }, () =>
       newEvent(merchant.merchant_id, 'payment.received', { transaction: { reference: 'r' } }, at),
     );
-    const deliveryOf = (event: EventRecord) =>
-      getDelivery({
-        merchant_id: merchant.merchant_id,
-        event_id: event.event_id,
-        delivery_id: firstDeliveryId(event.event_id, endpoint.endpoint_id),
-      });
-    return { events, deliveryOf };
+    const messageOf = (event: EventRecord) => ({
+      merchant_id: merchant.merchant_id,
+      event_id: event.event_id,
+      delivery_id: firstDeliveryId(event.event_id, endpoint.endpoint_id),
+      endpoint_id: endpoint.endpoint_id,
+    });
+    return { events, messageOf };
   };
+  const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => String(from + i));
 
-  it("queues a batch's first attempts together, ten to a SendMessageBatch, never one by one", async () => {
-    const { events, deliveryOf } = await twelveEvents();
-    const { result, calls } = await withSqsCalls(() => handler(streamOf(events)));
+  it("queues a batch's first attempts at its end, in order, ten to a SendMessageBatch, each naming its endpoint", async () => {
+    const { events, messageOf } = await twelveEvents();
+    const { result, batches } = await withSqsBatches(() => handler(streamOf(events)));
     expect(result.batchItemFailures).toEqual([]);
-    expect(calls).toEqual(['SendMessageBatchCommand', 'SendMessageBatchCommand']);
-    for (const event of events) expect(await deliveryOf(event), event.event_id).toBeDefined();
+    expect(batches.flat().map((entry) => JSON.parse(entry.MessageBody))).toEqual(events.map(messageOf));
+    expect(idsOf(batches)).toEqual([range(0, 10), range(10, 12)]);
+    for (const event of events) expect(await getDelivery(messageOf(event)), event.event_id).toBeDefined();
   });
 
-  it('reports the first record whose attempt was not queued, so it and those after it come again', async () => {
-    const { events, deliveryOf } = await twelveEvents();
-    // The second SendMessageBatch (the 11th and 12th messages) fails as a whole.
-    const { result } = await withSqsCalls(
+  it('sends what SQS refused once more, and reports nothing when that is taken', async () => {
+    const { events } = await twelveEvents();
+    const { result, batches } = await withSqsBatches(
       () => handler(streamOf(events)),
-      (command, input) => command === 'SendMessageBatchCommand' && input.Entries?.[0]?.Id === '10',
+      (id, call) => id === '3' && call === 1,
+    );
+    expect(result.batchItemFailures).toEqual([]);
+    expect(idsOf(batches)).toEqual([range(0, 10), ['3'], range(10, 12)]);
+  });
+
+  it('reports the record of the first message SQS refused twice, and sends none after it', async () => {
+    const { events } = await twelveEvents();
+    const { result, batches } = await withSqsBatches(
+      () => handler(streamOf(events)),
+      (id) => id === '3',
+    );
+    // Message 3 is the fourth record's (sequence numbers start at 1); messages 10 and 11 were not sent.
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: '4' }]);
+    expect(idsOf(batches)).toEqual([range(0, 10), ['3']]);
+  });
+
+  it('reports the first record of a SendMessageBatch that failed twice; fanned out again, it is queued', async () => {
+    const { events, messageOf } = await twelveEvents();
+    const { result, batches } = await withSqsBatches(
+      () => handler(streamOf(events)),
+      (id) => Number(id) >= 10,
     );
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: '11' }]);
-    // Fanned out again from that record: its delivery exists, nothing tried, so it is queued again.
-    const again = await withSqsCalls(() => handler(streamOf(events.slice(10))));
+    expect(idsOf(batches)).toEqual([range(0, 10), range(10, 12), range(10, 12)]);
+    // From that record again: its deliveries exist with nothing tried, so they are queued again.
+    const again = await withSqsBatches(() => handler(streamOf(events.slice(10))));
     expect(again.result.batchItemFailures).toEqual([]);
-    expect(again.calls).toEqual(['SendMessageBatchCommand']);
-    for (const event of events) expect(await deliveryOf(event), event.event_id).toBeDefined();
+    expect(again.batches.flat().map((entry) => JSON.parse(entry.MessageBody))).toEqual(
+      events.slice(10).map(messageOf),
+    );
   });
 });
 
