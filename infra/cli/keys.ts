@@ -24,6 +24,7 @@ const USAGE = `Usage:
   npm run keys -- allow-ips <api_key> (--ip CIDR... | --any-ip) [--stage prod]
   npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]
   npm run keys -- invite --merchant <merchant_id> --email <email> [--json] [--stage prod]
+  npm run keys -- reset-mfa --email <email> [--json] [--stage prod]   (a user who lost their authenticator)
 With --stage, --region <region> sets the AWS region of every call (default: the profile's region).`;
 
 /** What a refusal says: the field's message of a validation error, else the error's own. */
@@ -53,8 +54,9 @@ export async function runKeys(argv: string[]): Promise<string> {
   });
   const [given, ...rest] = positionals;
   if (values.help) return USAGE;
-  const command = given ?? usage('give a command: create, roll, revoke, allow-ips, list or invite');
-  if (!['create', 'roll', 'revoke', 'allow-ips', 'list', 'invite'].includes(command))
+  const command =
+    given ?? usage('give a command: create, roll, revoke, allow-ips, list, invite or reset-mfa');
+  if (!['create', 'roll', 'revoke', 'allow-ips', 'list', 'invite', 'reset-mfa'].includes(command))
     usage(`unknown command ${command}`);
   process.env.LOG_LEVEL ??= 'ERROR';
   let gateway: ReturnType<typeof gatewayKeys> | undefined;
@@ -69,7 +71,7 @@ export async function runKeys(argv: string[]): Promise<string> {
   } else {
     if (values.region !== undefined) usage('--region goes with --stage');
     useLocalEnvironment(['dynamodb', 'partner', 'pepper', 'cognito']);
-    if (command === 'invite') await useLocalUserPool();
+    if (command === 'invite' || command === 'reset-mfa') await useLocalUserPool();
   }
   // Imported after the environment is set: the shared modules read their configuration at load.
   const { allowlistEntryProblem } = await import('#shared/api-keys/authenticate.ts');
@@ -192,6 +194,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     );
   }
   if (command === 'invite') return invite(values, values.stage === undefined, print);
+  if (command === 'reset-mfa') return resetMfa(values, print);
   const merchantId = values.merchant ?? usage('list needs --merchant <merchant_id>');
   // A mistyped id is said, not listed as a merchant without keys.
   if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
@@ -246,6 +249,28 @@ async function invite(
         ? `  temporary password: ${password} (nothing is emailed locally: pass it on; a new one is chosen at first sign-in)`
         : '  Cognito emails a temporary password; a new one is chosen at first sign-in.',
     ].join('\n'),
+  );
+}
+
+/**
+ * `reset-mfa`: turns off TOTP for a dashboard user who lost their authenticator, once the operator
+ * has made sure, out of band, that the request comes from that user. The next sign-in asks for the
+ * password alone; the user sets up a new authenticator in the dashboard.
+ */
+async function resetMfa(
+  values: { email?: string },
+  print: (json: object, text: string) => string,
+): Promise<string> {
+  const email = values.email ?? usage('reset-mfa needs --email <email>');
+  const { turnOffTotp, UnknownUser } = await import('#shared/dashboard/users.ts');
+  const user = email.trim().toLowerCase();
+  // A mistyped email is said, as a mistyped merchant or key is.
+  await turnOffTotp(user).catch((error: Error) =>
+    error instanceof UnknownUser ? usage(`no dashboard user ${user}`) : Promise.reject(error),
+  );
+  return print(
+    { email: user, totp: 'off' },
+    `TOTP is off for ${user}: the next sign-in asks for the password alone, and a new authenticator can be set up in the dashboard.`,
   );
 }
 

@@ -7,11 +7,14 @@
  * - `RespondToAuthChallenge` accepts only a session that `InitiateAuth` (or a previous answer) gave
  *   for that user and that challenge, once, within 3 minutes; cognito-local accepts any string, so
  *   an email alone could set a user's password or skip the password before a TOTP code.
- * Cognito answers both refusals `NotAuthorizedException`. Everything else is cognito-local's.
+ * Cognito answers both refusals `NotAuthorizedException`. One operation cognito-local lacks is
+ * added: `AdminSetUserMFAPreference` (the operator's `keys reset-mfa`), as Cognito does it: the
+ * user's MFA methods and preference changed, an unknown user `UserNotFoundException`. Everything
+ * else is cognito-local's.
  */
 'use strict';
 
-const { NotAuthorizedError } = require('cognito-local/lib/errors');
+const { InvalidParameterError, NotAuthorizedError, UserNotFoundError } = require('cognito-local/lib/errors');
 const { createDefaultServer } = require('cognito-local/lib/server');
 const { Targets } = require('cognito-local/lib/targets/targets');
 // cognito-local's own logger, as it resolves it.
@@ -75,6 +78,32 @@ Targets.RespondToAuthChallenge = (services) => {
     sessions.delete(req.Session);
     return remember(answer, user.Username);
   };
+};
+
+Targets.AdminSetUserMFAPreference = (services) => async (ctx, req) => {
+  const pool = await services.cognito.getUserPool(ctx, req.UserPoolId);
+  const user = await pool.getUserByUsername(ctx, req.Username);
+  if (!user) throw new UserNotFoundError('User does not exist.');
+  const methods = new Set(user.UserMFASettingList ?? []);
+  const settings = { SMS_MFA: req.SMSMfaSettings, SOFTWARE_TOKEN_MFA: req.SoftwareTokenMfaSettings };
+  for (const [method, setting] of Object.entries(settings)) {
+    if (setting?.Enabled === true) methods.add(method);
+    if (setting?.Enabled === false) methods.delete(method);
+  }
+  if (methods.has('SOFTWARE_TOKEN_MFA') && !user.SoftwareTokenMfaConfiguration?.Verified) {
+    throw new InvalidParameterError('User has not verified software token mfa');
+  }
+  const preferred = Object.entries(settings).find(([, setting]) => setting?.PreferredMfa)?.[0];
+  if (preferred && !methods.has(preferred)) {
+    throw new InvalidParameterError(`Cannot set ${preferred} as preferred: it is not enabled`);
+  }
+  await pool.saveUser(ctx, {
+    ...user,
+    UserMFASettingList: [...methods],
+    PreferredMfaSetting:
+      preferred ?? (methods.has(user.PreferredMfaSetting) ? user.PreferredMfaSetting : undefined),
+  });
+  return {};
 };
 
 // As cognito-local's own `bin/start.js`, without its pretty printer: the parent keeps the output.

@@ -2,6 +2,8 @@ import type {
   AdminCreateUserRequest,
   AdminCreateUserResponse,
   AdminDeleteUserRequest,
+  AdminSetUserMFAPreferenceRequest,
+  AdminSetUserMFAPreferenceResponse,
   AdminSetUserPasswordRequest,
   AdminSetUserPasswordResponse,
   AssociateSoftwareTokenRequest,
@@ -30,6 +32,7 @@ interface Operations {
   SetUserMFAPreference: [SetUserMFAPreferenceRequest, SetUserMFAPreferenceResponse];
   AdminCreateUser: [AdminCreateUserRequest, AdminCreateUserResponse];
   AdminSetUserPassword: [AdminSetUserPasswordRequest, AdminSetUserPasswordResponse];
+  AdminSetUserMFAPreference: [AdminSetUserMFAPreferenceRequest, AdminSetUserMFAPreferenceResponse];
   AdminDeleteUser: [AdminDeleteUserRequest, object];
 }
 

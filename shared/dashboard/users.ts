@@ -13,6 +13,13 @@ export class DuplicateUser extends Error {
   }
 }
 
+export class UnknownUser extends Error {
+  constructor(readonly email: string) {
+    super(`No dashboard user with email ${email}`);
+    this.name = 'UnknownUser';
+  }
+}
+
 export interface NewUser {
   merchantId: string;
   email: string;
@@ -62,4 +69,23 @@ export async function createDashboardUser(user: NewUser): Promise<{ email: strin
 /** Deletes a dashboard user (by email); the local demo user's reset only: operators disable users in Cognito. */
 export async function deleteDashboardUser(email: string): Promise<void> {
   await cognito('AdminDeleteUser', { UserPoolId: userPoolId(), Username: email.trim().toLowerCase() });
+}
+
+/**
+ * Turns a user's TOTP off, for one who lost their authenticator (the operator makes sure who is
+ * asking first, out of band): the next sign-in asks for the password alone, and the user can set up
+ * a new authenticator in the dashboard. An unknown email is refused (`UnknownUser`).
+ */
+export async function turnOffTotp(email: string): Promise<void> {
+  const username = email.trim().toLowerCase();
+  try {
+    await cognito('AdminSetUserMFAPreference', {
+      UserPoolId: userPoolId(),
+      Username: username,
+      SoftwareTokenMfaSettings: { Enabled: false, PreferredMfa: false },
+    });
+  } catch (error) {
+    if ((error as Error).name === 'UserNotFoundException') throw new UnknownUser(username);
+    throw error;
+  }
 }

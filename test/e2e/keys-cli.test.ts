@@ -4,7 +4,8 @@ import { clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
 import { runCli } from '#test/support/cli.ts';
-import { call, startTestGateway } from '#test/support/gateway.ts';
+import { aDashboardUser, totpCode } from '#test/support/dashboard.ts';
+import { call, data, startTestGateway } from '#test/support/gateway.ts';
 
 /** Runs `npm run keys -- …` as an operator would (the test environment points it at the test stack). */
 const keys = (...args: string[]) => runCli('keys', args);
@@ -176,6 +177,46 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     const nobody = await keys('invite', '--merchant', 'mer_nobody', '--email', 'x@invite.ng');
     expect(nobody.code).toBe(2);
     expect(nobody.stderr).toContain('no merchant mer_nobody');
+  });
+
+  it('turns TOTP off for a user who lost their authenticator: the password alone signs in, and a new one can be set up', async () => {
+    const created = await keys('create', '--name', 'Lost Phone Ltd', '--json');
+    const { merchant_id: merchantId } = JSON.parse(created.stdout.trim()) as { merchant_id: string };
+    const user = await aDashboardUser(merchantId);
+    const signIn = () =>
+      call(gateway, 'POST', '/api/v1/dashboard/sessions', {
+        body: { email: user.email, password: user.password },
+      });
+    const enrol = async () => {
+      const session = data<{ access_token: string }>(await signIn());
+      const started = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
+        headers: user.headers,
+        body: { access_token: session.access_token },
+      });
+      return { started, accessToken: session.access_token };
+    };
+    const { started, accessToken } = await enrol();
+    const { secret } = data<{ secret: string }>(started);
+    const confirmed = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp/verify', {
+      headers: user.headers,
+      body: { access_token: accessToken, code: totpCode(secret) },
+    });
+    expect(confirmed.status).toBe(200);
+    expect(data(await signIn())).toMatchObject({ challenge: 'SOFTWARE_TOKEN_MFA' });
+
+    const reset = await keys('reset-mfa', '--email', user.email.toUpperCase(), '--json');
+    expect([reset.code, reset.stderr]).toEqual([0, '']);
+    expect(JSON.parse(reset.stdout.trim())).toEqual({ email: user.email, totp: 'off' });
+    expect(data(await signIn())).toMatchObject({ merchant_id: merchantId, id_token: expect.any(String) });
+    // A new authenticator can be set up (refused while TOTP was on).
+    expect((await enrol()).started.status).toBe(200);
+
+    const nobody = await keys('reset-mfa', '--email', 'nobody@lost-phone.ng');
+    expect([nobody.code, nobody.stderr]).toEqual([
+      2,
+      expect.stringContaining('no dashboard user nobody@lost-phone.ng'),
+    ]);
+    expect((await keys('reset-mfa')).code).toBe(2);
   });
 
   it('prints the secret once in plain text mode too', async () => {

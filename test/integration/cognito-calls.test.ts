@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import {
   AdminCreateUserCommand,
   AdminDeleteUserCommand,
+  AdminSetUserMFAPreferenceCommand,
   AdminSetUserPasswordCommand,
   AssociateSoftwareTokenCommand,
   CognitoIdentityProviderClient,
@@ -97,6 +98,11 @@ const CALLS = {
   },
   AdminSetUserPassword: { UserPoolId: 'eu-west-1_abc', Username: 'a@b.ng', Password: 'p', Permanent: true },
   AdminDeleteUser: { UserPoolId: 'eu-west-1_abc', Username: 'a@b.ng' },
+  AdminSetUserMFAPreference: {
+    UserPoolId: 'eu-west-1_abc',
+    Username: 'a@b.ng',
+    SoftwareTokenMfaSettings: { Enabled: false, PreferredMfa: false },
+  },
 } as const;
 
 const COMMANDS = {
@@ -109,6 +115,7 @@ const COMMANDS = {
   AdminCreateUser: AdminCreateUserCommand,
   AdminSetUserPassword: AdminSetUserPasswordCommand,
   AdminDeleteUser: AdminDeleteUserCommand,
+  AdminSetUserMFAPreference: AdminSetUserMFAPreferenceCommand,
 };
 
 describe('Cognito calls without the SDK client', () => {
