@@ -1,6 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { isTransient } from '#shared/aws/transient.ts';
+import { EVENT_NOT_FANNED_OUT } from '#shared/definitions/alerts.ts';
 import type { EventRecord } from '#shared/events/events.ts';
 import { logger } from '#shared/logger.ts';
 import type { DeliveryMessage } from '#shared/merchant-webhooks/deliveries.ts';
@@ -15,7 +17,10 @@ import { countFailedItems } from '#shared/metrics.ts';
  * merchant that wants it. Records are handled in order, each merchant's endpoints read once per
  * batch, and the first attempts of the whole batch queued at its end, ten to a SendMessageBatch. The
  * first record that failed (its deliveries not recorded, or one of their messages not queued) is
- * reported, so it and those after it come again (fan-out is idempotent). One at a time on purpose:
+ * reported, so it and those after it come again (fan-out is idempotent), for as long as the stream
+ * keeps them (24 hours): an outage delays deliveries, it never loses them. A record that can never
+ * be fanned out (`isTransient` says no: malformed, or refused as sent) is skipped with an alarmed
+ * log line instead, so it cannot hold up the events after it. One at a time on purpose:
  * fanned out concurrently, a batch's writes competed with the credits for DynamoDB (the bench's
  * credits fell from 165/s to 93/s, and deliveries did not rise).
  */
@@ -41,6 +46,11 @@ export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatc
         recordOf.push(sequence);
       }
     } catch (error) {
+      if (!isTransient(error)) {
+        // Tried again it would fail again, and hold up every event after it: an operator looks.
+        logger.error(EVENT_NOT_FANNED_OUT, { sequence, error: String(error) });
+        continue;
+      }
       logger.error('fan-out failed', { sequence, error: String(error) });
       failed = sequence;
       break;

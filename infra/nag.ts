@@ -58,6 +58,13 @@ export function acknowledgeNagFindings(stack: PaymentsStack): void {
       `DynamoDB grants on ${table.node.id} include its own indexes (table/<name>/index/*): only functions granted the table itself can query them.`,
     );
   }
+  for (const queue of stack.givenUpQueues) {
+    Validations.of(queue).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason:
+        "A stream's failure destination is itself the end of the line: Lambda writes a description of each batch it gave up, and the operator reads it there (an alarm fires on the first); a queue behind it would only move the same messages once more.",
+    });
+  }
   acknowledge(
     'L1',
     'nodejs22.x is the runtime the code and the AWS SDK pin target; moving to a newer runtime is a deliberate upgrade, tested first.',

@@ -28,7 +28,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, FunctionUrlAuthType, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -40,7 +40,12 @@ import { RATE_LIMITED_BODY, RequestsWithoutKeyPerIpLimit } from '#infra/construc
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { operatorConfigParameter, usagePlanName } from '#infra/stack-names.ts';
-import { CONTRADICTED_SETTLEMENT, OVERDUE_TRANSFER, UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
+import {
+  CONTRADICTED_SETTLEMENT,
+  EVENT_NOT_FANNED_OUT,
+  OVERDUE_TRANSFER,
+  UNMATCHED_PAYMENT,
+} from '#shared/definitions/alerts.ts';
 import {
   deadLetterQueueName,
   PAYMENT_EVENTS_QUEUE,
@@ -61,7 +66,7 @@ import {
   type Route,
   servedPaths,
 } from '#shared/definitions/routes.ts';
-import { STREAMS } from '#shared/definitions/streams.ts';
+import { EVENTS_STREAM, STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, TABLES, type TableName } from '#shared/definitions/tables.ts';
 import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
@@ -107,6 +112,8 @@ export class PaymentsStack extends Stack {
   readonly dashboard: DashboardSite;
   private readonly integrations = new Map<ServiceFunction, LambdaIntegration>();
   readonly tables = new Map<TableName, TableV2>();
+  /** Where each table stream's event source mapping describes the batches it gave up. */
+  readonly givenUpQueues: Queue[] = [];
 
   constructor(scope: Construct, id: string, props: PaymentsStackProps) {
     super(scope, id, props);
@@ -261,7 +268,7 @@ export class PaymentsStack extends Stack {
       this.functions.set(route.name, fn);
     }
 
-    const consumers = new Map<string, { fn: ServiceFunction; deadLetters?: Queue }>();
+    const consumers = new Map<string, { fn: ServiceFunction; deadLetters?: Queue; stream?: boolean }>();
     for (const [key, definition] of Object.entries(QUEUES) as [QueueKey, QueueDefinition][]) {
       const reserved =
         definition === PAYMENT_EVENTS_QUEUE && props.paymentConsumerConcurrency > 0
@@ -299,19 +306,31 @@ export class PaymentsStack extends Stack {
         timeout: Duration.seconds(stream.consumerTimeoutSeconds),
       });
       grant(consumer, stream.consumerAccess);
+      // What the stream gives up: a description of each batch still failing when its records left
+      // the stream (24 hours), so the operator knows which events' deliveries were never made.
+      const givenUp = new Queue(this, `Queue-${stream.consumer}-given-up`, {
+        queueName: `${prefix}${stream.consumer}-given-up`,
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
+      this.givenUpQueues.push(givenUp);
       consumer.addEventSource(
         new DynamoEventSource(tables.get(stream.table) as TableV2, {
           startingPosition: StartingPosition.TRIM_HORIZON,
           batchSize: stream.batchSize,
           parallelizationFactor: stream.parallelizationFactor,
           bisectBatchOnError: true,
-          retryAttempts: 10,
+          // A failing record is tried again for as long as the stream keeps it (retries and record
+          // age unlimited: 24 hours), so an outage of DynamoDB or SQS delays deliveries and never
+          // loses them; a record that can never succeed is skipped by the consumer itself.
+          onFailure: new SqsDlq(givenUp),
           reportBatchItemFailures: true,
           filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT') })],
         }),
       );
       this.functions.set(stream.consumer, consumer);
-      consumers.set(stream.consumer, { fn: consumer });
+      consumers.set(stream.consumer, { fn: consumer, deadLetters: givenUp, stream: true });
     }
 
     // API.md §7: pending transfers whose webhook never came are asked about on a schedule.
@@ -619,7 +638,7 @@ export class PaymentsStack extends Stack {
   private alarms(
     stage: string,
     parts: {
-      consumers: Map<string, { fn: ServiceFunction; deadLetters?: Queue }>;
+      consumers: Map<string, { fn: ServiceFunction; deadLetters?: Queue; stream?: boolean }>;
       requery: ServiceFunction;
       queues: Map<QueueKey, { queue: Queue }>;
       webhook: ServiceFunction;
@@ -654,12 +673,27 @@ export class PaymentsStack extends Stack {
         filter.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
       );
     };
-    for (const [name, { fn, deadLetters }] of parts.consumers) {
-      if (deadLetters) {
+    for (const [name, { fn, deadLetters, stream }] of parts.consumers) {
+      if (deadLetters && !stream) {
         alarm(
           `DeadLettersAlarm-${name}`,
           `Messages in the dead-letter queue of ${name}: an operator must look (README runbook)`,
           deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+        );
+      }
+      if (deadLetters && stream) {
+        alarm(
+          `GivenUpAlarm-${name}`,
+          `The stream gave up records of ${name} after 24 hours of failures: their deliveries were never made (README runbook)`,
+          deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+        );
+      }
+      if (stream) {
+        alarm(
+          `IteratorAgeAlarm-${name}`,
+          `${name} is more than 5 minutes behind its stream: deliveries are late while a failure lasts (README runbook)`,
+          fn.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }),
+          5 * 60_000,
         );
       }
       alarm(
@@ -740,6 +774,12 @@ export class PaymentsStack extends Stack {
       parts.consumers.get(PAYMENT_EVENTS_QUEUE.consumer)?.fn as ServiceFunction,
       UNMATCHED_PAYMENT,
       'A payment arrived that could not be credited to anyone (kept in unmatched-payments)',
+    );
+    logAlarm(
+      'EventsNotFannedOut',
+      parts.consumers.get(EVENTS_STREAM.consumer)?.fn as ServiceFunction,
+      EVENT_NOT_FANNED_OUT,
+      'An event could never be fanned out and was skipped: its deliveries were not made (README runbook)',
     );
     logAlarm(
       'OverdueTransfers',

@@ -14,3 +14,9 @@ export const OVERDUE_TRANSFER = 'transfer pending past the alert window';
  * was given back, or failed after it succeeded. Nothing is changed by guess.
  */
 export const CONTRADICTED_SETTLEMENT = 'transfer verdict contradicts its settled status';
+
+/**
+ * An event the fan-out can never fan out (the stream record is malformed, or DynamoDB refuses the
+ * request it makes of it): skipped so the events after it are not held up, its deliveries never made.
+ */
+export const EVENT_NOT_FANNED_OUT = 'event skipped: it can never be fanned out';

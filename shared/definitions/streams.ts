@@ -37,3 +37,6 @@ export const STREAMS: readonly StreamDefinition[] = [
     parallelizationFactor: 10,
   },
 ];
+
+/** The events table's stream: its consumer fans each new event out to the merchant's endpoints. */
+export const EVENTS_STREAM = STREAMS.find((stream) => stream.table === 'events') as StreamDefinition;

@@ -8,7 +8,12 @@ import { PUBLIC_PATHS, WEBHOOK_PATHS } from '#infra/constructs/public-limit.ts';
 import { BATCH_READ_ACTIONS, READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { nagSummary } from '#infra/nag.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
-import { CONTRADICTED_SETTLEMENT, OVERDUE_TRANSFER, UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
+import {
+  CONTRADICTED_SETTLEMENT,
+  EVENT_NOT_FANNED_OUT,
+  OVERDUE_TRANSFER,
+  UNMATCHED_PAYMENT,
+} from '#shared/definitions/alerts.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
   API_KEY_AUTHORIZER,
@@ -384,7 +389,8 @@ describe('the AWS stack', () => {
 
   it('queues payment events encrypted, over TLS only, with a 14-day DLQ after 5 receives and a consumer reporting item failures', () => {
     const queues = ofType(dev.resources, 'AWS::SQS::Queue').map(([id, r]) => [id, r.Properties] as const);
-    expect(queues).toHaveLength(QUEUE_LIST.length * 2);
+    // Each queue and its DLQ, and where each table stream describes the batches it gave up.
+    expect(queues).toHaveLength(QUEUE_LIST.length * 2 + STREAMS.length);
     for (const [, queue] of queues)
       expect(queue).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
     const main = queues.find(([, q]) => q.QueueName === 'naira-dev-payment-events')?.[1];
@@ -414,13 +420,17 @@ describe('the AWS stack', () => {
     )[0];
   const CONSUMERS = [...QUEUE_LIST.map((q) => q.consumer), ...STREAMS.map((s) => s.consumer)];
 
-  it('alarms on dead letters, consumer errors and failed items, queue age, throttles, the webhook and requery erring, the API 5xx rate, unmatched payments, overdue transfers and contradicted settlements', () => {
+  it('alarms on dead letters, consumer errors and failed items, queue age, stream lag and give-ups, events not fanned out, throttles, the webhook and requery erring, the API 5xx rate, unmatched payments, overdue transfers and contradicted settlements', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
     const metrics = alarms.map((a) => a.MetricName).sort();
     expect(metrics).toEqual(
       [
         '5XXError',
+        // Each queue's dead letters, and what each stream gave up.
         ...QUEUE_LIST.map(() => 'ApproximateNumberOfMessagesVisible'),
+        ...STREAMS.map(() => 'ApproximateNumberOfMessagesVisible'),
+        ...STREAMS.map(() => 'IteratorAge'),
+        'EventsNotFannedOut-dev',
         ...QUEUE_LIST.map(() => 'ApproximateAgeOfOldestMessage'),
         // Each consumer, the requery and the webhook.
         ...Array.from({ length: CONSUMERS.length + 2 }, () => 'Errors'),
@@ -442,7 +452,12 @@ describe('the AWS stack', () => {
         TreatMissingData: 'notBreaching',
       });
     }
-    for (const message of [OVERDUE_TRANSFER, UNMATCHED_PAYMENT, CONTRADICTED_SETTLEMENT]) {
+    for (const message of [
+      OVERDUE_TRANSFER,
+      UNMATCHED_PAYMENT,
+      CONTRADICTED_SETTLEMENT,
+      EVENT_NOT_FANNED_OUT,
+    ]) {
       dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {
         FilterPattern: Match.stringLikeRegexp(message),
       });
@@ -547,6 +562,24 @@ describe('the AWS stack', () => {
       ParallelizationFactor: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT'] }) }] },
+      BisectBatchOnFunctionError: true,
+      // What the stream gives up after 24 hours of failures is described in a queue of its own.
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('fanouteventsgivenup'), 'Arn'] } },
+      },
+    });
+    // A failing record is retried for as long as the stream keeps it: no cap on attempts or age.
+    const [, mapping] = ofType(dev.resources, 'AWS::Lambda::EventSourceMapping').find(
+      ([, r]) => r.Properties.StartingPosition === 'TRIM_HORIZON',
+    ) as [string, Resource];
+    for (const capped of ['MaximumRetryAttempts', 'MaximumRecordAgeInSeconds']) {
+      expect([undefined, -1]).toContain(mapping.Properties[capped]);
+    }
+    dev.template.hasResourceProperties('AWS::SQS::Queue', { QueueName: 'naira-dev-fan-out-events-given-up' });
+    dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'IteratorAge',
+      Statistic: 'Maximum',
+      Threshold: 5 * 60_000,
     });
     dev.template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       TableName: 'naira-dev-events',

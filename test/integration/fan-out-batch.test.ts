@@ -1,11 +1,13 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler } from '#functions/fan-out-events.ts';
 import { dynamo } from '#shared/aws/clients.ts';
 import { sqs } from '#shared/aws/sqs.ts';
+import { EVENT_NOT_FANNED_OUT } from '#shared/definitions/alerts.ts';
 import { type EventRecord, newEvent } from '#shared/events/events.ts';
+import { logger } from '#shared/logger.ts';
 import { firstDeliveryId, getDelivery } from '#shared/merchant-webhooks/deliveries.ts';
 import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { aMerchant } from '#test/support/merchants.ts';
@@ -30,7 +32,7 @@ const streamOf = (events: readonly object[]) =>
   }) as unknown as DynamoDBStreamEvent;
 
 describe('the events stream consumer (fan-out)', () => {
-  it("fans a batch out in order, reads each merchant's endpoints once, and reports the first failure", async () => {
+  const threeEvents = async () => {
     const { merchant } = await aMerchant();
     const m = merchant.merchant_id;
     const { endpoint } = await createEndpoint(m, { url: receiver.url, events: ['payment.received'] });
@@ -38,23 +40,56 @@ describe('the events stream consumer (fan-out)', () => {
     const events: EventRecord[] = [1, 2, 3].map(() =>
       newEvent(m, 'payment.received', { transaction: { reference: 'r' } }, at),
     );
-    // The third record's merchant id is empty: reading its endpoints fails (an empty key).
-    const broken = { ...(events[2] as EventRecord), merchant_id: '' };
-    const { result: answer, calls } = await listingCalls(dynamo, () =>
-      handler(streamOf([events[0] as EventRecord, events[1] as EventRecord, broken])),
-    );
-    const queries = calls.filter((command) => command.startsWith('Query')).length;
-    expect(answer.batchItemFailures).toEqual([{ itemIdentifier: '3' }]);
-    // One read of the merchant's endpoints for its two events, one for the broken record.
-    expect(queries).toBe(2);
-    for (const event of events.slice(0, 2)) {
-      const delivery = await getDelivery({
+    const deliveryOf = (event: EventRecord) =>
+      getDelivery({
         merchant_id: m,
         event_id: event.event_id,
         delivery_id: firstDeliveryId(event.event_id, endpoint.endpoint_id),
       });
-      expect(delivery, event.event_id).toMatchObject({ endpoint_id: endpoint.endpoint_id });
+    return { m, events, deliveryOf };
+  };
+
+  it("fans a batch out in order, reads each merchant's endpoints once, and reports the first failure that may pass", async () => {
+    const { events, deliveryOf } = await threeEvents();
+    // DynamoDB throttles the second record's delivery write (after the SDK's own retries).
+    let puts = 0;
+    const { result: answer, calls } = await listingCalls(
+      dynamo,
+      () => handler(streamOf(events)),
+      (command) => {
+        if (command === 'PutItemCommand' && ++puts === 2) {
+          throw Object.assign(new Error('Rate of requests exceeds the allowed throughput'), {
+            name: 'ProvisionedThroughputExceededException',
+            $fault: 'client',
+          });
+        }
+      },
+    );
+    expect(answer.batchItemFailures).toEqual([{ itemIdentifier: '2' }]);
+    // One read of the merchant's endpoints for the batch; nothing done for the third record.
+    expect(calls.filter((command) => command.startsWith('Query'))).toHaveLength(1);
+    expect(calls.filter((command) => command.startsWith('PutItem'))).toHaveLength(2);
+    expect(await deliveryOf(events[0] as EventRecord)).toBeDefined();
+    expect(await deliveryOf(events[2] as EventRecord)).toBeUndefined();
+  });
+
+  it('skips a record that can never be fanned out, logging the alarmed line, and fans out those after it', async () => {
+    const { events, deliveryOf } = await threeEvents();
+    // The second record's merchant id is empty: DynamoDB refuses the read of its endpoints as sent.
+    const broken = { ...(events[1] as EventRecord), merchant_id: '' };
+    const logged = vi.spyOn(logger, 'error');
+    let answer: Awaited<ReturnType<typeof handler>>;
+    let errors: unknown[][];
+    try {
+      answer = await handler(streamOf([events[0] as EventRecord, broken, events[2] as EventRecord]));
+    } finally {
+      errors = [...logged.mock.calls];
+      logged.mockRestore();
     }
+    expect(answer.batchItemFailures).toEqual([]);
+    expect(errors).toEqual([[EVENT_NOT_FANNED_OUT, expect.objectContaining({ sequence: '2' })]]);
+    expect(await deliveryOf(events[0] as EventRecord)).toBeDefined();
+    expect(await deliveryOf(events[2] as EventRecord)).toBeDefined();
   });
 });
 
