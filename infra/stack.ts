@@ -100,6 +100,15 @@ const JSON_HEADERS = {
   'X-Request-Id': 'context.requestId',
 };
 
+/** A consumer function and where what it could not process ends up (for its alarms). */
+interface ConsumerParts {
+  fn: ServiceFunction;
+  /** A queue consumer's dead-letter queue. */
+  deadLetters?: Queue;
+  /** A stream consumer's failure destination: what its stream gave up. */
+  givenUp?: Queue;
+}
+
 /**
  * The whole service on AWS: DynamoDB tables from `shared/definitions/tables.ts`, one Lambda per route of
  * `shared/definitions/routes.ts` behind a REST API (both paths), the per-key usage plan, the payment events
@@ -268,7 +277,7 @@ export class PaymentsStack extends Stack {
       this.functions.set(route.name, fn);
     }
 
-    const consumers = new Map<string, { fn: ServiceFunction; deadLetters?: Queue; stream?: boolean }>();
+    const consumers = new Map<string, ConsumerParts>();
     for (const [key, definition] of Object.entries(QUEUES) as [QueueKey, QueueDefinition][]) {
       const reserved =
         definition === PAYMENT_EVENTS_QUEUE && props.paymentConsumerConcurrency > 0
@@ -330,7 +339,7 @@ export class PaymentsStack extends Stack {
         }),
       );
       this.functions.set(stream.consumer, consumer);
-      consumers.set(stream.consumer, { fn: consumer, deadLetters: givenUp, stream: true });
+      consumers.set(stream.consumer, { fn: consumer, givenUp });
     }
 
     // API.md §7: pending transfers whose webhook never came are asked about on a schedule.
@@ -638,7 +647,7 @@ export class PaymentsStack extends Stack {
   private alarms(
     stage: string,
     parts: {
-      consumers: Map<string, { fn: ServiceFunction; deadLetters?: Queue; stream?: boolean }>;
+      consumers: Map<string, ConsumerParts>;
       requery: ServiceFunction;
       queues: Map<QueueKey, { queue: Queue }>;
       webhook: ServiceFunction;
@@ -673,22 +682,20 @@ export class PaymentsStack extends Stack {
         filter.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
       );
     };
-    for (const [name, { fn, deadLetters, stream }] of parts.consumers) {
-      if (deadLetters && !stream) {
+    for (const [name, { fn, deadLetters, givenUp }] of parts.consumers) {
+      if (deadLetters) {
         alarm(
           `DeadLettersAlarm-${name}`,
           `Messages in the dead-letter queue of ${name}: an operator must look (README runbook)`,
           deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
         );
       }
-      if (deadLetters && stream) {
+      if (givenUp) {
         alarm(
           `GivenUpAlarm-${name}`,
           `The stream gave up records of ${name} after 24 hours of failures: their deliveries were never made (README runbook)`,
-          deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+          givenUp.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
         );
-      }
-      if (stream) {
         alarm(
           `IteratorAgeAlarm-${name}`,
           `${name} is more than 5 minutes behind its stream: deliveries are late while a failure lasts (README runbook)`,

@@ -14,7 +14,7 @@ import {
 import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
 import { tableName } from '#shared/aws/clients.ts';
 import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
-import { STREAMS } from '#shared/definitions/streams.ts';
+import { EVENTS_STREAM } from '#shared/definitions/streams.ts';
 import type { LedgerEntry } from '#shared/ledger/ledger.ts';
 import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
@@ -402,7 +402,7 @@ export interface ConsumerBatches {
 }
 
 /** The consumer of the events table's stream: the fan-out. */
-const FAN_OUT_CONSUMER = STREAMS.find((stream) => stream.table === 'events')?.consumer ?? 'fan-out-events';
+const FAN_OUT_CONSUMER = EVENTS_STREAM.consumer;
 
 function consumerBatches(
   sizes: Map<string, number[]>,
