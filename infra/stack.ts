@@ -66,7 +66,7 @@ import {
   type Route,
   servedPaths,
 } from '#shared/definitions/routes.ts';
-import { EVENTS_STREAM, STREAMS } from '#shared/definitions/streams.ts';
+import { EVENTS_STREAM, givenUpQueueName, STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, TABLES, type TableName } from '#shared/definitions/tables.ts';
 import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
@@ -318,7 +318,7 @@ export class PaymentsStack extends Stack {
       // What the stream gives up: a description of each batch still failing when its records left
       // the stream (24 hours), so the operator knows which events' deliveries were never made.
       const givenUp = new Queue(this, `Queue-${stream.consumer}-given-up`, {
-        queueName: `${prefix}${stream.consumer}-given-up`,
+        queueName: prefix + givenUpQueueName(stream),
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         retentionPeriod: Duration.days(14),

@@ -1,6 +1,7 @@
 import '#shared/aws/node-version.ts';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { operatorConfigParameter } from '#infra/stack-names.ts';
+import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 
 /** What the stack publishes for operators (SSM parameter, no secrets). */
 export interface StageConfig {
@@ -45,8 +46,10 @@ export async function loadStageConfig(stage: string, ssm: SSMClient): Promise<St
  */
 export function useStageEnvironment(config: StageConfig, region: string): void {
   const env = process.env;
-  for (const local of ['DYNAMODB_ENDPOINT', 'SQS_ENDPOINT', 'API_KEY_PEPPER', 'PAYSTACK_SECRET_KEY'])
-    delete env[local];
+  // Local addresses and secrets from the operator's shell never reach the stage: its queues are
+  // found by name (the stage's prefix), as the rest is.
+  const local = ['DYNAMODB_ENDPOINT', 'SQS_ENDPOINT', 'API_KEY_PEPPER', 'PAYSTACK_SECRET_KEY'];
+  for (const name of [...local, ...QUEUE_LIST.map((queue) => queue.urlEnv)]) delete env[name];
   env.AWS_REGION = region;
   env.TABLE_PREFIX = config.tablePrefix;
   env.PARTNER = config.partner ?? 'sandbox';

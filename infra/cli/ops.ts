@@ -7,10 +7,12 @@ import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 
 /**
- * Operator tools: `npm run ops -- dlq …` (dead-letter queues) and `npm run ops -- unmatched …`
- * (payments nobody could be credited for). Without `--stage` it talks to a running `npm start`
+ * Operator tools: `npm run ops -- dlq …` (dead-letter queues), `npm run ops -- unmatched …`
+ * (payments nobody could be credited for), and `given-up …` / `events fan-out` (merchant webhooks
+ * the events stream never fanned out). Without `--stage` it talks to a running `npm start`
  * (its DynamoDB Local and local SQS); with `--stage <name>` to a deployed stack, found as
- * `npm run keys` finds it. The work is done by shared/ (aws/dead-letters.ts, payments/operator.ts).
+ * `npm run keys` finds it. The work is done by shared/ (aws/dead-letters.ts, payments/operator.ts,
+ * merchant-webhooks/given-up.ts).
  */
 const QUEUE_NAMES = QUEUE_LIST.map((queue) => queue.name);
 const USAGE = `Usage:
@@ -19,10 +21,14 @@ const USAGE = `Usage:
   npm run ops -- unmatched list [--status open,held|credited|returned|all] [--json] [--stage prod]
   npm run ops -- unmatched credit <id> --merchant <merchant_id> --reason "<text>" [--allow-over-max-balance] [--by <name>] [--json] [--stage prod]
   npm run ops -- unmatched return <id> --reason "<text>" [--by <name>] [--json] [--stage prod]
+  npm run ops -- given-up list [--json] [--stage prod]
+  npm run ops -- given-up replay [--message <message_id>] [--json] [--stage prod]
+  npm run ops -- events fan-out --from <time> --to <time> [--json] [--stage prod]
 With --stage, --region <region> sets the AWS region of every call (default: the profile's region).
 
-Exit codes: 0 done, 1 failed (e.g. the service did not answer), 2 wrong command line or unknown
-id, merchant or message, 3 refused (already resolved or credited, not creditable, past MAX_BALANCE).`;
+Exit codes: 0 done, 1 failed (e.g. the service did not answer, or a batch could not be replayed),
+2 wrong command line or unknown id, merchant or message, 3 refused (already resolved or credited,
+not creditable, past MAX_BALANCE).`;
 
 /** Refusals that mean the command named something that does not exist (exit 2, like a typo). */
 const NAMING_MISTAKES = new Set(['not_found', 'ambiguous', 'unknown_merchant', 'reason_required']);
@@ -51,16 +57,23 @@ export async function runOps(argv: string[]): Promise<string> {
       'allow-over-max-balance': { type: 'boolean', default: false },
       stage: { type: 'string' },
       region: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) return USAGE;
   const [group, command, id, ...extra] = positionals;
-  if (group === undefined) usage('give a command: dlq list, dlq redrive, unmatched list, credit or return');
+  if (group === undefined)
+    usage(
+      'give a command: dlq list, dlq redrive, unmatched list, credit or return, given-up list or replay, events fan-out',
+    );
   const commands: Record<string, string[]> = {
     dlq: ['list', 'redrive'],
     unmatched: ['list', 'credit', 'return'],
+    'given-up': ['list', 'replay'],
+    events: ['fan-out'],
   };
   if (!commands[group ?? '']?.includes(command ?? '')) usage(`unknown command ${positionals.join(' ')}`);
   if (extra.length > 0 || (id !== undefined && !['credit', 'return'].includes(command ?? '')))
@@ -75,9 +88,9 @@ export async function runOps(argv: string[]): Promise<string> {
     useLocalEnvironment(['dynamodb', 'sqs']);
   }
   const print = (json: unknown, text: string) => (values.json ? JSON.stringify(json) : text);
-  return group === 'dlq'
-    ? deadLetters(command ?? '', values, print)
-    : unmatched(command ?? '', id, values, print);
+  if (group === 'dlq') return deadLetters(command ?? '', values, print);
+  if (group === 'unmatched') return unmatched(command ?? '', id, values, print);
+  return givenUp(command ?? '', values, print);
 }
 
 type Values = Record<string, string | boolean | undefined>;
@@ -116,6 +129,65 @@ async function deadLetters(command: string, values: Values, print: Print): Promi
           ...moved.map((m) => `  ${m.from} -> ${m.to}  ${m.summary}`),
         ].join('\n'),
   );
+}
+
+/** A time given on the command line, as ISO 8601 (anything `Date.parse` reads, e.g. 2026-11-24T10:00Z). */
+function timeOption(values: Values, name: 'from' | 'to'): string {
+  const given = values[name];
+  if (typeof given !== 'string')
+    return usage(`fan-out needs --${name} <time> (ISO 8601, e.g. 2026-11-24T10:00:00Z)`);
+  const time = Date.parse(given);
+  if (!Number.isFinite(time)) return usage(`--${name}: not a time: ${given}`);
+  return new Date(time).toISOString();
+}
+
+async function givenUp(command: string, values: Values, print: Print): Promise<string> {
+  const { fanOutAgain, listGivenUp, replayGivenUp } = await import('#shared/merchant-webhooks/given-up.ts');
+  type Batch = Awaited<ReturnType<typeof listGivenUp>>[number];
+  const describe = (batch: Batch) =>
+    `  ${batch.messageId}  ${batch.condition ?? '?'}  ${batch.batchSize ?? '?'} record(s) of ${batch.shardId ?? '?'} ` +
+    `(${batch.firstSequence ?? '?'}..${batch.lastSequence ?? '?'}) arrived ${batch.firstArrival ?? '?'} to ${batch.lastArrival ?? '?'}` +
+    (batch.window ? '' : '  (not a description of a stream batch)');
+  if (command === 'fan-out') {
+    const from = timeOption(values, 'from');
+    const to = timeOption(values, 'to');
+    if (from > to) usage(`--from ${from} is after --to ${to}`);
+    const report = await fanOutAgain({ from, to });
+    return print(
+      report,
+      `Fanned out again ${report.events} event(s) created ${report.from} to ${report.to} (of ${report.merchants} merchant(s)): ${report.queued} delivery(ies) queued`,
+    );
+  }
+  if (command === 'list') {
+    const batches = await listGivenUp();
+    return print(
+      batches,
+      batches.length === 0
+        ? 'No batches given up by the events stream'
+        : [
+            `${batches.length} batch(es) given up by the events stream (left in the queue):`,
+            ...batches.map(describe),
+          ].join('\n'),
+    );
+  }
+  const messageId = typeof values.message === 'string' ? values.message : undefined;
+  const replayed = await replayGivenUp({ messageId });
+  if (messageId && replayed.length === 0) usage(`no message ${messageId} in the given-up queue`);
+  const lines = replayed.map((batch) =>
+    batch.deleted && batch.fannedOut
+      ? `${describe(batch)}\n    fanned out again ${batch.fannedOut.events} event(s) created ${batch.fannedOut.from} to ${batch.fannedOut.to}: ${batch.fannedOut.queued} delivery(ies) queued; message deleted`
+      : `${describe(batch)}\n    NOT replayed, left in the queue: ${batch.error}`,
+  );
+  const output = print(
+    replayed,
+    replayed.length === 0 ? 'No batches given up by the events stream: nothing to replay' : lines.join('\n'),
+  );
+  // Printed either way; a batch left behind makes the command fail (exit 1), so a script notices.
+  if (replayed.some((batch) => !batch.deleted)) {
+    console.log(output);
+    throw new Error(`${replayed.filter((batch) => !batch.deleted).length} batch(es) not replayed`);
+  }
+  return output;
 }
 
 async function unmatched(command: string, id: string | undefined, values: Values, print: Print) {

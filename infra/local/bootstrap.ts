@@ -15,6 +15,7 @@ import {
   type QueueDefinition,
   visibilityTimeoutSeconds,
 } from '#shared/definitions/queues.ts';
+import { givenUpQueueName, STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, type TableDefinition } from '#shared/definitions/tables.ts';
 
 function createTableInput(prefix: string, table: TableDefinition): CreateTableCommandInput {
@@ -122,12 +123,22 @@ async function createQueue(client: SQSClient, prefix: string, queue: QueueDefini
   return created.QueueUrl;
 }
 
-/** Creates the service's queues; returns the environment that points the handlers at them. */
+/**
+ * Creates the service's queues, and each stream's given-up queue as the stack does (for the
+ * operator's `npm run ops -- given-up …`); returns the environment that points the handlers at them.
+ */
 export async function createQueues(endpoint: string, prefix: string): Promise<Record<string, string>> {
   const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: localCredentials });
   try {
     const env: Record<string, string> = {};
     for (const queue of QUEUE_LIST) env[queue.urlEnv] = await createQueue(client, prefix, queue);
+    for (const stream of STREAMS)
+      await client.send(
+        new CreateQueueCommand({
+          QueueName: prefix + givenUpQueueName(stream),
+          Attributes: { MessageRetentionPeriod: String(14 * 24 * 3600) },
+        }),
+      );
     return env;
   } finally {
     client.destroy();

@@ -12,7 +12,8 @@ import { deadLetterQueueName, type QueueDefinition } from '#shared/definitions/q
 
 /**
  * Operators' view of a dead-letter queue: what is in it, and moving messages back to the queue they
- * came from. Only standard SQS calls, so it works on AWS and on any local SQS-protocol server.
+ * came from (and the reading of a queue's every message that the given-up batches of a stream use
+ * too). Only standard SQS calls, so it works on AWS and on any local SQS-protocol server.
  */
 
 /** A queue and its dead-letter queue, by URL. */
@@ -32,14 +33,16 @@ export interface DeadLetter {
   body: string;
 }
 
+/** The URL of one of the service's queues, by its name without the stage's prefix. */
+export async function queueUrlOf(name: string): Promise<string> {
+  const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: config.tablePrefix + name }));
+  if (!QueueUrl) throw new Error(`no queue ${config.tablePrefix + name}`);
+  return QueueUrl;
+}
+
 /** The URLs of a queue of `shared/definitions/queues.ts` and of its dead-letter queue. */
 export async function queuePair(queue: QueueDefinition): Promise<QueuePair> {
-  const urlOf = async (name: string) => {
-    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: config.tablePrefix + name }));
-    if (!QueueUrl) throw new Error(`no queue ${config.tablePrefix + name}`);
-    return QueueUrl;
-  };
-  return { source: await urlOf(queue.name), deadLetters: await urlOf(deadLetterQueueName(queue)) };
+  return { source: await queueUrlOf(queue.name), deadLetters: await queueUrlOf(deadLetterQueueName(queue)) };
 }
 
 /** How long a message read by an operator stays hidden from others before it is shown again. */
@@ -51,7 +54,7 @@ const MAX_MESSAGES = 500;
  * Receives every message of a queue (up to `MAX_MESSAGES`), each hidden for `HOLD_SECONDS`, so one
  * pass sees each once. A message handed out twice keeps its latest receipt handle.
  */
-async function receiveAll(queueUrl: string): Promise<Message[]> {
+export async function receiveAll(queueUrl: string): Promise<Message[]> {
   const held = new Map<string, Message>();
   while (held.size < MAX_MESSAGES) {
     const { Messages: messages = [] } = await sqs.send(
@@ -75,7 +78,7 @@ async function receiveAll(queueUrl: string): Promise<Message[]> {
 }
 
 /** Makes held messages visible again at once (they stay in the queue as they were). */
-async function release(queueUrl: string, messages: readonly Message[]): Promise<void> {
+export async function release(queueUrl: string, messages: readonly Message[]): Promise<void> {
   for (let i = 0; i < messages.length; i += 10) {
     await sqs.send(
       new ChangeMessageVisibilityBatchCommand({

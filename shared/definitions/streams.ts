@@ -40,3 +40,11 @@ export const STREAMS: readonly StreamDefinition[] = [
 
 /** The events table's stream: its consumer fans each new event out to the merchant's endpoints. */
 export const EVENTS_STREAM = STREAMS.find((stream) => stream.table === 'events') as StreamDefinition;
+
+/**
+ * The queue (physical name TABLE_PREFIX + this) where the stream's mapping describes each batch it
+ * gave up on: records still failing when the stream dropped them (24 hours).
+ */
+export function givenUpQueueName(stream: StreamDefinition): string {
+  return `${stream.consumer}-given-up`;
+}

@@ -63,11 +63,15 @@ async function sendBatch(
  * order, every message not queued: that batch's failures and all the messages after it (sending
  * those would only queue them twice once the caller has them tried again).
  */
-export async function enqueueDeliveries(messages: readonly DeliveryMessage[]): Promise<Unqueued[]> {
+export async function enqueueDeliveries(
+  messages: readonly DeliveryMessage[],
+  /** The deliveries queue's URL when this process has none configured (the operator's CLI). */
+  givenUrl?: string,
+): Promise<Unqueued[]> {
   const positioned = messages.map((message, position) => ({ position, message }));
   let url: string;
   try {
-    url = queueUrl();
+    url = givenUrl ?? queueUrl();
   } catch (error) {
     return positioned.map(({ position }) => ({ position, reason: String(error) }));
   }

@@ -1,5 +1,5 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { tableName } from '#shared/aws/clients.ts';
+import { scanAll } from '#shared/aws/query.ts';
 import { config } from '#shared/config.ts';
 import {
   BalanceCeiling,
@@ -260,19 +260,10 @@ export function toOperatorView(record: UnmatchedRecord) {
  * function may scan (and none is granted Scan).
  */
 export async function listUnmatched(): Promise<UnmatchedRecord[]> {
-  const items: UnmatchedRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new ScanCommand({
-        TableName: tableName('unmatchedPayments'),
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...((page.Items ?? []) as UnmatchedRecord[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const items = await scanAll<UnmatchedRecord>({
+    TableName: tableName('unmatchedPayments'),
+    ConsistentRead: true,
+  });
   return items.sort(
     (a, b) => a.received_at.localeCompare(b.received_at) || unmatchedId(a).localeCompare(unmatchedId(b)),
   );

@@ -1,6 +1,5 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '#shared/aws/clients.ts';
-import { queryAll } from '#shared/aws/query.ts';
+import { tableName } from '#shared/aws/clients.ts';
+import { queryAll, scanAll } from '#shared/aws/query.ts';
 import { entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { paymentsKey } from '#shared/payments/virtual-accounts.ts';
@@ -17,21 +16,12 @@ const byMerchant = (table: Parameters<typeof tableName>[0], merchantId: string) 
 
 /** Every validation session of a merchant (the table is keyed by session id: a filtered scan). */
 async function sessionsOf(merchantId: string): Promise<Item[]> {
-  const items: Item[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new ScanCommand({
-        TableName: tableName('accountSessions'),
-        FilterExpression: 'merchant_id = :m',
-        ExpressionAttributeValues: { ':m': merchantId },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...((page.Items ?? []) as Item[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const items = await scanAll<Item>({
+    TableName: tableName('accountSessions'),
+    FilterExpression: 'merchant_id = :m',
+    ExpressionAttributeValues: { ':m': merchantId },
+    ConsistentRead: true,
+  });
   return items.sort((a, b) => String(a.session_id).localeCompare(String(b.session_id)));
 }
 

@@ -5,7 +5,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { runOps } from '#infra/cli/ops.ts';
@@ -71,6 +71,53 @@ describe('npm run ops -- … --stage prod', () => {
       QueueUrl: dlq,
       Entries: [{ Id: '0', ReceiptHandle: 'rh-1', VisibilityTimeout: 0 }],
     });
+  });
+
+  it("lists the stage's given-up queue of the events stream", async () => {
+    sqs.on(ReceiveMessageCommand).resolves({});
+    expect(await runOps(['given-up', 'list', '--stage', 'prod'])).toBe(
+      'No batches given up by the events stream',
+    );
+    expect(sqs.commandCalls(GetQueueUrlCommand).map((call) => call.args[0].input.QueueName)).toEqual([
+      'naira-prod-fan-out-events-given-up',
+    ]);
+  });
+
+  it("fans a window out again from the stage's merchants and events, to its deliveries queue", async () => {
+    dynamo.on(ScanCommand).resolves({ Items: [{ merchant_id: 'mer_1' }] });
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    const report = JSON.parse(
+      await runOps([
+        'events',
+        'fan-out',
+        '--from',
+        '2026-11-21T10:00:00Z',
+        '--to',
+        '2026-11-21T10:10:00Z',
+        '--json',
+        '--stage',
+        'prod',
+      ]),
+    );
+    expect(report).toEqual({
+      from: '2026-11-21T10:00:00.000Z',
+      to: '2026-11-21T10:10:00.000Z',
+      merchants: 1,
+      events: 0,
+      queued: 0,
+    });
+    expect(dynamo.commandCalls(ScanCommand)[0]?.args[0].input.TableName).toBe('naira-prod-merchants');
+    expect(dynamo.commandCalls(QueryCommand)[0]?.args[0].input).toMatchObject({
+      TableName: 'naira-prod-events',
+      ExpressionAttributeValues: {
+        ':m': 'mer_1',
+        ':from': `evt_${Date.parse('2026-11-21T10:00:00Z').toString(16).padStart(12, '0')}`,
+        ':to': `evt_${Date.parse('2026-11-21T10:10:00Z').toString(16).padStart(12, '0')}~`,
+      },
+    });
+    expect(sqs.commandCalls(GetQueueUrlCommand).map((call) => call.args[0].input.QueueName)).toEqual([
+      'naira-prod-webhook-deliveries',
+    ]);
   });
 
   it('reads the unmatched payments of the stage table', async () => {
