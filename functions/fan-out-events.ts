@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { isTransient } from '#shared/aws/transient.ts';
 import { EVENT_NOT_FANNED_OUT } from '#shared/definitions/alerts.ts';
 import type { EventRecord } from '#shared/events/events.ts';
@@ -24,6 +24,12 @@ import { countFailedItems } from '#shared/metrics.ts';
  * fanned out concurrently, a batch's writes competed with the credits for DynamoDB (the bench's
  * credits fell from 165/s to 93/s, and deliveries did not rise).
  */
+/** The keys of a record's event, as far as they can be read (for the operator's log line). */
+function eventKeys(record: DynamoDBRecord): { merchant_id?: string; event_id?: string } {
+  const keys = record.dynamodb?.Keys;
+  return { merchant_id: keys?.merchant_id?.S, event_id: keys?.event_id?.S };
+}
+
 export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   logger.resetKeys();
   const endpoints = new Map<string, Promise<EndpointRecord[]>>();
@@ -47,8 +53,10 @@ export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatc
       }
     } catch (error) {
       if (!isTransient(error)) {
-        // Tried again it would fail again, and hold up every event after it: an operator looks.
-        logger.error(EVENT_NOT_FANNED_OUT, { sequence, error: String(error) });
+        // Tried again it would fail again, and hold up every event after it: an operator looks,
+        // and finds the event by its keys (its id starts with its time: `npm run ops -- events
+        // fan-out` takes the window around it), however late the stream reached it.
+        logger.error(EVENT_NOT_FANNED_OUT, { sequence, ...eventKeys(record), error: String(error) });
         continue;
       }
       logger.error('fan-out failed', { sequence, error: String(error) });

@@ -131,32 +131,48 @@ async function deadLetters(command: string, values: Values, print: Print): Promi
   );
 }
 
-/** A time given on the command line, as ISO 8601 (anything `Date.parse` reads, e.g. 2026-11-24T10:00Z). */
+/**
+ * A time given on the command line: ISO 8601 with its offset (`Z` or `+01:00`), since a time without
+ * one would be read in this machine's time zone and shift the window silently.
+ */
 function timeOption(values: Values, name: 'from' | 'to'): string {
   const given = values[name];
   if (typeof given !== 'string')
-    return usage(`fan-out needs --${name} <time> (ISO 8601, e.g. 2026-11-24T10:00:00Z)`);
+    return usage(`fan-out needs --${name} <time> (ISO 8601 with its offset, e.g. 2026-11-24T10:00:00Z)`);
   const time = Date.parse(given);
-  if (!Number.isFinite(time)) return usage(`--${name}: not a time: ${given}`);
+  if (!/^\d{4}-\d\d-\d\dT.*(Z|[+-]\d\d:?\d\d)$/i.test(given) || !Number.isFinite(time))
+    return usage(`--${name}: not an ISO 8601 time with its offset (Z or +01:00): ${given}`);
   return new Date(time).toISOString();
 }
 
 async function givenUp(command: string, values: Values, print: Print): Promise<string> {
   const { fanOutAgain, listGivenUp, replayGivenUp } = await import('#shared/merchant-webhooks/given-up.ts');
   type Batch = Awaited<ReturnType<typeof listGivenUp>>[number];
+  type Report = Awaited<ReturnType<typeof fanOutAgain>>;
   const describe = (batch: Batch) =>
     `  ${batch.messageId}  ${batch.condition ?? '?'}  ${batch.batchSize ?? '?'} record(s) of ${batch.shardId ?? '?'} ` +
     `(${batch.firstSequence ?? '?'}..${batch.lastSequence ?? '?'}) arrived ${batch.firstArrival ?? '?'} to ${batch.lastArrival ?? '?'}` +
     (batch.window ? '' : '  (not a description of a stream batch)');
+  const fannedOut = (report: Report, indent: string, after = '') =>
+    [
+      `${indent}${indent ? 'f' : 'F'}anned out again ${report.events} event(s) created ${report.from} to ${report.to} (of ${report.merchants} merchant(s)): ${report.queued} delivery(ies) queued${after}`,
+      ...report.skipped.map(
+        (event) =>
+          `${indent}  SKIPPED ${event.merchant_id} ${event.event_id}: it can never be fanned out as it is: ${event.error}`,
+      ),
+    ].join('\n');
+  // Printed either way; what is left for a person makes the command fail (exit 1), so a script notices.
+  const failIf = (output: string, problems: string[]) => {
+    if (problems.length === 0) return output;
+    console.log(output);
+    throw new Error(problems.join('; '));
+  };
   if (command === 'fan-out') {
     const from = timeOption(values, 'from');
     const to = timeOption(values, 'to');
     if (from > to) usage(`--from ${from} is after --to ${to}`);
     const report = await fanOutAgain({ from, to });
-    return print(
-      report,
-      `Fanned out again ${report.events} event(s) created ${report.from} to ${report.to} (of ${report.merchants} merchant(s)): ${report.queued} delivery(ies) queued`,
-    );
+    return failIf(print(report, fannedOut(report, '')), skippedProblem(report.skipped.length));
   }
   if (command === 'list') {
     const batches = await listGivenUp();
@@ -175,19 +191,24 @@ async function givenUp(command: string, values: Values, print: Print): Promise<s
   if (messageId && replayed.length === 0) usage(`no message ${messageId} in the given-up queue`);
   const lines = replayed.map((batch) =>
     batch.deleted && batch.fannedOut
-      ? `${describe(batch)}\n    fanned out again ${batch.fannedOut.events} event(s) created ${batch.fannedOut.from} to ${batch.fannedOut.to}: ${batch.fannedOut.queued} delivery(ies) queued; message deleted`
+      ? `${describe(batch)}\n${fannedOut(batch.fannedOut, '    ', '; message deleted')}`
       : `${describe(batch)}\n    NOT replayed, left in the queue: ${batch.error}`,
   );
   const output = print(
     replayed,
     replayed.length === 0 ? 'No batches given up by the events stream: nothing to replay' : lines.join('\n'),
   );
-  // Printed either way; a batch left behind makes the command fail (exit 1), so a script notices.
-  if (replayed.some((batch) => !batch.deleted)) {
-    console.log(output);
-    throw new Error(`${replayed.filter((batch) => !batch.deleted).length} batch(es) not replayed`);
-  }
-  return output;
+  const left = replayed.filter((batch) => !batch.deleted).length;
+  const skipped = replayed.reduce((sum, batch) => sum + (batch.fannedOut?.skipped.length ?? 0), 0);
+  return failIf(output, [...(left ? [`${left} batch(es) not replayed`] : []), ...skippedProblem(skipped)]);
+}
+
+function skippedProblem(count: number): string[] {
+  return count
+    ? [
+        `${count} event(s) skipped: fix what is wrong with them, then run events fan-out around their time (their ids start with it)`,
+      ]
+    : [];
 }
 
 async function unmatched(command: string, id: string | undefined, values: Values, print: Print) {

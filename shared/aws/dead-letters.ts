@@ -77,8 +77,8 @@ export async function receiveAll(queueUrl: string): Promise<Message[]> {
   return [...held.values()];
 }
 
-/** Makes held messages visible again at once (they stay in the queue as they were). */
-export async function release(queueUrl: string, messages: readonly Message[]): Promise<void> {
+/** Hides received messages from every other reader for `seconds` more (0: visible again at once). */
+export async function hold(queueUrl: string, messages: readonly Message[], seconds: number): Promise<void> {
   for (let i = 0; i < messages.length; i += 10) {
     await sqs.send(
       new ChangeMessageVisibilityBatchCommand({
@@ -86,11 +86,16 @@ export async function release(queueUrl: string, messages: readonly Message[]): P
         Entries: messages.slice(i, i + 10).map((message, j) => ({
           Id: String(j),
           ReceiptHandle: message.ReceiptHandle ?? '',
-          VisibilityTimeout: 0,
+          VisibilityTimeout: seconds,
         })),
       }),
     );
   }
+}
+
+/** Makes held messages visible again at once (they stay in the queue as they were). */
+export function release(queueUrl: string, messages: readonly Message[]): Promise<void> {
+  return hold(queueUrl, messages, 0);
 }
 
 /** One line about a message: its event type and the ids in it, or the start of the body. */

@@ -1,8 +1,9 @@
-import { DeleteMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, DeleteMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { tableName } from '#shared/aws/clients.ts';
-import { queueUrlOf, receiveAll, release } from '#shared/aws/dead-letters.ts';
+import { hold, queueUrlOf, receiveAll, release } from '#shared/aws/dead-letters.ts';
 import { queryAll, scanAll } from '#shared/aws/query.ts';
 import { sqs } from '#shared/aws/sqs.ts';
+import { isTransient } from '#shared/aws/transient.ts';
 import { config } from '#shared/config.ts';
 import { QUEUES } from '#shared/definitions/queues.ts';
 import { EVENTS_STREAM, givenUpQueueName } from '#shared/definitions/streams.ts';
@@ -103,6 +104,11 @@ export interface FanOutReport {
   events: number;
   /** Deliveries queued: those that did not exist, or existed but were never tried. */
   queued: number;
+  /**
+   * Events that can never be fanned out as they are (`isTransient` says no: malformed, or a request
+   * DynamoDB refused as sent), passed over as the stream's consumer passes them over.
+   */
+  skipped: { merchant_id: string; event_id: string; error: string }[];
 }
 
 /** Event ids start with the time of their event (`newEventId`): a window is a range of ids. */
@@ -122,9 +128,11 @@ const MERCHANTS_AT_ONCE = 8;
 /**
  * Fans out again every event created from `from` to `to` (inclusive), merchant by merchant and
  * each merchant's events in order, as the stream's consumer would have: a delivery is recorded for
- * each endpoint registered by the time of the event, and queued unless it exists and was tried.
- * Reads the merchants (a scan of their ids) and a range of each one's events; throws, with nothing
- * lost, if a delivery could not be queued (run it again: it is idempotent).
+ * each endpoint registered by the time of the event, and queued unless it exists and was tried (a
+ * delivery recorded but never tried is queued again: at least once, receivers dedupe on
+ * `webhook-id`). Reads the merchants (a scan of their ids) and a range of each one's events. An
+ * event that can never be fanned out is skipped and reported; any other failure throws, with
+ * nothing lost (run it again: it is idempotent).
  */
 export async function fanOutAgain(window: { from: string; to: string }): Promise<FanOutReport> {
   const from = Date.parse(window.from);
@@ -136,6 +144,7 @@ export async function fanOutAgain(window: { from: string; to: string }): Promise
   const merchants = await merchantIds();
   let events = 0;
   let queued = 0;
+  const skipped: FanOutReport['skipped'] = [];
   const fanOutMerchant = async (merchantId: string) => {
     const found = await queryAll<EventRecord>({
       TableName: tableName('events'),
@@ -150,7 +159,14 @@ export async function fanOutAgain(window: { from: string; to: string }): Promise
       return endpoints;
     };
     const messages = [];
-    for (const event of found) messages.push(...(await recordFanOut(event, endpointsOf)).messages);
+    for (const event of found) {
+      try {
+        messages.push(...(await recordFanOut(event, endpointsOf)).messages);
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        skipped.push({ merchant_id: merchantId, event_id: event.event_id, error: String(error) });
+      }
+    }
     const [unqueued] = await enqueueDeliveries(messages, deliveriesQueue);
     if (unqueued)
       throw new Error(`deliveries of ${merchantId}'s events not queued (run it again): ${unqueued.reason}`);
@@ -176,6 +192,7 @@ export async function fanOutAgain(window: { from: string; to: string }): Promise
     merchants: merchants.length,
     events,
     queued,
+    skipped,
   };
 }
 
@@ -187,9 +204,16 @@ export interface Replayed extends GivenUpBatch {
 }
 
 /**
- * Replays the batches the events stream gave up on (all, or the one with `messageId`): each one's
- * window fanned out again, then its message deleted. A message that describes no batch, or whose
- * fan-out failed, stays in the queue (and is shown again at once) with the reason.
+ * How long a batch being replayed stays hidden from everyone else (renewed as each one starts), so
+ * that two operators replaying at once do not both fan out the same window.
+ */
+const REPLAY_HOLD_SECONDS = 15 * 60;
+
+/**
+ * Replays the batches the events stream gave up on (all, or the one with `messageId`; at most the
+ * 500 that one listing reads): each one's window fanned out again, then its message deleted. A
+ * message that describes no batch, or whose fan-out failed, stays in the queue (and is shown again
+ * at once); the answer says why. Events skipped as never fan-out-able are in `fannedOut.skipped`.
  */
 export async function replayGivenUp(options: { messageId?: string } = {}): Promise<Replayed[]> {
   const url = await givenUpQueue();
@@ -200,8 +224,27 @@ export async function replayGivenUp(options: { messageId?: string } = {}): Promi
   const kept = messages.filter((message) => !chosen.includes(message));
   const replayed: Replayed[] = [];
   try {
+    await hold(url, chosen, REPLAY_HOLD_SECONDS);
     for (const message of chosen) {
       const batch = describeGivenUp(message);
+      try {
+        // Still ours (the listing's hold has not run out for another operator to take it).
+        await sqs.send(
+          new ChangeMessageVisibilityCommand({
+            QueueUrl: url,
+            ReceiptHandle: message.ReceiptHandle ?? '',
+            VisibilityTimeout: REPLAY_HOLD_SECONDS,
+          }),
+        );
+      } catch (error) {
+        replayed.push({
+          ...batch,
+          fannedOut: null,
+          deleted: false,
+          error: `no longer held by this command (another replay has it?): ${String(error)}`,
+        });
+        continue;
+      }
       if (!batch.window) {
         kept.push(message);
         replayed.push({

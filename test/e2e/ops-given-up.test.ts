@@ -107,8 +107,15 @@ describe('npm run ops -- given-up / events fan-out', { timeout: 120_000 }, () =>
 
   it('lists what the stream gave up, replays one batch (its window fanned out again, its message deleted), and keeps what it cannot read', async () => {
     const t = BASE;
-    const { events, deliveryOf } = await eventsWhoseFanOutWasLost([t, t + 1_500, t + 40 * 60_000]);
-    const [first, second, outside] = events as [EventRecord, EventRecord, EventRecord];
+    // One event in the margin only (4 minutes before the first record arrived), two in the batch,
+    // and one 40 minutes later, outside the window.
+    const { events, deliveryOf } = await eventsWhoseFanOutWasLost([
+      t - 4 * 60_000,
+      t,
+      t + 1_500,
+      t + 40 * 60_000,
+    ]);
+    const [early, first, second, outside] = events as [EventRecord, EventRecord, EventRecord, EventRecord];
     const queue = await queueUrlOf(givenUpQueueName(EVENTS_STREAM));
     const good = await sqs.send(
       new SendMessageCommand({ QueueUrl: queue, MessageBody: lambdaDescription(t, t + 1_500) }),
@@ -136,14 +143,26 @@ describe('npm run ops -- given-up / events fan-out', { timeout: 120_000 }, () =>
     // Listing took nothing away.
     expect((await ops('given-up', 'list')).stdout).toContain(good.MessageId);
 
+    // The deliveries queue unreachable: the fan-out fails, the message stays, the command exits 1.
+    const broken = await runCli('ops', ['given-up', 'replay', '--message', good.MessageId ?? ''], {
+      WEBHOOK_DELIVERIES_QUEUE_URL: `${process.env.SQS_ENDPOINT}/000000000000/no-such-queue`,
+    });
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain('NOT replayed, left in the queue');
+    expect(broken.stderr).toContain('1 batch(es) not replayed');
+    const held = JSON.parse((await ops('given-up', 'list', '--json')).stdout) as GivenUpBatch[];
+    expect(held.map((batch) => batch.messageId)).toContain(good.MessageId);
+    expect(postsOf(first)).toBe(1);
+
     const replay = await ops('given-up', 'replay', '--message', good.MessageId ?? '', '--json');
     expect(replay.code, replay.stderr).toBe(0);
     const [replayed] = JSON.parse(replay.stdout) as Replayed[];
     expect(replayed).toMatchObject({ messageId: good.MessageId, deleted: true, error: null });
-    expect(replayed?.fannedOut).toMatchObject({ events: 2, queued: 2 });
-    // The two events of the window reach the endpoint again, under the same webhook-id; the third,
-    // 40 minutes later, is not in the window and is left alone.
-    for (const event of [first, second]) {
+    // The failed run recorded the deliveries but queued none: never tried, they are queued now.
+    expect(replayed?.fannedOut).toMatchObject({ events: 3, queued: 3, skipped: [] });
+    // The three events of the window reach the endpoint again, under the same webhook-id; the
+    // fourth, 40 minutes later, is not in the window and is left alone.
+    for (const event of [early, first, second]) {
       await expect.poll(async () => (await deliveryOf(event))?.status, { timeout: 30_000 }).toBe('delivered');
       expect(postsOf(event)).toBe(2);
     }
@@ -191,12 +210,52 @@ describe('npm run ops -- given-up / events fan-out', { timeout: 120_000 }, () =>
     expect(postsOf(outside)).toBe(2);
   });
 
+  it('passes over an event that can never be fanned out, names it and exits 1, and fans out the others', async () => {
+    const t = BASE + 10 * HOUR;
+    const { events, deliveryOf } = await eventsWhoseFanOutWasLost([t]);
+    const [fine] = events as [EventRecord];
+    // Another merchant's endpoint stored without its event types: reading it fails however often.
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName('webhookEndpoints'),
+        Item: {
+          merchant_id: m,
+          endpoint_id: 'we_malformed',
+          url: receiver.url,
+          status: 'enabled',
+          secrets: [],
+          created_at: iso(t - HOUR),
+        },
+      }),
+    );
+    const malformed = newEvent(m, 'payment.received', { transaction: { reference: 'r' } }, iso(t + 1_000));
+    await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: malformed }));
+
+    const run = await ops('events', 'fan-out', '--from', iso(t - 60_000), '--to', iso(t + 60_000), '--json');
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      events: 2,
+      queued: 1,
+      skipped: [
+        { merchant_id: m, event_id: malformed.event_id, error: expect.stringContaining('TypeError') },
+      ],
+    });
+    expect(run.stderr).toContain('1 event(s) skipped');
+    await expect.poll(async () => (await deliveryOf(fine))?.status, { timeout: 30_000 }).toBe('delivered');
+    expect(postsOf(fine)).toBe(2);
+    expect(postsOf(malformed)).toBe(0);
+  });
+
   it('refuses a fan-out without a window, or with one it cannot read, and an unknown message, with exit code 2', async () => {
     for (const line of [
       ['events', 'fan-out'],
       ['events', 'fan-out', '--from', '2026-11-24T10:00:00Z'],
       ['events', 'fan-out', '--from', 'yesterday', '--to', '2026-11-24T10:00:00Z'],
       ['events', 'fan-out', '--from', '2026-11-24T11:00:00Z', '--to', '2026-11-24T10:00:00Z'],
+      // Without its offset a time would be read in this machine's time zone.
+      ['events', 'fan-out', '--from', '2026-11-24T10:00:00', '--to', '2026-11-24T11:00:00Z'],
       ['given-up', 'replay', '--message', 'no-such-message'],
       ['given-up', 'forget'],
     ]) {

@@ -1,5 +1,7 @@
 import {
   ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
   GetQueueUrlCommand,
   ReceiveMessageCommand,
   SQSClient,
@@ -105,6 +107,7 @@ describe('npm run ops -- … --stage prod', () => {
       merchants: 1,
       events: 0,
       queued: 0,
+      skipped: [],
     });
     expect(dynamo.commandCalls(ScanCommand)[0]?.args[0].input.TableName).toBe('naira-prod-merchants');
     expect(dynamo.commandCalls(QueryCommand)[0]?.args[0].input).toMatchObject({
@@ -118,6 +121,70 @@ describe('npm run ops -- … --stage prod', () => {
     expect(sqs.commandCalls(GetQueueUrlCommand).map((call) => call.args[0].input.QueueName)).toEqual([
       'naira-prod-webhook-deliveries',
     ]);
+  });
+
+  describe('given-up replay', () => {
+    const givenUp = 'https://sqs.eu-west-1.amazonaws.com/111122223333/naira-prod-fan-out-events-given-up';
+    const description = JSON.stringify({
+      requestContext: { condition: 'RecordAgeExceeded' },
+      DDBStreamBatchInfo: {
+        shardId: 'shardId-1',
+        startSequenceNumber: '1',
+        endSequenceNumber: '2',
+        approximateArrivalOfFirstRecord: '2026-11-21T10:00:00Z',
+        approximateArrivalOfLastRecord: '2026-11-21T10:00:01Z',
+        batchSize: 2,
+      },
+    });
+    const oneMessage = () =>
+      sqs
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({ Messages: [{ MessageId: 'g-1', ReceiptHandle: 'rh-g1', Body: description }] })
+        .resolves({});
+    const replay = () => runOps(['given-up', 'replay', '--json', '--stage', 'prod']);
+
+    it('holds the batch from other operators while it fans out, and deletes it only after', async () => {
+      oneMessage();
+      dynamo.on(ScanCommand).resolves({ Items: [] });
+      const [replayed] = JSON.parse(await replay());
+      expect(replayed).toMatchObject({ messageId: 'g-1', deleted: true, fannedOut: { events: 0 } });
+      expect(sqs.commandCalls(ChangeMessageVisibilityBatchCommand)[0]?.args[0].input).toEqual({
+        QueueUrl: givenUp,
+        Entries: [{ Id: '0', ReceiptHandle: 'rh-g1', VisibilityTimeout: 900 }],
+      });
+      expect(sqs.commandCalls(ChangeMessageVisibilityCommand)[0]?.args[0].input).toEqual({
+        QueueUrl: givenUp,
+        ReceiptHandle: 'rh-g1',
+        VisibilityTimeout: 900,
+      });
+      expect(sqs.commandCalls(DeleteMessageCommand).map((call) => call.args[0].input)).toEqual([
+        { QueueUrl: givenUp, ReceiptHandle: 'rh-g1' },
+      ]);
+      // The window was read (its merchants) before the message was deleted.
+      const [scan] = dynamo.commandCalls(ScanCommand);
+      const [deleted] = sqs.commandCalls(DeleteMessageCommand);
+      expect(scan && deleted && scan.calledBefore(deleted)).toBe(true);
+    });
+
+    it('keeps the batch, visible again at once, when its fan-out fails', async () => {
+      oneMessage();
+      dynamo.on(ScanCommand).rejects(new Error('DynamoDB is down'));
+      const output: string[] = [];
+      const log = console.log;
+      console.log = (line: string) => output.push(line);
+      try {
+        await expect(replay()).rejects.toThrow('1 batch(es) not replayed');
+      } finally {
+        console.log = log;
+      }
+      expect(JSON.parse(output.join(''))).toEqual([
+        expect.objectContaining({ messageId: 'g-1', deleted: false, error: 'Error: DynamoDB is down' }),
+      ]);
+      expect(sqs.commandCalls(DeleteMessageCommand)).toEqual([]);
+      expect(sqs.commandCalls(ChangeMessageVisibilityBatchCommand).at(-1)?.args[0].input.Entries).toEqual([
+        { Id: '0', ReceiptHandle: 'rh-g1', VisibilityTimeout: 0 },
+      ]);
+    });
   });
 
   it('reads the unmatched payments of the stage table', async () => {
