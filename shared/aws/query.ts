@@ -1,9 +1,4 @@
-import {
-  QueryCommand,
-  type QueryCommandInput,
-  ScanCommand,
-  type ScanCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '#shared/aws/clients.ts';
 
 /**
@@ -33,21 +28,6 @@ export async function queryAll<T>(input: QueryCommandInput): Promise<T[]> {
   let start = input.ExclusiveStartKey;
   do {
     const page = await dynamo.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
-    items.push(...((page.Items ?? []) as T[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
-
-/**
- * Every item of a scan, across all of DynamoDB's pages. Operators and tests only: no function may
- * scan (and none is granted Scan).
- */
-export async function scanAll<T>(input: ScanCommandInput): Promise<T[]> {
-  const items: T[] = [];
-  let start = input.ExclusiveStartKey;
-  do {
-    const page = await dynamo.send(new ScanCommand({ ...input, ExclusiveStartKey: start }));
     items.push(...((page.Items ?? []) as T[]));
     start = page.LastEvaluatedKey;
   } while (start);

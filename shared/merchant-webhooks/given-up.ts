@@ -1,7 +1,8 @@
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { tableName } from '#shared/aws/clients.ts';
 import { hold, queueUrlOf, receiveAll, release } from '#shared/aws/dead-letters.ts';
-import { queryAll, scanAll } from '#shared/aws/query.ts';
+import { queryAll } from '#shared/aws/query.ts';
+import { scanAll } from '#shared/aws/scan.ts';
 import { sqs } from '#shared/aws/sqs.ts';
 import { isTransient } from '#shared/aws/transient.ts';
 import { config } from '#shared/config.ts';

@@ -1,5 +1,5 @@
 import { tableName } from '#shared/aws/clients.ts';
-import { scanAll } from '#shared/aws/query.ts';
+import { scanAll } from '#shared/aws/scan.ts';
 import { config } from '#shared/config.ts';
 import {
   BalanceCeiling,

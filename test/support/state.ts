@@ -1,5 +1,6 @@
 import { tableName } from '#shared/aws/clients.ts';
-import { queryAll, scanAll } from '#shared/aws/query.ts';
+import { queryAll } from '#shared/aws/query.ts';
+import { scanAll } from '#shared/aws/scan.ts';
 import { entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { paymentsKey } from '#shared/payments/virtual-accounts.ts';
