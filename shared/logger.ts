@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { config } from '#shared/config.ts';
 
 /**
@@ -33,7 +34,16 @@ function fieldsOf(extra: Fields | Error | undefined): Fields {
 
 export class JsonLogger {
   #level: LogLevel;
-  #keys: Fields = {};
+  /**
+   * The keys of the invocation in progress, one set per invocation's chain of async work: on Lambda
+   * a container runs one invocation at a time, but the local runtime runs the gateway's requests,
+   * the pollers' batches and the requery together in one process, where one set of keys would
+   * let one request clear or overwrite another's `request_id`. (`node:async_hooks` is loaded by
+   * Node's own start-up: importing it costs a cold start nothing.)
+   */
+  readonly #invocation = new AsyncLocalStorage<Fields>();
+  /** Keys appended outside any invocation (a CLI, a test). */
+  readonly #outside: Fields = {};
 
   constructor(
     private readonly service: string,
@@ -50,13 +60,18 @@ export class JsonLogger {
     this.#level = level;
   }
 
-  /** Keys every following entry carries (until `resetKeys`). */
-  appendKeys(keys: Fields): void {
-    Object.assign(this.#keys, keys);
+  #keys(): Fields {
+    return this.#invocation.getStore() ?? this.#outside;
   }
 
+  /** Keys every following entry of this invocation carries (until `resetKeys`). */
+  appendKeys(keys: Fields): void {
+    Object.assign(this.#keys(), keys);
+  }
+
+  /** Starts an invocation's keys afresh: empty, and its own from here on, whatever runs beside it. */
   resetKeys(): void {
-    this.#keys = {};
+    this.#invocation.enterWith({});
   }
 
   debug(message: string, extra?: Fields | Error): void {
@@ -82,7 +97,7 @@ export class JsonLogger {
       message,
       timestamp: new Date().toISOString(),
       service: this.service,
-      ...this.#keys,
+      ...this.#keys(),
       ...fieldsOf(extra),
     };
     let line: string;
@@ -95,7 +110,7 @@ export class JsonLogger {
         message,
         timestamp: entry.timestamp,
         service: this.service,
-        ...this.#keys,
+        ...this.#keys(),
       });
     }
     (RANK[level] >= RANK.WARN ? process.stderr : process.stdout).write(`${line}\n`);

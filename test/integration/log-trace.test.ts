@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { SendMessageCommandInput, SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { handler as consume } from '#functions/process-payment-events.ts';
 import { handler as receiveWebhook } from '#functions/receive-partner-webhook.ts';
 import { sqs } from '#shared/aws/sqs.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
 import { logger } from '#shared/logger.ts';
-import { jsonEvent, lambdaContext } from '#test/support/events.ts';
+import { apiEvent, jsonEvent, lambdaContext } from '#test/support/events.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
 
@@ -136,5 +136,40 @@ describe('log lines of a payment, end to end', () => {
         partner: 'sandbox',
       });
     }
+  });
+});
+
+describe('log lines of requests handled side by side (the local runtime runs them in one process)', () => {
+  it("each carry their own request's id: none lost, none another's", async () => {
+    const { handler: getBalance } = await import('#functions/get-balance.ts');
+    const { merchant, apiKey } = await aMerchant();
+    const requestIds = Array.from({ length: 8 }, () => randomUUID());
+    const lines = await logsOf(() =>
+      Promise.all(
+        requestIds.map((requestId) =>
+          getBalance(
+            apiEvent({
+              resource: '/balance',
+              path: '/balance',
+              httpMethod: 'GET',
+              requestContext: {
+                requestId,
+                identity: { sourceIp: '203.0.113.10' },
+                resourcePath: '/balance',
+                authorizer: {
+                  principalId: merchant.merchant_id,
+                  merchantId: merchant.merchant_id,
+                  apiKey,
+                },
+              } as unknown as APIGatewayProxyEvent['requestContext'],
+            }),
+            lambdaContext,
+          ),
+        ),
+      ),
+    );
+    const completed = lines.filter((line) => line.message === 'request completed');
+    expect(completed.map((line) => line.request_id).sort()).toEqual([...requestIds].sort());
+    expect(completed.every((line) => line.merchant_id === merchant.merchant_id)).toBe(true);
   });
 });

@@ -37,6 +37,34 @@ describe('the JSON logger', () => {
     expect(stdout[1]).not.toHaveProperty('request_id');
   });
 
+  it("keeps each invocation's keys its own when invocations run side by side (the local runtime)", async () => {
+    const logger = new JsonLogger('naira-pay', 'INFO');
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => lines.push(String(chunk)) > 0);
+    const turn = () => new Promise((resolve) => setTimeout(resolve, 5));
+    // As the gateway runs two requests at once: each one resets the keys and appends its id, then
+    // waits on I/O while the other does the same, then logs.
+    const invocation = async (requestId: string) => {
+      logger.resetKeys();
+      logger.appendKeys({ request_id: requestId });
+      await turn();
+      logger.info('partner unavailable');
+      await turn();
+      logger.appendKeys({ merchant_id: `mer_${requestId}` });
+      logger.info('request completed');
+    };
+    await Promise.all([invocation('req-a'), invocation('req-b'), invocation('req-c')]);
+    vi.restoreAllMocks();
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(entries).toHaveLength(6);
+    for (const id of ['req-a', 'req-b', 'req-c']) {
+      expect(entries.filter((entry) => entry.request_id === id)).toEqual([
+        expect.objectContaining({ message: 'partner unavailable' }),
+        expect.objectContaining({ message: 'request completed', merchant_id: `mer_${id}` }),
+      ]);
+    }
+  });
+
   it('keeps entries below its level out, and sends warnings and errors to stderr', () => {
     const logger = new JsonLogger('s', 'WARN');
     const { stdout, stderr } = captured(() => {
