@@ -20,8 +20,10 @@ import { dashboardResponder } from '#infra/local/dashboard.ts';
 import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
 import type { SessionVerifier } from '#infra/local/session-verifier.ts';
+import { CREDENTIAL_HEADERS } from '#shared/api-keys/credential-headers.ts';
 import {
   API_KEY_AUTHORIZER,
+  DASHBOARD_PREFIX,
   functionOf,
   handlerFile,
   RATE_LIMIT,
@@ -154,6 +156,24 @@ function rateLimited(
 ): APIGatewayProxyResult {
   const result = errorResult(new RateLimited(retryAfterSeconds), requestId);
   return { ...result, headers: { ...headers, ...result.headers } };
+}
+
+/** The partner webhook's paths: never limited (API.md §2). */
+const WEBHOOK_PATHS = ROUTES.filter((route) => route.auth === 'webhook').flatMap((route) =>
+  servedPaths(route),
+);
+
+/**
+ * A request no route answers (404, 405) that the stack's WAF rule counts per client IP as a request
+ * without a key (`requestsWithoutKey` in infra/constructs/public-limit.ts): one lacking a
+ * credential header, unless it is for the partner webhook, the dashboard's API, or a preflight.
+ * Requests a route answers are counted by the authorizer or their handler instead.
+ */
+function unroutedWithoutKey(request: IncomingMessage, pathname: string): boolean {
+  if (request.method === 'OPTIONS') return false;
+  if (WEBHOOK_PATHS.some((path) => pathname.includes(path)) || pathname.includes(`${DASHBOARD_PREFIX}/`))
+    return false;
+  return CREDENTIAL_HEADERS.some((name) => !request.headers[name]);
 }
 
 function lambdaContext(functionName: string, requestId: string): Context {
@@ -376,11 +396,16 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const candidates = compiled
       .map((entry) => ({ entry, found: entry.pattern.exec(url.pathname) }))
       .filter(({ found }) => found !== null);
-    if (candidates.length === 0) {
-      return send(response, errorResult(new ApiError('route_not_found', 'Route not found'), requestId));
-    }
     const chosen = candidates.find(({ entry }) => entry.route.method === request.method);
     if (!chosen?.found) {
+      // As WAF on AWS: counted per client IP with failed attempts and requests without a key.
+      if (unroutedWithoutKey(request, url.pathname)) {
+        const { takeClientIpRequest } = await import('#shared/limits/client-ip.ts');
+        const decision = await takeClientIpRequest(apiId, sourceIp(request));
+        if (!decision.allowed) return send(response, rateLimited(requestId, decision.retryAfterSeconds, {}));
+      }
+      if (candidates.length === 0)
+        return send(response, errorResult(new ApiError('route_not_found', 'Route not found'), requestId));
       const allow = [...new Set(candidates.map(({ entry }) => entry.route.method))].sort();
       return send(response, errorResult(new MethodNotAllowed(allow), requestId));
     }

@@ -130,6 +130,29 @@ describe('requests without a key and failed attempts', () => {
     expect(elsewhere.headers['x-ratelimit-remaining']).toBe('99');
   });
 
+  it('include requests no route answers (404, 405) when they lack a credential header, as WAF counts them on AWS', async () => {
+    const ip = '127.0.0.19';
+    const statuses: number[] = [];
+    for (let i = 0; i < 50; i++) statuses.push((await callFrom(gateway, ip, 'GET', `/nope-${i}`)).status);
+    for (let i = 0; i < 50; i++)
+      statuses.push(
+        (await callFrom(gateway, ip, 'PUT', '/transfers', { 'X-API-Key': inventedKey() })).status,
+      );
+    expect(statuses).toEqual([...Array(50).fill(404), ...Array(50).fill(405)]);
+    const over = await callFrom(gateway, ip, 'GET', '/nope');
+    expect(over.status).toBe(429);
+    expect(over.body).toStrictEqual(RATE_LIMITED);
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // The IP's failed attempts share it: spent.
+    expect((await failedAttempt(ip)).status).toBe(429);
+    // Not counted: a request carrying both credential headers (a merchant's typo in a path), and
+    // the partner webhook's paths, which are never limited.
+    const merchant = await aMerchant();
+    const typo = await callFrom(gateway, ip, 'GET', '/balances', merchant.headers);
+    expect(typo.status).toBe(404);
+    expect((await callFrom(gateway, ip, 'GET', '/webhooks/payments')).status).toBe(405);
+  });
+
   it('share it the other way too: 100 GET /banks leave failed attempts nothing, valid keys untouched', async () => {
     for (let i = 1; i <= 100; i++) {
       const banks = await callFrom(gateway, '127.0.0.18', 'GET', '/banks');
