@@ -25,8 +25,8 @@ import { recordFanOut } from '#shared/merchant-webhooks/fan-out.ts';
 /**
  * How far beyond a batch's arrival times its events are looked for: an event's `created_at` is
  * its writer's clock before its transaction (retried by the SDK) reached the stream, and arrival
- * times are whole seconds. Wider costs nothing but reads: an event fanned out a day ago has its
- * deliveries, which a second fan-out leaves alone.
+ * times are whole seconds. Wider costs little but reads: an event fanned out a day ago has its
+ * deliveries, and a second fan-out leaves alone every one that was tried.
  */
 export const WINDOW_MARGIN_MS = 5 * 60_000;
 
