@@ -769,13 +769,15 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
   const accountIds = receivingIds(channel, data, receiver);
   const transactionId = idOf(data.id);
   const amount = data.amount;
-  // Amounts are kobo only in naira: another currency must never be credited as NGN.
-  const currency = text(data.currency, 10) ?? 'NGN';
+  // Amounts are kobo only in naira: another currency, or none said (Paystack's description
+  // requires it), must never be credited as NGN.
+  const currency = text(data.currency, 10);
   const problems = [
     !accountIds && 'names no receiving account',
     !transactionId && 'no transaction id',
     !isPositiveKobo(amount) && `amount is not a positive whole number of kobo (${typeof amount})`,
-    currency !== 'NGN' && `currency ${currency} is not NGN`,
+    currency === undefined && 'no currency',
+    currency !== undefined && currency !== 'NGN' && `currency ${currency} is not NGN`,
   ].filter((problem): problem is string => typeof problem === 'string');
   if (problems.length > 0 || !accountIds || !transactionId || !isPositiveKobo(amount)) {
     logger.error('paystack charge.success cannot be credited: kept for operators', { channel, problems });
@@ -792,12 +794,22 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
       sender: {
         account_name: personText(authorization.sender_name, NAME_MAX),
         account_number: text(authorization.sender_bank_account_number, 20) ?? null,
-        bank_code: bankCodeOrNull(authorization.sender_bank),
+        bank_code: senderBankCode(authorization.sender_bank),
       },
       narration: personText(authorization.narration, NARRATION_MAX),
       paid_at: isoOrNull(data.paid_at ?? data.paidAt),
     },
   ];
+}
+
+/**
+ * The payer's bank as our code. Paystack's payment events name it (`"sender_bank": "First City
+ * Monument Bank"` in its dedicated-account sample): a CBN code as sent, else the bank of our list
+ * of that name (as `ourBanksByName` matches names: ambiguous spellings are dropped), else null. It
+ * is shown to the merchant only, never used to move money.
+ */
+function senderBankCode(value: unknown): string | null {
+  return bankCodeOrNull(value) ?? ourBanksByName().find(text(value, NAME_MAX) ?? '')?.code ?? null;
 }
 
 /** The receiving account's ids as `IssuedAccount.account_ids` claimed them, best first. */

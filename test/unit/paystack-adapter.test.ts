@@ -359,8 +359,8 @@ describe('Paystack webhook events', () => {
         account_ids: ['nuban:9930000902', 'customer:CUS_kpb3qj71u1m0rw8'],
         account_number: '9930000902',
         amount: 25000,
-        // The sample's sender_bank is a name, not a code.
-        sender: { account_name: 'RANDALL AKANBI HORTON', account_number: 'XXXXXX0011', bank_code: null },
+        // The sample's sender_bank is a name ("First City Monument Bank"): our code of that bank.
+        sender: { account_name: 'RANDALL AKANBI HORTON', account_number: 'XXXXXX0011', bank_code: '214' },
         narration: 'NIP: RHODA CHURCH -1123344343/44343231232',
         paid_at: '2023-09-12T13:29:09.000Z',
       },
@@ -376,9 +376,13 @@ describe('Paystack webhook events', () => {
     });
   });
 
-  it('keeps a sender bank that is a CBN code', () => {
+  it('keeps a sender bank that is a CBN code, names one by our list, and leaves an unknown name null', () => {
     const [event] = eventsOf(pwtChargeSuccess({}, { sender_bank: '058' }));
     expect(event).toMatchObject({ sender: { bank_code: '058' } });
+    const [named] = eventsOf(pwtChargeSuccess({}, { sender_bank: 'Guaranty Trust Bank' }));
+    expect(named).toMatchObject({ sender: { bank_code: '058' } });
+    const [unknown] = eventsOf(pwtChargeSuccess({}, { sender_bank: 'Bank of Nowhere' }));
+    expect(unknown).toMatchObject({ sender: { bank_code: null } });
   });
 
   it('reads paidAt when paid_at is missing', () => {
@@ -419,6 +423,7 @@ describe('Paystack webhook events', () => {
     ['a negative amount', { amount: -25000 }],
     ['an unsafe amount', { amount: 2 ** 53 }],
     ['another currency', { currency: 'USD' }],
+    ['no currency', { currency: undefined }],
     ['no transaction id', { id: undefined }],
     ['no charge reference', { reference: undefined }],
   ])(
