@@ -171,6 +171,10 @@ export const BANKS: readonly BankRecord[] = [
   { code: '100', nip_code: '000022', name: 'SunTrust Bank', category: 'commercial', nuban: true },
   { code: '302', nip_code: '000026', name: 'TAJBank', category: 'non_interest', nuban: true },
   { code: '304', nip_code: '000037', name: 'The Alternative Bank', category: 'non_interest', nuban: true },
+  // Paystack's own NIP institution (its /bank list: "Titan Paystack", code 100039; its dedicated
+  // accounts' bank "Paystack-Titan", slug titan-paystack), not Titan Trust Bank (102). Its account
+  // numbers are not checked as NUBANs of 100039: Paystack publishes none that could confirm it.
+  { code: '100039', nip_code: '100039', name: 'Titan Paystack', category: 'mobile_money', nuban: false },
   { code: '102', nip_code: '000025', name: 'Titan Trust Bank', category: 'commercial', nuban: true },
   { code: '032', nip_code: '000018', name: 'Union Bank of Nigeria', category: 'commercial', nuban: true },
   { code: '033', nip_code: '000004', name: 'United Bank for Africa', category: 'commercial', nuban: true },

@@ -522,12 +522,6 @@ function indexBanks(banks: PaystackBank[], fetchedAt: number): BankDirectory {
 }
 
 /**
- * Banks Paystack issues accounts at that are not in its own `/bank` list, by slug: Titan Paystack
- * runs on Titan Trust Bank's rails, so payers send to it as Titan Trust Bank.
- */
-const ISSUER_ALIASES: Readonly<Record<string, string>> = { 'titan-paystack': '102' };
-
-/**
  * Our code of the bank in a `/charge` or `/dedicated_account` answer (`{name, slug, id}`): payers
  * are told to send to it, so it is never guessed. By slug in the `/bank` list; by `id` only when no
  * slug is given and a name is, and the names agree (Paystack's samples number banks more than one way: a DVA
@@ -537,8 +531,6 @@ const ISSUER_ALIASES: Readonly<Record<string, string>> = { 'titan-paystack': '10
 function mapIssuingBank(directory: BankDirectory, bank: Json | undefined): string | undefined {
   if (!bank) return undefined;
   const slug = text(bank.slug, 100);
-  const alias = slug && ISSUER_ALIASES[slug];
-  if (alias) return alias;
   const name = text(bank.name, NAME_MAX);
   const byId =
     slug === undefined && typeof bank.id === 'number'

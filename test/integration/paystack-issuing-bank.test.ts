@@ -40,9 +40,14 @@ async function openAt(chargeBank: PaystackStandInOptions['chargeBank']) {
 }
 
 describe('Paystack: the bank an account is issued at', () => {
-  it('places a listed slug, and Titan Paystack (its own bank) as Titan Trust Bank', async () => {
+  it("places a listed slug, and Paystack's own bank as Titan Paystack (100039), never Titan Trust Bank", async () => {
     expect((await openAt({ slug: 'wema-bank', name: 'Wema Bank', id: 99_999 })).bank_code).toBe('035');
-    expect((await openAt(undefined)).bank_code).toBe('102');
+    // The stand-in's default: create-dva.js's {"name":"Paystack-Titan","slug":"titan-paystack"}.
+    expect((await openAt(undefined)).bank_code).toBe('100039');
+    expect(
+      (await openAt({ slug: 'titan-paystack', name: 'Paystack-Titan', id: paystackBankId('100039') }))
+        .bank_code,
+    ).toBe('100039');
   });
 
   it('answers 503, never a listed bank that shares its id, for a slug of no list (test mode: "Test Bank")', async () => {

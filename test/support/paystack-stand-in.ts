@@ -308,8 +308,9 @@ function accountBankOf(cbn: string): AccountBank {
   return { name: bank.name, id: bank.id, slug: bank.slug, cbn };
 }
 
-// Titan Paystack is Paystack's own bank (on Titan Trust Bank's rails), absent from our list.
-const TITAN_PAYSTACK: AccountBank = { name: 'Titan Paystack', id: 1000, slug: 'titan-paystack', cbn: '102' };
+// Paystack's own bank: "Titan Paystack" (code 100039) in its /bank list, "Paystack-Titan" with the
+// same id and slug in its dedicated-account answers (`create-dva.js`).
+const TITAN_PAYSTACK: AccountBank = { ...accountBankOf('100039'), name: 'Paystack-Titan' };
 
 // Providers of `dist/api/dedicated-virtual-account/providers/response.json` plus `titan-paystack` of
 // `dist/doc/payments/dedicated-virtual-account/create-dva.js`.
