@@ -125,6 +125,11 @@ export const BANKS: readonly BankRecord[] = [
   { code: '100002', nip_code: '100002', name: 'Paga', category: 'mobile_money', nuban: false },
   { code: '100033', nip_code: '100033', name: 'PalmPay', category: 'mobile_money', nuban: false },
   { code: '104', nip_code: '000030', name: 'Parallex Bank', category: 'commercial', nuban: true },
+  // Paystack's own NIP institution, not Titan Trust Bank (102): named as Paystack names it to payers
+  // (its dedicated and Pay with Transfer accounts' bank, "Paystack-Titan"; "Titan Paystack" in its
+  // /bank list, code 100039). Its account numbers are not checked as NUBANs of 100039: Paystack
+  // publishes none that could confirm the check digit.
+  { code: '100039', nip_code: '100039', name: 'Paystack-Titan', category: 'payment_service', nuban: false },
   { code: '076', nip_code: '000008', name: 'Polaris Bank', category: 'commercial', nuban: true },
   { code: '105', nip_code: '000031', name: 'PremiumTrust Bank', category: 'commercial', nuban: true },
   { code: '101', nip_code: '000023', name: 'Providus Bank', category: 'commercial', nuban: true },
@@ -171,10 +176,6 @@ export const BANKS: readonly BankRecord[] = [
   { code: '100', nip_code: '000022', name: 'SunTrust Bank', category: 'commercial', nuban: true },
   { code: '302', nip_code: '000026', name: 'TAJBank', category: 'non_interest', nuban: true },
   { code: '304', nip_code: '000037', name: 'The Alternative Bank', category: 'non_interest', nuban: true },
-  // Paystack's own NIP institution (its /bank list: "Titan Paystack", code 100039; its dedicated
-  // accounts' bank "Paystack-Titan", slug titan-paystack), not Titan Trust Bank (102). Its account
-  // numbers are not checked as NUBANs of 100039: Paystack publishes none that could confirm it.
-  { code: '100039', nip_code: '100039', name: 'Titan Paystack', category: 'mobile_money', nuban: false },
   { code: '102', nip_code: '000025', name: 'Titan Trust Bank', category: 'commercial', nuban: true },
   { code: '032', nip_code: '000018', name: 'Union Bank of Nigeria', category: 'commercial', nuban: true },
   { code: '033', nip_code: '000004', name: 'United Bank for Africa', category: 'commercial', nuban: true },

@@ -502,18 +502,24 @@ function paystackBankOf(item: unknown): PaystackBank | undefined {
   };
 }
 
-/** Matches each of our banks to Paystack's: by NIP institution code, then by name. */
+/**
+ * Matches each of our banks to Paystack's: by NIP institution code, then by name, then by the same
+ * code (Paystack spells its own bank "Titan Paystack" in its list and "Paystack-Titan" in its
+ * answers, and may list it without a NIP code: its code 100039 is ours).
+ */
 function indexBanks(banks: PaystackBank[], fetchedAt: number): BankDirectory {
   const byNip = new Map<string, PaystackBank>();
   const byName = new NameIndex<PaystackBank>();
+  const byCode = new Map<string, PaystackBank>();
   for (const bank of banks) {
     if (bank.nip && !byNip.has(bank.nip)) byNip.set(bank.nip, bank);
     byName.add(bank.name, bank);
+    if (!byCode.has(bank.code)) byCode.set(bank.code, bank);
   }
   const forward = new Map<string, PaystackBank>();
   const reverse = new Map<PaystackBank, string>();
   for (const ours of BANKS) {
-    const match = byNip.get(ours.nip_code) ?? byName.find(ours.name);
+    const match = byNip.get(ours.nip_code) ?? byName.find(ours.name) ?? byCode.get(ours.code);
     if (!match) continue;
     forward.set(ours.code, match);
     if (!reverse.has(match)) reverse.set(match, ours.code);
@@ -566,6 +572,11 @@ class NameIndex<T> {
   find(name: string): T | undefined {
     if (!name) return undefined;
     return this.exact.get(exactKey(name)) ?? this.loose.get(looseKey(name)) ?? undefined;
+  }
+
+  /** By the exact key only: no words dropped (a loose key drops "(Diamond)", another bank). */
+  findExact(name: string): T | undefined {
+    return name ? this.exact.get(exactKey(name)) : undefined;
   }
 }
 
@@ -797,11 +808,11 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
 /**
  * The payer's bank as our code. Paystack's payment events name it (`"sender_bank": "First City
  * Monument Bank"` in its dedicated-account sample): a CBN code as sent, else the bank of our list
- * of that name (as `ourBanksByName` matches names: ambiguous spellings are dropped), else null. It
- * is shown to the merchant only, never used to move money.
+ * of exactly that name (case and punctuation aside; no words dropped, since "Access Bank (Diamond)"
+ * is another bank than Access Bank), else null. Shown to the merchant only, never used to move money.
  */
 function senderBankCode(value: unknown): string | null {
-  return bankCodeOrNull(value) ?? ourBanksByName().find(text(value, NAME_MAX) ?? '')?.code ?? null;
+  return bankCodeOrNull(value) ?? ourBanksByName().findExact(text(value, NAME_MAX) ?? '')?.code ?? null;
 }
 
 /** The receiving account's ids as `IssuedAccount.account_ids` claimed them, best first. */

@@ -433,8 +433,9 @@ describe('PARTNER=paystack: money in (Pay with Transfer)', () => {
   it('credits a charge.success once however often it is redelivered, and shows it on the payment', async () => {
     const m = await aMerchant();
     const { reference, account, chargeReference } = await openAccount(m, 25_000);
-    // The stand-in issues at Paystack's own bank, as Paystack's samples do: Titan Paystack.
-    expect(account.bank).toEqual({ code: '100039', name: 'Titan Paystack' });
+    // The stand-in issues at Paystack's own bank, as Paystack's samples do: found by its code in
+    // Paystack's list (where it is "Titan Paystack", with no NIP code), shown as payers see it.
+    expect(account.bank).toEqual({ code: '100039', name: 'Paystack-Titan' });
     const { id, event } = await standIn.payCharge(chargeReference, 25_000);
     await waitForBalance(m, 25_000);
     await Promise.all(Array.from({ length: 5 }, () => standIn.sendEvent(event)));

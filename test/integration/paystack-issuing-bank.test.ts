@@ -18,10 +18,10 @@ afterEach(async () => {
   await Promise.all(started.splice(0).map((standIn) => standIn.close()));
 });
 
-async function openAt(chargeBank: PaystackStandInOptions['chargeBank']) {
+async function paystackPartner(chargeBank?: PaystackStandInOptions['chargeBank']) {
   const standIn = await startPaystackStandIn({ chargeBank });
   started.push(standIn);
-  const partner = createPaystackPartner({
+  return createPaystackPartner({
     baseUrl: standIn.url,
     secretKey: async () => standIn.secretKey,
     timeoutMs: 2_000,
@@ -30,6 +30,10 @@ async function openAt(chargeBank: PaystackStandInOptions['chargeBank']) {
     dvaBank: 'wema-bank',
     memo: { get: async () => undefined, put: async () => undefined },
   });
+}
+
+async function openAt(chargeBank: PaystackStandInOptions['chargeBank']) {
+  const partner = await paystackPartner(chargeBank);
   return partner.openVirtualAccount({
     merchant_id: 'mer_issuing',
     reference: `va-${Math.random().toString(36).slice(2, 10)}`,
@@ -48,6 +52,14 @@ describe('Paystack: the bank an account is issued at', () => {
       (await openAt({ slug: 'titan-paystack', name: 'Paystack-Titan', id: paystackBankId('100039') }))
         .bank_code,
     ).toBe('100039');
+  });
+
+  it("finds Paystack's own bank in its /bank list by code, though the list spells it otherwise and gives no NIP code", async () => {
+    // The stand-in lists it as published copies of Paystack's list do: "Titan Paystack", 100039.
+    // Ours is "Paystack-Titan" (as Paystack's answers name it): neither NIP code nor name agree.
+    const partner = await paystackPartner();
+    await expect(partner.checkBank('100039')).resolves.toBeUndefined();
+    await expect(partner.checkBank('102')).resolves.toBeUndefined();
   });
 
   it('answers 503, never a listed bank that shares its id, for a slug of no list (test mode: "Test Bank")', async () => {

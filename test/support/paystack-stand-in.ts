@@ -160,6 +160,13 @@ export const PAYSTACK_BANK_CODE_OVERRIDES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Paystack's own bank as published copies of its `/bank` list show it: "Titan Paystack" (not the
+ * "Paystack-Titan" of its account answers and of our list), code 100039, with no NIP sort code
+ * known, so the adapter must find it by its code.
+ */
+const PAYSTACK_OWN_BANK = { cbn: '100039', name: 'Titan Paystack' } as const;
+
+/**
  * Account-number prefixes that make the stand-in misbehave, as the brief of each test needs:
  * resolution (`GET /bank/resolve`) and transfers to a recipient with such an account number.
  */
@@ -244,13 +251,15 @@ function slugOf(name: string): string {
 }
 
 function paystackBankOf(bank: BankRecord, index: number): PaystackBank {
+  const own = bank.code === PAYSTACK_OWN_BANK.cbn;
+  const name = own ? PAYSTACK_OWN_BANK.name : bank.name;
   return {
     id: index + 1,
-    name: bank.name,
-    slug: slugOf(bank.name),
+    name,
+    slug: slugOf(name),
     code: PAYSTACK_BANK_CODE_OVERRIDES[bank.code] ?? bank.code,
     cbn: bank.code,
-    nip_sort_code: bank.nip_code,
+    nip_sort_code: own ? '' : bank.nip_code,
     supports_transfer: bank.code !== PAYSTACK_NO_TRANSFER_BANK_CODE,
   };
 }
@@ -290,7 +299,7 @@ function bankView(bank: PaystackBank, withNip: boolean): Record<string, unknown>
     type: 'nuban',
     is_deleted: false,
     ...BANK_DATES,
-    ...(withNip ? { nip_sort_code: bank.nip_sort_code } : {}),
+    ...(withNip ? { nip_sort_code: bank.nip_sort_code || null } : {}),
   };
 }
 
@@ -310,7 +319,7 @@ function accountBankOf(cbn: string): AccountBank {
 
 // Paystack's own bank: "Titan Paystack" (code 100039) in its /bank list, "Paystack-Titan" with the
 // same id and slug in its dedicated-account answers (`create-dva.js`).
-const TITAN_PAYSTACK: AccountBank = { ...accountBankOf('100039'), name: 'Paystack-Titan' };
+const TITAN_PAYSTACK: AccountBank = { ...accountBankOf(PAYSTACK_OWN_BANK.cbn), name: 'Paystack-Titan' };
 
 // Providers of `dist/api/dedicated-virtual-account/providers/response.json` plus `titan-paystack` of
 // `dist/doc/payments/dedicated-virtual-account/create-dva.js`.

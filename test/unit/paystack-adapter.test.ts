@@ -383,6 +383,9 @@ describe('Paystack webhook events', () => {
     expect(named).toMatchObject({ sender: { bank_code: '058' } });
     const [unknown] = eventsOf(pwtChargeSuccess({}, { sender_bank: 'Bank of Nowhere' }));
     expect(unknown).toMatchObject({ sender: { bank_code: null } });
+    // Not Access Bank (044): the old Diamond Bank, absent from our list. No words are dropped.
+    const [qualified] = eventsOf(pwtChargeSuccess({}, { sender_bank: 'Access Bank (Diamond)' }));
+    expect(qualified).toMatchObject({ sender: { bank_code: null } });
   });
 
   it('reads paidAt when paid_at is missing', () => {
