@@ -2,25 +2,12 @@ import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { CREDENTIAL_HEADERS } from '#shared/api-keys/credential-headers.ts';
-import {
-  DASHBOARD_PREFIX,
-  MERCHANT_ROUTES,
-  RATE_LIMIT,
-  ROUTES,
-  servedPaths,
-} from '#shared/definitions/routes.ts';
+import { PUBLIC_PATHS, WEBHOOK_PATHS } from '#shared/definitions/keyless.ts';
+import { DASHBOARD_PREFIX, RATE_LIMIT } from '#shared/definitions/routes.ts';
 import { RateLimited } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
 
-/** The paths of the merchant API that take no credentials (`GET /banks` and its aliases). */
-export const PUBLIC_PATHS: readonly string[] = MERCHANT_ROUTES.filter((route) => route.auth === 'none')
-  .flatMap((route) => servedPaths(route))
-  .sort();
-
-/** The partner webhook's paths: never limited (API.md §2), whatever headers a delivery carries. */
-export const WEBHOOK_PATHS: readonly string[] = ROUTES.filter((route) => route.auth === 'webhook')
-  .flatMap((route) => servedPaths(route))
-  .sort();
+export { PUBLIC_PATHS, WEBHOOK_PATHS };
 
 /** The body of API.md §2's 429, exactly as the HTTP stack and the local gateway send it. */
 export const RATE_LIMITED_BODY = errorResult(new RateLimited(RATE_LIMIT.windowSeconds), 'synth').body;
@@ -55,11 +42,11 @@ const anyOf = (statements: Statement[]): Statement => {
 const not = (statement: Statement): Statement => ({ notStatement: { statement } });
 
 /**
- * Which requests count against the per-IP limit of requests without a key (API.md §2, §11): the
- * public paths (`GET /banks`), and any other request that lacks a credential header, which API
- * Gateway answers 401 itself without invoking the authorizer (so the authorizer's count never sees
- * it). Never the partner webhook, the dashboard's API (signed-in users, its own limits) or a CORS
- * preflight. Paths are matched by their end (WAF sees the stage in front: `/prod/banks`).
+ * `countsWithoutKey` (shared/definitions/keyless.ts) as a WAF statement: the public paths
+ * (`GET /banks`), and any other request that lacks a credential header, which API Gateway answers
+ * 401 itself without invoking the authorizer (so the authorizer's count never sees it). Never the
+ * partner webhook, the dashboard's API (signed-in users, its own limits) or a CORS preflight. Paths
+ * are matched by their end (WAF sees the stage in front: `/prod/banks`).
  */
 export function requestsWithoutKey(): Statement {
   const exempt = anyOf([

@@ -20,10 +20,9 @@ import { dashboardResponder } from '#infra/local/dashboard.ts';
 import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
 import type { SessionVerifier } from '#infra/local/session-verifier.ts';
-import { CREDENTIAL_HEADERS } from '#shared/api-keys/credential-headers.ts';
+import { countsWithoutKey } from '#shared/definitions/keyless.ts';
 import {
   API_KEY_AUTHORIZER,
-  DASHBOARD_PREFIX,
   functionOf,
   handlerFile,
   RATE_LIMIT,
@@ -156,24 +155,6 @@ function rateLimited(
 ): APIGatewayProxyResult {
   const result = errorResult(new RateLimited(retryAfterSeconds), requestId);
   return { ...result, headers: { ...headers, ...result.headers } };
-}
-
-/** The partner webhook's paths: never limited (API.md §2). */
-const WEBHOOK_PATHS = ROUTES.filter((route) => route.auth === 'webhook').flatMap((route) =>
-  servedPaths(route),
-);
-
-/**
- * A request no route answers (404, 405) that the stack's WAF rule counts per client IP as a request
- * without a key (`requestsWithoutKey` in infra/constructs/public-limit.ts): one lacking a
- * credential header, unless it is for the partner webhook, the dashboard's API, or a preflight.
- * Requests a route answers are counted by the authorizer or their handler instead.
- */
-function unroutedWithoutKey(request: IncomingMessage, pathname: string): boolean {
-  if (request.method === 'OPTIONS') return false;
-  if (WEBHOOK_PATHS.some((path) => pathname.includes(path)) || pathname.includes(`${DASHBOARD_PREFIX}/`))
-    return false;
-  return CREDENTIAL_HEADERS.some((name) => !request.headers[name]);
 }
 
 function lambdaContext(functionName: string, requestId: string): Context {
@@ -399,7 +380,8 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const chosen = candidates.find(({ entry }) => entry.route.method === request.method);
     if (!chosen?.found) {
       // As WAF on AWS: counted per client IP with failed attempts and requests without a key.
-      if (unroutedWithoutKey(request, url.pathname)) {
+      // Requests a route answers are counted by the authorizer or their handler instead.
+      if (countsWithoutKey({ method: request.method ?? '', path: url.pathname, headers: request.headers })) {
         const { takeClientIpRequest } = await import('#shared/limits/client-ip.ts');
         const decision = await takeClientIpRequest(apiId, sourceIp(request));
         if (!decision.allowed) return send(response, rateLimited(requestId, decision.retryAfterSeconds, {}));

@@ -14,6 +14,7 @@ import {
   OVERDUE_TRANSFER,
   UNMATCHED_PAYMENT,
 } from '#shared/definitions/alerts.ts';
+import { countsWithoutKey } from '#shared/definitions/keyless.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
   API_KEY_AUTHORIZER,
@@ -212,8 +213,17 @@ describe('the AWS stack', () => {
     // Which requests the synthesized rule counts, as WAF evaluates it (the stage in front of the path).
     const scope = limit?.ScopeDownStatement as WafStatement;
     const key = { 'X-API-Key': 'pk_test', 'X-API-Secret': 'sk_test' };
-    const counted = (method: string, path: string, headers?: Record<string, string>) =>
-      wafMatches(scope, { method, path: `/dev${path}`, headers });
+    // Each answer is also the local gateway's (countsWithoutKey, which the rule is built from).
+    const counted = (method: string, path: string, headers: Record<string, string> = {}) => {
+      const waf = wafMatches(scope, { method, path: `/dev${path}`, headers });
+      const lowerCase = Object.fromEntries(
+        Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
+      );
+      expect(countsWithoutKey({ method, path: `/dev${path}`, headers: lowerCase }), `${method} ${path}`).toBe(
+        waf,
+      );
+      return waf;
+    };
     for (const path of PUBLIC_PATHS) {
       expect(counted('GET', path)).toBe(true);
       // Credentials sent with GET /banks are allowed (API.md §2): still a public request.
@@ -226,6 +236,11 @@ describe('the AWS stack', () => {
     expect(counted('GET', '/balance', { 'X-API-Key': 'pk_test', 'X-API-Secret': '' })).toBe(true);
     expect(counted('GET', '/no-such-route')).toBe(true);
     expect(counted('GET', '/openapi.json')).toBe(true);
+    // A public path whatever the method, preflight or credentials; an unrouted one with both headers not.
+    expect(counted('POST', '/banks', key)).toBe(true);
+    expect(counted('OPTIONS', '/banks/list')).toBe(true);
+    expect(counted('PUT', '/transfers')).toBe(true);
+    expect(counted('GET', '/no-such-route', key)).toBe(false);
     // Both headers: the authorizer counts the failed ones; valid ones are limited per key.
     expect(counted('GET', '/balance', key)).toBe(false);
     expect(counted('GET', '/balance', { 'x-api-key': 'pk_test', 'x-api-secret': 'sk_test' })).toBe(false);
