@@ -7,9 +7,7 @@ import type { EventRecord } from '#shared/events/events.ts';
 import { logger } from '#shared/logger.ts';
 import type { DeliveryMessage } from '#shared/merchant-webhooks/deliveries.ts';
 import { enqueueDeliveries } from '#shared/merchant-webhooks/delivery-queue.ts';
-import type { EndpointRecord } from '#shared/merchant-webhooks/endpoints.ts';
-import { listEndpoints } from '#shared/merchant-webhooks/endpoints.ts';
-import { recordFanOut } from '#shared/merchant-webhooks/fan-out.ts';
+import { endpointsOncePerMerchant, recordFanOut } from '#shared/merchant-webhooks/fan-out.ts';
 import { countFailedItems } from '#shared/metrics.ts';
 
 /**
@@ -32,12 +30,7 @@ function eventKeys(record: DynamoDBRecord): { merchant_id?: string; event_id?: s
 
 export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   logger.resetKeys();
-  const endpoints = new Map<string, Promise<EndpointRecord[]>>();
-  const endpointsOf = (merchantId: string) => {
-    const read = endpoints.get(merchantId) ?? listEndpoints(merchantId);
-    endpoints.set(merchantId, read);
-    return read;
-  };
+  const endpointsOf = endpointsOncePerMerchant();
   const messages: DeliveryMessage[] = [];
   /** The sequence number of the record each message is for. */
   const recordOf: string[] = [];

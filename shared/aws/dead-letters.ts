@@ -125,13 +125,28 @@ export function summarize(body: string): string {
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }
 
+/** When a received message was first sent (ISO 8601), if SQS says. */
+export function sentAtOf(message: Pick<Message, 'Attributes'>): string | null {
+  const sent = Number(message.Attributes?.SentTimestamp);
+  return Number.isFinite(sent) ? new Date(sent).toISOString() : null;
+}
+
+/** Oldest first, by `sentAt` (unknown first). */
+export const bySentAt = (a: { sentAt: string | null }, b: { sentAt: string | null }) =>
+  (a.sentAt ?? '').localeCompare(b.sentAt ?? '');
+
+/** Every message of a queue (up to `MAX_MESSAGES`), left there and visible again at once. */
+export async function peekAll(queueUrl: string): Promise<Message[]> {
+  const messages = await receiveAll(queueUrl);
+  await release(queueUrl, messages);
+  return messages;
+}
+
 function toDeadLetter(message: Message): DeadLetter {
-  const attributes = message.Attributes ?? {};
-  const sent = Number(attributes.SentTimestamp);
   return {
     messageId: message.MessageId ?? '',
-    receiveCount: Number(attributes.ApproximateReceiveCount ?? 0),
-    sentAt: Number.isFinite(sent) ? new Date(sent).toISOString() : null,
+    receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0),
+    sentAt: sentAtOf(message),
     summary: summarize(message.Body ?? ''),
     body: message.Body ?? '',
   };
@@ -139,9 +154,7 @@ function toDeadLetter(message: Message): DeadLetter {
 
 /** The messages of a dead-letter queue, oldest first; they stay in the queue, visible again at once. */
 export async function listDeadLetters(deadLetters: string): Promise<DeadLetter[]> {
-  const messages = await receiveAll(deadLetters);
-  await release(deadLetters, messages);
-  return messages.map(toDeadLetter).sort((a, b) => (a.sentAt ?? '').localeCompare(b.sentAt ?? ''));
+  return (await peekAll(deadLetters)).map(toDeadLetter).sort(bySentAt);
 }
 
 /** A message moved back: its id in the dead-letter queue and its new id in the source queue. */

@@ -40,6 +40,16 @@ async function startDelivery(event: EventRecord, endpoint: EndpointRecord, deliv
 /** A merchant's enabled endpoints: read now, or once per batch (see the stream consumer). */
 export type EndpointLookup = (merchantId: string) => Promise<EndpointRecord[]>;
 
+/** A lookup that reads each merchant's endpoints once, for a batch of events fanned out together. */
+export function endpointsOncePerMerchant(): EndpointLookup {
+  const read = new Map<string, Promise<EndpointRecord[]>>();
+  return (merchantId) => {
+    const endpoints = read.get(merchantId) ?? listEndpoints(merchantId);
+    read.set(merchantId, endpoints);
+    return endpoints;
+  };
+}
+
 /** Every enabled endpoint of the event's merchant that subscribed to its type. */
 export async function subscribers(
   event: EventRecord,

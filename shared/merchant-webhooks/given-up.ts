@@ -1,6 +1,14 @@
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { tableName } from '#shared/aws/clients.ts';
-import { hold, queueUrlOf, receiveAll, release } from '#shared/aws/dead-letters.ts';
+import {
+  bySentAt,
+  hold,
+  peekAll,
+  queueUrlOf,
+  receiveAll,
+  release,
+  sentAtOf,
+} from '#shared/aws/dead-letters.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { scanAll } from '#shared/aws/scan.ts';
 import { sqs } from '#shared/aws/sqs.ts';
@@ -10,8 +18,7 @@ import { QUEUES } from '#shared/definitions/queues.ts';
 import { EVENTS_STREAM, givenUpQueueName } from '#shared/definitions/streams.ts';
 import type { EventRecord } from '#shared/events/events.ts';
 import { enqueueDeliveries } from '#shared/merchant-webhooks/delivery-queue.ts';
-import { type EndpointRecord, listEndpoints } from '#shared/merchant-webhooks/endpoints.ts';
-import { recordFanOut } from '#shared/merchant-webhooks/fan-out.ts';
+import { endpointsOncePerMerchant, recordFanOut } from '#shared/merchant-webhooks/fan-out.ts';
 
 /**
  * The operator's way back from what the events stream gave up (runbook: `GivenUpAlarm`). Lambda's
@@ -64,10 +71,9 @@ export function describeGivenUp(message: Pick<Message, 'MessageId' | 'Body' | 'A
   const lastArrival = text(info.approximateArrivalOfLastRecord);
   const first = Date.parse(firstArrival ?? '');
   const last = Date.parse(lastArrival ?? '');
-  const sent = Number(message.Attributes?.SentTimestamp);
   return {
     messageId: message.MessageId ?? '',
-    sentAt: Number.isFinite(sent) ? new Date(sent).toISOString() : null,
+    sentAt: sentAtOf(message),
     condition: text(context.condition),
     shardId: text(info.shardId),
     firstSequence: text(info.startSequenceNumber),
@@ -89,10 +95,7 @@ const givenUpQueue = () => queueUrlOf(givenUpQueueName(EVENTS_STREAM));
 
 /** The batches the events stream gave up on, oldest first; they stay in the queue. */
 export async function listGivenUp(): Promise<GivenUpBatch[]> {
-  const url = await givenUpQueue();
-  const messages = await receiveAll(url);
-  await release(url, messages);
-  return messages.map(describeGivenUp).sort((a, b) => (a.sentAt ?? '').localeCompare(b.sentAt ?? ''));
+  return (await peekAll(await givenUpQueue())).map(describeGivenUp).sort(bySentAt);
 }
 
 /** What fanning a window's events out again did. */
@@ -154,11 +157,7 @@ export async function fanOutAgain(window: { from: string; to: string }): Promise
       ConsistentRead: true,
     });
     if (found.length === 0) return;
-    let endpoints: Promise<EndpointRecord[]> | undefined;
-    const endpointsOf = (id: string) => {
-      endpoints ??= listEndpoints(id);
-      return endpoints;
-    };
+    const endpointsOf = endpointsOncePerMerchant();
     const messages = [];
     for (const event of found) {
       try {
