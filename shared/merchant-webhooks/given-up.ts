@@ -126,6 +126,19 @@ async function merchantIds(): Promise<string[]> {
   return items.map((item) => item.merchant_id).sort();
 }
 
+/** What every window's fan-out needs: the deliveries queue, and every merchant's id. */
+interface FanOutTarget {
+  deliveriesQueue: string;
+  merchants: string[];
+}
+
+async function fanOutTarget(): Promise<FanOutTarget> {
+  return {
+    deliveriesQueue: config.merchantWebhooks.queueUrl ?? (await queueUrlOf(QUEUES.webhookDeliveries.name)),
+    merchants: await merchantIds(),
+  };
+}
+
 /** Merchants whose window is read at once. */
 const MERCHANTS_AT_ONCE = 8;
 
@@ -138,14 +151,16 @@ const MERCHANTS_AT_ONCE = 8;
  * event that can never be fanned out is skipped and reported; any other failure throws, with
  * nothing lost (run it again: it is idempotent).
  */
-export async function fanOutAgain(window: { from: string; to: string }): Promise<FanOutReport> {
+export async function fanOutAgain(
+  window: { from: string; to: string },
+  /** Where the windows go, read once for several windows (`replayGivenUp`). */
+  target: Promise<FanOutTarget> = fanOutTarget(),
+): Promise<FanOutReport> {
   const from = Date.parse(window.from);
   const to = Date.parse(window.to);
   if (!(Number.isFinite(from) && Number.isFinite(to) && from <= to))
     throw new RangeError(`not a time window: ${window.from} to ${window.to}`);
-  const deliveriesQueue =
-    config.merchantWebhooks.queueUrl ?? (await queueUrlOf(QUEUES.webhookDeliveries.name));
-  const merchants = await merchantIds();
+  const { deliveriesQueue, merchants } = await target;
   let events = 0;
   let queued = 0;
   const skipped: FanOutReport['skipped'] = [];
@@ -223,6 +238,8 @@ export async function replayGivenUp(options: { messageId?: string } = {}): Promi
     : messages;
   const kept = messages.filter((message) => !chosen.includes(message));
   const replayed: Replayed[] = [];
+  // Read once for all the batches, when the first one needs it.
+  let target: Promise<FanOutTarget> | undefined;
   try {
     await hold(url, chosen, REPLAY_HOLD_SECONDS);
     for (const message of chosen) {
@@ -257,7 +274,8 @@ export async function replayGivenUp(options: { messageId?: string } = {}): Promi
       }
       let fannedOut: FanOutReport;
       try {
-        fannedOut = await fanOutAgain(batch.window);
+        target ??= fanOutTarget();
+        fannedOut = await fanOutAgain(batch.window, target);
       } catch (error) {
         kept.push(message);
         replayed.push({ ...batch, fannedOut: null, deleted: false, error: String(error) });
