@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import { type SqsHandler, startPoller } from '#infra/local/poller.ts';
 import { sessionVerifierFrom } from '#infra/local/session-verifier.ts';
-import { type StreamHandler, startStreamPoller } from '#infra/local/stream-poller.ts';
+import { givenUpSender, type StreamHandler, startStreamPoller } from '#infra/local/stream-poller.ts';
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLES } from '#shared/definitions/tables.ts';
@@ -61,6 +61,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       });
       stops.push(poller.stop);
     }
+    const givenUp = givenUpSender(options.env);
+    stops.push(givenUp.stop);
     for (const stream of STREAMS) {
       const { handler } = await load<StreamHandler>(stream.consumer);
       const poller = await startStreamPoller({
@@ -72,6 +74,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         },
         batchSize: stream.batchSize,
         onError: options.onPollerError,
+        consumer: stream.consumer,
+        onGiveUp: (description) => givenUp.send(stream, description),
       });
       stops.push(poller.stop);
     }

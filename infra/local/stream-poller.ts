@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   type _Record,
@@ -6,11 +7,41 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
+import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { localCredentials } from '#infra/local/process.ts';
+import { givenUpQueueName, type StreamDefinition } from '#shared/definitions/streams.ts';
 
 /** Errors of a shard iterator that a fresh read from TRIM_HORIZON cures. */
 const RESTARTABLE = new Set(['TrimmedDataAccessException', 'ExpiredIteratorException']);
+
+/** How long a DynamoDB stream keeps a record, and so how long Lambda retries a failing one. */
+export const STREAM_RETENTION_MS = 24 * 3_600_000;
+
+/**
+ * Lambda's on-failure record for a DynamoDB stream batch it gave up on: where the batch was and
+ * when its records arrived, never the records themselves.
+ */
+export interface StreamBatchGivenUp {
+  requestContext: {
+    requestId: string;
+    functionArn: string;
+    condition: 'RecordAgeExceeded';
+    approximateInvokeCount: number;
+  };
+  responseContext: { statusCode: number; executedVersion: string; functionError: string };
+  version: '1.0';
+  timestamp: string;
+  DDBStreamBatchInfo: {
+    shardId: string;
+    startSequenceNumber: string;
+    endSequenceNumber: string;
+    approximateArrivalOfFirstRecord: string;
+    approximateArrivalOfLastRecord: string;
+    batchSize: number;
+    streamArn: string;
+  };
+}
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined>;
 
@@ -22,13 +53,83 @@ export interface StreamPollerOptions {
   /** Pause between reads of a shard with nothing new. */
   idleMs?: number;
   onError?: (error: unknown) => void;
+  /** The consumer's name, in the `functionArn` of what is given up. */
+  consumer?: string;
+  /**
+   * The clock a record's age is read against (tests move it a day on). A failing record is given
+   * again for as long as the stream keeps it, as by Lambda's mapping with unlimited retries and
+   * record age.
+   */
+  now?: () => number;
+  /**
+   * Told of each batch given up, in Lambda's on-failure shape (the stream's given-up queue). Until
+   * it resolves the batch is not passed, so a description that could not be sent is not lost.
+   */
+  onGiveUp?: (description: StreamBatchGivenUp) => Promise<void>;
+}
+
+const wholeSeconds = (at: Date | undefined) => (at ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** What Lambda sends its on-failure destination for `records`, a batch it gave up on. */
+export function describeGivenUpBatch(
+  records: readonly _Record[],
+  shardId: string,
+  streamArn: string,
+  consumer: string,
+  invokeCount: number,
+): StreamBatchGivenUp {
+  const first = records[0]?.dynamodb;
+  const last = records.at(-1)?.dynamodb;
+  return {
+    requestContext: {
+      requestId: randomUUID(),
+      functionArn: `arn:aws:lambda:us-east-1:000000000000:function:${consumer}`,
+      condition: 'RecordAgeExceeded',
+      approximateInvokeCount: invokeCount,
+    },
+    responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
+    version: '1.0',
+    timestamp: new Date().toISOString(),
+    DDBStreamBatchInfo: {
+      shardId,
+      startSequenceNumber: first?.SequenceNumber ?? '',
+      endSequenceNumber: last?.SequenceNumber ?? '',
+      approximateArrivalOfFirstRecord: wholeSeconds(first?.ApproximateCreationDateTime),
+      approximateArrivalOfLastRecord: wholeSeconds(last?.ApproximateCreationDateTime),
+      batchSize: records.length,
+      streamArn,
+    },
+  };
+}
+
+/**
+ * Sends what a stream poller gives up to the stream's given-up queue (made by the bootstrap), as
+ * the CDK stack's `onFailure` destination receives it from Lambda.
+ */
+export function givenUpSender(env: Record<string, string>) {
+  const client = new SQSClient({
+    endpoint: env.SQS_ENDPOINT,
+    region: 'us-east-1',
+    credentials: localCredentials,
+  });
+  return {
+    send: async (stream: StreamDefinition, description: StreamBatchGivenUp) => {
+      const { QueueUrl } = await client.send(
+        new GetQueueUrlCommand({ QueueName: (env.TABLE_PREFIX ?? '') + givenUpQueueName(stream) }),
+      );
+      await client.send(new SendMessageCommand({ QueueUrl, MessageBody: JSON.stringify(description) }));
+    },
+    stop: async () => client.destroy(),
+  };
 }
 
 /**
  * Drives a table-stream consumer as Lambda's DynamoDB event source mapping does: reads every shard
  * of the table's stream from its oldest record (so records written while nothing ran are still
  * handled after a restart), invokes the handler with real stream records, and on a reported
- * failure gives the same records again from the first failed one, as Lambda does.
+ * failure gives the same records again from the first failed one, as Lambda does, until the first
+ * of them leaves the stream (24 hours): then those records are given up, described to `onGiveUp`
+ * as Lambda describes them to the mapping's on-failure destination, and the shard read on.
  */
 export async function startStreamPoller(options: StreamPollerOptions): Promise<{ stop(): Promise<void> }> {
   const client = { region: 'us-east-1', endpoint: options.endpoint, credentials: localCredentials };
@@ -42,6 +143,24 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
   const idle = () => new Promise((resolve) => setTimeout(resolve, options.idleMs ?? 200));
   const reading = new Set<string>();
   const done = new Set<string>();
+  const now = options.now ?? Date.now;
+  /** Describes `records` to `onGiveUp`; false (the records kept) if it could not be told. */
+  const gaveUp = async (records: readonly _Record[], shardId: string, invokes: number) => {
+    const description = describeGivenUpBatch(
+      records,
+      shardId,
+      streamArn,
+      options.consumer ?? options.tableName,
+      invokes,
+    );
+    try {
+      await options.onGiveUp?.(description);
+      return true;
+    } catch (error) {
+      options.onError?.(error);
+      return false;
+    }
+  };
 
   const readShard = async (shardId: string) => {
     let iterator = (
@@ -54,6 +173,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
       )
     ).ShardIterator;
     let pending: _Record[] = [];
+    /** Invocations with the records from `pending[0]` on (Lambda's `approximateInvokeCount`). */
+    let invokes = 0;
     while (running && (iterator || pending.length > 0)) {
       if (pending.length === 0 && iterator) {
         const page = await streams.send(
@@ -71,6 +192,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
         Records: batch.map((record) => ({ ...record, eventSourceARN: streamArn }) as DynamoDBRecord),
       };
       let failedAt = -1;
+      invokes++;
       try {
         const answer = await options.handler(event);
         const first = answer?.batchItemFailures?.[0]?.itemIdentifier;
@@ -79,10 +201,19 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
         options.onError?.(error);
         failedAt = 0;
       }
-      if (failedAt < 0) pending = pending.slice(batch.length);
-      else {
+      if (failedAt < 0) {
+        pending = pending.slice(batch.length);
+        invokes = 0;
+      } else {
+        if (failedAt > 0) invokes = 1;
         pending = pending.slice(failedAt);
-        await idle();
+        const failing = batch.slice(failedAt);
+        // DynamoDB Local states a record's creation to the minute (DynamoDB to the second).
+        const arrived = failing[0]?.dynamodb?.ApproximateCreationDateTime?.getTime() ?? now();
+        if (now() - arrived >= STREAM_RETENTION_MS && (await gaveUp(failing, shardId, invokes))) {
+          pending = pending.slice(failing.length);
+          invokes = 0;
+        } else await idle();
       }
     }
     reading.delete(shardId);

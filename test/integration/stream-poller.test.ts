@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DynamoDBClient,
+  PutItemCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
+import {
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localCredentials } from '#infra/local/process.ts';
+import { givenUpSender, type StreamBatchGivenUp, startStreamPoller } from '#infra/local/stream-poller.ts';
+import { EVENTS_STREAM, givenUpQueueName } from '#shared/definitions/streams.ts';
+import { describeGivenUp } from '#shared/merchant-webhooks/given-up.ts';
+
+/**
+ * The local stream poller gives a failing batch up as Lambda's mapping does when its records age
+ * out: the records from the first failure on are described (never given) to the stream's given-up
+ * queue, in the shape the operator's `npm run ops -- given-up` reads, and the shard is read on.
+ */
+
+const env = {
+  SQS_ENDPOINT: process.env.SQS_ENDPOINT ?? '',
+  TABLE_PREFIX: `${process.env.TABLE_PREFIX ?? ''}poller-${randomUUID().slice(0, 8)}-`,
+};
+const local = { region: 'us-east-1', credentials: localCredentials };
+const dynamo = new DynamoDBClient({ ...local, endpoint: process.env.DYNAMODB_ENDPOINT });
+const sqs = new SQSClient({ ...local, endpoint: env.SQS_ENDPOINT });
+const table = `${env.TABLE_PREFIX}items`;
+// A stream of its own, so its given-up queue holds only what this test gives up.
+const stream = { ...EVENTS_STREAM, consumer: 'test-consumer' };
+let queueUrl = '';
+
+beforeAll(async () => {
+  await dynamo.send(
+    new CreateTableCommand({
+      TableName: table,
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+    }),
+  );
+  await waitUntilTableExists({ client: dynamo, maxWaitTime: 30 }, { TableName: table });
+  queueUrl =
+    (await sqs.send(new CreateQueueCommand({ QueueName: env.TABLE_PREFIX + givenUpQueueName(stream) })))
+      .QueueUrl ?? '';
+});
+
+afterAll(async () => {
+  await dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+  await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl })).catch(() => undefined);
+  dynamo.destroy();
+  sqs.destroy();
+});
+
+const put = (id: string) => dynamo.send(new PutItemCommand({ TableName: table, Item: { id: { S: id } } }));
+const idOf = (record: DynamoDBStreamEvent['Records'][number]) => record.dynamodb?.NewImage?.id?.S;
+
+describe('the local stream poller', { timeout: 60_000 }, () => {
+  it('gives the failing records of a batch up once they are older than the record age, describes them to the given-up queue, and reads on', async () => {
+    const seen: string[][] = [];
+    let failing = 'b';
+    const sender = givenUpSender(env);
+    const givenUp: StreamBatchGivenUp[] = [];
+    let sendFails = true;
+    let clockOffset = 0;
+    const poller = await startStreamPoller({
+      endpoint: process.env.DYNAMODB_ENDPOINT ?? '',
+      tableName: table,
+      batchSize: 10,
+      idleMs: 50,
+      now: () => Date.now() + clockOffset,
+      consumer: stream.consumer,
+      handler: async (event) => {
+        seen.push(event.Records.map((record) => idOf(record) ?? '?'));
+        const bad = event.Records.find((record) => idOf(record) === failing);
+        return { batchItemFailures: bad ? [{ itemIdentifier: bad.dynamodb?.SequenceNumber ?? '' }] : [] };
+      },
+      onGiveUp: async (description) => {
+        // The first description cannot be sent: the records are kept and given again.
+        if (sendFails) {
+          sendFails = false;
+          throw new Error('queue unreachable');
+        }
+        givenUp.push(description);
+        await sender.send(stream, description);
+      },
+      onError: () => undefined,
+    });
+    try {
+      await put('a');
+      await put('b');
+      await put('c');
+      const started = Date.now();
+      // b fails and is given again and again while it is younger than a day; a is not.
+      await expect
+        .poll(() => seen.filter((batch) => batch[0] === 'b').length, { timeout: 20_000 })
+        .toBeGreaterThan(3);
+      expect(givenUp).toHaveLength(0);
+      expect(seen.flat().filter((id) => id === 'a')).toEqual(['a']);
+      // A day later (the stream's retention), b and c are given up.
+      clockOffset = 24 * 3_600_000 + 60_000;
+      await expect.poll(() => givenUp.length, { timeout: 20_000, interval: 100 }).toBe(1);
+
+      // The shard is read on: a later record reaches the handler, and b and c are never given again.
+      failing = '';
+      await put('d');
+      await expect.poll(() => seen.at(-1), { timeout: 20_000, interval: 100 }).toEqual(['d']);
+      expect(givenUp).toHaveLength(1);
+
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      );
+      expect(Messages).toHaveLength(1);
+      const [message] = Messages;
+      const body = JSON.parse(message?.Body ?? '{}') as StreamBatchGivenUp;
+      expect(body).toEqual(givenUp[0]);
+      // b and c, the records from the first failure to the end of their batch.
+      expect(body.DDBStreamBatchInfo.batchSize).toBe(2);
+      expect(body.requestContext.condition).toBe('RecordAgeExceeded');
+      expect(body.requestContext.approximateInvokeCount).toBeGreaterThan(2);
+      expect(BigInt(body.DDBStreamBatchInfo.endSequenceNumber)).toBeGreaterThan(
+        BigInt(body.DDBStreamBatchInfo.startSequenceNumber),
+      );
+      expect(body.DDBStreamBatchInfo.streamArn).toContain(table);
+
+      // The operator's reading of it: a window around when b and c were written.
+      const batch = describeGivenUp({ MessageId: message?.MessageId, Body: message?.Body });
+      expect(batch).toMatchObject({ condition: 'RecordAgeExceeded', batchSize: 2 });
+      const from = Date.parse(batch.window?.from ?? '');
+      const to = Date.parse(batch.window?.to ?? '');
+      expect(from).toBeLessThanOrEqual(started);
+      expect(to).toBeGreaterThanOrEqual(started);
+    } finally {
+      await poller.stop();
+      await sender.stop();
+    }
+  });
+});
