@@ -57,9 +57,9 @@ import {
 import {
   type Access,
   API_KEY_AUTHORIZER,
-  API_PREFIX,
   functionOf,
   METHOD_NOT_ALLOWED_FUNCTION,
+  OPENAPI_PATHS,
   RATE_LIMIT,
   REQUERY_ACCESS,
   ROUTES,
@@ -612,7 +612,7 @@ export class PaymentsStack extends Stack {
       .split(placeholder)
       .map((part) => `#[[${part}]]#`)
       .join('https://$context.domainName/$context.stage');
-    for (const path of ['/openapi.json', `${API_PREFIX}/openapi.json`]) {
+    for (const path of OPENAPI_PATHS) {
       this.api.root.resourceForPath(path).addMethod(
         'GET',
         new MockIntegration({

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { buildDashboard, DASHBOARD_CSP, DASHBOARD_SECURITY_HEADERS } from '#infra/dashboard/build.ts';
+import { ApiError } from '#shared/errors.ts';
+import { errorResult } from '#shared/http/errors.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -37,7 +39,8 @@ export function dashboardResponder() {
       throw error;
     });
     const body = (await files).get(name);
-    if (body === undefined) return undefined;
+    // The site's own answer, as CloudFront's is on AWS: never the API's, so never counted per IP.
+    if (body === undefined) return errorResult(new ApiError('route_not_found', 'Route not found'), requestId);
     return {
       statusCode: 200,
       headers: {

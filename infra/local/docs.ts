@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { API_PREFIX } from '#shared/definitions/routes.ts';
+import { OPENAPI_PATHS } from '#shared/definitions/routes.ts';
 import { JSON_CONTENT_TYPE } from '#shared/http/envelope.ts';
 
 const require = createRequire(import.meta.url);
@@ -53,7 +53,7 @@ export function docsResponder(baseUrl: string) {
   let redoc: string | undefined;
   return async (path: string, requestId: string): Promise<APIGatewayProxyResult | undefined> => {
     const common = { 'X-Request-Id': requestId, 'Cache-Control': 'no-cache' };
-    if (path === '/openapi.json' || path === `${API_PREFIX}/openapi.json`) {
+    if (OPENAPI_PATHS.includes(path)) {
       const { buildOpenApiDocument } = await import('#infra/openapi/document.ts');
       document ??= JSON.stringify(buildOpenApiDocument(baseUrl));
       return { statusCode: 200, headers: { ...common, 'Content-Type': JSON_CONTENT_TYPE }, body: document };

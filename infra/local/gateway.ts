@@ -25,6 +25,7 @@ import {
   API_KEY_AUTHORIZER,
   functionOf,
   handlerFile,
+  OPENAPI_PATHS,
   RATE_LIMIT,
   ROUTES,
   type Route,
@@ -369,23 +370,33 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       );
     }
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const page =
-      request.method === 'GET'
-        ? ((await docs?.(url.pathname, requestId)) ?? (await dashboard(url.pathname, requestId)))
-        : undefined;
-    if (page) return send(response, page);
+    /**
+     * As WAF on AWS: counted per client IP with failed attempts and requests without a key; what
+     * a route answers is counted by the authorizer or its handler instead.
+     */
+    const overKeylessLimit = async () => {
+      if (!countsWithoutKey({ method: request.method ?? '', path: url.pathname, headers: request.headers }))
+        return undefined;
+      const { takeClientIpRequest } = await import('#shared/limits/client-ip.ts');
+      const decision = await takeClientIpRequest(apiId, sourceIp(request));
+      return decision.allowed ? undefined : rateLimited(requestId, decision.retryAfterSeconds, {});
+    };
+    if (request.method === 'GET') {
+      // The OpenAPI document is API Gateway's own answer on AWS, behind WAF; the docs page and the
+      // dashboard's files are this machine's (CloudFront's on AWS), never counted.
+      const page = await docs?.(url.pathname, requestId);
+      if (page && OPENAPI_PATHS.includes(url.pathname))
+        return send(response, (await overKeylessLimit()) ?? page);
+      const served = page ?? (await dashboard(url.pathname, requestId));
+      if (served) return send(response, served);
+    }
     const candidates = compiled
       .map((entry) => ({ entry, found: entry.pattern.exec(url.pathname) }))
       .filter(({ found }) => found !== null);
     const chosen = candidates.find(({ entry }) => entry.route.method === request.method);
     if (!chosen?.found) {
-      // As WAF on AWS: counted per client IP with failed attempts and requests without a key.
-      // Requests a route answers are counted by the authorizer or their handler instead.
-      if (countsWithoutKey({ method: request.method ?? '', path: url.pathname, headers: request.headers })) {
-        const { takeClientIpRequest } = await import('#shared/limits/client-ip.ts');
-        const decision = await takeClientIpRequest(apiId, sourceIp(request));
-        if (!decision.allowed) return send(response, rateLimited(requestId, decision.retryAfterSeconds, {}));
-      }
+      const refused = await overKeylessLimit();
+      if (refused) return send(response, refused);
       if (candidates.length === 0)
         return send(response, errorResult(new ApiError('route_not_found', 'Route not found'), requestId));
       const allow = [...new Set(candidates.map(({ entry }) => entry.route.method))].sort();

@@ -9,6 +9,9 @@ import type { TableName } from '#shared/definitions/tables.ts';
 /** Every route is served under this prefix and at its bare path (API.md §1). */
 export const API_PREFIX = '/api/v1/developer';
 
+/** Where the OpenAPI document is served, keyless: by API Gateway itself on AWS, by the gateway locally. */
+export const OPENAPI_PATHS: readonly string[] = ['/openapi.json', `${API_PREFIX}/openapi.json`];
+
 /**
  * The dashboard's own API (API.md §10): served under this prefix only, on AWS also through the
  * dashboard's CloudFront distribution, so the web app calls its own origin.

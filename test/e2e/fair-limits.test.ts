@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
+import { OPENAPI_PATHS } from '#shared/definitions/routes.ts';
 import { callFrom, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
@@ -151,6 +152,10 @@ describe('requests without a key and failed attempts', () => {
     const typo = await callFrom(gateway, ip, 'GET', '/balances', merchant.headers);
     expect(typo.status).toBe(404);
     expect((await callFrom(gateway, ip, 'GET', '/webhooks/payments')).status).toBe(405);
+    // The OpenAPI document is API Gateway's answer on AWS, behind WAF: counted, so refused here.
+    for (const path of OPENAPI_PATHS) expect((await callFrom(gateway, ip, 'GET', path)).status).toBe(429);
+    // The dashboard's files (CloudFront's on AWS, a file it lacks too) are not the API's: never counted.
+    expect((await callFrom(gateway, ip, 'GET', '/dashboard/secrets.json')).status).toBe(404);
   });
 
   it('share it the other way too: 100 GET /banks leave failed attempts nothing, valid keys untouched', async () => {

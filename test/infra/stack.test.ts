@@ -22,6 +22,7 @@ import {
   functionOf,
   LEDGER_TABLES,
   METHOD_NOT_ALLOWED_FUNCTION,
+  OPENAPI_PATHS,
   RATE_LIMIT,
   ROUTES,
   servedPaths,
@@ -229,6 +230,8 @@ describe('the AWS stack', () => {
       // Credentials sent with GET /banks are allowed (API.md §2): still a public request.
       expect(counted('GET', path, key)).toBe(true);
     }
+    // The OpenAPI document, API Gateway's own answer: counted as any request without a key.
+    for (const path of OPENAPI_PATHS) expect(counted('GET', path)).toBe(true);
     // A request lacking a credential header: API Gateway answers 401 without the authorizer.
     expect(counted('GET', '/balance')).toBe(true);
     expect(counted('POST', '/api/v1/developer/transfers', { 'X-API-Key': 'pk_test' })).toBe(true);
