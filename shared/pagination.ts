@@ -69,7 +69,7 @@ const newestFirst = (a: ListPosition, b: ListPosition) =>
   compare(b.created_at, a.created_at) || compare(b.id, a.id);
 
 /**
- * One page of a short list read whole (a merchant's webhook endpoints, API keys), newest first, as
+ * One page of a short list read whole (a merchant's enabled webhook endpoints, at most 5), newest first, as
  * every list of API.md §1 pages: up to `limit` items after the cursor's position. The cursor holds
  * the last item's position, not its index, so an item removed between pages skips nothing.
  */

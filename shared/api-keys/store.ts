@@ -1,9 +1,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateKeyPair, hashSecret } from '#shared/api-keys/secrets.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { queryAll, queryPage } from '#shared/aws/query.ts';
 import { NotFound } from '#shared/errors.ts';
 import { nowIso } from '#shared/ids.ts';
+import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
 import { apiKeyPepper } from '#shared/secrets.ts';
 
 export type ApiKeyStatus = 'active' | 'revoked';
@@ -57,18 +59,46 @@ export async function getApiKey(apiKey: string): Promise<ApiKeyRecord | undefine
   return Item as ApiKeyRecord | undefined;
 }
 
-/** A merchant's keys, newest first. */
-export async function listApiKeys(merchantId: string): Promise<ApiKeyRecord[]> {
-  const { Items } = await dynamo.send(
-    new QueryCommand({
-      TableName: tableName('apiKeys'),
-      IndexName: 'by-merchant',
-      KeyConditionExpression: 'merchant_id = :m',
-      ExpressionAttributeValues: { ':m': merchantId },
-      ScanIndexForward: false,
-    }),
+/** The query of a merchant's keys, newest first (the `by-merchant` index). */
+const keysOf = (merchantId: string) => ({
+  TableName: tableName('apiKeys'),
+  IndexName: 'by-merchant',
+  KeyConditionExpression: 'merchant_id = :m',
+  ExpressionAttributeValues: { ':m': merchantId },
+  ScanIndexForward: false,
+});
+
+/** All of a merchant's keys, newest first, across DynamoDB's pages (the operator's `keys list`). */
+export function listApiKeys(merchantId: string): Promise<ApiKeyRecord[]> {
+  return queryAll<ApiKeyRecord>(keysOf(merchantId));
+}
+
+/**
+ * One page of a merchant's keys, newest first, after `cursor` (API.md §1): read from the index a
+ * page at a time, however many keys the merchant has made. The cursor is the last key's position.
+ */
+export async function listApiKeysPage(
+  merchantId: string,
+  limit: number,
+  cursor: string | undefined,
+): Promise<{ items: ApiKeyRecord[]; nextCursor: string | null }> {
+  const after = decodeCursor(cursor, ['created_at', 'id']);
+  const { items, more } = await queryPage<ApiKeyRecord>(
+    {
+      ...keysOf(merchantId),
+      ExclusiveStartKey: after && {
+        merchant_id: merchantId,
+        created_at: after.created_at,
+        api_key: after.id,
+      },
+    },
+    limit,
   );
-  return (Items ?? []) as ApiKeyRecord[];
+  const last = items.at(-1);
+  return {
+    items,
+    nextCursor: more && last ? encodeCursor({ created_at: last.created_at, id: last.api_key }) : null,
+  };
 }
 
 /** Revokes a key. Revoking a revoked key changes nothing; an unknown key is `NotFound`. */

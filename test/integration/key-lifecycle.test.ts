@@ -1,9 +1,17 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import { editAllowedIps, MAX_ROLL_OVERLAP_MS, revokeKey, rollKey } from '#shared/api-keys/lifecycle.ts';
-import { getApiKey, setAllowedIps } from '#shared/api-keys/store.ts';
+import {
+  createApiKey,
+  getApiKey,
+  listApiKeys,
+  listApiKeysPage,
+  setAllowedIps,
+} from '#shared/api-keys/store.ts';
+import { dynamo } from '#shared/aws/clients.ts';
 import { NotFound, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { aMerchant } from '#test/support/merchants.ts';
+import { listingCalls } from '#test/support/sdk-calls.ts';
 
 /** The key lifecycle module (API.md §10) the operator CLI and the dashboard share, on DynamoDB Local. */
 const IP = '198.51.100.9';
@@ -79,5 +87,33 @@ describe('key lifecycle', () => {
     await expect(
       authenticate({ apiKey: merchant.apiKey, apiSecret: merchant.apiSecret, sourceIp: IP }),
     ).resolves.toMatchObject({ apiKey: merchant.apiKey });
+  });
+});
+
+describe("a merchant's keys, listed", () => {
+  it('a page at a time from the index, however many keys: newest first, every key once across the pages', async () => {
+    const merchant = await aMerchant();
+    const m = merchant.merchant.merchant_id;
+    for (let i = 0; i < 24; i++) await createApiKey(m);
+    const all = await listApiKeys(m);
+    expect(all).toHaveLength(25);
+    const paged: string[] = [];
+    const limits: unknown[] = [];
+    let cursor: string | undefined;
+    do {
+      const { result, calls } = await listingCalls(
+        dynamo,
+        () => listApiKeysPage(m, 7, cursor),
+        (_command, input) => limits.push(input.Limit),
+      );
+      // One Query of a page and the one item that tells whether more follow, never the whole list.
+      expect(calls).toEqual(['QueryCommand']);
+      paged.push(...result.items.map((key) => key.api_key));
+      cursor = result.nextCursor ?? undefined;
+    } while (cursor);
+    expect(limits).toEqual([10, 10, 10, 10]);
+    expect(paged).toEqual(all.map((key) => key.api_key));
+    const created = all.map((key) => key.created_at);
+    expect(created).toEqual([...created].sort().reverse());
   });
 });
