@@ -6,7 +6,7 @@ import {
   firstDeliveryId,
   newDeliveryId,
 } from '#shared/merchant-webhooks/deliveries.ts';
-import { enqueueDeliveries, enqueueDelivery } from '#shared/merchant-webhooks/delivery-queue.ts';
+import { enqueueDelivery } from '#shared/merchant-webhooks/delivery-queue.ts';
 import type { EndpointRecord } from '#shared/merchant-webhooks/endpoints.ts';
 import { listEndpoints } from '#shared/merchant-webhooks/endpoints.ts';
 
@@ -84,20 +84,6 @@ export async function recordFanOut(
     endpoints: endpoints.length,
     messages: messages.filter((message): message is DeliveryMessage => message !== undefined),
   };
-}
-
-/**
- * One event's fan-out on its own: its deliveries recorded and their first attempts queued. Answers
- * how many endpoints it was fanned out to; throws if an attempt could not be queued.
- */
-export async function fanOut(
-  event: EventRecord,
-  endpointsOf: EndpointLookup = listEndpoints,
-): Promise<number> {
-  const { endpoints, messages } = await recordFanOut(event, endpointsOf);
-  const [unqueued] = await enqueueDeliveries(messages);
-  if (unqueued) throw new Error(`delivery not queued: ${unqueued.reason}`);
-  return endpoints;
 }
 
 /** A new delivery of an event (same `webhook-id`) to the given endpoints. */

@@ -1,6 +1,3 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler } from '#functions/fan-out-events.ts';
 import { dynamo } from '#shared/aws/clients.ts';
@@ -13,27 +10,13 @@ import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { startReceiver } from '#test/support/receiver.ts';
 import { listingCalls } from '#test/support/sdk-calls.ts';
+import { streamOf } from '#test/support/streams.ts';
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
   receiver = await startReceiver();
 });
 afterAll(() => receiver.close());
-
-const pick = (item: object, keys: readonly string[]) =>
-  Object.fromEntries(Object.entries(item).filter(([key]) => keys.includes(key)));
-
-const streamOf = (events: readonly object[]) =>
-  ({
-    Records: events.map((event, i) => ({
-      eventName: 'INSERT',
-      dynamodb: {
-        SequenceNumber: String(i + 1),
-        Keys: marshall(pick(event, ['merchant_id', 'event_id'])) as Record<string, AttributeValue>,
-        NewImage: marshall(event, { removeUndefinedValues: true }) as Record<string, AttributeValue>,
-      },
-    })),
-  }) as unknown as DynamoDBStreamEvent;
 
 describe('the events stream consumer (fan-out)', () => {
   const threeEvents = async () => {
