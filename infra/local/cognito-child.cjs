@@ -5,16 +5,27 @@
  * - `InitiateAuth` of an invited user (`FORCE_CHANGE_PASSWORD`) checks the temporary password;
  *   cognito-local answers the new-password challenge to any password.
  * - `RespondToAuthChallenge` accepts only a session that `InitiateAuth` (or a previous answer) gave
- *   for that user and that challenge, once, within 3 minutes; cognito-local accepts any string, so
- *   an email alone could set a user's password or skip the password before a TOTP code.
- * Cognito answers both refusals `NotAuthorizedException`. One operation cognito-local lacks is
+ *   for that user and that challenge, once (a wrong answer spends it too), within 3 minutes;
+ *   cognito-local accepts any string, so an email alone could set a user's password or skip the
+ *   password before a TOTP code, and it let one session try every code.
+ * Cognito answers both refusals `NotAuthorizedException`. Two more, as Cognito does:
+ * - A TOTP code that signed a user in is refused for that user for the rest of its validity
+ *   (`ExpiredCodeException`); cognito-local takes it again.
+ * - `UpdateUserAttributes` (a user's own access token) writes nothing: the stack's app client
+ *   grants no writable attribute, so Cognito refuses any (`NotAuthorizedException`); cognito-local
+ *   let users change their sign-in email to another user's. One operation cognito-local lacks is
  * added: `AdminSetUserMFAPreference` (the operator's `keys reset-mfa`), as Cognito does it: the
  * user's MFA methods and preference changed, an unknown user `UserNotFoundException`. Everything
  * else is cognito-local's.
  */
 'use strict';
 
-const { InvalidParameterError, NotAuthorizedError, UserNotFoundError } = require('cognito-local/lib/errors');
+const {
+  ExpiredCodeError,
+  InvalidParameterError,
+  NotAuthorizedError,
+  UserNotFoundError,
+} = require('cognito-local/lib/errors');
 const { createDefaultServer } = require('cognito-local/lib/server');
 const { Targets } = require('cognito-local/lib/targets/targets');
 // cognito-local's own logger, as it resolves it.
@@ -24,6 +35,10 @@ const pino = require(require.resolve('pino', { paths: [require.resolve('cognito-
 const SESSION_MS = 3 * 60_000;
 /** Open sessions: the user and the challenge each was given for. */
 const sessions = new Map();
+/** A TOTP code is good for its 30 s step and one step either side: spent codes are kept that long. */
+const CODE_MS = 90_000;
+/** TOTP codes that signed a user in (`username code` → when they may be forgotten). */
+const spentCodes = new Map();
 
 /** Remembers the session of an answer that sets a challenge. */
 function remember(answer, username) {
@@ -74,10 +89,20 @@ Targets.RespondToAuthChallenge = (services) => {
     ) {
       throw new NotAuthorizedError('Invalid session for the user, session is expired.');
     }
-    const answer = await target(ctx, req);
     sessions.delete(req.Session);
+    const code =
+      req.ChallengeName === 'SOFTWARE_TOKEN_MFA' && req.ChallengeResponses?.SOFTWARE_TOKEN_MFA_CODE;
+    const spent = `${user.Username} ${code}`;
+    for (const [key, until] of spentCodes) if (until <= Date.now()) spentCodes.delete(key);
+    if (code && spentCodes.has(spent)) throw new ExpiredCodeError();
+    const answer = await target(ctx, req);
+    if (code) spentCodes.set(spent, Date.now() + CODE_MS);
     return remember(answer, user.Username);
   };
+};
+
+Targets.UpdateUserAttributes = () => async () => {
+  throw new NotAuthorizedError('A client attempted to write unauthorized attribute');
 };
 
 Targets.AdminSetUserMFAPreference = (services) => async (ctx, req) => {

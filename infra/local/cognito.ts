@@ -8,6 +8,7 @@ import {
   CreateUserPoolCommand,
   ListUserPoolClientsCommand,
   ListUserPoolsCommand,
+  UpdateUserPoolClientCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { stopChild } from '#infra/local/dynamodb.ts';
 import { localCredentials, waitFor } from '#infra/local/process.ts';
@@ -121,15 +122,27 @@ export async function createDashboardUserPool(
     new ListUserPoolClientsCommand({ UserPoolId: poolId, MaxResults: 60 }),
   );
   let clientId = UserPoolClients?.find((app) => app.ClientName === DASHBOARD_USER_POOL.clientName)?.ClientId;
+  // The tokens' lifetimes of the stack's app client (cognito-local's default is a day).
+  const lifetimes = {
+    IdTokenValidity: DASHBOARD_USER_POOL.idTokenValidityMinutes,
+    AccessTokenValidity: DASHBOARD_USER_POOL.idTokenValidityMinutes,
+    TokenValidityUnits: { IdToken: 'minutes', AccessToken: 'minutes' },
+  } as const;
   if (!clientId) {
     const created = await client.send(
       new CreateUserPoolClientCommand({
         UserPoolId: poolId,
         ClientName: DASHBOARD_USER_POOL.clientName,
         ExplicitAuthFlows: ['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'],
+        ...lifetimes,
       }),
     );
     clientId = created.UserPoolClient?.ClientId;
+  } else {
+    // A client an older `npm start` made in the same data folder, before it set them.
+    await client.send(
+      new UpdateUserPoolClientCommand({ UserPoolId: poolId, ClientId: clientId, ...lifetimes }),
+    );
   }
   if (!clientId) throw new Error('the local Cognito created no app client');
   return { USER_POOL_ID: poolId, USER_POOL_CLIENT_ID: clientId };

@@ -381,14 +381,17 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       const decision = await takeClientIpRequest(apiId, sourceIp(request));
       return decision.allowed ? undefined : rateLimited(requestId, decision.retryAfterSeconds, {});
     };
-    if (request.method === 'GET') {
-      // The OpenAPI document is API Gateway's own answer on AWS, behind WAF; the docs page and the
-      // dashboard's files are this machine's (CloudFront's on AWS), never counted.
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      // The OpenAPI document is API Gateway's own answer on AWS (GET only), behind WAF; the docs
+      // page and the dashboard's files are this machine's (CloudFront's on AWS, GET and HEAD; Node
+      // leaves a HEAD answer's body out), never counted.
       const page = await docs?.(url.pathname, requestId);
-      if (page && OPENAPI_PATHS.includes(url.pathname))
-        return send(response, (await overKeylessLimit()) ?? page);
-      const served = page ?? (await dashboard(url.pathname, requestId));
-      if (served) return send(response, served);
+      if (page && OPENAPI_PATHS.includes(url.pathname)) {
+        if (request.method === 'GET') return send(response, (await overKeylessLimit()) ?? page);
+      } else {
+        const served = page ?? (await dashboard(url.pathname, requestId));
+        if (served) return send(response, served);
+      }
     }
     const candidates = compiled
       .map((entry) => ({ entry, found: entry.pattern.exec(url.pathname) }))

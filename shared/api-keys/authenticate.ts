@@ -47,12 +47,12 @@ const MAX_CACHED_KEYS = 10_000;
 export function allowlistEntryProblem(entry: string): string | undefined {
   const [address = '', prefixText, ...extra] = entry.split('/');
   const family = isIP(address);
-  if (family === 0 || address.includes('%')) return `not an IP address or CIDR block: ${entry}`;
+  if (family === 0 || address.includes('%')) return `Not an IP address or CIDR block: ${entry}`;
   const max = family === 4 ? 32 : 128;
-  if (extra.length > 0) return `bad prefix length in ${entry}`;
+  if (extra.length > 0) return `Bad prefix length in ${entry}`;
   if (prefixText === undefined) return undefined;
   if (!/^(?:0|[1-9]\d{0,2})$/.test(prefixText) || Number(prefixText) > max) {
-    return `bad prefix length in ${entry}`;
+    return `Bad prefix length in ${entry}`;
   }
   return undefined;
 }

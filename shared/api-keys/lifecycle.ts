@@ -26,6 +26,12 @@ export interface KeyRegistry {
 /** The longest an old key may keep working after a roll. */
 export const MAX_ROLL_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
 
+/**
+ * How far a chosen expiry may fall outside now … now + 7 days and still be read as its nearest
+ * end: a browser's clock a little behind or ahead of ours ("now", "in 7 days") is no mistake.
+ */
+export const ROLL_CLOCK_SKEW_MS = 60_000;
+
 export interface KeyOptions {
   allowedIps?: readonly string[];
   expiresAt?: string;
@@ -67,7 +73,8 @@ export async function createKey(merchantId: string, options: KeyOptions = {}, re
 
 /**
  * Rolls a key: a new key pair with the same allowlist, and the old key expiring at `oldExpiresAt`
- * (now at the earliest, 7 days from now at the latest; never later than it already expires).
+ * (now at the earliest, 7 days from now at the latest, a minute's clock skew either way taken as
+ * that end; never later than it already expires).
  * `merchantId`, when given, must own the key.
  */
 export async function rollKey(
@@ -76,8 +83,14 @@ export async function rollKey(
   options: { merchantId?: string; registry?: KeyRegistry; now?: Date } = {},
 ) {
   const now = options.now ?? new Date();
-  const at = oldExpiresAt.getTime();
-  if (!Number.isFinite(at) || at < now.getTime() - 1000 || at > now.getTime() + MAX_ROLL_OVERLAP_MS) {
+  const chosen = oldExpiresAt.getTime();
+  const earliest = now.getTime();
+  const latest = earliest + MAX_ROLL_OVERLAP_MS;
+  if (
+    !Number.isFinite(chosen) ||
+    chosen < earliest - ROLL_CLOCK_SKEW_MS ||
+    chosen > latest + ROLL_CLOCK_SKEW_MS
+  ) {
     throw new ValidationError([
       { field: 'old_key_expires_at', message: 'The old key must expire between now and 7 days from now' },
     ]);
@@ -90,7 +103,8 @@ export async function rollKey(
     { allowedIps: old.allowed_ips ?? [], inheritedIps: true },
     options.registry,
   );
-  const expiring = await expireApiKeyAt(apiKey, new Date(Math.max(at, now.getTime())).toISOString());
+  const at = Math.min(Math.max(chosen, earliest), latest);
+  const expiring = await expireApiKeyAt(apiKey, new Date(at).toISOString());
   return { ...created, old: expiring };
 }
 

@@ -68,8 +68,8 @@ function resultOf(
     return {
       id_token: result.IdToken,
       access_token: result.AccessToken ?? '',
-      // The ID token's own lifetime, which the session routes check (the local stand-in's tokens
-      // last a day whatever its ExpiresIn says); Cognito's ExpiresIn only if the token has none.
+      // The ID token's own lifetime, which the session routes check (an hour, the app client's
+      // setting, on AWS and locally alike); Cognito's ExpiresIn only if the token has none.
       expires_in:
         typeof claims.exp === 'number' && claims.exp * 1000 > Date.now()
           ? Math.floor(claims.exp - Date.now() / 1000)
@@ -121,6 +121,11 @@ export interface ChallengeAnswer {
 export async function answerChallenge(answer: ChallengeAnswer): Promise<SignInResult> {
   const email = answer.email.trim().toLowerCase();
   const responses: Record<string, string> = { USERNAME: email };
+  // Each challenge takes its own answer only: the other's field is as unknown as any other.
+  const stray = answer.challenge === 'NEW_PASSWORD_REQUIRED' ? 'code' : 'new_password';
+  if (answer[stray] !== undefined) {
+    throw new ValidationError([{ field: stray, message: `Unknown field for ${answer.challenge}` }]);
+  }
   if (answer.challenge === 'NEW_PASSWORD_REQUIRED') {
     const problem = answer.new_password === undefined ? 'Required' : passwordProblem(answer.new_password);
     if (problem || answer.new_password === undefined) {

@@ -230,7 +230,7 @@ function parseUrl(raw: string): URL | undefined {
 
 /**
  * Checks a webhook URL's shape, without DNS: `https://` (or `http://` when private addresses are
- * allowed), no user name or password, a host, at most 2048 characters, no fragment. The URL returned
+ * allowed), no user name or password, a host, not port 0, at most 2048 characters, no fragment. The URL returned
  * is the parsed one: store and deliver to its `href`, not to `raw`.
  */
 export function checkUrlShape(
@@ -247,6 +247,8 @@ export function checkUrlShape(
     return { ok: false, reason: 'url must not contain user info' };
   }
   if (url.hostname === '') return { ok: false, reason: 'url must have a host' };
+  // Port 0 is no port a connection can reach (the parser already refuses one above 65535).
+  if (url.port === '0') return { ok: false, reason: 'url must not use port 0' };
   // `hash` is empty for a bare trailing '#', but `href` keeps it; '#' appears in `href` only there.
   if (url.href.includes('#')) return { ok: false, reason: 'url must not contain a fragment' };
   // Parsing can lengthen a URL: percent-encoding triples a character.

@@ -40,6 +40,14 @@ describe('the dashboard web app, served locally', () => {
     expect((await get('/dashboard/app.css')).headers.get('content-type')).toBe('text/css; charset=utf-8');
   });
 
+  it('answers HEAD as GET without the body, as CloudFront does', async () => {
+    const head = await fetch(`${gateway.url}/dashboard/`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(head.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
+    expect(await head.text()).toBe('');
+  });
+
   it('answers a file it does not have with the 404 envelope', async () => {
     const missing = await get('/dashboard/secrets.json');
     expect(missing.status).toBe(404);

@@ -1,5 +1,11 @@
+import {
+  CognitoIdentityProviderClient,
+  UpdateUserAttributesCommand,
+} from '@aws-sdk/client-cognito-identity-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
+import { localCredentials } from '#infra/local/process.ts';
+import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 import { createDashboardUser } from '#shared/dashboard/users.ts';
 import { aDashboardUser, aPassword, totpCode } from '#test/support/dashboard.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
@@ -31,10 +37,47 @@ describe('dashboard sign-in (API.md §10)', () => {
       response,
     );
     expect(session).toMatchObject({ email: user.email, merchant_id: merchantId });
-    // As long as the ID token itself is valid: the session routes check its `exp`.
-    const { exp } = claimsOf(session.id_token) as { exp: number };
+    // As long as the ID token itself is valid: the session routes check its `exp`, an hour after
+    // it was issued, as the stack's app client sets it.
+    const { exp, iat } = claimsOf(session.id_token) as { exp: number; iat: number };
+    expect(exp - iat).toBe(DASHBOARD_USER_POOL.idTokenValidityMinutes * 60);
     expect(Math.abs(Date.now() / 1000 + session.expires_in - exp)).toBeLessThanOrEqual(2);
     expect(claimsOf(session.id_token)).toMatchObject({ 'custom:merchant_id': merchantId, token_use: 'id' });
+  });
+
+  it("lets no user rewrite their own attributes in the local Cognito, as the stack's app client grants none", async () => {
+    const user = await aDashboardUser(merchantId);
+    const other = await aDashboardUser(merchantId);
+    const session = data<{ access_token: string }>(
+      await call(gateway, 'POST', SIGN_IN, { body: { email: user.email, password: user.password } }),
+    );
+    const client = new CognitoIdentityProviderClient({
+      region: 'us-east-1',
+      endpoint: process.env.COGNITO_ENDPOINT,
+      credentials: localCredentials,
+    });
+    try {
+      for (const [name, value] of [
+        ['email', other.email],
+        ['custom:merchant_id', 'mer_someone_else'],
+      ] as const) {
+        await expect(
+          client.send(
+            new UpdateUserAttributesCommand({
+              AccessToken: session.access_token,
+              UserAttributes: [{ Name: name, Value: value }],
+            }),
+          ),
+          name,
+        ).rejects.toMatchObject({ name: 'NotAuthorizedException' });
+      }
+    } finally {
+      client.destroy();
+    }
+    // Still the same user, signing in with the same email.
+    expect(
+      (await call(gateway, 'POST', SIGN_IN, { body: { email: user.email, password: user.password } })).status,
+    ).toBe(200);
   });
 
   it('answers a wrong password and an unknown email with the same 401', async () => {
@@ -66,6 +109,17 @@ describe('dashboard sign-in (API.md §10)', () => {
     });
     expect(weak.status).toBe(400);
     expect(weak.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'new_password' }] });
+    // The other challenge's answer is no field of this one.
+    const stray = await call(gateway, 'POST', CHALLENGE, {
+      body: {
+        email,
+        challenge: 'NEW_PASSWORD_REQUIRED',
+        session: challenge.session,
+        new_password: aPassword(),
+        code: '123456',
+      },
+    });
+    expect(stray.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'code' }] });
 
     const chosen = aPassword();
     const answered = await call(gateway, 'POST', CHALLENGE, {
@@ -173,16 +227,25 @@ describe('dashboard sign-in (API.md §10)', () => {
     });
     expect([again.status, again.body?.code]).toEqual([400, 'validation_error']);
 
-    const next = await call(gateway, 'POST', SIGN_IN, {
-      body: { email: user.email, password: user.password },
-    });
-    const challenge = data<{ challenge: string; session: string }>(next);
-    expect(challenge.challenge).toBe('SOFTWARE_TOKEN_MFA');
-    const answer = (code: string) =>
-      call(gateway, 'POST', CHALLENGE, {
-        body: { email: user.email, challenge: 'SOFTWARE_TOKEN_MFA', session: challenge.session, code },
+    const mfaSession = async () => {
+      const next = await call(gateway, 'POST', SIGN_IN, {
+        body: { email: user.email, password: user.password },
       });
-    expect((await answer(totpCode(secret, Date.now() - 10 * 60_000))).status).toBe(401);
+      const challenge = data<{ challenge: string; session: string }>(next);
+      expect(challenge.challenge).toBe('SOFTWARE_TOKEN_MFA');
+      return challenge.session;
+    };
+    const answerWith = (session: string, code: string) =>
+      call(gateway, 'POST', CHALLENGE, {
+        body: { email: user.email, challenge: 'SOFTWARE_TOKEN_MFA', session, code },
+      });
+    // A wrong code spends the session, as Cognito's: the right code after it is refused too, so one
+    // password buys one guess.
+    const guessed = await mfaSession();
+    expect((await answerWith(guessed, totpCode(secret, Date.now() - 10 * 60_000))).status).toBe(401);
+    expect((await answerWith(guessed, totpCode(secret))).body).toEqual(UNAUTHORIZED);
+    const fresh = await mfaSession();
+    const answer = (code: string) => answerWith(fresh, code);
     // The right code with a made-up session is no sign-in: the password comes first.
     const skipped = await call(gateway, 'POST', CHALLENGE, {
       body: {
@@ -193,8 +256,12 @@ describe('dashboard sign-in (API.md §10)', () => {
       },
     });
     expect(skipped.body).toEqual(UNAUTHORIZED);
-    const signedIn = await answer(totpCode(secret));
+    const code = totpCode(secret);
+    const signedIn = await answer(code);
     expect(data(signedIn)).toMatchObject({ merchant_id: merchantId, id_token: expect.any(String) });
+    // A code that signed the user in is spent: seen over a shoulder, it signs nobody in again.
+    const replayed = await answerWith(await mfaSession(), code);
+    expect(replayed.body).toEqual(UNAUTHORIZED);
   });
 
   it('refuses the session routes without a valid ID token, and with an API key', async () => {

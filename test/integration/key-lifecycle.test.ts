@@ -1,6 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
-import { editAllowedIps, MAX_ROLL_OVERLAP_MS, revokeKey, rollKey } from '#shared/api-keys/lifecycle.ts';
+import {
+  editAllowedIps,
+  MAX_ROLL_OVERLAP_MS,
+  ROLL_CLOCK_SKEW_MS,
+  revokeKey,
+  rollKey,
+} from '#shared/api-keys/lifecycle.ts';
 import {
   createApiKey,
   getApiKey,
@@ -51,11 +57,27 @@ describe('key lifecycle', () => {
     );
   });
 
+  it("reads a chosen expiry a little outside now … now + 7 days (a browser's clock off) as that end", async () => {
+    const now = new Date();
+    const ahead = await aMerchant();
+    const week = await rollKey(ahead.apiKey, new Date(now.getTime() + MAX_ROLL_OVERLAP_MS + 30_000), { now });
+    expect(week.old.expires_at).toBe(new Date(now.getTime() + MAX_ROLL_OVERLAP_MS).toISOString());
+    const behind = await aMerchant();
+    const at = new Date();
+    const rolled = await rollKey(behind.apiKey, new Date(at.getTime() - 30_000), { now: at });
+    expect(rolled.old.expires_at).toBe(at.toISOString());
+    await expect(
+      authenticate({ apiKey: behind.apiKey, apiSecret: behind.apiSecret, sourceIp: IP }),
+    ).rejects.toBeInstanceOf(Unauthorized);
+  });
+
   it('refuses an overlap past 7 days, a key of another merchant, and an expired or revoked key', async () => {
     const merchant = await aMerchant();
     const other = await aMerchant();
-    const tooLate = new Date(Date.now() + MAX_ROLL_OVERLAP_MS + 60_000);
+    const tooLate = new Date(Date.now() + MAX_ROLL_OVERLAP_MS + ROLL_CLOCK_SKEW_MS + 5_000);
     await expect(rollKey(merchant.apiKey, tooLate)).rejects.toBeInstanceOf(ValidationError);
+    const tooEarly = new Date(Date.now() - ROLL_CLOCK_SKEW_MS - 5_000);
+    await expect(rollKey(merchant.apiKey, tooEarly)).rejects.toBeInstanceOf(ValidationError);
     await expect(
       rollKey(merchant.apiKey, new Date(), { merchantId: other.merchant.merchant_id }),
     ).rejects.toBeInstanceOf(NotFound);

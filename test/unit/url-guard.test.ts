@@ -75,6 +75,12 @@ describe('checkUrlShape', () => {
     expect(checkUrlShape(url, STRICT)).toEqual({ ok: false, reason: 'url must not contain a fragment' });
   });
 
+  it.each(['https://8.8.8.8:0/x', 'https://x.example:00/hook'])('refuses port 0 in %s', (url) => {
+    expect(checkUrlShape(url, STRICT)).toEqual({ ok: false, reason: 'url must not use port 0' });
+    // Any other port is the merchant's choice.
+    expect(checkUrlShape(url.replace(/:0+\//, ':8443/'), STRICT).ok).toBe(true);
+  });
+
   it.each(['not a url', '/relative/hook', '', 'https://', 'https://exa mple.com/'])(
     'refuses %j as not a URL',
     (url) => {

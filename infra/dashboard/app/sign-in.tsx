@@ -59,7 +59,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
       }
     } catch (failure) {
       const status = (failure as { status?: number }).status;
-      setError(status === 401 ? 'Incorrect email, password or code.' : problem(failure));
+      if (status === 401 && challenge) {
+        // Cognito spends a challenge's session on any answer, a wrong one too: start again.
+        setChallenge(undefined);
+        setError('That did not work: sign in again.');
+      } else setError(status === 401 ? 'Incorrect email or password.' : problem(failure));
     } finally {
       setBusy(false);
     }
