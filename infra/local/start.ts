@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
 import { startLocalServices } from '#infra/local/services.ts';
@@ -12,12 +13,7 @@ import { startLocalServices } from '#infra/local/services.ts';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fresh = process.argv.includes('--fresh');
 const env = process.env;
-const portOf = (name: string, fallback: number) => {
-  const value = Number(env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1 || value > 65535)
-    throw new Error(`${name} must be a port number`);
-  return value;
-};
+const portOf = (name: string, fallback: number) => portSetting(name, env[name], fallback);
 
 interface DemoMerchant {
   merchant_id: string;
@@ -110,12 +106,21 @@ async function main() {
 
   try {
     const port = portOf('PORT', 3000);
+    const sandboxPort = portOf('SANDBOX_PORT', 3100);
+    // The sandbox CLI finds the gateway and the sandbox partner by these, as npm start did.
+    const sandboxCli = `${[
+      port !== 3000 && `PORT=${port}`,
+      sandboxPort !== 3100 && `SANDBOX_PORT=${sandboxPort}`,
+    ]
+      .filter(Boolean)
+      .map((setting) => `${setting} `)
+      .join('')}npm run sandbox --`;
     const secrets = loadLocalSecrets(dataDir);
     const services = await startLocalServices({
       ports: {
         dynamodb: portOf('DYNAMODB_PORT', 8000),
         sqs: portOf('SQS_PORT', 9324),
-        sandbox: portOf('SANDBOX_PORT', 3100),
+        sandbox: sandboxPort,
         cognito: portOf('COGNITO_PORT', 9229),
       },
       tablePrefix: env.TABLE_PREFIX ?? 'naira-local-',
@@ -171,10 +176,10 @@ async function main() {
         `  curl -s ${gateway.url}/api/v1/developer/banks`,
         `  curl -s ${gateway.url}/api/v1/developer/balance ${auth}`,
         `  curl -s ${gateway.url}/api/v1/developer/virtual-accounts ${auth} -H "Content-Type: application/json" -d '{"amount":500000}'`,
-        '  npm run sandbox -- listen     # in another terminal: your events, delivered to a local endpoint',
+        `  ${sandboxCli} listen     # in another terminal: your events, delivered to a local endpoint`,
         partnerName === 'paystack'
           ? '  # the payment: Paystack sends charge.success to the webhook URL above once the customer pays'
-          : `  npm run sandbox -- pay --account ${demo.account_number} --amount 500000`,
+          : `  ${sandboxCli} pay --account ${demo.account_number} --amount 500000`,
         `  curl -s ${gateway.url}/api/v1/developer/payments/<reference> ${auth}`,
         '',
         'Ctrl-C stops everything.',

@@ -22,8 +22,9 @@ describe("the bench's import profile", () => {
     const shares = await profileImport(bundle?.file ?? '', root);
     const own = shares.find((share) => share.input === 'test/');
     // 40 ms burnt in test/fixtures/import-profile/burn.ts, sampled every 100 µs.
+    // (Not asserted to be the largest share: on a loaded machine a descheduled process charges its
+    // wait to whatever frame was running, Node's module loader as often as not.)
     expect(own?.ms).toBeGreaterThan(30);
-    expect(shares[0]?.input).toBe('test/');
     // The rest is V8 and Node (this bundle is too small for its compile to be sampled every time).
     expect(shares.filter((share) => share.input.endsWith('/') && share.input !== 'test/')).toEqual([]);
   });
