@@ -87,7 +87,9 @@ export class DashboardUsers extends Construct {
       readAttributes: new ClientAttributes()
         .withStandardAttributes({ email: true, emailVerified: true })
         .withCustomAttributes(DASHBOARD_USER_POOL.merchantAttribute),
-      writeAttributes: new ClientAttributes().withStandardAttributes({}),
+      writeAttributes: new ClientAttributes().withStandardAttributes(
+        Object.fromEntries(DASHBOARD_USER_POOL.writableAttributes.map((name) => [name, true])),
+      ),
     });
   }
 }

@@ -11,9 +11,12 @@
  * Cognito answers both refusals `NotAuthorizedException`. Two more, as Cognito does:
  * - A TOTP code that signed a user in is refused for that user for the rest of its validity
  *   (`ExpiredCodeException`); cognito-local takes it again.
- * - `UpdateUserAttributes` (a user's own access token) writes nothing: the stack's app client
- *   grants no writable attribute, so Cognito refuses any (`NotAuthorizedException`); cognito-local
- *   let users change their sign-in email to another user's. One operation cognito-local lacks is
+ * - An operation a user calls with an access token (`GetUser`, `UpdateUserAttributes`,
+ *   `AssociateSoftwareToken`, `DeleteUser`…) takes only a token this pool signed, unexpired, of
+ *   `token_use` access; cognito-local only decodes it, so an unsigned token acted as any user.
+ * - `UpdateUserAttributes` and `DeleteUserAttributes` touch only the app client's writable
+ *   attributes (the stack's: `locale`); cognito-local let users change their sign-in email to
+ *   another user's. One operation cognito-local lacks is
  * added: `AdminSetUserMFAPreference` (the operator's `keys reset-mfa`), as Cognito does it: the
  * user's MFA methods and preference changed, an unknown user `UserNotFoundException`. Everything
  * else is cognito-local's.
@@ -28,8 +31,24 @@ const {
 } = require('cognito-local/lib/errors');
 const { createDefaultServer } = require('cognito-local/lib/server');
 const { Targets } = require('cognito-local/lib/targets/targets');
-// cognito-local's own logger, as it resolves it.
-const pino = require(require.resolve('pino', { paths: [require.resolve('cognito-local')] }));
+// cognito-local's own logger and JWT library, as it resolves them, and the key it signs with.
+const fromCognitoLocal = (name) =>
+  require(require.resolve(name, { paths: [require.resolve('cognito-local')] }));
+const pino = fromCognitoLocal('pino');
+const jwt = fromCognitoLocal('jsonwebtoken');
+const { createPublicKey } = require('node:crypto');
+const signingKey = createPublicKey(require('cognito-local/lib/keys/cognitoLocal.private.json').pem);
+
+/** The claims of an access token this pool signed and that has not expired, or Cognito's refusal. */
+function accessClaims(token) {
+  try {
+    const claims = jwt.verify(String(token), signingKey, { algorithms: ['RS256'] });
+    if (claims.token_use === 'access') return claims;
+  } catch {
+    // Refused below, as Cognito refuses it.
+  }
+  throw new NotAuthorizedError('Invalid Access Token');
+}
 
 /** Cognito's sessions last 3 minutes. */
 const SESSION_MS = 3 * 60_000;
@@ -101,8 +120,32 @@ Targets.RespondToAuthChallenge = (services) => {
   };
 };
 
-Targets.UpdateUserAttributes = () => async () => {
-  throw new NotAuthorizedError('A client attempted to write unauthorized attribute');
+/** Refuses a write of any attribute the app client of the token does not grant. */
+async function checkWritable(services, ctx, claims, names) {
+  const app = await services.cognito.getAppClient(ctx, claims.client_id);
+  const writable = new Set(app?.WriteAttributes ?? []);
+  if (!app || names.some((name) => !writable.has(name))) {
+    throw new NotAuthorizedError('A client attempted to write unauthorized attribute');
+  }
+}
+
+const { UpdateUserAttributes, DeleteUserAttributes } = Targets;
+
+Targets.UpdateUserAttributes = (services) => {
+  const target = UpdateUserAttributes(services);
+  return async (ctx, req) => {
+    const names = (req.UserAttributes ?? []).map((attribute) => attribute.Name);
+    await checkWritable(services, ctx, accessClaims(req.AccessToken), names);
+    return target(ctx, req);
+  };
+};
+
+Targets.DeleteUserAttributes = (services) => {
+  const target = DeleteUserAttributes(services);
+  return async (ctx, req) => {
+    await checkWritable(services, ctx, accessClaims(req.AccessToken), req.UserAttributeNames ?? []);
+    return target(ctx, req);
+  };
 };
 
 Targets.AdminSetUserMFAPreference = (services) => async (ctx, req) => {
@@ -130,6 +173,17 @@ Targets.AdminSetUserMFAPreference = (services) => async (ctx, req) => {
   });
   return {};
 };
+
+// Every operation a user calls with an access token: the token is checked first.
+for (const [name, makeTarget] of Object.entries(Targets)) {
+  Targets[name] = (services) => {
+    const target = makeTarget(services);
+    return async (ctx, req) => {
+      if (req && 'AccessToken' in req) accessClaims(req.AccessToken);
+      return target(ctx, req);
+    };
+  };
+}
 
 // As cognito-local's own `bin/start.js`, without its pretty printer: the parent keeps the output.
 const logger = pino({ level: process.env.DEBUG ? 'debug' : 'info' });

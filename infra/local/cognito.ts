@@ -122,26 +122,27 @@ export async function createDashboardUserPool(
     new ListUserPoolClientsCommand({ UserPoolId: poolId, MaxResults: 60 }),
   );
   let clientId = UserPoolClients?.find((app) => app.ClientName === DASHBOARD_USER_POOL.clientName)?.ClientId;
-  // The tokens' lifetimes of the stack's app client (cognito-local's default is a day).
-  const lifetimes = {
+  // The stack's app client's token lifetimes (cognito-local's default is a day) and write list.
+  const settings = {
     IdTokenValidity: DASHBOARD_USER_POOL.idTokenValidityMinutes,
     AccessTokenValidity: DASHBOARD_USER_POOL.idTokenValidityMinutes,
-    TokenValidityUnits: { IdToken: 'minutes', AccessToken: 'minutes' },
-  } as const;
+    TokenValidityUnits: { IdToken: 'minutes', AccessToken: 'minutes' } as const,
+    WriteAttributes: [...DASHBOARD_USER_POOL.writableAttributes] as string[],
+  };
   if (!clientId) {
     const created = await client.send(
       new CreateUserPoolClientCommand({
         UserPoolId: poolId,
         ClientName: DASHBOARD_USER_POOL.clientName,
         ExplicitAuthFlows: ['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'],
-        ...lifetimes,
+        ...settings,
       }),
     );
     clientId = created.UserPoolClient?.ClientId;
   } else {
     // A client an older `npm start` made in the same data folder, before it set them.
     await client.send(
-      new UpdateUserPoolClientCommand({ UserPoolId: poolId, ClientId: clientId, ...lifetimes }),
+      new UpdateUserPoolClientCommand({ UserPoolId: poolId, ClientId: clientId, ...settings }),
     );
   }
   if (!clientId) throw new Error('the local Cognito created no app client');

@@ -39,7 +39,8 @@ export function dashboardResponder() {
       throw error;
     });
     const body = (await files).get(name);
-    // The site's own answer, as CloudFront's is on AWS: never the API's, so never counted per IP.
+    // The site's own answer (on AWS CloudFront's, S3's 403 for a key it lacks): never the API's,
+    // so never counted per IP.
     if (body === undefined) return errorResult(new ApiError('route_not_found', 'Route not found'), requestId);
     return {
       statusCode: 200,

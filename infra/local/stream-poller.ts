@@ -12,8 +12,11 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { localCredentials } from '#infra/local/process.ts';
 import { givenUpQueueName, type StreamDefinition } from '#shared/definitions/streams.ts';
 
-/** Errors of a shard iterator that a fresh read from TRIM_HORIZON cures. */
+/** Errors of a shard iterator that a fresh one cures (from the last record passed, or the oldest). */
 const RESTARTABLE = new Set(['TrimmedDataAccessException', 'ExpiredIteratorException']);
+
+/** A shard iterator expires 15 minutes after it was issued: one older than this is asked for again. */
+const ITERATOR_REFRESH_MS = 5 * 60_000;
 
 /** How long a DynamoDB stream keeps a record, and so how long Lambda retries a failing one. */
 export const STREAM_RETENTION_MS = 24 * 3_600_000;
@@ -143,6 +146,12 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
   const idle = () => new Promise((resolve) => setTimeout(resolve, options.idleMs ?? 200));
   const reading = new Set<string>();
   const done = new Set<string>();
+  /**
+   * Per shard, the sequence number of the last record handled or given up: a shard read again (an
+   * iterator expired while a failing record was given again, for up to a day) goes on after it, as
+   * Lambda's mapping does, instead of handling the shard's every record again.
+   */
+  const checkpoints = new Map<string, string>();
   const now = options.now ?? Date.now;
   /** Describes `records` to `onGiveUp`; false (the records kept) if it could not be told. */
   const gaveUp = async (records: readonly _Record[], shardId: string, invokes: number) => {
@@ -163,25 +172,39 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
   };
 
   const readShard = async (shardId: string) => {
-    let iterator = (
-      await streams.send(
+    const freshIterator = async () => {
+      const after = checkpoints.get(shardId);
+      const { ShardIterator } = await streams.send(
         new GetShardIteratorCommand({
           StreamArn: streamArn,
           ShardId: shardId,
-          ShardIteratorType: 'TRIM_HORIZON',
+          ...(after
+            ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
+            : { ShardIteratorType: 'TRIM_HORIZON' }),
         }),
-      )
-    ).ShardIterator;
+      );
+      iteratorAt = now();
+      return ShardIterator;
+    };
+    let iteratorAt = now();
+    let iterator = await freshIterator();
     let pending: _Record[] = [];
     /** Invocations with the records from `pending[0]` on (Lambda's `approximateInvokeCount`). */
     let invokes = 0;
+    /** The records of `handled` are behind the shard's reading for good. */
+    const passed = (handled: readonly _Record[]) => {
+      const last = handled.at(-1)?.dynamodb?.SequenceNumber;
+      if (last) checkpoints.set(shardId, last);
+    };
     while (running && (iterator || pending.length > 0)) {
       if (pending.length === 0 && iterator) {
+        if (now() - iteratorAt > ITERATOR_REFRESH_MS) iterator = await freshIterator();
         const page = await streams.send(
           new GetRecordsCommand({ ShardIterator: iterator, Limit: options.batchSize }),
         );
         pending = page.Records ?? [];
         iterator = page.NextShardIterator;
+        iteratorAt = now();
         if (pending.length === 0) {
           await idle();
           continue;
@@ -202,15 +225,18 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
         failedAt = 0;
       }
       if (failedAt < 0) {
+        passed(batch);
         pending = pending.slice(batch.length);
         invokes = 0;
       } else {
+        passed(batch.slice(0, failedAt));
         if (failedAt > 0) invokes = 1;
         pending = pending.slice(failedAt);
         const failing = batch.slice(failedAt);
         // DynamoDB Local states a record's creation to the minute (DynamoDB to the second).
         const arrived = failing[0]?.dynamodb?.ApproximateCreationDateTime?.getTime() ?? now();
         if (now() - arrived >= STREAM_RETENTION_MS && (await gaveUp(failing, shardId, invokes))) {
+          passed(failing);
           pending = pending.slice(failing.length);
           invokes = 0;
         } else await idle();
@@ -231,9 +257,11 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
             .then(() => done.add(id))
             .catch((error: unknown) => {
               reading.delete(id);
-              // An iterator past its shard's trim horizon, or expired (DynamoDB Local trims and
-              // rotates shards): the next round reads the shard again from its oldest record, as
-              // Lambda's mapping does; the consumer is idempotent. Not an error worth a log line.
+              // An iterator expired, or past its shard's trim horizon (DynamoDB Local trims and
+              // rotates shards): the next round reads the shard again after its last record passed,
+              // or, that one trimmed, from its oldest record, as Lambda's mapping does; the
+              // consumer is idempotent. Not an error worth a log line.
+              if ((error as Error)?.name === 'TrimmedDataAccessException') checkpoints.delete(id);
               if (running && !RESTARTABLE.has((error as Error)?.name)) options.onError?.(error);
             });
         }

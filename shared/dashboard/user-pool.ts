@@ -17,4 +17,10 @@ export const DASHBOARD_USER_POOL = {
   },
   /** How long an ID token (the dashboard's session) is accepted. */
   idTokenValidityMinutes: 60,
+  /**
+   * The one attribute users may write themselves, which nothing reads. Not none: an app client's
+   * empty write list is read by Cognito as "not set", which lets users write every standard
+   * attribute, their sign-in email included.
+   */
+  writableAttributes: ['locale'],
 } as const;

@@ -1,5 +1,7 @@
 import {
   CognitoIdentityProviderClient,
+  DeleteUserAttributesCommand,
+  GetUserCommand,
   UpdateUserAttributesCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +47,7 @@ describe('dashboard sign-in (API.md §10)', () => {
     expect(claimsOf(session.id_token)).toMatchObject({ 'custom:merchant_id': merchantId, token_use: 'id' });
   });
 
-  it("lets no user rewrite their own attributes in the local Cognito, as the stack's app client grants none", async () => {
+  it("lets a user write only the app client's writable attribute, and only with a token the pool signed", async () => {
     const user = await aDashboardUser(merchantId);
     const other = await aDashboardUser(merchantId);
     const session = data<{ access_token: string }>(
@@ -56,28 +58,49 @@ describe('dashboard sign-in (API.md §10)', () => {
       endpoint: process.env.COGNITO_ENDPOINT,
       credentials: localCredentials,
     });
+    const refused = { name: 'NotAuthorizedException' };
+    const update = (token: string, name: string, value: string) =>
+      client.send(
+        new UpdateUserAttributesCommand({
+          AccessToken: token,
+          UserAttributes: [{ Name: name, Value: value }],
+        }),
+      );
     try {
       for (const [name, value] of [
         ['email', other.email],
         ['custom:merchant_id', 'mer_someone_else'],
       ] as const) {
-        await expect(
-          client.send(
-            new UpdateUserAttributesCommand({
-              AccessToken: session.access_token,
-              UserAttributes: [{ Name: name, Value: value }],
-            }),
-          ),
-          name,
-        ).rejects.toMatchObject({ name: 'NotAuthorizedException' });
+        await expect(update(session.access_token, name, value), name).rejects.toMatchObject(refused);
       }
+      await expect(
+        client.send(
+          new DeleteUserAttributesCommand({
+            AccessToken: session.access_token,
+            UserAttributeNames: ['email'],
+          }),
+        ),
+      ).rejects.toMatchObject(refused);
+      // The one the stack's app client grants, which nothing reads.
+      await update(session.access_token, 'locale', 'en-NG');
+      // A token the pool never signed (the same claims, unsigned) acts as nobody.
+      const [header = '', payload = ''] = session.access_token.split('.');
+      const unsigned = `${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(header, 'base64url').toString()), alg: 'none' })).toString('base64url')}.${payload}.`;
+      await expect(update(unsigned, 'locale', 'fr')).rejects.toMatchObject(refused);
+      await expect(
+        client.send(new GetUserCommand({ AccessToken: `${header}.${payload}.forged` })),
+      ).rejects.toMatchObject(refused);
+      expect(
+        (await client.send(new GetUserCommand({ AccessToken: session.access_token }))).UserAttributes,
+      ).toEqual(
+        expect.arrayContaining([
+          { Name: 'email', Value: user.email },
+          { Name: 'locale', Value: 'en-NG' },
+        ]),
+      );
     } finally {
       client.destroy();
     }
-    // Still the same user, signing in with the same email.
-    expect(
-      (await call(gateway, 'POST', SIGN_IN, { body: { email: user.email, password: user.password } })).status,
-    ).toBe(200);
   });
 
   it('answers a wrong password and an unknown email with the same 401', async () => {

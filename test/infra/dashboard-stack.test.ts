@@ -71,8 +71,11 @@ describe("the dashboard's AWS side (API.md §10)", () => {
       ExplicitAuthFlows: expect.arrayContaining(['ALLOW_USER_PASSWORD_AUTH']),
       PreventUserExistenceErrors: 'ENABLED',
     });
-    // Users can never change which merchant they see.
-    expect(JSON.stringify(client.Properties.WriteAttributes ?? [])).not.toContain('merchant_id');
+    // Users can never change which merchant they see, nor their sign-in email: the write list is
+    // given (an empty or absent one lets users write every standard attribute) and holds neither.
+    expect(client.Properties.WriteAttributes).toEqual([...DASHBOARD_USER_POOL.writableAttributes]);
+    expect(DASHBOARD_USER_POOL.writableAttributes).not.toContain('email');
+    expect(JSON.stringify(client.Properties.WriteAttributes)).not.toContain('custom:');
     expect(client.Properties.ReadAttributes).toContain(`custom:${DASHBOARD_USER_POOL.merchantAttribute}`);
   });
 

@@ -111,10 +111,15 @@ describe('the local stream poller', { timeout: 60_000 }, () => {
       clockOffset = 24 * 3_600_000 + 60_000;
       await expect.poll(() => givenUp.length, { timeout: 20_000, interval: 100 }).toBe(1);
 
-      // The shard is read on: a later record reaches the handler, and b and c are never given again.
+      // The shard is read on after them (its iterator, a day old by the clock, asked for again after
+      // the last record given up): a later record reaches the handler, and a, b and c never again.
+      const afterGivingUp = seen.length;
       failing = '';
       await put('d');
-      await expect.poll(() => seen.at(-1), { timeout: 20_000, interval: 100 }).toEqual(['d']);
+      await expect
+        .poll(() => seen.slice(afterGivingUp).flat(), { timeout: 20_000, interval: 100 })
+        .toContain('d');
+      expect(seen.slice(afterGivingUp).flat()).toEqual(['d']);
       expect(givenUp).toHaveLength(1);
 
       const { Messages = [] } = await sqs.send(

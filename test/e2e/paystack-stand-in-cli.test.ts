@@ -1,0 +1,86 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '#infra/local/process.ts';
+import { PROJECT_ROOT } from '#test/support/gateway.ts';
+import { startReceiver } from '#test/support/receiver.ts';
+
+/**
+ * `npm run paystack:stand-in`, which the README's "going live" section offers for running
+ * `npm start` against Paystack with no Paystack account: the stand-in on its port, its events signed
+ * to the gateway's /webhooks/paystack, and payments typed on its standard input.
+ */
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let child: ChildProcessWithoutNullStreams;
+let output = '';
+let url = '';
+let secretKey = '';
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  const port = await freePort();
+  child = spawn(process.execPath, ['--import', 'tsx', 'test/support/paystack-stand-in-cli.ts'], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, PAYSTACK_STAND_IN_PORT: String(port), PORT: new URL(receiver.url).port },
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
+  const deadline = Date.now() + 30_000;
+  while (!output.includes('Commands') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  url = /Paystack stand-in at (\S+)/.exec(output)?.[1] ?? '';
+  secretKey = /PAYSTACK_SECRET_KEY=(\S+)/.exec(output)?.[1] ?? '';
+}, 60_000);
+
+afterAll(async () => {
+  child.kill();
+  await receiver.close();
+});
+
+const paystack = async (path: string, body: unknown) => {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${secretKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return (await response.json()) as { data: Record<string, unknown> };
+};
+const type = async (line: string, expected: string) => {
+  const before = output.length;
+  child.stdin.write(`${line}\n`);
+  await expect.poll(() => output.slice(before), { timeout: 15_000 }).toContain(expected);
+};
+
+describe('npm run paystack:stand-in', { timeout: 60_000 }, () => {
+  it('prints how to start the service against it, and sends a typed payment signed to the gateway', async () => {
+    expect(output).toContain(`PORT=${new URL(receiver.url).port} PARTNER=paystack PAYSTACK_BASE_URL=${url}`);
+    expect(secretKey).toMatch(/^sk_test_/);
+    // A wallet, as the service opens one: a customer, then a dedicated account.
+    const customer = await paystack('/customer', { email: 'cli@example.ng' });
+    const account = await paystack('/dedicated_account', {
+      customer: customer.data.customer_code,
+      preferred_bank: 'wema-bank',
+    });
+    const accountNumber = String(account.data.account_number);
+
+    await type(`pay ${accountNumber} 75000`, 'charge.success sent: the service answered 200');
+    const [event] = receiver.received;
+    expect(event?.headers['x-paystack-signature']).toBe(
+      createHmac('sha512', secretKey)
+        .update(event?.body ?? '')
+        .digest('hex'),
+    );
+    expect(JSON.parse(event?.body ?? '{}')).toMatchObject({
+      event: 'charge.success',
+      data: { amount: 75000, channel: 'dedicated_nuban', currency: 'NGN' },
+    });
+
+    await type('pay 0000000000 100', 'Refused: no wallet or virtual account 0000000000');
+    await type('pay 12 100', 'Commands');
+    await type('problems', 'none');
+    child.stdin.write('quit\n');
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(receiver.received).toHaveLength(1);
+  });
+});

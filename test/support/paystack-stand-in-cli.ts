@@ -1,0 +1,78 @@
+/**
+ * `npm run paystack:stand-in`: the tests' Paystack stand-in (test/support/paystack-stand-in.ts,
+ * written from Paystack's published description) on a port of its own, so `npm start` can run
+ * against "Paystack" on a machine with no Paystack account and no internet. It sends its signed
+ * events to the local gateway's `/webhooks/paystack`, settles transfers by itself, and takes
+ * payments typed on its standard input.
+ */
+import { createInterface } from 'node:readline';
+import { DEFAULT_PAYSTACK_SECRET_KEY, startPaystackStandIn } from '#test/support/paystack-stand-in.ts';
+
+const HELP = [
+  'Commands (amounts in kobo):',
+  '  pay <account_number> <amount>     a payer sends money to a wallet or a virtual account',
+  '  reject <account_number> <amount>  a payer sends a wrong amount to a virtual account: Paystack refuses it',
+  '  problems                          the requests the description refuses, if any',
+  '  quit',
+].join('\n');
+
+async function main() {
+  const { portSetting } = await import('#infra/local/ports.ts');
+  const port = portSetting('PAYSTACK_STAND_IN_PORT', process.env.PAYSTACK_STAND_IN_PORT, 4010);
+  const gatewayPort = portSetting('PORT', process.env.PORT, 3000);
+  const standIn = await startPaystackStandIn({
+    port,
+    secretKey: DEFAULT_PAYSTACK_SECRET_KEY,
+    webhookUrl: `http://127.0.0.1:${gatewayPort}/webhooks/paystack`,
+    settleAfterMs: 2_000,
+  });
+  const portPrefix = gatewayPort === 3000 ? '' : `PORT=${gatewayPort} `;
+  console.log(
+    [
+      `Paystack stand-in at ${standIn.url} (its events go to http://127.0.0.1:${gatewayPort}/webhooks/paystack)`,
+      'In another terminal:',
+      `  ${portPrefix}PARTNER=paystack PAYSTACK_BASE_URL=${standIn.url} PAYSTACK_SECRET_KEY=${standIn.secretKey} npm start`,
+      HELP,
+    ].join('\n'),
+  );
+  const lines = createInterface({ input: process.stdin });
+  const stop = async (code: number) => {
+    lines.close();
+    await standIn.close();
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+  for await (const line of lines) {
+    const [command = '', account = '', amountText = ''] = line.trim().split(/\s+/);
+    const amount = Number(amountText);
+    try {
+      if (command === 'quit') break;
+      if (command === '') continue;
+      if (command === 'problems') {
+        const refused = standIn.requests.filter((request) => request.problems.length > 0);
+        console.log(refused.length === 0 ? 'none' : JSON.stringify(refused, null, 2));
+      } else if ((command === 'pay' || command === 'reject') && /^\d{10}$/.test(account)) {
+        if (!Number.isInteger(amount) || amount < 1) throw new Error('the amount is a whole number of kobo');
+        const charge = [...standIn.charges].find(([, open]) => open.account_number === account)?.[0];
+        if (command === 'reject') {
+          if (!charge) throw new Error(`no Pay with Transfer account ${account}`);
+          await standIn.rejectCharge(charge, amount);
+        } else if (charge) await standIn.payCharge(charge, amount);
+        else if (standIn.dedicatedAccounts.has(account)) await standIn.payDedicatedAccount(account, amount);
+        else throw new Error(`no wallet or virtual account ${account} at this stand-in`);
+        const delivery = standIn.deliveries.at(-1);
+        const answer = delivery?.status === undefined ? `no answer (${delivery?.error})` : delivery.status;
+        console.log(`${standIn.lastEvent?.event ?? 'event'} sent: the service answered ${answer}`);
+      } else console.log(HELP);
+    } catch (error) {
+      console.log(`Refused: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  await stop(0);
+}
+
+main().catch((error: unknown) => {
+  console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
