@@ -660,6 +660,8 @@ export class PaymentsStack extends Stack {
     /** An alarm on any value above `threshold` (default 0) in one period. */
     const alarm = (id: string, alarmDescription: string, metric: IMetric, threshold = 0) =>
       new Alarm(this, id, {
+        // Named as the README's runbook names it, after the stage: what CloudWatch and SNS show.
+        alarmName: `naira-${stage}-${id}`,
         alarmDescription,
         metric,
         threshold,

@@ -440,6 +440,31 @@ describe('the AWS stack', () => {
 
   it('alarms on dead letters, consumer errors and failed items, queue age, stream lag and give-ups, events not fanned out, throttles, the webhook and requery erring, the API 5xx rate, unmatched payments, overdue transfers and contradicted settlements', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
+    // Named as the runbook names them, after the stage, each its own.
+    const names = alarms.map((a) => String(a.AlarmName));
+    expect(
+      names.every((name) => /^naira-dev-[A-Za-z0-9]+Alarm(-[a-z-]+)?$/.test(name)),
+      names.join(),
+    ).toBe(true);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(
+      expect.arrayContaining(['naira-dev-DeadLettersAlarm-process-payment-events', 'naira-dev-Api5xxAlarm']),
+    );
+    // The runbook names every alarm: by its name, or by a pattern (`ErrorsAlarm-<consumer>`).
+    const runbook =
+      readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8').split('## Alarms runbook')[1] ?? '';
+    const rowNames = runbook
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .flatMap((line) => [...(line.split('|')[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? ''));
+    const patterns = rowNames.map(
+      (name) => new RegExp(`^naira-dev-${name.replace(/<[a-z]+>/g, '[a-z-]+')}$`),
+    );
+    for (const name of names)
+      expect(
+        patterns.some((p) => p.test(name)),
+        `${name} in the runbook`,
+      ).toBe(true);
     const metrics = alarms.map((a) => a.MetricName).sort();
     expect(metrics).toEqual(
       [
