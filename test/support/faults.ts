@@ -122,19 +122,23 @@ export function crashAt(
   k: number,
   when: 'before' | 'after',
   scope?: string,
-): Installed & { crashed(): DynamoCall | undefined } {
+): Installed & { crashed(): DynamoCall | undefined; thrown(): boolean } {
   let crashed: DynamoCall | undefined;
+  let thrown = false;
   const installed = interceptDynamo(
     'initialize',
     async (call, proceed) => {
       if (call.index !== k) return proceed();
       crashed = call;
+      // After: a command that fails by itself (a condition another writer already met) fails with
+      // its own error, and the crash is never thrown.
       if (when === 'after') await proceed();
+      thrown = true;
       throw new SimulatedCrash(call, when);
     },
     scope,
   );
-  return { ...installed, crashed: () => crashed };
+  return { ...installed, crashed: () => crashed, thrown: () => thrown };
 }
 
 /**
