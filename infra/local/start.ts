@@ -107,8 +107,11 @@ async function main() {
   try {
     const port = portOf('PORT', 3000);
     const sandboxPort = portOf('SANDBOX_PORT', 3100);
-    // The sandbox CLI finds the gateway and the sandbox partner by these, as npm start did.
+    // The sandbox CLI finds the gateway and the sandbox partner by these, and the demo merchant's
+    // keys by the data folder and the partner, as npm start did: each one it was given is repeated.
     const sandboxCli = `${[
+      env.DATA_DIR && `DATA_DIR=${env.DATA_DIR}`,
+      env.PARTNER && env.PARTNER !== 'sandbox' && `PARTNER=${env.PARTNER}`,
       port !== 3000 && `PORT=${port}`,
       sandboxPort !== 3100 && `SANDBOX_PORT=${sandboxPort}`,
     ]

@@ -218,8 +218,12 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
       invokes++;
       try {
         const answer = await options.handler(event);
-        const first = answer?.batchItemFailures?.[0]?.itemIdentifier;
-        failedAt = first ? batch.findIndex((record) => record.dynamodb?.SequenceNumber === first) : -1;
+        // As Lambda: the batch again from the earliest record reported, and all of it when a
+        // reported id is none of the batch's (empty, or unknown).
+        const reported = (answer?.batchItemFailures ?? []).map(({ itemIdentifier }) =>
+          batch.findIndex((record) => itemIdentifier && record.dynamodb?.SequenceNumber === itemIdentifier),
+        );
+        failedAt = reported.length === 0 ? -1 : reported.includes(-1) ? 0 : Math.min(...reported);
       } catch (error) {
         options.onError?.(error);
         failedAt = 0;

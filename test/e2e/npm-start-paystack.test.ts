@@ -33,9 +33,12 @@ describe('npm start with PARTNER=paystack', () => {
     expect(output).not.toContain('npm run sandbox -- pay');
     expect(output).not.toContain('PARTNER_WEBHOOK_SECRET');
     expect(output).toContain('Paystack sends charge.success');
-    // On ports of its own, the sandbox CLI it suggests is told them.
+    // On its own data folder and ports, with Paystack, the sandbox CLI it suggests is told all of
+    // them: it reads the Paystack demo merchant's keys from that folder.
     expect(output).toMatch(
-      new RegExp(`PORT=${service.ports.gateway} SANDBOX_PORT=\\d+ npm run sandbox -- listen`),
+      new RegExp(
+        `DATA_DIR=\\S+ PARTNER=paystack PORT=${service.ports.gateway} SANDBOX_PORT=\\d+ npm run sandbox -- listen`,
+      ),
     );
     const wallet = /Demo merchant \S+ \(wallet (\d{10})\)/.exec(output)?.[1];
     const key = /X-API-Key:\s+(\S+)/.exec(output)?.[1] ?? '';

@@ -6,7 +6,7 @@ import { PROJECT_ROOT } from '#test/support/gateway.ts';
 import { startReceiver } from '#test/support/receiver.ts';
 
 /**
- * `npm run paystack:stand-in`, which the README's "going live" section offers for running
+ * `npm run paystack:stand-in`, which the README's "Paystack (`PARTNER=paystack`)" section offers for running
  * `npm start` against Paystack with no Paystack account: the stand-in on its port, its events signed
  * to the gateway's /webhooks/paystack, and payments typed on its standard input.
  */

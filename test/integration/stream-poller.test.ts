@@ -33,34 +33,40 @@ const local = { region: 'us-east-1', credentials: localCredentials };
 const dynamo = new DynamoDBClient({ ...local, endpoint: process.env.DYNAMODB_ENDPOINT });
 const sqs = new SQSClient({ ...local, endpoint: env.SQS_ENDPOINT });
 const table = `${env.TABLE_PREFIX}items`;
+/** The second test's own table: a stream read from its start holds only that test's records. */
+const otherTable = `${env.TABLE_PREFIX}others`;
 // A stream of its own, so its given-up queue holds only what this test gives up.
 const stream = { ...EVENTS_STREAM, consumer: 'test-consumer' };
 let queueUrl = '';
 
 beforeAll(async () => {
-  await dynamo.send(
-    new CreateTableCommand({
-      TableName: table,
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      BillingMode: 'PAY_PER_REQUEST',
-      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
-    }),
-  );
-  await waitUntilTableExists({ client: dynamo, maxWaitTime: 30 }, { TableName: table });
+  for (const name of [table, otherTable]) {
+    await dynamo.send(
+      new CreateTableCommand({
+        TableName: name,
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+      }),
+    );
+    await waitUntilTableExists({ client: dynamo, maxWaitTime: 30 }, { TableName: name });
+  }
   queueUrl =
     (await sqs.send(new CreateQueueCommand({ QueueName: env.TABLE_PREFIX + givenUpQueueName(stream) })))
       .QueueUrl ?? '';
 });
 
 afterAll(async () => {
-  await dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+  for (const name of [table, otherTable])
+    await dynamo.send(new DeleteTableCommand({ TableName: name })).catch(() => undefined);
   await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl })).catch(() => undefined);
   dynamo.destroy();
   sqs.destroy();
 });
 
-const put = (id: string) => dynamo.send(new PutItemCommand({ TableName: table, Item: { id: { S: id } } }));
+const put = (id: string, into = table) =>
+  dynamo.send(new PutItemCommand({ TableName: into, Item: { id: { S: id } } }));
 const idOf = (record: DynamoDBStreamEvent['Records'][number]) => record.dynamodb?.NewImage?.id?.S;
 
 describe('the local stream poller', { timeout: 60_000 }, () => {
@@ -148,6 +154,38 @@ describe('the local stream poller', { timeout: 60_000 }, () => {
     } finally {
       await poller.stop();
       await sender.stop();
+    }
+  });
+
+  it("gives the whole batch again when a reported failure is none of the batch's records, as Lambda does", async () => {
+    await put('x', otherTable);
+    await put('y', otherTable);
+    const seen: string[][] = [];
+    const answers = [
+      { batchItemFailures: [{ itemIdentifier: '' }] },
+      { batchItemFailures: [{ itemIdentifier: 'not-a-sequence-number' }] },
+      { batchItemFailures: [] },
+    ];
+    const poller = await startStreamPoller({
+      endpoint: process.env.DYNAMODB_ENDPOINT ?? '',
+      tableName: otherTable,
+      batchSize: 10,
+      idleMs: 50,
+      handler: async (event) => {
+        seen.push(event.Records.map((record) => idOf(record) ?? '?'));
+        return answers[seen.length - 1] ?? { batchItemFailures: [] };
+      },
+      onError: () => undefined,
+    });
+    try {
+      await expect.poll(() => seen.length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(3);
+      expect(seen.slice(0, 3)).toEqual([
+        ['x', 'y'],
+        ['x', 'y'],
+        ['x', 'y'],
+      ]);
+    } finally {
+      await poller.stop();
     }
   });
 });

@@ -3,7 +3,8 @@
  * written from Paystack's published description) on a port of its own, so `npm start` can run
  * against "Paystack" on a machine with no Paystack account and no internet. It sends its signed
  * events to the local gateway's `/webhooks/paystack`, settles transfers by itself, and takes
- * payments typed on its standard input.
+ * payments typed on its standard input (it stops when that input ends: run it in a terminal of its
+ * own, in the foreground).
  */
 import { createInterface } from 'node:readline';
 import { DEFAULT_PAYSTACK_SECRET_KEY, startPaystackStandIn } from '#test/support/paystack-stand-in.ts';
@@ -54,16 +55,21 @@ async function main() {
         console.log(refused.length === 0 ? 'none' : JSON.stringify(refused, null, 2));
       } else if ((command === 'pay' || command === 'reject') && /^\d{10}$/.test(account)) {
         if (!Number.isInteger(amount) || amount < 1) throw new Error('the amount is a whole number of kobo');
-        const charge = [...standIn.charges].find(([, open]) => open.account_number === account)?.[0];
+        // The newest charge of that number: the stand-in, as Paystack, gives an expired charge's
+        // number to a new one.
+        const charge = [...standIn.charges].findLast(([, open]) => open.account_number === account)?.[0];
+        let sent: { event: { event: string } };
         if (command === 'reject') {
           if (!charge) throw new Error(`no Pay with Transfer account ${account}`);
-          await standIn.rejectCharge(charge, amount);
-        } else if (charge) await standIn.payCharge(charge, amount);
-        else if (standIn.dedicatedAccounts.has(account)) await standIn.payDedicatedAccount(account, amount);
+          sent = await standIn.rejectCharge(charge, amount);
+        } else if (charge) sent = await standIn.payCharge(charge, amount);
+        else if (standIn.dedicatedAccounts.has(account))
+          sent = await standIn.payDedicatedAccount(account, amount);
         else throw new Error(`no wallet or virtual account ${account} at this stand-in`);
-        const delivery = standIn.deliveries.at(-1);
+        // Its own delivery (a transfer settling meanwhile sends one too).
+        const delivery = standIn.deliveries.findLast((made) => made.event === sent.event);
         const answer = delivery?.status === undefined ? `no answer (${delivery?.error})` : delivery.status;
-        console.log(`${standIn.lastEvent?.event ?? 'event'} sent: the service answered ${answer}`);
+        console.log(`${sent.event.event} sent: the service answered ${answer}`);
       } else console.log(HELP);
     } catch (error) {
       console.log(`Refused: ${error instanceof Error ? error.message : String(error)}`);
