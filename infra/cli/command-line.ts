@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_PORTS } from '#infra/local/ports.ts';
 import { localCredentials } from '#infra/local/process.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
 
@@ -33,10 +34,11 @@ export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
   env.AWS_REGION ??= 'us-east-1';
   env.AWS_ACCESS_KEY_ID ??= localCredentials.accessKeyId;
   env.AWS_SECRET_ACCESS_KEY ??= localCredentials.secretAccessKey;
-  if (needs.includes('dynamodb')) env.DYNAMODB_ENDPOINT ??= `http://127.0.0.1:${env.DYNAMODB_PORT ?? 8000}`;
-  if (needs.includes('sqs')) env.SQS_ENDPOINT ??= `http://127.0.0.1:${env.SQS_PORT ?? 9324}`;
-  if (needs.includes('partner')) env.PARTNER_BASE_URL ??= `http://127.0.0.1:${env.SANDBOX_PORT ?? 3100}`;
-  if (needs.includes('cognito')) env.COGNITO_ENDPOINT ??= `http://127.0.0.1:${env.COGNITO_PORT ?? 9229}`;
+  const at = (name: keyof typeof DEFAULT_PORTS) => `http://127.0.0.1:${env[name] ?? DEFAULT_PORTS[name]}`;
+  if (needs.includes('dynamodb')) env.DYNAMODB_ENDPOINT ??= at('DYNAMODB_PORT');
+  if (needs.includes('sqs')) env.SQS_ENDPOINT ??= at('SQS_PORT');
+  if (needs.includes('partner')) env.PARTNER_BASE_URL ??= at('SANDBOX_PORT');
+  if (needs.includes('cognito')) env.COGNITO_ENDPOINT ??= at('COGNITO_PORT');
   if (needs.includes('pepper'))
     env.API_KEY_PEPPER ??= loadLocalSecrets(path.resolve(root, env.DATA_DIR || '.data')).API_KEY_PEPPER;
 }

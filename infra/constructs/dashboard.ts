@@ -81,8 +81,8 @@ export class DashboardUsers extends Construct {
       userPoolClientName: DASHBOARD_USER_POOL.clientName,
       generateSecret: false,
       authFlows: { userPassword: true },
-      idTokenValidity: Duration.minutes(DASHBOARD_USER_POOL.idTokenValidityMinutes),
-      accessTokenValidity: Duration.minutes(DASHBOARD_USER_POOL.idTokenValidityMinutes),
+      idTokenValidity: Duration.minutes(DASHBOARD_USER_POOL.tokenValidityMinutes),
+      accessTokenValidity: Duration.minutes(DASHBOARD_USER_POOL.tokenValidityMinutes),
       preventUserExistenceErrors: true,
       readAttributes: new ClientAttributes()
         .withStandardAttributes({ email: true, emailVerified: true })

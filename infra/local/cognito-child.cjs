@@ -1,25 +1,25 @@
 /**
  * The child process of the local Cognito (`infra/local/cognito.ts`): `cognito-local`'s own server,
- * with two of its answers made as strict as Cognito's, because a sign-in stand-in that is laxer than
- * Cognito lets anyone into the local dashboard:
+ * made as strict as Cognito where it is laxer, because a sign-in stand-in laxer than Cognito lets
+ * anyone into the local dashboard and hides what Cognito would refuse:
  * - `InitiateAuth` of an invited user (`FORCE_CHANGE_PASSWORD`) checks the temporary password;
  *   cognito-local answers the new-password challenge to any password.
  * - `RespondToAuthChallenge` accepts only a session that `InitiateAuth` (or a previous answer) gave
  *   for that user and that challenge, once (a wrong answer spends it too), within 3 minutes;
  *   cognito-local accepts any string, so an email alone could set a user's password or skip the
  *   password before a TOTP code, and it let one session try every code.
- * Cognito answers both refusals `NotAuthorizedException`. Two more, as Cognito does:
  * - A TOTP code that signed a user in is refused for that user for the rest of its validity
  *   (`ExpiredCodeException`); cognito-local takes it again.
  * - An operation a user calls with an access token (`GetUser`, `UpdateUserAttributes`,
- *   `AssociateSoftwareToken`, `DeleteUser`…) takes only a token this pool signed, unexpired, of
- *   `token_use` access; cognito-local only decodes it, so an unsigned token acted as any user.
- * - `UpdateUserAttributes` and `DeleteUserAttributes` touch only the app client's writable
- *   attributes (the stack's: `locale`); cognito-local let users change their sign-in email to
- *   another user's. One operation cognito-local lacks is
- * added: `AdminSetUserMFAPreference` (the operator's `keys reset-mfa`), as Cognito does it: the
- * user's MFA methods and preference changed, an unknown user `UserNotFoundException`. Everything
- * else is cognito-local's.
+ *   `AssociateSoftwareToken`, `DeleteUser`…) takes only an unexpired access token signed with the
+ *   stand-in's key; cognito-local only decodes it, so an unsigned token acted as any user.
+ * - `UpdateUserAttributes` and `DeleteUserAttributes` touch only the writable attributes of the
+ *   token's app client (the stack's: `locale`); cognito-local let users change their sign-in email
+ *   to another user's.
+ * Cognito's refusals are its own types (`NotAuthorizedException`, `ExpiredCodeException`). One
+ * operation cognito-local lacks is added: `AdminSetUserMFAPreference` (the operator's
+ * `keys reset-mfa`), as Cognito does it: the user's MFA methods and preference changed, an unknown
+ * user `UserNotFoundException`. Everything else is cognito-local's.
  */
 'use strict';
 
@@ -39,7 +39,10 @@ const jwt = fromCognitoLocal('jsonwebtoken');
 const { createPublicKey } = require('node:crypto');
 const signingKey = createPublicKey(require('cognito-local/lib/keys/cognitoLocal.private.json').pem);
 
-/** The claims of an access token this pool signed and that has not expired, or Cognito's refusal. */
+/**
+ * The claims of an access token signed with the stand-in's key (every local pool shares it) that
+ * has not expired, or Cognito's refusal.
+ */
 function accessClaims(token) {
   try {
     const claims = jwt.verify(String(token), signingKey, { algorithms: ['RS256'] });
@@ -131,6 +134,7 @@ async function checkWritable(services, ctx, claims, names) {
 
 const { UpdateUserAttributes, DeleteUserAttributes } = Targets;
 
+// (The loop at the end checks their token too; these read its claims for the app client.)
 Targets.UpdateUserAttributes = (services) => {
   const target = UpdateUserAttributes(services);
   return async (ctx, req) => {

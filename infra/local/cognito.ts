@@ -124,8 +124,8 @@ export async function createDashboardUserPool(
   let clientId = UserPoolClients?.find((app) => app.ClientName === DASHBOARD_USER_POOL.clientName)?.ClientId;
   // The stack's app client's token lifetimes (cognito-local's default is a day) and write list.
   const settings = {
-    IdTokenValidity: DASHBOARD_USER_POOL.idTokenValidityMinutes,
-    AccessTokenValidity: DASHBOARD_USER_POOL.idTokenValidityMinutes,
+    IdTokenValidity: DASHBOARD_USER_POOL.tokenValidityMinutes,
+    AccessTokenValidity: DASHBOARD_USER_POOL.tokenValidityMinutes,
     TokenValidityUnits: { IdToken: 'minutes', AccessToken: 'minutes' } as const,
     WriteAttributes: [...DASHBOARD_USER_POOL.writableAttributes] as string[],
   };

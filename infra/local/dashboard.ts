@@ -39,8 +39,8 @@ export function dashboardResponder() {
       throw error;
     });
     const body = (await files).get(name);
-    // The site's own answer (on AWS CloudFront's, S3's 403 for a key it lacks): never the API's,
-    // so never counted per IP.
+    // Answered here, before the route table, so never counted per IP: on AWS the site is not behind
+    // the API's WAF. (There CloudFront answers S3's 403 for a file it lacks; here the usual 404.)
     if (body === undefined) return errorResult(new ApiError('route_not_found', 'Route not found'), requestId);
     return {
       statusCode: 200,

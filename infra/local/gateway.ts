@@ -381,17 +381,15 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       const decision = await takeClientIpRequest(apiId, sourceIp(request));
       return decision.allowed ? undefined : rateLimited(requestId, decision.retryAfterSeconds, {});
     };
-    if (request.method === 'GET' || request.method === 'HEAD') {
-      // The OpenAPI document is API Gateway's own answer on AWS (GET only), behind WAF; the docs
-      // page and the dashboard's files are this machine's (CloudFront's on AWS, GET and HEAD; Node
-      // leaves a HEAD answer's body out), never counted.
-      const page = await docs?.(url.pathname, requestId);
-      if (page && OPENAPI_PATHS.includes(url.pathname)) {
-        if (request.method === 'GET') return send(response, (await overKeylessLimit()) ?? page);
-      } else {
-        const served = page ?? (await dashboard(url.pathname, requestId));
-        if (served) return send(response, served);
-      }
+    if (OPENAPI_PATHS.includes(url.pathname)) {
+      // API Gateway's own answer on AWS (GET only), behind WAF: counted as any keyless request.
+      const page = request.method === 'GET' ? await docs?.(url.pathname, requestId) : undefined;
+      if (page) return send(response, (await overKeylessLimit()) ?? page);
+    } else if (request.method === 'GET' || request.method === 'HEAD') {
+      // The docs page (local only) and the dashboard's files (CloudFront's on AWS, GET and HEAD;
+      // Node leaves a HEAD answer's body out): not the API's, never counted.
+      const page = (await docs?.(url.pathname, requestId)) ?? (await dashboard(url.pathname, requestId));
+      if (page) return send(response, page);
     }
     const candidates = compiled
       .map((entry) => ({ entry, found: entry.pattern.exec(url.pathname) }))

@@ -3,7 +3,7 @@
  * (`TypeError: fetch failed`, cause `bad port`). The local stand-ins call one another with `fetch`
  * (the sandbox partner posts its webhooks to the gateway, the sandbox CLI reaches both), so
  * `npm start` refuses these ports up front rather than fail at the first payment.
- * test/unit/ports.test.ts checks the list against Node's fetch.
+ * test/integration/fetch-blocked-ports.test.ts checks the list against Node's fetch.
  */
 export const FETCH_BLOCKED_PORTS: ReadonlySet<number> = new Set([
   1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104,
@@ -11,6 +11,16 @@ export const FETCH_BLOCKED_PORTS: ReadonlySet<number> = new Set([
   526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
   3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
+
+/** The ports `npm start` and the CLIs that talk to it use when none is set (README, Configuration). */
+export const DEFAULT_PORTS = {
+  PORT: 3000,
+  DYNAMODB_PORT: 8000,
+  SQS_PORT: 9324,
+  SANDBOX_PORT: 3100,
+  COGNITO_PORT: 9229,
+  PAYSTACK_STAND_IN_PORT: 4010,
+} as const;
 
 /** Reads a port setting: a whole number 1-65535 that `fetch` may connect to, or a clear error. */
 export function portSetting(name: string, raw: string | undefined, fallback: number): number {

@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { DEFAULT_PORTS } from '#infra/local/ports.ts';
 import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 import { EVENT_TYPES } from '#shared/events/types.ts';
 
@@ -94,7 +95,7 @@ async function payCommand(values: { account?: string; amount?: string; 'session-
   if (!/^[1-9]\d{0,14}$/.test(values.amount ?? '')) {
     usageError('--amount must be a positive whole number of kobo');
   }
-  const sandbox = `http://127.0.0.1:${process.env.SANDBOX_PORT ?? 3100}`;
+  const sandbox = `http://127.0.0.1:${process.env.SANDBOX_PORT ?? DEFAULT_PORTS.SANDBOX_PORT}`;
   const response = await fetch(`${sandbox}/v1/_simulate/payment`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -214,7 +215,7 @@ function portFrom(raw: string | undefined): number {
 
 /** `--base-url`, else the local gateway `npm start` runs on `PORT`. */
 function baseUrlFrom(raw: string | undefined): string {
-  const base = raw ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
+  const base = raw ?? `http://127.0.0.1:${process.env.PORT ?? DEFAULT_PORTS.PORT}`;
   if (!URL.canParse(base)) usageError(`--base-url must be a URL, such as http://127.0.0.1:3000`);
   return base.replace(/\/+$/, '');
 }

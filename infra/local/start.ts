@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { portSetting } from '#infra/local/ports.ts';
+import { DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
 import { startLocalServices } from '#infra/local/services.ts';
@@ -13,7 +13,11 @@ import { startLocalServices } from '#infra/local/services.ts';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fresh = process.argv.includes('--fresh');
 const env = process.env;
-const portOf = (name: string, fallback: number) => portSetting(name, env[name], fallback);
+const portOf = (name: keyof typeof DEFAULT_PORTS) => portSetting(name, env[name], DEFAULT_PORTS[name]);
+
+/** A value as one shell word: as it is when it needs no quoting, else in single quotes. */
+const shellWord = (value: string) =>
+  /^[\w./:@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 
 interface DemoMerchant {
   merchant_id: string;
@@ -105,15 +109,15 @@ async function main() {
   process.on('SIGTERM', () => void shutdown(0));
 
   try {
-    const port = portOf('PORT', 3000);
-    const sandboxPort = portOf('SANDBOX_PORT', 3100);
+    const port = portOf('PORT');
+    const sandboxPort = portOf('SANDBOX_PORT');
     // The sandbox CLI finds the gateway and the sandbox partner by these, and the demo merchant's
     // keys by the data folder and the partner, as npm start did: each one it was given is repeated.
     const sandboxCli = `${[
-      env.DATA_DIR && `DATA_DIR=${env.DATA_DIR}`,
-      env.PARTNER && env.PARTNER !== 'sandbox' && `PARTNER=${env.PARTNER}`,
-      port !== 3000 && `PORT=${port}`,
-      sandboxPort !== 3100 && `SANDBOX_PORT=${sandboxPort}`,
+      env.DATA_DIR && `DATA_DIR=${shellWord(env.DATA_DIR)}`,
+      env.PARTNER && env.PARTNER !== 'sandbox' && `PARTNER=${shellWord(env.PARTNER)}`,
+      port !== DEFAULT_PORTS.PORT && `PORT=${port}`,
+      sandboxPort !== DEFAULT_PORTS.SANDBOX_PORT && `SANDBOX_PORT=${sandboxPort}`,
     ]
       .filter(Boolean)
       .map((setting) => `${setting} `)
@@ -121,10 +125,10 @@ async function main() {
     const secrets = loadLocalSecrets(dataDir);
     const services = await startLocalServices({
       ports: {
-        dynamodb: portOf('DYNAMODB_PORT', 8000),
-        sqs: portOf('SQS_PORT', 9324),
+        dynamodb: portOf('DYNAMODB_PORT'),
+        sqs: portOf('SQS_PORT'),
         sandbox: sandboxPort,
-        cognito: portOf('COGNITO_PORT', 9229),
+        cognito: portOf('COGNITO_PORT'),
       },
       tablePrefix: env.TABLE_PREFIX ?? 'naira-local-',
       dataDir,

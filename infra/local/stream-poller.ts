@@ -58,11 +58,7 @@ export interface StreamPollerOptions {
   onError?: (error: unknown) => void;
   /** The consumer's name, in the `functionArn` of what is given up. */
   consumer?: string;
-  /**
-   * The clock a record's age is read against (tests move it a day on). A failing record is given
-   * again for as long as the stream keeps it, as by Lambda's mapping with unlimited retries and
-   * record age.
-   */
+  /** The poller's clock: records' ages and its iterators' are read against it (tests move it). */
   now?: () => number;
   /**
    * Told of each batch given up, in Lambda's on-failure shape (the stream's given-up queue). Until
@@ -71,16 +67,16 @@ export interface StreamPollerOptions {
   onGiveUp?: (description: StreamBatchGivenUp) => Promise<void>;
 }
 
-const wholeSeconds = (at: Date | undefined) => (at ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');
-
-/** What Lambda sends its on-failure destination for `records`, a batch it gave up on. */
-export function describeGivenUpBatch(
+/** What Lambda sends its on-failure destination for `records`, a batch it gave up on at `now`. */
+function describeGivenUpBatch(
   records: readonly _Record[],
-  shardId: string,
-  streamArn: string,
-  consumer: string,
+  where: { shardId: string; streamArn: string; consumer: string },
   invokeCount: number,
+  now: number,
 ): StreamBatchGivenUp {
+  const { shardId, streamArn, consumer } = where;
+  const wholeSeconds = (at: Date | undefined) =>
+    new Date(at?.getTime() ?? now).toISOString().replace(/\.\d+Z$/, 'Z');
   const first = records[0]?.dynamodb;
   const last = records.at(-1)?.dynamodb;
   return {
@@ -92,7 +88,7 @@ export function describeGivenUpBatch(
     },
     responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
     version: '1.0',
-    timestamp: new Date().toISOString(),
+    timestamp: new Date(now).toISOString(),
     DDBStreamBatchInfo: {
       shardId,
       startSequenceNumber: first?.SequenceNumber ?? '',
@@ -117,13 +113,29 @@ export function givenUpSender(env: Record<string, string>) {
   });
   return {
     send: async (stream: StreamDefinition, description: StreamBatchGivenUp) => {
-      const { QueueUrl } = await client.send(
-        new GetQueueUrlCommand({ QueueName: (env.TABLE_PREFIX ?? '') + givenUpQueueName(stream) }),
-      );
+      const name = (env.TABLE_PREFIX ?? '') + givenUpQueueName(stream);
+      const { QueueUrl } = await client.send(new GetQueueUrlCommand({ QueueName: name }));
+      if (!QueueUrl) throw new Error(`no queue ${name}: the local bootstrap makes it`);
       await client.send(new SendMessageCommand({ QueueUrl, MessageBody: JSON.stringify(description) }));
     },
     stop: async () => client.destroy(),
   };
+}
+
+/**
+ * Where a batch must be given again from, as Lambda reads a consumer's answer: -1 when it reports
+ * no failure; the earliest record it reports; the whole batch (0) when a reported id is none of the
+ * batch's records (empty, or unknown).
+ */
+export function firstFailedIndex(
+  batch: readonly _Record[],
+  answer: DynamoDBBatchResponse | undefined,
+): number {
+  const reported = (answer?.batchItemFailures ?? []).map(({ itemIdentifier }) =>
+    batch.findIndex((record) => itemIdentifier && record.dynamodb?.SequenceNumber === itemIdentifier),
+  );
+  if (reported.length === 0) return -1;
+  return reported.includes(-1) ? 0 : Math.min(...reported);
 }
 
 /**
@@ -157,10 +169,9 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
   const gaveUp = async (records: readonly _Record[], shardId: string, invokes: number) => {
     const description = describeGivenUpBatch(
       records,
-      shardId,
-      streamArn,
-      options.consumer ?? options.tableName,
+      { shardId, streamArn, consumer: options.consumer ?? options.tableName },
       invokes,
+      now(),
     );
     try {
       await options.onGiveUp?.(description);
@@ -186,7 +197,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
       iteratorAt = now();
       return ShardIterator;
     };
-    let iteratorAt = now();
+    let iteratorAt = 0; // set by every fresh iterator and every read
     let iterator = await freshIterator();
     let pending: _Record[] = [];
     /** Invocations with the records from `pending[0]` on (Lambda's `approximateInvokeCount`). */
@@ -217,13 +228,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
       let failedAt = -1;
       invokes++;
       try {
-        const answer = await options.handler(event);
-        // As Lambda: the batch again from the earliest record reported, and all of it when a
-        // reported id is none of the batch's (empty, or unknown).
-        const reported = (answer?.batchItemFailures ?? []).map(({ itemIdentifier }) =>
-          batch.findIndex((record) => itemIdentifier && record.dynamodb?.SequenceNumber === itemIdentifier),
-        );
-        failedAt = reported.length === 0 ? -1 : reported.includes(-1) ? 0 : Math.min(...reported);
+        failedAt = firstFailedIndex(batch, await options.handler(event));
       } catch (error) {
         options.onError?.(error);
         failedAt = 0;

@@ -196,17 +196,26 @@ export const createDashboardSessionRequest = built(() => ({
   body: strictObject({ email: emailSchema, password: passwordSchema }),
 }));
 
-export const answerDashboardChallengeRequest = built(() => ({
-  body: strictObject({
-    email: emailSchema,
-    challenge: v.picklist(['NEW_PASSWORD_REQUIRED', 'SOFTWARE_TOKEN_MFA']),
-    session: v.pipe(v.string(), v.minLength(1, 'Must not be empty'), v.maxLength(4096, 'Too long')),
-    new_password: v.optional(passwordSchema),
-    code: v.optional(
-      v.pipe(v.string(), v.regex(/^\d{6}$/, 'Must be the 6-digit code of your authenticator app')),
-    ),
-  }),
-}));
+/** Each challenge with its own answer: the other challenge's field is as unknown as any other. */
+export const answerDashboardChallengeRequest = built(() => {
+  const session = v.pipe(v.string(), v.minLength(1, 'Must not be empty'), v.maxLength(4096, 'Too long'));
+  return {
+    body: v.variant('challenge', [
+      strictObject({
+        email: emailSchema,
+        challenge: v.literal('NEW_PASSWORD_REQUIRED'),
+        session,
+        new_password: passwordSchema,
+      }),
+      strictObject({
+        email: emailSchema,
+        challenge: v.literal('SOFTWARE_TOKEN_MFA'),
+        session,
+        code: v.pipe(v.string(), v.regex(/^\d{6}$/, 'Must be the 6-digit code of your authenticator app')),
+      }),
+    ]),
+  };
+});
 
 const accessTokenSchema = built(() =>
   v.pipe(v.string(), v.minLength(1, 'Must not be empty'), v.maxLength(8192, 'Too long')),

@@ -73,7 +73,7 @@ function resultOf(
       expires_in:
         typeof claims.exp === 'number' && claims.exp * 1000 > Date.now()
           ? Math.floor(claims.exp - Date.now() / 1000)
-          : (result.ExpiresIn ?? DASHBOARD_USER_POOL.idTokenValidityMinutes * 60),
+          : (result.ExpiresIn ?? DASHBOARD_USER_POOL.tokenValidityMinutes * 60),
       email,
       merchant_id: merchantId,
     };
@@ -109,31 +109,20 @@ export function passwordProblem(password: string): string | undefined {
   return missing.length > 0 ? `Must have ${missing.join(', ')}` : undefined;
 }
 
-export interface ChallengeAnswer {
-  email: string;
-  challenge: Challenge;
-  session: string;
-  new_password?: string;
-  code?: string;
-}
+export type ChallengeAnswer = { email: string; session: string } & (
+  | { challenge: 'NEW_PASSWORD_REQUIRED'; new_password: string }
+  | { challenge: 'SOFTWARE_TOKEN_MFA'; code: string }
+);
 
 /** Answers a challenge of `signIn`: the new password, or the TOTP code. */
 export async function answerChallenge(answer: ChallengeAnswer): Promise<SignInResult> {
   const email = answer.email.trim().toLowerCase();
   const responses: Record<string, string> = { USERNAME: email };
-  // Each challenge takes its own answer only: the other's field is as unknown as any other.
-  const stray = answer.challenge === 'NEW_PASSWORD_REQUIRED' ? 'code' : 'new_password';
-  if (answer[stray] !== undefined) {
-    throw new ValidationError([{ field: stray, message: `Unknown field for ${answer.challenge}` }]);
-  }
   if (answer.challenge === 'NEW_PASSWORD_REQUIRED') {
-    const problem = answer.new_password === undefined ? 'Required' : passwordProblem(answer.new_password);
-    if (problem || answer.new_password === undefined) {
-      throw new ValidationError([{ field: 'new_password', message: problem ?? 'Required' }]);
-    }
+    const problem = passwordProblem(answer.new_password);
+    if (problem) throw new ValidationError([{ field: 'new_password', message: problem }]);
     responses.NEW_PASSWORD = answer.new_password;
   } else {
-    if (answer.code === undefined) throw new ValidationError([{ field: 'code', message: 'Required' }]);
     responses.SOFTWARE_TOKEN_MFA_CODE = answer.code;
   }
   const result = await cognito('RespondToAuthChallenge', {

@@ -15,8 +15,8 @@ export const DASHBOARD_USER_POOL = {
     RequireSymbols: true,
     TemporaryPasswordValidityDays: 7,
   },
-  /** How long an ID token (the dashboard's session) is accepted. */
-  idTokenValidityMinutes: 60,
+  /** How long an ID token (the dashboard's session) and its access token are accepted. */
+  tokenValidityMinutes: 60,
   /**
    * The one attribute users may write themselves, which nothing reads. Not none: an app client's
    * empty write list is read by Cognito as "not set", which lets users write every standard

@@ -34,7 +34,8 @@ function messageOf(issue: v.BaseIssue<unknown>): string {
   if (issue.kind === 'schema') {
     if (issue.expected === 'never') return 'Unknown field';
     if (issue.input === undefined) return 'Required';
-    if (issue.type === 'picklist' || issue.type === 'literal') {
+    // A variant's key (`challenge`) names its options as a picklist does.
+    if (issue.type === 'picklist' || issue.type === 'literal' || issue.type === 'variant') {
       return `Must be one of: ${(issue.expected ?? '')
         .replace(/^\((.*)\)$/, '$1')
         .split(' | ')

@@ -28,6 +28,7 @@ beforeAll(async () => {
   });
   const deadline = Date.now() + 30_000;
   while (!output.includes('Commands') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (!output.includes('Commands')) throw new Error(`the stand-in did not start: ${output}`);
   url = /Paystack stand-in at (\S+)/.exec(output)?.[1] ?? '';
   secretKey = /PAYSTACK_SECRET_KEY=(\S+)/.exec(output)?.[1] ?? '';
 }, 60_000);

@@ -438,7 +438,7 @@ describe('the AWS stack', () => {
     )[0];
   const CONSUMERS = [...QUEUE_LIST.map((q) => q.consumer), ...STREAMS.map((s) => s.consumer)];
 
-  it('alarms on dead letters, consumer errors and failed items, queue age, stream lag and give-ups, events not fanned out, throttles, the webhook and requery erring, the API 5xx rate, unmatched payments, overdue transfers and contradicted settlements', () => {
+  it('names every alarm naira-<stage>-<name>, each its own and each in the README runbook', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
     // Named as the runbook names them, after the stage, each its own.
     const names = alarms.map((a) => String(a.AlarmName));
@@ -465,6 +465,10 @@ describe('the AWS stack', () => {
         patterns.some((p) => p.test(name)),
         `${name} in the runbook`,
       ).toBe(true);
+  });
+
+  it('alarms on dead letters, consumer errors and failed items, queue age, stream lag and give-ups, events not fanned out, throttles, the webhook and requery erring, the API 5xx rate, unmatched payments, overdue transfers and contradicted settlements', () => {
+    const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
     const metrics = alarms.map((a) => a.MetricName).sort();
     expect(metrics).toEqual(
       [

@@ -128,7 +128,8 @@ describe("a merchant's keys, listed", () => {
         () => listApiKeysPage(m, 7, cursor),
         (_command, input) => limits.push(input.Limit),
       );
-      // One Query of a page and the one item that tells whether more follow, never the whole list.
+      // One Query per page, of at most 10 items (queryPage reads the page and one more, to know
+      // whether more follow, and never fewer than 10 at a time): never the whole list.
       expect(calls).toEqual(['QueryCommand']);
       paged.push(...result.items.map((key) => key.api_key));
       cursor = result.nextCursor ?? undefined;

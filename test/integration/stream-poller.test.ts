@@ -15,7 +15,12 @@ import {
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localCredentials } from '#infra/local/process.ts';
-import { givenUpSender, type StreamBatchGivenUp, startStreamPoller } from '#infra/local/stream-poller.ts';
+import {
+  givenUpSender,
+  STREAM_RETENTION_MS,
+  type StreamBatchGivenUp,
+  startStreamPoller,
+} from '#infra/local/stream-poller.ts';
 import { EVENTS_STREAM, givenUpQueueName } from '#shared/definitions/streams.ts';
 import { describeGivenUp } from '#shared/merchant-webhooks/given-up.ts';
 
@@ -114,7 +119,7 @@ describe('the local stream poller', { timeout: 60_000 }, () => {
       expect(seen[0]).toEqual(['a', 'b', 'c']);
       expect(seen.flat().filter((id) => id === 'a')).toEqual(['a']);
       // A day later (the stream's retention), b and c are given up.
-      clockOffset = 24 * 3_600_000 + 60_000;
+      clockOffset = STREAM_RETENTION_MS + 60_000;
       await expect.poll(() => givenUp.length, { timeout: 20_000, interval: 100 }).toBe(1);
 
       // The shard is read on after them (its iterator, a day old by the clock, asked for again after

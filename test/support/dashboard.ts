@@ -44,3 +44,16 @@ export function totpCode(base32Secret: string, at = Date.now()): string {
   const value = digest.readUInt32BE(offset) & 0x7fffffff;
   return String(value % 1_000_000).padStart(6, '0');
 }
+
+/** A JWT's claims under `alg: none`, with no signature: what a forger makes without the key. */
+export function unsignedCopy(token: string): string {
+  const [header = '', payload = ''] = token.split('.');
+  const none = { ...JSON.parse(Buffer.from(header, 'base64url').toString('utf8')), alg: 'none' };
+  return `${Buffer.from(JSON.stringify(none)).toString('base64url')}.${payload}.`;
+}
+
+/** A JWT's header and claims with a signature that is not the key's. */
+export function forgedCopy(token: string): string {
+  const [header = '', payload = ''] = token.split('.');
+  return `${header}.${payload}.forged`;
+}

@@ -7,6 +7,7 @@
  * own, in the foreground).
  */
 import { createInterface } from 'node:readline';
+import { DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { DEFAULT_PAYSTACK_SECRET_KEY, startPaystackStandIn } from '#test/support/paystack-stand-in.ts';
 
 const HELP = [
@@ -18,16 +19,19 @@ const HELP = [
 ].join('\n');
 
 async function main() {
-  const { portSetting } = await import('#infra/local/ports.ts');
-  const port = portSetting('PAYSTACK_STAND_IN_PORT', process.env.PAYSTACK_STAND_IN_PORT, 4010);
-  const gatewayPort = portSetting('PORT', process.env.PORT, 3000);
+  const port = portSetting(
+    'PAYSTACK_STAND_IN_PORT',
+    process.env.PAYSTACK_STAND_IN_PORT,
+    DEFAULT_PORTS.PAYSTACK_STAND_IN_PORT,
+  );
+  const gatewayPort = portSetting('PORT', process.env.PORT, DEFAULT_PORTS.PORT);
   const standIn = await startPaystackStandIn({
     port,
     secretKey: DEFAULT_PAYSTACK_SECRET_KEY,
     webhookUrl: `http://127.0.0.1:${gatewayPort}/webhooks/paystack`,
     settleAfterMs: 2_000,
   });
-  const portPrefix = gatewayPort === 3000 ? '' : `PORT=${gatewayPort} `;
+  const portPrefix = gatewayPort === DEFAULT_PORTS.PORT ? '' : `PORT=${gatewayPort} `;
   console.log(
     [
       `Paystack stand-in at ${standIn.url} (its events go to http://127.0.0.1:${gatewayPort}/webhooks/paystack)`,
@@ -68,7 +72,11 @@ async function main() {
         else throw new Error(`no wallet or virtual account ${account} at this stand-in`);
         // Its own delivery (a transfer settling meanwhile sends one too).
         const delivery = standIn.deliveries.findLast((made) => made.event === sent.event);
-        const answer = delivery?.status === undefined ? `no answer (${delivery?.error})` : delivery.status;
+        const answer = !delivery
+          ? 'nothing: it was not sent'
+          : delivery.status === undefined
+            ? `nothing (${delivery.error ?? 'no answer'})`
+            : delivery.status;
         console.log(`${sent.event.event} sent: the service answered ${answer}`);
       } else console.log(HELP);
     } catch (error) {
