@@ -181,6 +181,11 @@ export interface BankingPartner {
   /** A temporary account number for one expected payment. */
   openVirtualAccount(order: VirtualAccountOrder): Promise<IssuedAccount>;
   /**
+   * The least amount (kobo) the partner opens a virtual account for, where it is above the API's
+   * own: a smaller one is the caller's 400, never a call the partner refuses.
+   */
+  readonly virtualAccountMinimum?: number;
+  /**
    * Sends a transfer under our permanent reference. `pending` when the partner has it but has not
    * finished; `failed` when it refused it outright. A resend of the same reference never pays twice.
    */

@@ -303,6 +303,8 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
 
   return {
     name: 'paystack',
+    // Paystack refuses a smaller charge: "The minimum amount for Pay with Transfer is NGN 100".
+    virtualAccountMinimum: 10_000,
 
     transferReference: (merchantId, reference) =>
       `np_${sha256Hex(`${merchantId}\n${reference}`).slice(0, 40)}`,

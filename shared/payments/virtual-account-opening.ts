@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
 import { tableName } from '#shared/aws/clients.ts';
-import { DuplicateReference } from '#shared/errors.ts';
+import { DuplicateReference, ValidationError } from '#shared/errors.ts';
 import { newId } from '#shared/ids.ts';
 import { partner } from '#shared/partners/registry.ts';
 import {
@@ -40,6 +40,15 @@ export async function createVirtualAccount(
   if (request.reference) {
     const earlier = await getVirtualAccount(merchantId, reference);
     if (earlier) return { account: asRetry(earlier, request), created: false };
+  }
+  const minimum = partner().virtualAccountMinimum;
+  if (minimum !== undefined && request.amount < minimum) {
+    throw new ValidationError([
+      {
+        field: 'amount',
+        message: `Must be at least ${minimum} (kobo) with this deployment's banking partner`,
+      },
+    ]);
   }
   const now = Date.now();
   const expiresAt = new Date(now + request.expires_in_minutes * 60_000).toISOString();

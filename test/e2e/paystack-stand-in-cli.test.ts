@@ -54,7 +54,9 @@ const type = async (line: string, expected: string) => {
 
 describe('npm run paystack:stand-in', { timeout: 60_000 }, () => {
   it('prints how to start the service against it, and sends a typed payment signed to the gateway', async () => {
-    expect(output).toContain(`PORT=${new URL(receiver.url).port} PARTNER=paystack PAYSTACK_BASE_URL=${url}`);
+    expect(output).toContain(
+      `DATA_DIR=.data-paystack PORT=${new URL(receiver.url).port} PARTNER=paystack PAYSTACK_BASE_URL=${url}`,
+    );
     expect(secretKey).toMatch(/^sk_test_/);
     // A wallet, as the service opens one: a customer, then a dedicated account.
     const customer = await paystack('/customer', { email: 'cli@example.ng' });
@@ -76,12 +78,27 @@ describe('npm run paystack:stand-in', { timeout: 60_000 }, () => {
       data: { amount: 75000, channel: 'dedicated_nuban', currency: 'NGN' },
     });
 
+    // A Pay with Transfer charge takes only its amount: another is refused, as Paystack does.
+    const charge = await paystack('/charge', {
+      email: 'payer@example.ng',
+      amount: 20_000,
+      bank_transfer: { account_expires_at: new Date(Date.now() + 3_600_000).toISOString() },
+    });
+    const chargeAccount = String(charge.data.account_number);
+    await type(`pay ${chargeAccount} 15000`, 'bank.transfer.rejected sent: the service answered 200');
+    await type(`pay ${chargeAccount} 20000`, 'charge.success sent: the service answered 200');
+    expect(receiver.received.map((request) => JSON.parse(request.body).event)).toEqual([
+      'charge.success',
+      'bank.transfer.rejected',
+      'charge.success',
+    ]);
+
     await type('pay 0000000000 100', 'Refused: no wallet or virtual account 0000000000');
     await type('pay 12 100', 'Commands');
     await type('problems', 'none');
     child.stdin.write('quit\n');
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
-    expect(receiver.received).toHaveLength(1);
+    expect(receiver.received).toHaveLength(3);
   });
 });

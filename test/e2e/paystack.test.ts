@@ -446,6 +446,20 @@ describe('PARTNER=paystack: money in (Pay with Transfer)', () => {
     expect(await transactionOf(m, `payment:${id}`)).toMatchObject({ virtual_account_reference: reference });
   });
 
+  it("refuses an amount below Paystack's Pay with Transfer minimum (NGN 100) as the caller's 400, never a 503 to retry", async () => {
+    const m = await aMerchant();
+    const small = await call(gateway, 'POST', '/virtual-accounts', {
+      body: { amount: 9_999, reference: ref() },
+      headers: m.headers,
+    });
+    expect(small.status).toBe(400);
+    expect(small.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'amount' }] });
+    const charges = standIn.requests.filter((request) => request.path === '/charge').length;
+    await openAccount(m, 10_000);
+    // The refusal asked Paystack nothing; the smallest it takes was asked once.
+    expect(standIn.requests.filter((request) => request.path === '/charge').length).toBe(charges + 1);
+  });
+
   it('credits nothing for a wrong amount Paystack refused, and lists the attempt on the payment', async () => {
     const m = await aMerchant();
     const { reference, chargeReference } = await openAccount(m, 30_000);

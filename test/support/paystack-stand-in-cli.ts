@@ -12,8 +12,9 @@ import { DEFAULT_PAYSTACK_SECRET_KEY, startPaystackStandIn } from '#test/support
 
 const HELP = [
   'Commands (amounts in kobo):',
-  '  pay <account_number> <amount>     a payer sends money to a wallet or a virtual account',
-  '  reject <account_number> <amount>  a payer sends a wrong amount to a virtual account: Paystack refuses it',
+  '  pay <account_number> <amount>     a payer sends money to a wallet or a virtual account (another',
+  '                                    amount than a virtual account expects is refused, as Paystack does)',
+  '  reject <account_number> <amount>  Paystack refuses what a payer sends to a virtual account',
   '  problems                          the requests the description refuses, if any',
   '  quit',
 ].join('\n');
@@ -36,7 +37,8 @@ async function main() {
     [
       `Paystack stand-in at ${standIn.url} (its events go to http://127.0.0.1:${gatewayPort}/webhooks/paystack)`,
       'In another terminal:',
-      `  ${portPrefix}PARTNER=paystack PAYSTACK_BASE_URL=${standIn.url} PAYSTACK_SECRET_KEY=${standIn.secretKey} npm start`,
+      `  DATA_DIR=.data-paystack ${portPrefix}PARTNER=paystack PAYSTACK_BASE_URL=${standIn.url} PAYSTACK_SECRET_KEY=${standIn.secretKey} npm start`,
+      '  (a data folder of its own: the stand-in keeps nothing; after restarting it, add -- --fresh)',
       HELP,
     ].join('\n'),
   );
@@ -58,12 +60,15 @@ async function main() {
         const refused = standIn.requests.filter((request) => request.problems.length > 0);
         console.log(refused.length === 0 ? 'none' : JSON.stringify(refused, null, 2));
       } else if ((command === 'pay' || command === 'reject') && /^\d{10}$/.test(account)) {
-        if (!Number.isInteger(amount) || amount < 1) throw new Error('the amount is a whole number of kobo');
+        if (!Number.isInteger(amount) || amount < 1)
+          throw new Error('the amount must be a whole number of kobo');
         // The newest charge of that number: the stand-in, as Paystack, gives an expired charge's
         // number to a new one.
         const charge = [...standIn.charges].findLast(([, open]) => open.account_number === account)?.[0];
         let sent: { event: { event: string } };
-        if (command === 'reject') {
+        const expected = charge ? standIn.charges.get(charge)?.amount : undefined;
+        if (command === 'reject' || (charge && amount !== expected)) {
+          // Paystack takes only a charge's exact amount: any other is returned to the payer.
           if (!charge) throw new Error(`no Pay with Transfer account ${account}`);
           sent = await standIn.rejectCharge(charge, amount);
         } else if (charge) sent = await standIn.payCharge(charge, amount);
