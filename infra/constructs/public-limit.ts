@@ -7,8 +7,6 @@ import { DASHBOARD_PREFIX, RATE_LIMIT } from '#shared/definitions/routes.ts';
 import { RateLimited } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
 
-export { PUBLIC_PATHS, WEBHOOK_PATHS };
-
 /** The body of API.md §2's 429, exactly as the HTTP stack and the local gateway send it. */
 export const RATE_LIMITED_BODY = errorResult(new RateLimited(RATE_LIMIT.windowSeconds), 'synth').body;
 

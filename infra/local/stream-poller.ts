@@ -103,7 +103,9 @@ function describeGivenUpBatch(
 
 /**
  * Sends what a stream poller gives up to the stream's given-up queue (made by the bootstrap), as
- * the CDK stack's `onFailure` destination receives it from Lambda.
+ * the CDK stack's `onFailure` destination receives it from Lambda. Its own client and lookup, not
+ * `queueUrlOf` (shared/aws/dead-letters.ts): that module's client reads the configuration when it
+ * is imported, before the local runtime has set it.
  */
 export function givenUpSender(env: Record<string, string>) {
   const client = new SQSClient({

@@ -1,4 +1,6 @@
 import type { AuthenticationResultType, ChallengeNameType } from '@aws-sdk/client-cognito-identity-provider';
+import type * as v from 'valibot';
+import type { answerDashboardChallengeRequest } from '#shared/contract/requests.ts';
 import { appClientId, cognito } from '#shared/dashboard/cognito.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 import { ApiError, Unauthorized, ValidationError } from '#shared/errors.ts';
@@ -109,10 +111,8 @@ export function passwordProblem(password: string): string | undefined {
   return missing.length > 0 ? `Must have ${missing.join(', ')}` : undefined;
 }
 
-export type ChallengeAnswer = { email: string; session: string } & (
-  | { challenge: 'NEW_PASSWORD_REQUIRED'; new_password: string }
-  | { challenge: 'SOFTWARE_TOKEN_MFA'; code: string }
-);
+/** A challenge's answer, as its request schema reads it (each challenge with its own field). */
+export type ChallengeAnswer = v.InferOutput<(typeof answerDashboardChallengeRequest)['body']>;
 
 /** Answers a challenge of `signIn`: the new password, or the TOTP code. */
 export async function answerChallenge(answer: ChallengeAnswer): Promise<SignInResult> {

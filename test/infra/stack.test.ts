@@ -4,7 +4,6 @@ import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PUBLIC_PATHS, WEBHOOK_PATHS } from '#infra/constructs/public-limit.ts';
 import { BATCH_READ_ACTIONS, READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { nagSummary } from '#infra/nag.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
@@ -14,7 +13,7 @@ import {
   OVERDUE_TRANSFER,
   UNMATCHED_PAYMENT,
 } from '#shared/definitions/alerts.ts';
-import { countsWithoutKey } from '#shared/definitions/keyless.ts';
+import { countsWithoutKey, PUBLIC_PATHS, WEBHOOK_PATHS } from '#shared/definitions/keyless.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
   API_KEY_AUTHORIZER,
