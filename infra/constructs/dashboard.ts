@@ -1,9 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
+  AccessLevel,
   AllowedMethods,
   CachePolicy,
   Function as CloudFrontFunction,
@@ -145,8 +146,17 @@ export class DashboardSite extends Construct {
     });
     this.distribution = new Distribution(this, 'Distribution', {
       comment: `naira-${props.stage} developer dashboard`,
+      // Never reached while the routing function redirects `/`; were it ever not, the root would be
+      // the app's page, not the bucket's listing (the origin may list, below).
+      defaultRootObject: 'dashboard/index.html',
       defaultBehavior: {
-        origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
+        // LIST as well as READ: without s3:ListBucket, S3 answers a missing file with 403 (it may not
+        // say whether the key exists), so a mistyped dashboard address read as "forbidden". A listing
+        // is a GET of the bucket's root, which the routing function always redirects (and, behind it,
+        // the default root object answers).
+        origin: S3BucketOrigin.withOriginAccessControl(this.bucket, {
+          originAccessLevels: [AccessLevel.READ, AccessLevel.LIST],
+        }),
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         responseHeadersPolicy: headers,
         functionAssociations: [{ function: routing, eventType: FunctionEventType.VIEWER_REQUEST }],
@@ -164,6 +174,10 @@ export class DashboardSite extends Construct {
         },
       },
     });
+    Annotations.of(this.distribution).acknowledgeWarning(
+      '@aws-cdk/aws-cloudfront-origins:listBucketSecurityRisk',
+      'The routing function redirects the root, and the default root object is the app page: no request lists the bucket.',
+    );
     // Built at synth, offline, by the same esbuild build `npm start` serves.
     const built = mkdtempSync(path.join(tmpdir(), 'naira-dashboard-'));
     buildDashboardSync(built);

@@ -144,8 +144,9 @@ describe("the dashboard's AWS side (API.md §10)", () => {
     );
     const allows = statements.filter((statement) => statement.Effect === 'Allow');
     expect(allows).toHaveLength(1);
+    // ListBucket beside GetObject makes S3 answer a missing file 404 rather than 403.
     expect(allows[0]).toMatchObject({
-      Action: 's3:GetObject',
+      Action: ['s3:GetObject', 's3:ListBucket'],
       Principal: { Service: 'cloudfront.amazonaws.com' },
     });
     expect(JSON.stringify(allows[0]?.Condition)).toContain('AWS:SourceArn');
@@ -160,6 +161,8 @@ describe("the dashboard's AWS side (API.md §10)", () => {
     only('AWS::CloudFront::OriginAccessControl');
     const defaults = config.DefaultCacheBehavior as Record<string, unknown>;
     expect(defaults.ViewerProtocolPolicy).toBe('redirect-to-https');
+    // The origin may list the bucket (a missing file is then 404): its root is never a listing.
+    expect(config.DefaultRootObject).toBe('dashboard/index.html');
     const api = (config.CacheBehaviors as Record<string, unknown>[]).find(
       (behavior) => behavior.PathPattern === `${DASHBOARD_PREFIX.slice(1)}/*`,
     );
