@@ -40,6 +40,7 @@ import { RATE_LIMITED_BODY, RequestsWithoutKeyPerIpLimit } from '#infra/construc
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { operatorConfigParameter, usagePlanName } from '#infra/stack-names.ts';
+import { AUTHORIZER_TABLE_GRANTS, tableGrants } from '#infra/table-grants.ts';
 import {
   CONTRADICTED_SETTLEMENT,
   EVENT_NOT_FANNED_OUT,
@@ -249,12 +250,8 @@ export class PaymentsStack extends Stack {
         fn.addEnvironment('USAGE_PLAN_NAME', usagePlanName(stage));
         keyManagers.push(fn);
       }
-      // A public route counted per client IP (list-banks): the same two calls as the authorizer's.
-      if (access.limitsClientIp)
-        tables.get('clientIpLimits')?.grant(fn, 'dynamodb:UpdateItem', 'dynamodb:Query');
-      for (const name of access.read ?? []) fn.readsTable(tables.get(name) as TableV2);
-      for (const name of access.write ?? []) fn.writesTable(tables.get(name) as TableV2);
-      for (const name of access.batchRead ?? []) fn.batchReadsTable(tables.get(name) as TableV2);
+      // The same table grants the local runtime enforces (infra/local/table-grants.ts).
+      for (const [name, actions] of tableGrants(access)) (tables.get(name) as TableV2).grant(fn, ...actions);
       for (const key of access.sendsTo ?? []) fn.sendsTo(queues.get(key)?.queue as Queue, QUEUES[key].urlEnv);
       if (access.callsPartner && paystackKey) fn.readsSecret(paystackKey, 'PAYSTACK_SECRET_KEY_ARN');
       if (access.signsWebhooks) fn.readsSecret(merchantWebhookKey, 'MERCHANT_WEBHOOK_KEY_SECRET');
@@ -268,6 +265,10 @@ export class PaymentsStack extends Stack {
         stage,
         environment,
         logRetention,
+        // A partner-calling route may make several partner calls one after another (each up to
+        // PARTNER_TIMEOUT_MS): it has until just before API Gateway's 29 s, so that a slow partner
+        // still ends in the route's own 503 `partner_unavailable`, not a killed function's 5xx.
+        timeout: (route.access as Access).callsPartner ? Duration.seconds(28) : undefined,
         // The public webhook must never take the concurrency the consumer needs.
         reservedConcurrentExecutions:
           route.auth === 'webhook' && props.webhookConcurrency > 0 ? props.webhookConcurrency : undefined,
@@ -373,8 +374,8 @@ export class PaymentsStack extends Stack {
     });
     // Exactly its calls: GetItem and UpdateItem (last use) on keys; UpdateItem (ADD) and Query on
     // the per-client-IP counts, for failed attempts.
-    tables.get('apiKeys')?.grant(authorizerFn, 'dynamodb:GetItem', 'dynamodb:UpdateItem');
-    tables.get('clientIpLimits')?.grant(authorizerFn, 'dynamodb:UpdateItem', 'dynamodb:Query');
+    for (const [name, actions] of AUTHORIZER_TABLE_GRANTS)
+      (tables.get(name) as TableV2).grant(authorizerFn, ...actions);
     authorizerFn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
     this.functions.set(API_KEY_AUTHORIZER.name, authorizerFn);
 

@@ -187,6 +187,8 @@ export class DashboardSite extends Construct {
       destinationKeyPrefix: 'dashboard/',
       distribution: this.distribution,
       distributionPaths: ['/dashboard/*'],
+      // Deleting the stack deletes the files too: the bucket (removal policy DESTROY) must be empty.
+      retainOnDelete: false,
     });
     this.url = `https://${this.distribution.distributionDomainName}/dashboard/`;
   }

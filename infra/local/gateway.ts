@@ -20,6 +20,8 @@ import { dashboardResponder } from '#infra/local/dashboard.ts';
 import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
 import type { SessionVerifier } from '#infra/local/session-verifier.ts';
+import { asFunction, enforceGrantsOfHandlers } from '#infra/local/table-grants.ts';
+import { tableGrants } from '#infra/table-grants.ts';
 import { countsWithoutKey } from '#shared/definitions/keyless.ts';
 import {
   API_KEY_AUTHORIZER,
@@ -313,7 +315,9 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     let loaded = handlers.get(functionOf(route));
     if (!loaded) {
       const file = pathToFileURL(path.join(options.rootDir, handlerFile(route))).href;
-      loaded = import(file).then((module: { handler: ProxyHandler }) => module.handler);
+      loaded = enforceGrantsOfHandlers()
+        .then(() => import(file))
+        .then((module: { handler: ProxyHandler }) => module.handler);
       handlers.set(functionOf(route), loaded);
     }
     return loaded;
@@ -322,12 +326,15 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   let authorizerHandler: Promise<AuthorizerHandler> | undefined;
   /** The authorizer's verdict as API Gateway applies it: Unauthorized → 401, Deny → 429, Allow → on. */
   const authorize = async (event: APIGatewayRequestAuthorizerEvent) => {
-    authorizerHandler ??= import(
-      pathToFileURL(path.join(PROJECT_ROOT, `functions/${API_KEY_AUTHORIZER.name}.ts`)).href
-    ).then((module: { handler: AuthorizerHandler }) => module.handler);
+    authorizerHandler ??= enforceGrantsOfHandlers()
+      .then(
+        () => import(pathToFileURL(path.join(PROJECT_ROOT, `functions/${API_KEY_AUTHORIZER.name}.ts`)).href),
+      )
+      .then((module: { handler: AuthorizerHandler }) => module.handler);
     let result: APIGatewayAuthorizerResult;
     try {
-      result = await (await authorizerHandler)(event);
+      const authorizer = await authorizerHandler;
+      result = await asFunction(API_KEY_AUTHORIZER.name, () => authorizer(event));
     } catch (error) {
       if (error instanceof Error && error.message === 'Unauthorized') {
         return { refused: (requestId: string) => errorResult(new Unauthorized('authorizer'), requestId) };
@@ -441,7 +448,14 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     });
     const event = toEvent(request, url, chosen.entry, params, body, requestId, apiId, authorizer);
     const handler = await loadHandler(chosen.entry.route);
-    const result = await handler(event, lambdaContext(functionOf(chosen.entry.route), requestId));
+    const functionName = functionOf(chosen.entry.route);
+    // The grants of the route whose function serves this one (a route of a test's own table too).
+    const serving = served.find((route) => route.name === functionName) ?? chosen.entry.route;
+    const result = await asFunction(
+      functionName,
+      () => handler(event, lambdaContext(functionName, requestId)),
+      tableGrants(serving.access),
+    );
     send(response, { ...result, headers: { ...limitHeaders, ...result.headers } });
   };
 

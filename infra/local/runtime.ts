@@ -4,6 +4,7 @@ import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
 import { type SqsHandler, startPoller } from '#infra/local/poller.ts';
 import { sessionVerifierFrom } from '#infra/local/session-verifier.ts';
 import { givenUpSender, type StreamHandler, startStreamPoller } from '#infra/local/stream-poller.ts';
+import { asFunction, enforceGrantsOfHandlers } from '#infra/local/table-grants.ts';
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLES } from '#shared/definitions/tables.ts';
@@ -42,6 +43,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   const stops: (() => Promise<void>)[] = [];
   try {
+    await enforceGrantsOfHandlers();
     const load = async <T>(name: string) =>
       (await import(pathToFileURL(path.join(options.rootDir, 'functions', `${name}.ts`)).href)) as {
         handler: T;
@@ -53,7 +55,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         queueUrl: options.env[queue.urlEnv] ?? '',
         handler: (event, context) => {
           options.onBatch?.(queue.consumer, event.Records.length);
-          return handler(event, context);
+          return asFunction(queue.consumer, () => handler(event, context));
         },
         batchSize: queue.batchSize,
         concurrency: queue.localConcurrency,
@@ -70,7 +72,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         tableName: (options.env.TABLE_PREFIX ?? '') + TABLES[stream.table].name,
         handler: (event) => {
           options.onBatch?.(stream.consumer, event.Records.length);
-          return handler(event);
+          return asFunction(stream.consumer, () => handler(event));
         },
         batchSize: stream.batchSize,
         onError: options.onPollerError,
@@ -108,7 +110,7 @@ async function startRequery(options: RuntimeOptions): Promise<{ stop(): Promise<
   let round: Promise<void> | undefined;
   const timer = setInterval(() => {
     // A round still running when the next is due: that one is skipped, never stacked.
-    round ??= handler()
+    round ??= asFunction('requery-transfers', handler)
       .catch((error: unknown) => options.onPollerError?.(error))
       .finally(() => {
         round = undefined;

@@ -149,11 +149,14 @@ export const ROUTES = [
     summary: 'Send a transfer',
     access: {
       read: ['beneficiaries', 'accountSessions'],
+      // `events`: a transfer settled by the partner's first answer writes its event in the same
+      // transaction as its status.
       write: [
         'nameEnquiries',
         'merchants',
         'ledgerEntries',
         'transactions',
+        'events',
         'transferReferences',
         'partnerMemos',
       ],

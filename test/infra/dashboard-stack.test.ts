@@ -163,6 +163,9 @@ describe("the dashboard's AWS side (API.md §10)", () => {
     expect(defaults.ViewerProtocolPolicy).toBe('redirect-to-https');
     // The origin may list the bucket (a missing file is then 404): its root is never a listing.
     expect(config.DefaultRootObject).toBe('dashboard/index.html');
+    // Deleting the stack deletes the files, or the bucket could not be deleted.
+    const [, deployment] = only('Custom::CDKBucketDeployment');
+    expect(deployment.Properties.RetainOnDelete).toBe(false);
     const api = (config.CacheBehaviors as Record<string, unknown>[]).find(
       (behavior) => behavior.PathPattern === `${DASHBOARD_PREFIX.slice(1)}/*`,
     );

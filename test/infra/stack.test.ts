@@ -4,9 +4,9 @@ import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BATCH_READ_ACTIONS, READ_ACTIONS, WRITE_ACTIONS } from '#infra/constructs/service-function.ts';
 import { nagSummary } from '#infra/nag.ts';
 import { buildPaymentsApp } from '#infra/payments-app.ts';
+import { BATCH_READ_ACTIONS, READ_ACTIONS, WRITE_ACTIONS } from '#infra/table-grants.ts';
 import {
   CONTRADICTED_SETTLEMENT,
   EVENT_NOT_FANNED_OUT,
@@ -676,6 +676,20 @@ describe('the AWS stack', () => {
     for (const fn of functions)
       expect((fn.Environment as { Variables: Record<string, unknown> }).Variables.PARTNER).toBe('paystack');
     expect(JSON.stringify(dev.resources)).not.toContain('paystack-secret-key');
+  });
+
+  it('gives a partner-calling route until just before API Gateway’s 29 s, the others 10 s', () => {
+    const timeouts = new Map(
+      serviceFunctions(dev.resources).map(([, r]) => [
+        String(r.Properties.FunctionName).replace('naira-dev-', ''),
+        r.Properties.Timeout,
+      ]),
+    );
+    for (const route of ROUTES.filter((candidate) => timeouts.has(candidate.name))) {
+      const callsPartner = 'callsPartner' in route.access && route.access.callsPartner;
+      expect(timeouts.get(route.name), route.name).toBe(callsPartner ? 28 : 10);
+    }
+    expect(timeouts.get('create-transfer')).toBe(28);
   });
 
   it('makes every table on demand with point-in-time recovery and its TTL, named by stage', () => {
