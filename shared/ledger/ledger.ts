@@ -76,6 +76,43 @@ export class CompanionConflict extends Error {
   }
 }
 
+/**
+ * What a claim (`claimItem`) says: why the business id may never be posted, when, and by whom.
+ * Stored in place of an entry under that id.
+ */
+export interface Claim {
+  reason: string;
+  at: string;
+  by: string;
+}
+
+/** A posting's id was claimed for good (`claimItem`): nothing was written, and nothing ever will be. */
+export class EntryClaimed extends Error {
+  constructor(
+    readonly entryId: string,
+    readonly claim: Claim,
+  ) {
+    super(`${entryId} may never be posted: ${claim.reason} (${claim.at}, by ${claim.by})`);
+  }
+}
+
+/**
+ * A transaction item that takes a business id for good without moving money, only if no posting
+ * has used it: every later posting of it throws `EntryClaimed` and writes nothing. A payment an
+ * operator returned to its payer is claimed so that no redelivery of it is ever credited as well.
+ * A claim has no merchant, amount or seq: no merchant's ledger lists it (the `by-merchant` index
+ * holds only items with a merchant), so balances and audits never see it.
+ */
+export function claimItem(entryId: string, claim: Claim) {
+  return {
+    Put: {
+      TableName: tableName('ledgerEntries'),
+      Item: { entry_id: entryId, claim },
+      ConditionExpression: 'attribute_not_exists(entry_id)',
+    },
+  };
+}
+
 /** Retries of a posting whose balance version moved underneath it (other postings of the merchant). */
 const MAX_ATTEMPTS = 60;
 
@@ -200,7 +237,10 @@ async function lastEntryTime(merchantId: string): Promise<string | undefined> {
   return typeof createdAt === 'string' ? createdAt : undefined;
 }
 
-/** The stored entry of a business id, if it was applied. */
+/**
+ * The stored entry of a business id, if it was applied; throws `EntryClaimed` if the id was claimed
+ * instead (it never will be applied).
+ */
 export async function getEntry(entryId: string): Promise<LedgerEntry | undefined> {
   const { Item } = await dynamo.send(
     new GetCommand({
@@ -209,13 +249,15 @@ export async function getEntry(entryId: string): Promise<LedgerEntry | undefined
       ConsistentRead: true,
     }),
   );
+  if (Item?.claim) throw new EntryClaimed(entryId, Item.claim as Claim);
   return Item as LedgerEntry | undefined;
 }
 
 /**
  * Applies one posting exactly once. A debit that the balance does not cover throws
  * `InsufficientFunds` and writes nothing. A posting whose entry exists already is reported as
- * `applied: false` with the stored entry: a retry, never a second application.
+ * `applied: false` with the stored entry: a retry, never a second application. One whose id was
+ * claimed (`claimItem`) throws `EntryClaimed` and writes nothing.
  */
 export async function post(posting: Posting): Promise<PostResult> {
   if (!Number.isSafeInteger(posting.amount)) throw new RangeError('a posting is a whole number of kobo');

@@ -5,6 +5,7 @@ import {
   BalanceCeiling,
   CompanionConflict,
   credit,
+  EntryClaimed,
   type GroupPosting,
   type LedgerEntry,
   postGroups,
@@ -246,6 +247,15 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
       if (error instanceof BalanceCeiling) {
         await keepUnmatched(event, 'held: the balance would pass MAX_BALANCE');
         return 'held';
+      }
+      if (error instanceof EntryClaimed) {
+        // An operator returned this payment to its payer: a redelivery credits nothing.
+        logger.warn('payment not credited: it was returned to its payer', {
+          entry_id: error.entryId,
+          claim: error.claim,
+          ...traceKeys(event),
+        });
+        return 'duplicate';
       }
       // The virtual account's total moved since it was read (another payment to it): read again.
       if (!(error instanceof CompanionConflict) || attempt >= ACCOUNT_ATTEMPTS) throw error;

@@ -1,9 +1,12 @@
-import { tableName } from '#shared/aws/clients.ts';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { scanAll } from '#shared/aws/scan.ts';
 import { config } from '#shared/config.ts';
 import {
   BalanceCeiling,
   CompanionConflict,
+  claimItem,
   credit,
   getEntry,
   type LedgerEntry,
@@ -21,7 +24,6 @@ import {
   findUnmatched,
   type Resolution,
   resolutionUpdate,
-  resolveUnmatched,
   statusOf,
   type UnmatchedRecord,
   unmatchedId,
@@ -93,6 +95,33 @@ async function assertStillOpen(record: UnmatchedRecord): Promise<void> {
   if (now) assertOpen(now);
 }
 
+/** The usual entry id and reference qualified by a kept payment's fingerprint. */
+function qualified(usual: { entryId: string; reference: string }, record: UnmatchedRecord) {
+  return { entryId: `${usual.entryId}#${record.variant}`, reference: `${usual.reference}#${record.variant}` };
+}
+
+/**
+ * The ledger entry id under which a kept payment would be credited, by an operator or by a
+ * redelivery (`entryFor`): what returning it claims, so that it is never credited as well. An
+ * unreadable delivery that names a payment id: that payment's usual id (a readable redelivery
+ * would be credited under it). None where no money can be credited: a refused attempt, a delivery
+ * about a transfer or naming nothing.
+ */
+function creditIdOf(record: UnmatchedRecord): string | undefined {
+  const { event } = record;
+  if (event.type === 'PaymentReceived') {
+    const usual = { entryId: paymentEntryId(event), reference: paymentReference(event) };
+    return record.reason.startsWith(REUSED_PAYMENT_ID) ? qualified(usual, record).entryId : usual.entryId;
+  }
+  if (
+    event.type === 'DeliveryUnusable' &&
+    event.partner_id &&
+    !/^(transfer|rejected):/.test(event.partner_id)
+  )
+    return paymentEntryId({ partner: event.partner, payment_id: event.partner_id });
+  return undefined;
+}
+
 /**
  * The ledger entry and reference of an operator's credit: the payment's usual entry id
  * (`payment:<partner>:<id>`), so that a later redelivery of the same payment finds it applied and
@@ -103,12 +132,7 @@ async function assertStillOpen(record: UnmatchedRecord): Promise<void> {
  */
 async function entryFor(record: UnmatchedRecord, event: PaymentReceived) {
   const usual = { entryId: paymentEntryId(event), reference: paymentReference(event) };
-  if (record.reason.startsWith(REUSED_PAYMENT_ID)) {
-    return {
-      entryId: `${usual.entryId}#${record.variant}`,
-      reference: `${usual.reference}#${record.variant}`,
-    };
-  }
+  if (record.reason.startsWith(REUSED_PAYMENT_ID)) return qualified(usual, record);
   const existing = await getEntry(usual.entryId);
   if (!existing) return usual;
   // Another operator's credit of this very record, committed since it was read: say so.
@@ -206,14 +230,48 @@ export async function creditUnmatched(
 
 /**
  * Records that a kept payment was returned to the payer (outside the service): no money moves; once,
- * and only while it is unresolved.
+ * and only while it is unresolved and was never credited. In the same transaction the ledger id it
+ * would be credited under is claimed (`claimItem`): a payment credited since it was kept (a
+ * redelivery once its account was known, or its merchant's balance lower) is refused here, and a
+ * payment returned here is never credited by a later redelivery. Either way it cannot be both.
  */
 export async function returnUnmatched(id: string, action: OperatorAction): Promise<UnmatchedRecord> {
   const record = await openPayment(id, action);
   const resolution: Resolution = { status: 'returned', at: new Date().toISOString(), ...action };
-  if (!(await resolveUnmatched(record, resolution))) {
-    await assertStillOpen(record);
-    throw new OperatorError('not_found', `no unmatched payment ${id}`);
+  const claimed = creditIdOf(record);
+  try {
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Update: resolutionUpdate(record, resolution) },
+          ...(claimed
+            ? [
+                claimItem(claimed, {
+                  reason: `returned to its payer (${unmatchedId(record)}): ${action.reason}`,
+                  at: resolution.at,
+                  by: action.by,
+                }),
+              ]
+            : []),
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof TransactionCanceledException)) throw error;
+    const [resolutionReason, claimReason] = error.CancellationReasons ?? [];
+    if (claimReason?.Code === 'ConditionalCheckFailed' && claimed) {
+      await assertStillOpen(record);
+      const entry = await getEntry(claimed);
+      throw new OperatorError(
+        'already_credited',
+        `${claimed} was credited ${entry?.amount} kobo to ${entry?.merchant_id} (${entry?.created_at}) since it was kept, by a redelivery of the payment: it is the merchant's now, not to be returned`,
+      );
+    }
+    if (resolutionReason?.Code === 'ConditionalCheckFailed') {
+      await assertStillOpen(record);
+      throw new OperatorError('not_found', `no unmatched payment ${id}`);
+    }
+    throw error;
   }
   logger.info('unmatched payment marked returned by an operator', {
     payment: unmatchedId(record),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
@@ -135,7 +135,7 @@ export type Resolution = { at: string; by: string; reason: string } & (
 
 /**
  * A write that records a resolution, only if the payment is still unresolved: a transaction item
- * (the credit's companion), or the whole write of a return.
+ * (beside a credit's entry, or a return's claim).
  */
 export function resolutionUpdate(
   record: Pick<UnmatchedRecord, 'payment_key' | 'variant'>,
@@ -158,18 +158,4 @@ export function resolutionUpdate(
       ...(credited ? { ':merchant': resolution.merchant_id, ':entry': resolution.entry_id } : {}),
     },
   };
-}
-
-/** Records a resolution that moves no money; false if the payment was resolved already. */
-export async function resolveUnmatched(
-  record: Pick<UnmatchedRecord, 'payment_key' | 'variant'>,
-  resolution: Resolution,
-): Promise<boolean> {
-  try {
-    await dynamo.send(new UpdateCommand(resolutionUpdate(record, resolution)));
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
 }

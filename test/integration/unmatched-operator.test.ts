@@ -2,12 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { config } from '#shared/config.ts';
 import { listEvents } from '#shared/events/events.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
-import { debit, getEntry } from '#shared/ledger/ledger.ts';
+import { debit, EntryClaimed, getEntry } from '#shared/ledger/ledger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
-import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
-import { paymentEntryId, receivePayment, receiveRejectedPayment } from '#shared/payments/credit.ts';
+import type {
+  DeliveryUnusable,
+  PaymentReceived,
+  PaymentRejected,
+  QueuedEvent,
+} from '#shared/partners/partner.ts';
+import {
+  paymentEntryId,
+  receivePayment,
+  receivePayments,
+  receiveRejectedPayment,
+} from '#shared/payments/credit.ts';
 import { creditUnmatched, listUnmatched, OperatorError, returnUnmatched } from '#shared/payments/operator.ts';
-import { statusOf, unmatchedId, unmatchedOf } from '#shared/payments/unmatched.ts';
+import { keepUnmatched, statusOf, unmatchedId, unmatchedOf } from '#shared/payments/unmatched.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
@@ -19,6 +29,15 @@ const payment = (accountNumber: string, amount: number, sessionId = nipSessionId
   ) as QueuedEvent & PaymentReceived;
 const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
 const by = 'test-operator';
+/** The merchant spends 10,000 kobo: room below the ceiling again. */
+const spend = (merchantId: string) =>
+  debit({
+    entryId: `transfer:${nipSessionId()}`,
+    merchantId,
+    amount: 10_000,
+    category: 'transfer',
+    reference: 'spend',
+  });
 
 /** A payment into an account nobody owns, kept for operators; its operator id. */
 async function anUnmatchedPayment(amount: number) {
@@ -109,7 +128,86 @@ describe('operators resolve unmatched payments', () => {
     );
     expect(await refusal(returnUnmatched(id, { reason: 'x', by }))).toBe('already_resolved');
     expect(await balanceOf(merchant.merchant_id)).toBe(0);
-    expect(await getEntry(paymentEntryId(event))).toBeUndefined();
+    // Its ledger id is claimed: no entry, and none can ever be posted under it.
+    await expect(getEntry(paymentEntryId(event))).rejects.toBeInstanceOf(EntryClaimed);
+  });
+
+  it('refuses to mark returned a held payment a redelivery has credited since: never both', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, config.limits.maxBalance);
+    const event = payment(merchant.account_number, 3_000);
+    expect(await receivePayment(event)).toBe('held');
+    await spend(m);
+    expect(await receivePayment(event)).toBe('credited');
+    const [kept] = await unmatchedOf('sandbox', event.payment_id);
+    const id = unmatchedId(kept as never);
+    expect(await refusal(returnUnmatched(id, { reason: 'sent back', by }))).toBe('already_credited');
+    // Nothing written: still held, still the merchant's credit.
+    expect(statusOf((await unmatchedOf('sandbox', event.payment_id))[0] as never)).toBe('held');
+    expect(await getEntry(paymentEntryId(event))).toMatchObject({ merchant_id: m, amount: 3_000 });
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('never credits a payment it returned, whichever way it is delivered again', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, config.limits.maxBalance);
+    const held = payment(merchant.account_number, 3_000);
+    expect(await receivePayment(held)).toBe('held');
+    await returnUnmatched(`sandbox:${held.payment_id}`, { reason: 'sent back', by });
+    await spend(m);
+    const before = await balanceOf(m);
+    expect(await receivePayment(held)).toBe('duplicate');
+    // The consumer's grouped path, beside a payment that is credited.
+    const other = payment(merchant.account_number, 700);
+    const outcomes = await receivePayments([held, other]);
+    expect(
+      outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : outcome.reason)),
+    ).toEqual(['duplicate', 'credited']);
+    expect(await balanceOf(m)).toBe((before ?? 0) + 700);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('never credits the payment an unreadable delivery it returned names, once delivered readable', async () => {
+    const { merchant } = await aMerchant();
+    const sessionId = nipSessionId();
+    const unusable: QueuedEvent & DeliveryUnusable = {
+      type: 'DeliveryUnusable',
+      partner: 'sandbox',
+      partner_event: 'payment.received',
+      partner_id: sessionId,
+      reason: 'amount unreadable',
+      body: '{}',
+      body_bytes: 2,
+      body_sha256: 'a'.repeat(64),
+      delivery_id: `d-${sessionId}`,
+      received_at: new Date().toISOString(),
+    };
+    await keepUnmatched(unusable, 'amount unreadable');
+    await returnUnmatched(`sandbox:${sessionId}`, { reason: 'confirmed with the bank, sent back', by });
+    expect(await receivePayment(payment(merchant.account_number, 1_000, sessionId))).toBe('duplicate');
+    expect(await balanceOf(merchant.merchant_id)).toBe(0);
+  });
+
+  it('lets a return and a redelivery race: the payment ends credited or returned, never both', async () => {
+    for (let round = 0; round < 6; round++) {
+      const { merchant } = await aMerchant();
+      const m = merchant.merchant_id;
+      await fund(m, config.limits.maxBalance);
+      const event = payment(merchant.account_number, 2_000);
+      expect(await receivePayment(event)).toBe('held');
+      await spend(m);
+      const [returned, redelivered] = await Promise.all([
+        refusal(returnUnmatched(`sandbox:${event.payment_id}`, { reason: 'sent back', by })),
+        receivePayment(event),
+      ]);
+      const credited = redelivered === 'credited';
+      expect({ returned, credited }).toEqual(
+        credited ? { returned: 'already_credited', credited } : { returned: 'done', credited },
+      );
+      expect((await auditMerchant(m)).problems).toEqual([]);
+    }
   });
 
   it('refuses unknown ids and merchants, an empty reason, and crediting a refused attempt; writes nothing', async () => {
