@@ -1,12 +1,18 @@
+import type { Context } from 'aws-lambda';
+import { config } from '#shared/config.ts';
 import { logger } from '#shared/logger.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 
 /**
  * The scheduled requery (API.md §7): EventBridge on AWS, the local runtime's timer locally. Settles
- * pending transfers whose webhook never came; a failure throws, so the errors alarm fires.
+ * pending transfers whose webhook never came; a failure throws, so the errors alarm fires. It asks
+ * nothing new once less than one partner call (and a margin) of its time is left.
  */
-export const handler = async (): Promise<void> => {
+export const handler = async (_event?: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
   logger.resetKeys();
-  const summary = await requeryPendingTransfers();
-  if (summary.checked > 0) logger.info('requery round', { ...summary });
+  const deadline = context
+    ? Date.now() + context.getRemainingTimeInMillis() - config.partner.timeoutMs - 3_000
+    : undefined;
+  const summary = await requeryPendingTransfers(Date.now(), { deadline });
+  if (summary.checked + summary.notAsked > 0) logger.info('requery round', { ...summary });
 };

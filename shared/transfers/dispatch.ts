@@ -35,6 +35,18 @@ export async function dispatchTransfer(
 ): Promise<TransactionRecord> {
   const bank = partner();
   const { merchant_id: merchantId, reference } = transfer;
+  if (transfer.partner && transfer.partner !== bank.name) {
+    // Sent through another partner before PARTNER changed: only that partner knows whether it
+    // paid, so sending it through this one could pay it twice. It stays pending for an operator
+    // (the requery reports it every round, alarmed).
+    logger.warn('transfer not sent again: it was sent through another partner', {
+      merchant_id: merchantId,
+      reference,
+      partner: transfer.partner,
+      configured_partner: bank.name,
+    });
+    return transfer;
+  }
   const dispatch = await recordDispatch(merchantId, reference, { idleOnly: retry });
   if (dispatch === undefined) {
     // Settled since it was read (a webhook, the requery, another request), or the partner has it

@@ -2,6 +2,7 @@ import { config } from '#shared/config.ts';
 import { OVERDUE_TRANSFER } from '#shared/definitions/alerts.ts';
 import { PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
+import { PARTNER_NAMES } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { pendingTransfers, type TransactionRecord } from '#shared/transactions/store.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
@@ -14,6 +15,8 @@ export interface RequerySummary {
   overdue: number;
   /** Asked but not answered (partner unavailable): asked again next round. */
   unanswered: number;
+  /** Not asked: the round's time ran out first (asked in a later round, in another order). */
+  notAsked: number;
 }
 
 /** Transfers asked about at once: the partner's rate limits are not ours to spend. */
@@ -22,21 +25,26 @@ const CONCURRENCY = 4;
 /**
  * Asks the partner about every transfer still pending `TRANSFER_REQUERY_AFTER_SECONDS` after it was
  * sent (API.md §7) and settles the final ones with exactly the code that settles webhooks, so a lost
- * webhook never leaves money held.
+ * webhook never leaves money held. In a random order, and no new question after `deadline` (epoch
+ * ms; the function's time less one partner call): a round that cannot ask everyone (a partner slow
+ * on many transfers) leaves others for the next, never always the same ones, and its function is
+ * never killed mid-round. Overdue transfers it did not ask about are still reported.
  */
-export async function requeryPendingTransfers(now = Date.now()): Promise<RequerySummary> {
+export async function requeryPendingTransfers(
+  now = Date.now(),
+  { deadline = Number.POSITIVE_INFINITY } = {},
+): Promise<RequerySummary> {
   const bank = partner();
   const cutoff = new Date(now - config.requery.afterSeconds * 1000).toISOString();
-  const pending = await pendingTransfers(bank.name, cutoff);
-  const summary: RequerySummary = { checked: 0, settled: 0, overdue: 0, unanswered: 0 };
+  const pending = shuffled(await pendingTransfers(bank.name, cutoff));
+  const summary: RequerySummary = { checked: 0, settled: 0, overdue: 0, unanswered: 0, notAsked: 0 };
   const alertMs = config.requery.alertHours * 3600 * 1000;
 
   const requery = async (transfer: TransactionRecord) => {
-    summary.checked++;
     const reference =
       transfer.partner_reference ?? bank.transferReference(transfer.merchant_id, transfer.reference);
     /** Past the alert window, however the partner answered (or did not): an operator must look. */
-    const reportIfOverdue = (knownToPartner: boolean | 'unanswered') => {
+    const reportIfOverdue = (knownToPartner: boolean | 'unanswered' | 'not asked') => {
       if (now - Date.parse(transfer.created_at) < alertMs) return;
       summary.overdue++;
       // The alarm's metric filter matches this message.
@@ -48,6 +56,12 @@ export async function requeryPendingTransfers(now = Date.now()): Promise<Requery
         created_at: transfer.created_at,
       });
     };
+    if (Date.now() >= deadline) {
+      summary.notAsked++;
+      reportIfOverdue('not asked');
+      return;
+    }
+    summary.checked++;
     try {
       const outcome = await bank.queryTransfer(reference);
       if (outcome && outcome.status !== 'pending') {
@@ -65,6 +79,24 @@ export async function requeryPendingTransfers(now = Date.now()): Promise<Requery
     }
   };
 
+  // Transfers sent through another partner before PARTNER changed: this one cannot ask about
+  // them, and a retry does not send them again (`dispatchTransfer`). Their money stays held until
+  // an operator settles them with that partner: reported every round, whatever their age.
+  for (const other of PARTNER_NAMES.filter((name) => name !== bank.name)) {
+    for (const transfer of await pendingTransfers(other, cutoff)) {
+      summary.overdue++;
+      logger.error(OVERDUE_TRANSFER, {
+        merchant_id: transfer.merchant_id,
+        reference: transfer.reference,
+        partner_reference: transfer.partner_reference,
+        partner: other,
+        configured_partner: bank.name,
+        known_to_partner: 'sent through another partner: reconcile it there',
+        created_at: transfer.created_at,
+      });
+    }
+  }
+
   const queue = [...pending];
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -72,4 +104,14 @@ export async function requeryPendingTransfers(now = Date.now()): Promise<Requery
     }),
   );
   return summary;
+}
+
+/** The transfers in a random order (Fisher–Yates). */
+function shuffled<T>(items: readonly T[]): T[] {
+  const order = [...items];
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [order[i], order[j]] = [order[j] as T, order[i] as T];
+  }
+  return order;
 }

@@ -92,13 +92,15 @@ export async function aPendingTransfer(
   amount: number,
   fee = 1_000,
   counterparty = { account_name: 'PENDING PAYEE', account_number: '0000014579', bank_code: '011' },
+  /** The partner it was sent through: the configured one unless given (a deployment that switched). */
+  through?: 'sandbox' | 'paystack',
 ) {
   const { debit } = await import('#shared/ledger/ledger.ts');
   const { putTransactionItem, transactionRecord } = await import('#shared/transactions/store.ts');
   const { transferEntryId } = await import('#shared/transfers/transfers.ts');
   const { transferReferenceItem } = await import('#shared/transfers/references.ts');
   const { partner } = await import('#shared/partners/registry.ts');
-  const bank = partner();
+  const bank = { name: through ?? partner().name, transferReference: partner().transferReference };
   const partnerReference = bank.transferReference(merchantId, reference);
   await debit({
     entryId: transferEntryId(merchantId, reference),
