@@ -28,6 +28,18 @@ export class ApiFailure extends Error {
 
 let onSignedOut: () => void = () => undefined;
 
+/**
+ * How far the API's clock is ahead of this browser's (ms), from the `Date` header of its last
+ * answer (whole seconds: within about a second). Times the API checks against its own clock (a
+ * roll's expiry) are chosen on it, so a browser whose clock is off by minutes still picks "now".
+ */
+let serverClockAhead = 0;
+
+/** The API's time as this browser best knows it (epoch milliseconds). */
+export function serverNow(): number {
+  return Date.now() + serverClockAhead;
+}
+
 /** What to do when the session ends (a 401, or the token's expiry). */
 export function whenSignedOut(callback: () => void): void {
   onSignedOut = callback;
@@ -62,6 +74,9 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+  const date = Date.parse(response.headers.get('Date') ?? '');
+  // The header is truncated to the second: half a second added makes the error either way.
+  if (Number.isFinite(date)) serverClockAhead = date + 500 - Date.now();
   const envelope = (await response.json().catch(() => ({}))) as {
     message?: string;
     code?: string;

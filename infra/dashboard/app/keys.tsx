@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { request, requestAll } from './api.ts';
+import { request, requestAll, serverNow } from './api.ts';
 import { problem, when } from './format.ts';
 import type { ApiKey } from './types.ts';
 import { Alert, Dialog, DialogActions, SecretDialog, Status, Table, useLoad } from './ui.tsx';
@@ -51,7 +51,7 @@ export function ApiKeys() {
     const key = acting?.key;
     setActing(undefined);
     if (!key) return;
-    const at = new Date(Date.now() + hours * 3_600_000 + (hours === 0 ? 1_000 : 0)).toISOString();
+    const at = new Date(serverNow() + hours * 3_600_000 + (hours === 0 ? 1_000 : 0)).toISOString();
     return act(async () => {
       setSecret(
         (await request<ApiKey>('POST', `/keys/${key.api_key}/roll`, { old_key_expires_at: at })).data,
