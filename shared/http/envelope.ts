@@ -12,7 +12,10 @@ export interface Reply<T = unknown> {
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** A JSON response with the headers every response of the API carries. */
+/**
+ * A JSON response with the headers every response of the API carries. Never stored by a cache
+ * (balances, transactions, secrets shown once) unless the handler says otherwise (`GET /banks`).
+ */
 export function jsonResult(
   statusCode: number,
   body: unknown,
@@ -21,7 +24,12 @@ export function jsonResult(
 ): APIGatewayProxyResult {
   return {
     statusCode,
-    headers: { ...headers, 'Content-Type': JSON_CONTENT_TYPE, 'X-Request-Id': requestId },
+    headers: {
+      'Cache-Control': 'no-store',
+      ...headers,
+      'Content-Type': JSON_CONTENT_TYPE,
+      'X-Request-Id': requestId,
+    },
     body: JSON.stringify(body),
   };
 }

@@ -65,6 +65,16 @@ describe('authentication over HTTP', () => {
     }
   });
 
+  it('marks private answers and errors never to be stored by a cache', async () => {
+    const merchant = await aMerchant();
+    const balance = await call(gateway, 'GET', '/balance', { headers: merchant.headers });
+    expect([balance.status, balance.headers.get('cache-control')]).toEqual([200, 'no-store']);
+    const refused = await call(gateway, 'GET', '/balance', {
+      headers: { ...merchant.headers, 'X-API-Secret': 'sk_no' },
+    });
+    expect([refused.status, refused.headers.get('cache-control')]).toEqual([401, 'no-store']);
+  });
+
   it('rejects a revoked key', async () => {
     const merchant = await aMerchant();
     expect((await call(gateway, 'GET', '/balance', { headers: merchant.headers })).status).toBe(200);
