@@ -21,7 +21,8 @@ describe("the bench's import profile", () => {
     );
     const shares = await profileImport(bundle?.file ?? '', root);
     const own = shares.find((share) => share.input === 'test/');
-    // 40 ms burnt in test/fixtures/import-profile/burn.ts, sampled every 100 µs.
+    // 80 ms burnt in test/fixtures/import-profile/burn.ts, sampled every 100 µs; under the load of a
+    // full CI run as little as 58% of it was sampled (23 of 40 ms), hence 80 against 30.
     // (Not asserted to be the largest share: on a loaded machine a descheduled process charges its
     // wait to whatever frame was running, Node's module loader as often as not.)
     expect(own?.ms).toBeGreaterThan(30);
