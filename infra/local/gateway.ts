@@ -20,8 +20,7 @@ import { dashboardResponder } from '#infra/local/dashboard.ts';
 import { docsResponder } from '#infra/local/docs.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
 import type { SessionVerifier } from '#infra/local/session-verifier.ts';
-import { asFunction, enforceGrantsOfHandlers } from '#infra/local/table-grants.ts';
-import { tableGrants } from '#infra/table-grants.ts';
+import { accessGrants, asFunction, enforceGrantsOfHandlers } from '#infra/local/table-grants.ts';
 import { countsWithoutKey } from '#shared/definitions/keyless.ts';
 import {
   API_KEY_AUTHORIZER,
@@ -454,7 +453,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const result = await asFunction(
       functionName,
       () => handler(event, lambdaContext(functionName, requestId)),
-      tableGrants(serving.access),
+      accessGrants(serving.access),
     );
     send(response, { ...result, headers: { ...limitHeaders, ...result.headers } });
   };

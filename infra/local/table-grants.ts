@@ -1,14 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MiddlewareStack } from '@smithy/types';
 import { AUTHORIZER_TABLE_GRANTS, type TableGrants, tableGrants } from '#infra/table-grants.ts';
-import { QUEUE_LIST } from '#shared/definitions/queues.ts';
-import { API_KEY_AUTHORIZER, REQUERY_ACCESS, ROUTES } from '#shared/definitions/routes.ts';
+import { QUEUE_LIST, QUEUES, type QueueKey } from '#shared/definitions/queues.ts';
+import { type Access, API_KEY_AUTHORIZER, REQUERY_ACCESS, ROUTES } from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLES, type TableName } from '#shared/definitions/tables.ts';
 
 /**
- * IAM's part locally: every function runs in one process with one DynamoDB client, so nothing
- * stopped a handler from touching a table its role on AWS may not (a transfer's event written by
+ * IAM's part locally: every function runs in one process with one DynamoDB client (and one SQS
+ * client), so nothing stopped a handler from touching a table (or a queue) its role on AWS may not (a transfer's event written by
  * `create-transfer` passed every local test and would have been AccessDenied on AWS). The local
  * runtime runs each invocation as its function (`asFunction`), and the client refuses any call
  * outside that function's grants (`tableGrants`, the very map the stack grants from) as AWS does:
@@ -16,25 +16,40 @@ import { TABLES, type TableName } from '#shared/definitions/tables.ts';
  * CLI, the bootstrap) is not checked: on AWS it runs with an operator's credentials.
  */
 
-/** The table grants of a function of the stack, by its name. */
-export function grantsOf(functionName: string): TableGrants {
-  if (functionName === API_KEY_AUTHORIZER.name) return AUTHORIZER_TABLE_GRANTS;
-  if (functionName === 'requery-transfers') return tableGrants(REQUERY_ACCESS);
+/** What a function's role may do locally checked: its tables' actions, and the queues it sends to. */
+export interface FunctionGrants {
+  tables: TableGrants;
+  queues: readonly QueueKey[];
+}
+
+/** The grants of a function with `access` (as the stack grants them). */
+export function accessGrants(access: Access): FunctionGrants {
+  return { tables: tableGrants(access), queues: access.sendsTo ?? [] };
+}
+
+/** The grants of a function of the stack, by its name. */
+export function grantsOf(functionName: string): FunctionGrants {
+  if (functionName === API_KEY_AUTHORIZER.name) return { tables: AUTHORIZER_TABLE_GRANTS, queues: [] };
+  if (functionName === 'requery-transfers') return accessGrants(REQUERY_ACCESS);
   const access =
     ROUTES.find((route) => route.name === functionName)?.access ??
     QUEUE_LIST.find((queue) => queue.consumer === functionName)?.consumerAccess ??
     STREAMS.find((stream) => stream.consumer === functionName)?.consumerAccess;
   if (!access) throw new Error(`no function ${functionName} in the stack`);
-  return tableGrants(access);
+  return accessGrants(access);
 }
 
-const invocation = new AsyncLocalStorage<{ functionName: string; grants: TableGrants }>();
+const invocation = new AsyncLocalStorage<{ functionName: string; grants: FunctionGrants }>();
 
 /**
- * Runs `work` as an invocation of `functionName`: its DynamoDB calls are held to `grants` (by
- * default the stack's grants of that function; a test's own route brings its route's).
+ * Runs `work` as an invocation of `functionName`: its DynamoDB and SQS calls are held to `grants`
+ * (by default the stack's grants of that function; a test's own route brings its route's).
  */
-export function asFunction<T>(functionName: string, work: () => T, grants = grantsOf(functionName)): T {
+export function asFunction<T>(
+  functionName: string,
+  work: () => T,
+  grants: FunctionGrants = grantsOf(functionName),
+): T {
   return invocation.run({ functionName, grants }, work);
 }
 
@@ -104,7 +119,7 @@ export function enforceTableGrants(
       if (current) {
         for (const [table, action] of actionsOf(context.commandName ?? '', args.input)) {
           const name = logical.get(table);
-          if (!name || !current.grants.get(name)?.includes(`dynamodb:${action}`)) {
+          if (!name || !current.grants.tables.get(name)?.includes(`dynamodb:${action}`)) {
             throw new AccessDenied(
               `User: naira-local-${current.functionName} is not authorized to perform: dynamodb:${action} on resource: table/${table} (not granted in infra/table-grants.ts)`,
             );
@@ -118,10 +133,46 @@ export function enforceTableGrants(
 }
 
 /**
- * Holds the DynamoDB client every handler of this process shares to the grants: called when a
- * handler is loaded, once the environment (read by that client at import) is set.
+ * Holds every SQS call `client` sends within an invocation to that function's queues: a send
+ * (`SendMessage`, `SendMessageBatch`) to the URL of a queue it `sendsTo` (`queueUrl` gives a
+ * queue's URL, as the function's environment does), and nothing else (receiving and deleting are
+ * the event source mapping's, not the function's). Installed once per client.
+ */
+export function enforceQueueGrants(
+  // biome-ignore lint/suspicious/noExplicitAny: any client's stack, whatever its input and output types.
+  client: { middlewareStack: MiddlewareStack<any, any> },
+  queueUrl: (queue: QueueKey) => string | undefined,
+): void {
+  if (installed.has(client)) return;
+  installed.add(client);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const current = invocation.getStore();
+      if (current) {
+        const action = (context.commandName ?? '').replace(/Command$/, '');
+        const url = String((args.input as { QueueUrl?: unknown }).QueueUrl);
+        const send = action === 'SendMessage' || action === 'SendMessageBatch';
+        if (!send || !current.grants.queues.some((queue) => queueUrl(queue) === url)) {
+          throw new AccessDenied(
+            `User: naira-local-${current.functionName} is not authorized to perform: sqs:${action} on resource: ${url} (not in its sendsTo)`,
+          );
+        }
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'localQueueGrants' },
+  );
+}
+
+/**
+ * Holds the DynamoDB and SQS clients every handler of this process shares to the grants: called
+ * when a handler is loaded, once the environment (read by those clients at import) is set.
  */
 export async function enforceGrantsOfHandlers(): Promise<void> {
-  const { dynamo, tableName } = await import('#shared/aws/clients.ts');
+  const [{ dynamo, tableName }, { sqs }] = await Promise.all([
+    import('#shared/aws/clients.ts'),
+    import('#shared/aws/sqs.ts'),
+  ]);
   enforceTableGrants(dynamo, tableName);
+  enforceQueueGrants(sqs, (queue) => process.env[QUEUES[queue].urlEnv]);
 }

@@ -1,8 +1,10 @@
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { actionsOf, asFunction, enforceGrantsOfHandlers, grantsOf } from '#infra/local/table-grants.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
-import { QUEUE_LIST } from '#shared/definitions/queues.ts';
+import { sqs } from '#shared/aws/sqs.ts';
+import { QUEUE_LIST, QUEUES } from '#shared/definitions/queues.ts';
 import { API_KEY_AUTHORIZER, ROUTES } from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { aMerchant } from '#test/support/merchants.ts';
@@ -16,7 +18,7 @@ const outcome = (call: Promise<unknown>) =>
 
 beforeAll(enforceGrantsOfHandlers);
 
-describe("the local runtime holds each function to its role's table grants, as IAM does on AWS", () => {
+describe("the local runtime holds each function to its role's table and queue grants, as IAM does on AWS", () => {
   it('knows the grants of every function of the stack', () => {
     const functions = [
       ...ROUTES.map((route) => route.name),
@@ -83,8 +85,22 @@ describe("the local runtime holds each function to its role's table grants, as I
     expect(await outcome(putEvent())).toBe('sent');
   });
 
+  it('lets a function send only to the queues it sends to, and make no other SQS call', async () => {
+    const paymentsQueue = process.env[QUEUES.paymentEvents.urlEnv] ?? '';
+    // An empty body: SQS itself refuses it, so a call the grants let through writes nothing.
+    const send = () => sqs.send(new SendMessageCommand({ QueueUrl: paymentsQueue, MessageBody: '' }));
+    expect(await outcome(asFunction('get-balance', send))).toBe('AccessDeniedException');
+    expect(await outcome(asFunction('deliver-webhooks', send))).toBe('AccessDeniedException');
+    const allowed = await outcome(asFunction('receive-partner-webhook', send));
+    expect(allowed).not.toBe('AccessDeniedException');
+    expect(allowed).not.toBe('sent');
+    const receive = () =>
+      sqs.send(new ReceiveMessageCommand({ QueueUrl: paymentsQueue, WaitTimeSeconds: 0 }));
+    expect(await outcome(asFunction('receive-partner-webhook', receive))).toBe('AccessDeniedException');
+  });
+
   it('lets create-transfer write the event of a transfer settled by its first answer', () => {
-    expect(grantsOf('create-transfer').get('events')).toEqual(
+    expect(grantsOf('create-transfer').tables.get('events')).toEqual(
       expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']),
     );
   });
