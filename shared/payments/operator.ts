@@ -322,7 +322,29 @@ export async function listUnmatched(): Promise<UnmatchedRecord[]> {
     TableName: tableName('unmatchedPayments'),
     ConsistentRead: true,
   });
-  return items.sort(
+  const shown = await Promise.all(items.map(asItStands));
+  return shown.sort(
     (a, b) => a.received_at.localeCompare(b.received_at) || unmatchedId(a).localeCompare(unmatchedId(b)),
   );
+}
+
+/**
+ * A kept payment as it stands: one still unresolved whose ledger id a redelivery has credited
+ * since (its account became known, or its merchant's balance fell below MAX_BALANCE) is shown
+ * credited, to whom and when, by a redelivery: there is nothing left to resolve (credit and return
+ * both refuse it). Shown only; the record itself is an operator's to resolve and stays as kept.
+ */
+async function asItStands(record: UnmatchedRecord): Promise<UnmatchedRecord> {
+  const entryId = record.status ? undefined : creditIdOf(record);
+  const entry = entryId ? await getEntry(entryId).catch(() => undefined) : undefined;
+  if (!entry) return record;
+  return {
+    ...record,
+    status: 'credited',
+    resolved_at: entry.created_at,
+    resolved_by: 'a redelivery of the payment',
+    resolution_reason: 'credited when the partner delivered it again',
+    merchant_id: entry.merchant_id,
+    entry_id: entry.entry_id,
+  };
 }

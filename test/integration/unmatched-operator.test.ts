@@ -145,6 +145,14 @@ describe('operators resolve unmatched payments', () => {
     expect(await refusal(returnUnmatched(id, { reason: 'sent back', by }))).toBe('already_credited');
     // Nothing written: still held, still the merchant's credit.
     expect(statusOf((await unmatchedOf('sandbox', event.payment_id))[0] as never)).toBe('held');
+    // The operator's list shows it as it stands: credited, by the redelivery, nothing to resolve.
+    const listed = (await listUnmatched()).find((record) => unmatchedId(record) === id);
+    expect(listed).toMatchObject({
+      status: 'credited',
+      resolved_by: 'a redelivery of the payment',
+      merchant_id: m,
+      entry_id: paymentEntryId(event),
+    });
     expect(await getEntry(paymentEntryId(event))).toMatchObject({ merchant_id: m, amount: 3_000 });
     expect((await auditMerchant(m)).problems).toEqual([]);
   });
