@@ -308,6 +308,8 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   );
   const compiled = served.flatMap((route) => servedPaths(route).map((resource) => compile(route, resource)));
   const handlers = new Map<string, Promise<ProxyHandler>>();
+  // Each function's grants: its own route's (a route of a test's own table too), made once.
+  const grantsOfFunction = new Map(served.map((route) => [route.name, accessGrants(route.access)]));
   const rateLimit = options.rateLimit ?? RATE_LIMIT;
   const limiter = new SlidingWindowLimiter(rateLimit.requests, rateLimit.windowSeconds * 1000);
   const loadHandler = (route: Route) => {
@@ -448,12 +450,10 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const event = toEvent(request, url, chosen.entry, params, body, requestId, apiId, authorizer);
     const handler = await loadHandler(chosen.entry.route);
     const functionName = functionOf(chosen.entry.route);
-    // The grants of the route whose function serves this one (a route of a test's own table too).
-    const serving = served.find((route) => route.name === functionName) ?? chosen.entry.route;
     const result = await asFunction(
       functionName,
       () => handler(event, lambdaContext(functionName, requestId)),
-      accessGrants(serving.access),
+      grantsOfFunction.get(functionName) ?? accessGrants(chosen.entry.route.access),
     );
     send(response, { ...result, headers: { ...limitHeaders, ...result.headers } });
   };

@@ -7,9 +7,10 @@ import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLES, type TableName } from '#shared/definitions/tables.ts';
 
 /**
- * IAM's part locally: every function runs in one process with one DynamoDB client (and one SQS
- * client), so nothing stopped a handler from touching a table (or a queue) its role on AWS may not (a transfer's event written by
- * `create-transfer` passed every local test and would have been AccessDenied on AWS). The local
+ * IAM's part locally: every function runs in one process with one DynamoDB client and one SQS
+ * client, so nothing stopped a handler from touching a table or a queue its role on AWS may not (a
+ * transfer's event written by `create-transfer` passed every local test and would have been
+ * AccessDenied on AWS). The local
  * runtime runs each invocation as its function (`asFunction`), and the client refuses any call
  * outside that function's grants (`tableGrants`, the very map the stack grants from) as AWS does:
  * `AccessDeniedException`, the whole call refused. Code outside an invocation (tests, the operator
@@ -27,16 +28,26 @@ export function accessGrants(access: Access): FunctionGrants {
   return { tables: tableGrants(access), queues: access.sendsTo ?? [] };
 }
 
+/** The grants of every function of the stack, by its name (made once, read on every invocation). */
+const STACK_GRANTS = new Map<string, FunctionGrants>([
+  [API_KEY_AUTHORIZER.name, { tables: AUTHORIZER_TABLE_GRANTS, queues: [] }],
+  ['requery-transfers', accessGrants(REQUERY_ACCESS)],
+  ...ROUTES.map((route): [string, FunctionGrants] => [route.name, accessGrants(route.access)]),
+  ...QUEUE_LIST.map((queue): [string, FunctionGrants] => [
+    queue.consumer,
+    accessGrants(queue.consumerAccess),
+  ]),
+  ...STREAMS.map((stream): [string, FunctionGrants] => [
+    stream.consumer,
+    accessGrants(stream.consumerAccess),
+  ]),
+]);
+
 /** The grants of a function of the stack, by its name. */
 export function grantsOf(functionName: string): FunctionGrants {
-  if (functionName === API_KEY_AUTHORIZER.name) return { tables: AUTHORIZER_TABLE_GRANTS, queues: [] };
-  if (functionName === 'requery-transfers') return accessGrants(REQUERY_ACCESS);
-  const access =
-    ROUTES.find((route) => route.name === functionName)?.access ??
-    QUEUE_LIST.find((queue) => queue.consumer === functionName)?.consumerAccess ??
-    STREAMS.find((stream) => stream.consumer === functionName)?.consumerAccess;
-  if (!access) throw new Error(`no function ${functionName} in the stack`);
-  return accessGrants(access);
+  const grants = STACK_GRANTS.get(functionName);
+  if (!grants) throw new Error(`no function ${functionName} in the stack`);
+  return grants;
 }
 
 const invocation = new AsyncLocalStorage<{ functionName: string; grants: FunctionGrants }>();

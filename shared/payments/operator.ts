@@ -8,6 +8,7 @@ import {
   CompanionConflict,
   claimItem,
   credit,
+  EntryClaimed,
   getEntry,
   type LedgerEntry,
 } from '#shared/ledger/ledger.ts';
@@ -95,9 +96,16 @@ async function assertStillOpen(record: UnmatchedRecord): Promise<void> {
   if (now) assertOpen(now);
 }
 
-/** The usual entry id and reference qualified by a kept payment's fingerprint. */
-function qualified(usual: { entryId: string; reference: string }, record: UnmatchedRecord) {
-  return { entryId: `${usual.entryId}#${record.variant}`, reference: `${usual.reference}#${record.variant}` };
+/**
+ * The ledger entry id and reference a kept payment is credited under: the payment's usual ones, or
+ * for a payment that reused the partner id of another, credited payment, the usual ones qualified
+ * by its own fingerprint.
+ */
+function creditEntryOf(record: UnmatchedRecord, event: PaymentReceived) {
+  const entryId = paymentEntryId(event);
+  const reference = paymentReference(event);
+  if (!record.reason.startsWith(REUSED_PAYMENT_ID)) return { entryId, reference };
+  return { entryId: `${entryId}#${record.variant}`, reference: `${reference}#${record.variant}` };
 }
 
 /**
@@ -109,10 +117,7 @@ function qualified(usual: { entryId: string; reference: string }, record: Unmatc
  */
 function creditIdOf(record: UnmatchedRecord): string | undefined {
   const { event } = record;
-  if (event.type === 'PaymentReceived') {
-    const usual = { entryId: paymentEntryId(event), reference: paymentReference(event) };
-    return record.reason.startsWith(REUSED_PAYMENT_ID) ? qualified(usual, record).entryId : usual.entryId;
-  }
+  if (event.type === 'PaymentReceived') return creditEntryOf(record, event).entryId;
   if (
     event.type === 'DeliveryUnusable' &&
     event.partner_id &&
@@ -126,20 +131,19 @@ function creditIdOf(record: UnmatchedRecord): string | undefined {
  * The ledger entry and reference of an operator's credit: the payment's usual entry id
  * (`payment:<partner>:<id>`), so that a later redelivery of the same payment finds it applied and
  * credits nothing. Only a payment kept because the partner reused the id of another, credited
- * payment gets the usual id qualified by its own fingerprint. Any other kept payment whose usual
+ * payment gets the usual id qualified by its own fingerprint (`creditEntryOf`). A kept payment whose
  * entry exists was credited since (a redelivery, or another operator): never credited again,
  * whichever merchant the operator names.
  */
 async function entryFor(record: UnmatchedRecord, event: PaymentReceived) {
-  const usual = { entryId: paymentEntryId(event), reference: paymentReference(event) };
-  if (record.reason.startsWith(REUSED_PAYMENT_ID)) return qualified(usual, record);
-  const existing = await getEntry(usual.entryId);
-  if (!existing) return usual;
+  const entry = creditEntryOf(record, event);
+  const existing = await getEntry(entry.entryId);
+  if (!existing) return entry;
   // Another operator's credit of this very record, committed since it was read: say so.
   await assertStillOpen(record);
   throw new OperatorError(
     'already_credited',
-    `${usual.entryId} credited ${existing.amount} kobo to ${existing.merchant_id} already (${existing.created_at}): not credited twice; return it or investigate`,
+    `${entry.entryId} credited ${existing.amount} kobo to ${existing.merchant_id} already (${existing.created_at}): not credited twice; return it or investigate`,
   );
 }
 
@@ -336,7 +340,13 @@ export async function listUnmatched(): Promise<UnmatchedRecord[]> {
  */
 async function asItStands(record: UnmatchedRecord): Promise<UnmatchedRecord> {
   const entryId = record.status ? undefined : creditIdOf(record);
-  const entry = entryId ? await getEntry(entryId).catch(() => undefined) : undefined;
+  // A claim (a return's, committed since the scan) is no credit: the record then reads returned.
+  const entry = entryId
+    ? await getEntry(entryId).catch((error: unknown) => {
+        if (error instanceof EntryClaimed) return undefined;
+        throw error;
+      })
+    : undefined;
   if (!entry) return record;
   return {
     ...record,
