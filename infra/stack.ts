@@ -428,11 +428,12 @@ export class PaymentsStack extends Stack {
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });
 
-    // Requests without a key (GET /banks, and any request lacking a credential header, which API
-    // Gateway answers 401 without the authorizer) are counted per client IP, as API.md §2 says, by
-    // WAF. The construct id and ACL name are kept from when it counted GET /banks only.
+    // Requests without a key (GET /banks, any request lacking a credential header, which API
+    // Gateway answers 401 without the authorizer, and any request no route answers) are counted
+    // per client IP, as API.md §2 and §11 say, by WAF. The construct id and ACL name are kept from when it counted GET /banks only.
     new RequestsWithoutKeyPerIpLimit(this, 'PublicPerIpLimit', {
       stage: this.api.deploymentStage,
+      stageName: stage,
       name: `naira-${stage}-public-per-ip`,
     });
 

@@ -2,8 +2,14 @@ import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { CREDENTIAL_HEADERS } from '#shared/api-keys/credential-headers.ts';
-import { PUBLIC_PATHS, WEBHOOK_PATHS } from '#shared/definitions/keyless.ts';
-import { DASHBOARD_PREFIX, RATE_LIMIT } from '#shared/definitions/routes.ts';
+import {
+  dashboardPaths,
+  keyedPaths,
+  type MethodPaths,
+  PUBLIC_PATHS,
+  WEBHOOK_PATHS,
+} from '#shared/definitions/keyless.ts';
+import { RATE_LIMIT } from '#shared/definitions/routes.ts';
 import { RateLimited } from '#shared/errors.ts';
 import { errorResult } from '#shared/http/errors.ts';
 
@@ -39,31 +45,61 @@ const anyOf = (statements: Statement[]): Statement => {
 };
 const not = (statement: Statement): Statement => ({ notStatement: { statement } });
 
+const methodIs = (method: string): Statement => ({
+  byteMatchStatement: {
+    fieldToMatch: { method: {} },
+    positionalConstraint: 'EXACTLY',
+    searchString: method,
+    textTransformations: [{ priority: 0, type: 'NONE' }],
+  },
+});
+
+/** AWS WAF's limit on one regular expression (`RegexString`), checked at synth. */
+const REGEX_MAX_LENGTH = 512;
+
+const pathMatches = (regexString: string): Statement => {
+  if (regexString.length > REGEX_MAX_LENGTH)
+    throw new Error(`WAF regex over ${REGEX_MAX_LENGTH}: ${regexString}`);
+  return {
+    regexMatchStatement: {
+      fieldToMatch: { uriPath: {} },
+      regexString,
+      textTransformations: [{ priority: 0, type: 'NONE' }],
+    },
+  };
+};
+
+/** A request some route of `served` answers: its method, and one of that method's paths. */
+const answeredBy = (served: readonly MethodPaths[]): Statement =>
+  anyOf(
+    served.map(({ method, patterns }) => ({
+      andStatement: { statements: [methodIs(method), anyOf(patterns.map(pathMatches))] },
+    })),
+  );
+
 /**
  * `countsWithoutKey` (shared/definitions/keyless.ts) as a WAF statement: the public paths
- * (`GET /banks`), and any other request that lacks a credential header, which API Gateway answers
- * 401 itself without invoking the authorizer (so the authorizer's count never sees it). Never the
- * partner webhook, the dashboard's API (signed-in users, its own limits) or a CORS preflight. Paths
- * are matched by their end (WAF sees the stage in front: `/prod/banks`).
+ * (`GET /banks`); any request lacking a credential header, which API Gateway answers 401 itself
+ * without invoking the authorizer (so the authorizer's count never sees it); and any request no
+ * route answers (API Gateway's own 404, or the 405 function), whatever headers it carries. Never
+ * the partner webhook, a route of the dashboard's API (signed-in users, its own limits) or a CORS
+ * preflight. Public paths are matched by their end, served paths behind the optional stage.
  */
-export function requestsWithoutKey(): Statement {
+export function requestsWithoutKey(stageName: string): Statement {
   const exempt = anyOf([
     // Contained, not ended: a partner's URL configured with a trailing slash is still the webhook.
     ...WEBHOOK_PATHS.map((path) => uriPath('CONTAINS', path)),
-    uriPath('CONTAINS', `${DASHBOARD_PREFIX}/`),
-    {
-      byteMatchStatement: {
-        fieldToMatch: { method: {} },
-        positionalConstraint: 'EXACTLY',
-        searchString: 'OPTIONS',
-        textTransformations: [{ priority: 0, type: 'NONE' }],
-      },
-    },
+    answeredBy(dashboardPaths(stageName)),
+    methodIs('OPTIONS'),
   ]);
   const lacksCredentials = anyOf(CREDENTIAL_HEADERS.map((name) => not(hasHeader(name))));
   return anyOf([
     ...PUBLIC_PATHS.map((path) => uriPath('ENDS_WITH', path)),
-    { andStatement: { statements: [not(exempt), lacksCredentials] } },
+    {
+      andStatement: {
+        statements: [not(exempt), anyOf([lacksCredentials, not(answeredBy(keyedPaths(stageName)))])],
+      },
+    },
   ]);
 }
 
@@ -76,7 +112,7 @@ export function requestsWithoutKey(): Statement {
 export class RequestsWithoutKeyPerIpLimit extends Construct {
   readonly webAcl: CfnWebACL;
 
-  constructor(scope: Construct, id: string, props: { stage: Stage; name: string }) {
+  constructor(scope: Construct, id: string, props: { stage: Stage; stageName: string; name: string }) {
     super(scope, id);
     const visibility = (metricName: string): CfnWebACL.VisibilityConfigProperty => ({
       cloudWatchMetricsEnabled: true,
@@ -109,7 +145,7 @@ export class RequestsWithoutKeyPerIpLimit extends Construct {
               aggregateKeyType: 'IP',
               limit: RATE_LIMIT.requests,
               evaluationWindowSec: RATE_LIMIT.windowSeconds,
-              scopeDownStatement: requestsWithoutKey(),
+              scopeDownStatement: requestsWithoutKey(props.stageName),
             },
           },
           visibilityConfig: visibility(`${props.name}-public-per-ip`),

@@ -131,26 +131,42 @@ describe('requests without a key and failed attempts', () => {
     expect(elsewhere.headers['x-ratelimit-remaining']).toBe('99');
   });
 
-  it('include requests no route answers (404, 405) when they lack a credential header, as WAF counts them on AWS', async () => {
+  it('include requests no route answers (404, 405), whatever credential headers they carry, as WAF counts them on AWS', async () => {
     const ip = '127.0.0.19';
+    const invented = () => ({ 'X-API-Key': inventedKey(), 'X-API-Secret': 'whatever' });
     const statuses: number[] = [];
-    for (let i = 0; i < 50; i++) statuses.push((await callFrom(gateway, ip, 'GET', `/nope-${i}`)).status);
-    for (let i = 0; i < 50; i++)
+    for (let i = 0; i < 25; i++) statuses.push((await callFrom(gateway, ip, 'GET', `/nope-${i}`)).status);
+    for (let i = 0; i < 25; i++)
+      statuses.push((await callFrom(gateway, ip, 'GET', `/nope-${i}`, invented())).status);
+    for (let i = 0; i < 25; i++)
       statuses.push(
         (await callFrom(gateway, ip, 'PUT', '/transfers', { 'X-API-Key': inventedKey() })).status,
       );
+    for (let i = 0; i < 25; i++)
+      statuses.push((await callFrom(gateway, ip, 'DELETE', '/balance', invented())).status);
     expect(statuses).toEqual([...Array(50).fill(404), ...Array(50).fill(405)]);
-    const over = await callFrom(gateway, ip, 'GET', '/nope');
-    expect(over.status).toBe(429);
-    expect(over.body).toStrictEqual(RATE_LIMITED);
-    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // An invented key never escapes the IP's limit (API.md §11): on an unknown path, a deeper one,
+    // a trailing slash, another method, an unserved path of the dashboard's API.
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['GET', '/transactions/ref_1/more'],
+      ['GET', '/balance/'],
+      ['DELETE', '/balance'],
+      ['GET', '/api/v1/dashboard/nope'],
+    ] as const) {
+      const over = await callFrom(gateway, ip, method, path, invented());
+      expect(over.status, `${method} ${path}`).toBe(429);
+      expect(over.body).toStrictEqual(RATE_LIMITED);
+      expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
     // The IP's failed attempts share it: spent.
     expect((await failedAttempt(ip)).status).toBe(429);
-    // Not counted: a request carrying both credential headers (a merchant's typo in a path), and
-    // the partner webhook's paths, which are never limited.
+    // A request no route answers verifies no credentials, so valid ones are counted there too (a
+    // merchant's typo in a path); on a served route they are limited per key only, and the
+    // partner webhook's paths are never limited.
     const merchant = await aMerchant();
-    const typo = await callFrom(gateway, ip, 'GET', '/balances', merchant.headers);
-    expect(typo.status).toBe(404);
+    expect((await callFrom(gateway, ip, 'GET', '/balances', merchant.headers)).status).toBe(429);
+    expect((await callFrom(gateway, ip, 'GET', '/balance', merchant.headers)).status).toBe(200);
     expect((await callFrom(gateway, ip, 'GET', '/webhooks/payments')).status).toBe(405);
     // The OpenAPI document is API Gateway's answer on AWS, behind WAF: counted, so refused here.
     for (const path of OPENAPI_PATHS) expect((await callFrom(gateway, ip, 'GET', path)).status).toBe(429);

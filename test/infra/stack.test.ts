@@ -13,7 +13,13 @@ import {
   OVERDUE_TRANSFER,
   UNMATCHED_PAYMENT,
 } from '#shared/definitions/alerts.ts';
-import { countsWithoutKey, PUBLIC_PATHS, WEBHOOK_PATHS } from '#shared/definitions/keyless.ts';
+import {
+  countsWithoutKey,
+  dashboardPaths,
+  keyedPaths,
+  PUBLIC_PATHS,
+  WEBHOOK_PATHS,
+} from '#shared/definitions/keyless.ts';
 import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
   API_KEY_AUTHORIZER,
@@ -24,6 +30,7 @@ import {
   OPENAPI_PATHS,
   RATE_LIMIT,
   ROUTES,
+  type Route,
   servedPaths,
 } from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
@@ -219,9 +226,12 @@ describe('the AWS stack', () => {
       const lowerCase = Object.fromEntries(
         Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
       );
-      expect(countsWithoutKey({ method, path: `/dev${path}`, headers: lowerCase }), `${method} ${path}`).toBe(
-        waf,
-      );
+      expect(
+        countsWithoutKey({ method, path: `/dev${path}`, headers: lowerCase }, 'dev'),
+        `${method} ${path}`,
+      ).toBe(waf);
+      // Locally, with no stage in front.
+      expect(countsWithoutKey({ method, path, headers: lowerCase }), `local ${method} ${path}`).toBe(waf);
       return waf;
     };
     for (const path of PUBLIC_PATHS) {
@@ -242,10 +252,57 @@ describe('the AWS stack', () => {
     expect(counted('POST', '/banks', key)).toBe(true);
     expect(counted('OPTIONS', '/banks/list')).toBe(true);
     expect(counted('PUT', '/transfers')).toBe(true);
-    expect(counted('GET', '/no-such-route', key)).toBe(false);
-    // Both headers: the authorizer counts the failed ones; valid ones are limited per key.
+    // Both headers on a served route: the authorizer counts the failed ones; valid ones are
+    // limited per key. Every keyed route, at both of its paths, with the stage and without.
     expect(counted('GET', '/balance', key)).toBe(false);
     expect(counted('GET', '/balance', { 'x-api-key': 'pk_test', 'x-api-secret': 'sk_test' })).toBe(false);
+    const keyed = ROUTES.filter((route) => route.auth === 'api_key');
+    expect(keyed.length).toBeGreaterThan(10);
+    for (const route of keyed) {
+      for (const path of servedPaths(route)) {
+        const sent = path.replaceAll(/\{\w+\}/g, 'ref_1');
+        expect(counted(route.method, sent, key), `${route.method} ${sent}`).toBe(false);
+        expect(
+          wafMatches(scope, { method: route.method, path: sent, headers: key }),
+          `custom domain ${sent}`,
+        ).toBe(false);
+        // Without a credential header it is counted, as API Gateway refuses it before the authorizer.
+        expect(counted(route.method, sent)).toBe(true);
+      }
+    }
+    // No route answers, whatever credentials are sent (API.md §11: an invented key header never
+    // escapes the per-IP limit): an unknown path (API Gateway's own 404), a deeper or shallower
+    // one, a trailing slash (API Gateway routes none), another stage's or prefix's path, another
+    // method (the 405 function), and the dashboard's API under a path of its own it does not serve.
+    for (const [method, path] of [
+      ['GET', '/no-such-route'],
+      ['GET', '/transactions/ref_1/more'],
+      ['GET', '/payments'],
+      ['GET', '/balance/'],
+      ['GET', '/prod/balance'],
+      ['GET', '/api/v2/developer/balance'],
+      ['GET', '/api/v1/developer/api/v1/developer/balance'],
+      ['DELETE', '/balance'],
+      ['HEAD', '/balance'],
+      ['PUT', '/webhook-endpoints/ref_1'],
+      ['POST', '/balance'],
+      ['GET', `${DASHBOARD_PREFIX}/balance`],
+      ['DELETE', `${DASHBOARD_PREFIX}/keys`],
+    ] as const) {
+      expect(counted(method, path, key), `${method} ${path}`).toBe(true);
+      expect(counted(method, path, { ...key, Authorization: 'Bearer x' }), `${method} ${path}`).toBe(true);
+    }
+    // WAF's regular expressions: no capturing group and no alternation (WAF refuses the first and
+    // limits the second), and within its length.
+    const patterns = [...keyedPaths('dev'), ...dashboardPaths('dev')].flatMap((entry) => entry.patterns);
+    const patterned = (ROUTES as readonly Route[]).filter(
+      (route) => route.auth === 'api_key' || route.dashboard,
+    );
+    expect(patterns).toHaveLength(patterned.flatMap((route) => route.paths).length);
+    for (const pattern of patterns) {
+      expect(pattern).not.toMatch(/\((?!\?:)|\|/);
+      expect(pattern.length).toBeLessThanOrEqual(512);
+    }
     // Never the partner webhook, the dashboard's API, or a CORS preflight.
     for (const path of WEBHOOK_PATHS) {
       expect(counted('POST', path)).toBe(false);
@@ -254,6 +311,7 @@ describe('the AWS stack', () => {
     expect(WEBHOOK_PATHS).toContain('/webhooks/paystack');
     expect(counted('GET', `${DASHBOARD_PREFIX}/keys`, { Authorization: 'Bearer x' })).toBe(false);
     expect(counted('POST', `${DASHBOARD_PREFIX}/sessions`)).toBe(false);
+    expect(counted('POST', `${DASHBOARD_PREFIX}/keys/key_1/roll`)).toBe(false);
     expect(counted('OPTIONS', '/balance')).toBe(false);
     // On the API's own stage.
     const [[, association] = []] = ofType(dev.resources, 'AWS::WAFv2::WebACLAssociation');

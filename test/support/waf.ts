@@ -1,7 +1,8 @@
 /**
  * The part of AWS WAF's rule evaluation the stack's web ACL uses, over the synthesized template
  * (CloudFormation's property names): `And`, `Or`, `Not`, a byte match on the URI path or the
- * method, and a size constraint on one header. As WAF documents it: a request that lacks the
+ * method, a regular expression on the URI path (JavaScript's engine: the stack's patterns use only
+ * what it shares with WAF's PCRE), and a size constraint on one header. As WAF documents it: a request that lacks the
  * inspected component never matches the statement; header names are not case sensitive; the
  * text transformation is NONE, so values are compared as sent.
  */
@@ -32,6 +33,7 @@ export type WafStatement = {
     PositionalConstraint: string;
     SearchString: string;
   } & Transformations;
+  RegexMatchStatement?: { FieldToMatch: FieldToMatch; RegexString: string } & Transformations;
   SizeConstraintStatement?: {
     FieldToMatch: FieldToMatch;
     ComparisonOperator: string;
@@ -78,6 +80,12 @@ export function wafMatches(statement: WafStatement, request: WafRequest): boolea
     const position = POSITIONS[PositionalConstraint];
     if (!position) throw new Error(`positional constraint not modelled: ${PositionalConstraint}`);
     return value !== undefined && position(value, SearchString);
+  }
+  if (statement.RegexMatchStatement) {
+    const { FieldToMatch, RegexString } = statement.RegexMatchStatement;
+    untransformed(statement.RegexMatchStatement);
+    const value = component(request, FieldToMatch);
+    return value !== undefined && new RegExp(RegexString).test(value);
   }
   if (statement.SizeConstraintStatement) {
     const { FieldToMatch, ComparisonOperator, Size } = statement.SizeConstraintStatement;
