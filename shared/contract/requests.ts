@@ -122,7 +122,12 @@ export const createVirtualAccountRequest = built(() => ({
     ),
     customer: v.optional(
       strictObject({
-        name: v.pipe(textSchema(100), v.minLength(1, 'Must not be empty')),
+        // A name of spaces only would reach the partner as an empty first and last name.
+        name: v.pipe(
+          textSchema(100),
+          v.minLength(1, 'Must not be empty'),
+          v.check((text) => text.trim() !== '', 'Must not be blank'),
+        ),
         email: v.pipe(v.string(), v.regex(EMAIL, 'Must be an email address'), v.maxLength(254, 'Too long')),
       }),
     ),

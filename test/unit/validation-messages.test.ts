@@ -125,4 +125,19 @@ describe('validation messages', () => {
       errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { ...customer, email: 'a@b' } }),
     ).toEqual([{ field: 'customer.email', message: 'Must be an email address' }]);
   });
+
+  it('refuse a customer name of white space only (the partner would get no name)', () => {
+    const email = 'ngozi@acme.ng';
+    for (const name of [' ', '   ', '\u00a0\u2003', '\u3000']) {
+      expect(
+        errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { name, email } }),
+      ).toEqual([{ field: 'customer.name', message: 'Must not be blank' }]);
+    }
+    expect(
+      errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { name: '', email } }),
+    ).toEqual([{ field: 'customer.name', message: 'Must not be empty' }]);
+    expect(
+      errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { name: ' Ngozi ', email } }),
+    ).toEqual([]);
+  });
 });
