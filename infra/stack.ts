@@ -506,6 +506,14 @@ export class PaymentsStack extends Stack {
         }),
       },
     });
+    // The stage's execution log (ERROR level) goes to a group API Gateway would otherwise make on
+    // its first write, kept forever: made here first, with the stack's retention.
+    const executionLogs = new LogGroup(this, 'ApiExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${api.restApiId}/${stage}`,
+      retention: logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    api.deploymentStage.node.addDependency(executionLogs);
     const body = (value: object) => ({ 'application/json': JSON.stringify(value) });
     const unauthorized = body({ status: 'error', message: 'Invalid API credentials' });
     // The authorizer's Unauthorized, a missing credential header, and a key the usage plan does not

@@ -813,6 +813,30 @@ describe('the AWS stack', () => {
     }
   });
 
+  it('keeps every log group for a set time, the stage execution log (which API Gateway would make, kept forever) included', () => {
+    for (const built of [dev, prod]) {
+      const groups = ofType(built.resources, 'AWS::Logs::LogGroup');
+      expect(groups.length).toBeGreaterThan(0);
+      for (const [id, group] of groups) expect(group.Properties.RetentionInDays, id).toBeGreaterThan(0);
+      const [[apiId]] = ofType(built.resources, 'AWS::ApiGateway::RestApi') as [[string, Resource]];
+      const stageName = built === dev ? 'dev' : 'prod';
+      const execution = groups.filter(([, group]) =>
+        JSON.stringify(group.Properties.LogGroupName).includes('API-Gateway-Execution-Logs_'),
+      );
+      expect(execution).toHaveLength(1);
+      const [[executionId, executionGroup]] = execution as [[string, Resource]];
+      // The name API Gateway writes to: API-Gateway-Execution-Logs_<rest api id>/<stage>.
+      expect(executionGroup.Properties.LogGroupName).toEqual({
+        'Fn::Join': ['', ['API-Gateway-Execution-Logs_', { Ref: apiId }, `/${stageName}`]],
+      });
+      // Made before the stage, so API Gateway never makes it first.
+      const [[, stage]] = ofType(built.resources, 'AWS::ApiGateway::Stage') as [
+        [string, Resource & { DependsOn?: string[] }],
+      ];
+      expect(stage.DependsOn).toContain(executionId);
+    }
+  });
+
   it('keeps secrets out of the template: functions get Secrets Manager ARNs, never values', () => {
     const functions = serviceFunctions(dev.resources).map(([, r]) => r.Properties);
     const variables = functions.map(
