@@ -30,7 +30,7 @@ import { Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, FunctionUrlAuthType, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
@@ -40,7 +40,12 @@ import { RATE_LIMITED_BODY, RequestsWithoutKeyPerIpLimit } from '#infra/construc
 import { ServiceFunction } from '#infra/constructs/service-function.ts';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { operatorConfigParameter, usagePlanName } from '#infra/stack-names.ts';
-import { AUTHORIZER_TABLE_GRANTS, tableGrants } from '#infra/table-grants.ts';
+import {
+  AUTHORIZER_SECRET_GRANTS,
+  AUTHORIZER_TABLE_GRANTS,
+  secretGrants,
+  tableGrants,
+} from '#infra/table-grants.ts';
 import {
   CONTRADICTED_SETTLEMENT,
   EVENT_NOT_FANNED_OUT,
@@ -65,12 +70,14 @@ import {
   REQUERY_ACCESS,
   ROUTES,
   type Route,
+  type RouteAuth,
   servedPaths,
 } from '#shared/definitions/routes.ts';
 import { EVENTS_STREAM, givenUpQueueName, STREAMS } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, TABLES, type TableName } from '#shared/definitions/tables.ts';
 import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
+import type { SecretName } from '#shared/secrets.ts';
 
 export interface PaymentsStackProps extends StackProps {
   /** `dev` (default) or `prod`: names every resource; prod retains and protects money tables. */
@@ -240,21 +247,32 @@ export class PaymentsStack extends Stack {
     // and, once the usage plan exists, exactly the API Gateway calls a key's registration makes.
     const dashboardUsers = new DashboardUsers(this, 'DashboardUsers', { stage, prod });
     const keyManagers: ServiceFunction[] = [];
-    const grant = (fn: ServiceFunction, access: Access) => {
+    // Each secret a function may be granted, with the variable that names it (none: not in this stage).
+    const secrets: Record<SecretName, [ISecret | undefined, string]> = {
+      apiKeyPepper: [pepper, 'API_KEY_PEPPER_SECRET'],
+      partnerWebhookKeys: [webhookSecret, 'PARTNER_WEBHOOK_SECRET_ARN'],
+      paystackSecretKey: [paystackKey, 'PAYSTACK_SECRET_KEY_ARN'],
+      merchantWebhookKey: [merchantWebhookKey, 'MERCHANT_WEBHOOK_KEY_SECRET'],
+    };
+    const readsSecrets = (fn: ServiceFunction, names: readonly SecretName[]) => {
+      for (const name of names) {
+        const [secret, envName] = secrets[name];
+        if (secret) fn.readsSecret(secret, envName);
+      }
+    };
+    // The same table, queue and secret grants the local runtime enforces (infra/local/table-grants.ts).
+    const grant = (fn: ServiceFunction, access: Access, auth?: RouteAuth) => {
       if (access.signsIn) {
         fn.addEnvironment('USER_POOL_ID', dashboardUsers.pool.userPoolId);
         fn.addEnvironment('USER_POOL_CLIENT_ID', dashboardUsers.client.userPoolClientId);
       }
       if (access.managesKeys) {
-        fn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
         fn.addEnvironment('USAGE_PLAN_NAME', usagePlanName(stage));
         keyManagers.push(fn);
       }
-      // The same table grants the local runtime enforces (infra/local/table-grants.ts).
       for (const [name, actions] of tableGrants(access)) (tables.get(name) as TableV2).grant(fn, ...actions);
       for (const key of access.sendsTo ?? []) fn.sendsTo(queues.get(key)?.queue as Queue, QUEUES[key].urlEnv);
-      if (access.callsPartner && paystackKey) fn.readsSecret(paystackKey, 'PAYSTACK_SECRET_KEY_ARN');
-      if (access.signsWebhooks) fn.readsSecret(merchantWebhookKey, 'MERCHANT_WEBHOOK_KEY_SECRET');
+      readsSecrets(fn, secretGrants(access, auth));
     };
 
     // One function per handler file: a route served by another route's function adds none.
@@ -273,8 +291,7 @@ export class PaymentsStack extends Stack {
         reservedConcurrentExecutions:
           route.auth === 'webhook' && props.webhookConcurrency > 0 ? props.webhookConcurrency : undefined,
       });
-      grant(fn, route.access);
-      if (route.auth === 'webhook') fn.readsSecret(webhookSecret, 'PARTNER_WEBHOOK_SECRET_ARN');
+      grant(fn, route.access, route.auth);
       this.functions.set(route.name, fn);
     }
 
@@ -376,7 +393,7 @@ export class PaymentsStack extends Stack {
     // the per-client-IP counts, for failed attempts.
     for (const [name, actions] of AUTHORIZER_TABLE_GRANTS)
       (tables.get(name) as TableV2).grant(authorizerFn, ...actions);
-    authorizerFn.readsSecret(pepper, 'API_KEY_PEPPER_SECRET');
+    readsSecrets(authorizerFn, AUTHORIZER_SECRET_GRANTS);
     this.functions.set(API_KEY_AUTHORIZER.name, authorizerFn);
 
     this.api = this.restApi(stage, logRetention);

@@ -1,5 +1,6 @@
-import type { Access } from '#shared/definitions/routes.ts';
+import type { Access, RouteAuth } from '#shared/definitions/routes.ts';
 import type { TableName } from '#shared/definitions/tables.ts';
+import type { SecretName } from '#shared/secrets.ts';
 
 /**
  * The DynamoDB actions the code calls (`shared/`, `functions/`), and no others: the infra tests
@@ -49,3 +50,20 @@ export const AUTHORIZER_TABLE_GRANTS: TableGrants = new Map<TableName, readonly 
   ['apiKeys', ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
   ['clientIpLimits', CLIENT_IP_LIMIT_ACTIONS],
 ]);
+
+/**
+ * The secrets a function with `access` may read (`auth` of its route: the partner webhook reads the
+ * partner's signing keys): what the stack grants its role (Paystack's key where the stage has
+ * one) and what the local runtime lets it read.
+ */
+export function secretGrants(access: Access, auth?: RouteAuth): SecretName[] {
+  const secrets: SecretName[] = [];
+  if (access.managesKeys) secrets.push('apiKeyPepper');
+  if (access.callsPartner) secrets.push('paystackSecretKey');
+  if (access.signsWebhooks) secrets.push('merchantWebhookKey');
+  if (auth === 'webhook') secrets.push('partnerWebhookKeys');
+  return secrets;
+}
+
+/** The authorizer's one secret: the pepper of the secrets it verifies. */
+export const AUTHORIZER_SECRET_GRANTS: readonly SecretName[] = ['apiKeyPepper'];

@@ -2,6 +2,21 @@ import type { GetSecretValueResponse } from '@aws-sdk/client-secrets-manager';
 import { awsService, jsonTargetCall } from '#shared/aws/service.ts';
 import { config, parseWebhookSecrets } from '#shared/config.ts';
 
+/** The secrets a function's role may be granted, each read through its accessor below. */
+export type SecretName = 'apiKeyPepper' | 'partnerWebhookKeys' | 'paystackSecretKey' | 'merchantWebhookKey';
+
+/**
+ * Locally, IAM's part (infra/local/table-grants.ts): called with a secret's name before every read,
+ * it throws for a function whose role on AWS could not read that secret, where locally every
+ * function finds every secret in the environment. Never set on AWS, where the role decides.
+ */
+let beforeRead: ((secret: SecretName) => void) | undefined;
+
+/** Sets the local runtime's check of secret reads (see `beforeRead`). */
+export function checkSecretReads(check: (secret: SecretName) => void): void {
+  beforeRead = check;
+}
+
 /** How long a container reuses a secret read from Secrets Manager (a rotation lands within this). */
 const SECRET_MAX_AGE_MS = 300_000;
 
@@ -52,6 +67,7 @@ function fromSecretsManager(name: string): Promise<string> {
  * checked without it.
  */
 export async function apiKeyPepper(): Promise<string> {
+  beforeRead?.('apiKeyPepper');
   if (config.apiKeyPepper) return config.apiKeyPepper;
   if (!config.apiKeyPepperSecret) throw new Error('API_KEY_PEPPER is not configured');
   const pepper = await fromSecretsManager(config.apiKeyPepperSecret);
@@ -61,6 +77,7 @@ export async function apiKeyPepper(): Promise<string> {
 
 /** The partner's webhook signing keys: `PARTNER_WEBHOOK_SECRET` locally, Secrets Manager on AWS. */
 export async function webhookKeys(): Promise<Buffer[]> {
+  beforeRead?.('partnerWebhookKeys');
   if (config.webhookSecrets) return config.webhookSecrets;
   if (!config.webhookSecretArn) throw new Error('PARTNER_WEBHOOK_SECRET is not configured');
   return parseWebhookSecrets(await fromSecretsManager(config.webhookSecretArn));
@@ -68,6 +85,7 @@ export async function webhookKeys(): Promise<Buffer[]> {
 
 /** Paystack's secret key: `PAYSTACK_SECRET_KEY` locally, Secrets Manager on AWS. */
 export async function paystackSecretKey(): Promise<string> {
+  beforeRead?.('paystackSecretKey');
   if (config.paystack.secretKey) return config.paystack.secretKey;
   if (!config.paystack.secretKeyArn) throw new Error('PAYSTACK_SECRET_KEY is not configured');
   return fromSecretsManager(config.paystack.secretKeyArn);
@@ -75,6 +93,7 @@ export async function paystackSecretKey(): Promise<string> {
 
 /** The master key merchant webhook secrets derive from: `MERCHANT_WEBHOOK_KEY` locally, Secrets Manager on AWS. */
 export async function merchantWebhookKey(): Promise<string> {
+  beforeRead?.('merchantWebhookKey');
   if (config.merchantWebhooks.key) return config.merchantWebhooks.key;
   if (!config.merchantWebhooks.keySecret) throw new Error('MERCHANT_WEBHOOK_KEY is not configured');
   const key = await fromSecretsManager(config.merchantWebhooks.keySecret);

@@ -309,7 +309,9 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   const compiled = served.flatMap((route) => servedPaths(route).map((resource) => compile(route, resource)));
   const handlers = new Map<string, Promise<ProxyHandler>>();
   // Each function's grants: its own route's (a route of a test's own table too), made once.
-  const grantsOfFunction = new Map(served.map((route) => [route.name, accessGrants(route.access)]));
+  const grantsOfFunction = new Map(
+    served.map((route) => [route.name, accessGrants(route.access, route.auth)]),
+  );
   const rateLimit = options.rateLimit ?? RATE_LIMIT;
   const limiter = new SlidingWindowLimiter(rateLimit.requests, rateLimit.windowSeconds * 1000);
   const loadHandler = (route: Route) => {
@@ -453,7 +455,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const result = await asFunction(
       functionName,
       () => handler(event, lambdaContext(functionName, requestId)),
-      grantsOfFunction.get(functionName) ?? accessGrants(chosen.entry.route.access),
+      grantsOfFunction.get(functionName) ?? accessGrants(chosen.entry.route.access, chosen.entry.route.auth),
     );
     send(response, { ...result, headers: { ...limitHeaders, ...result.headers } });
   };

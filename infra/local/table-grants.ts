@@ -1,14 +1,28 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MiddlewareStack } from '@smithy/types';
-import { AUTHORIZER_TABLE_GRANTS, type TableGrants, tableGrants } from '#infra/table-grants.ts';
+import {
+  AUTHORIZER_SECRET_GRANTS,
+  AUTHORIZER_TABLE_GRANTS,
+  secretGrants,
+  type TableGrants,
+  tableGrants,
+} from '#infra/table-grants.ts';
 import { QUEUE_LIST, QUEUES, type QueueKey } from '#shared/definitions/queues.ts';
-import { type Access, API_KEY_AUTHORIZER, REQUERY_ACCESS, ROUTES } from '#shared/definitions/routes.ts';
+import {
+  type Access,
+  API_KEY_AUTHORIZER,
+  REQUERY_ACCESS,
+  ROUTES,
+  type RouteAuth,
+} from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLES, type TableName } from '#shared/definitions/tables.ts';
+import type { SecretName } from '#shared/secrets.ts';
 
 /**
  * IAM's part locally: every function runs in one process with one DynamoDB client and one SQS
- * client, so nothing stopped a handler from touching a table or a queue its role on AWS may not (a
+ * client, and finds every secret in the environment, so nothing stopped a handler from touching a
+ * table, a queue or a secret its role on AWS may not (a
  * transfer's event written by `create-transfer` passed every local test and would have been
  * AccessDenied on AWS). The local
  * runtime runs each invocation as its function (`asFunction`), and the client refuses any call
@@ -17,22 +31,29 @@ import { TABLES, type TableName } from '#shared/definitions/tables.ts';
  * CLI, the bootstrap) is not checked: on AWS it runs with an operator's credentials.
  */
 
-/** What a function's role may do locally checked: its tables' actions, and the queues it sends to. */
+/**
+ * What a function's role may do, locally checked: its tables' actions, the queues it sends to, and
+ * the secrets it reads.
+ */
 export interface FunctionGrants {
   tables: TableGrants;
   queues: readonly QueueKey[];
+  secrets: readonly SecretName[];
 }
 
-/** The grants of a function with `access` (as the stack grants them). */
-export function accessGrants(access: Access): FunctionGrants {
-  return { tables: tableGrants(access), queues: access.sendsTo ?? [] };
+/** The grants of a function with `access` (as the stack grants them); `auth`: its route's. */
+export function accessGrants(access: Access, auth?: RouteAuth): FunctionGrants {
+  return { tables: tableGrants(access), queues: access.sendsTo ?? [], secrets: secretGrants(access, auth) };
 }
 
 /** The grants of every function of the stack, by its name (made once, read on every invocation). */
 const STACK_GRANTS = new Map<string, FunctionGrants>([
-  [API_KEY_AUTHORIZER.name, { tables: AUTHORIZER_TABLE_GRANTS, queues: [] }],
+  [
+    API_KEY_AUTHORIZER.name,
+    { tables: AUTHORIZER_TABLE_GRANTS, queues: [], secrets: AUTHORIZER_SECRET_GRANTS },
+  ],
   ['requery-transfers', accessGrants(REQUERY_ACCESS)],
-  ...ROUTES.map((route): [string, FunctionGrants] => [route.name, accessGrants(route.access)]),
+  ...ROUTES.map((route): [string, FunctionGrants] => [route.name, accessGrants(route.access, route.auth)]),
   ...QUEUE_LIST.map((queue): [string, FunctionGrants] => [
     queue.consumer,
     accessGrants(queue.consumerAccess),
@@ -176,14 +197,31 @@ export function enforceQueueGrants(
 }
 
 /**
- * Holds the DynamoDB and SQS clients every handler of this process shares to the grants: called
- * when a handler is loaded, once the environment (read by those clients at import) is set.
+ * Holds a read of `secret` within an invocation to that function's secrets: locally every secret
+ * is in the environment, where on AWS a role without the grant gets AccessDenied (and has no
+ * variable naming the secret).
+ */
+export function checkSecretRead(secret: SecretName): void {
+  const current = invocation.getStore();
+  if (current && !current.grants.secrets.includes(secret)) {
+    throw new AccessDenied(
+      `User: naira-local-${current.functionName} is not authorized to perform: secretsmanager:GetSecretValue on resource: ${secret} (not granted in infra/table-grants.ts)`,
+    );
+  }
+}
+
+/**
+ * Holds the DynamoDB and SQS clients and the secret reads every handler of this process shares to
+ * the grants: called when a handler is loaded, once the environment (read by those clients at
+ * import) is set.
  */
 export async function enforceGrantsOfHandlers(): Promise<void> {
-  const [{ dynamo, tableName }, { sqs }] = await Promise.all([
+  const [{ dynamo, tableName }, { sqs }, { checkSecretReads }] = await Promise.all([
     import('#shared/aws/clients.ts'),
     import('#shared/aws/sqs.ts'),
+    import('#shared/secrets.ts'),
   ]);
   enforceTableGrants(dynamo, tableName);
   enforceQueueGrants(sqs, (queue) => process.env[QUEUES[queue].urlEnv]);
+  checkSecretReads(checkSecretRead);
 }

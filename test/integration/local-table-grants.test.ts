@@ -7,6 +7,7 @@ import { sqs } from '#shared/aws/sqs.ts';
 import { QUEUE_LIST, QUEUES } from '#shared/definitions/queues.ts';
 import { API_KEY_AUTHORIZER, ROUTES } from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
+import { apiKeyPepper, merchantWebhookKey, webhookKeys } from '#shared/secrets.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
 /** The AWS SDK error name of a refused call, or 'sent' when DynamoDB Local answered. */
@@ -18,7 +19,7 @@ const outcome = (call: Promise<unknown>) =>
 
 beforeAll(enforceGrantsOfHandlers);
 
-describe("the local runtime holds each function to its role's table and queue grants, as IAM does on AWS", () => {
+describe("the local runtime holds each function to its role's table, queue and secret grants, as IAM does on AWS", () => {
   it('knows the grants of every function of the stack', () => {
     const functions = [
       ...ROUTES.map((route) => route.name),
@@ -97,6 +98,25 @@ describe("the local runtime holds each function to its role's table and queue gr
     const receive = () =>
       sqs.send(new ReceiveMessageCommand({ QueueUrl: paymentsQueue, WaitTimeSeconds: 0 }));
     expect(await outcome(asFunction('receive-partner-webhook', receive))).toBe('AccessDeniedException');
+  });
+
+  it('lets a function read only the secrets its role is granted', async () => {
+    // The pepper: the authorizer and the dashboard's key routes, nobody else.
+    expect(await outcome(asFunction(API_KEY_AUTHORIZER.name, apiKeyPepper))).toBe('sent');
+    expect(await outcome(asFunction('create-api-key', apiKeyPepper))).toBe('sent');
+    expect(await outcome(asFunction('get-balance', apiKeyPepper))).toBe('AccessDeniedException');
+    // The partner's signing keys: the partner webhook only.
+    expect(await outcome(asFunction('receive-partner-webhook', webhookKeys))).toBe('sent');
+    expect(await outcome(asFunction('create-transfer', webhookKeys))).toBe('AccessDeniedException');
+    // The master key of merchant webhook secrets: the functions that sign or show them.
+    expect(await outcome(asFunction('deliver-webhooks', merchantWebhookKey))).toBe('sent');
+    expect(await outcome(asFunction('process-payment-events', merchantWebhookKey))).toBe(
+      'AccessDeniedException',
+    );
+    expect(grantsOf('create-transfer').secrets).toEqual(['paystackSecretKey']);
+    expect(grantsOf('list-banks').secrets).toEqual([]);
+    // Outside an invocation nothing is checked.
+    expect(await outcome(apiKeyPepper())).toBe('sent');
   });
 
   it('lets create-transfer write the event of a transfer settled by its first answer', () => {
