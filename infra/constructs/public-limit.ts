@@ -7,7 +7,7 @@ import {
   keyedPaths,
   type MethodPaths,
   PUBLIC_PATHS,
-  WEBHOOK_PATHS,
+  webhookPaths,
 } from '#shared/definitions/keyless.ts';
 import { RATE_LIMIT } from '#shared/definitions/routes.ts';
 import { RateLimited } from '#shared/errors.ts';
@@ -18,10 +18,11 @@ export const RATE_LIMITED_BODY = errorResult(new RateLimited(RATE_LIMIT.windowSe
 
 type Statement = CfnWebACL.StatementProperty;
 
-const uriPath = (positionalConstraint: 'ENDS_WITH' | 'CONTAINS', searchString: string): Statement => ({
+/** The URI path ends with `searchString` (WAF sees the stage in front: `/prod/banks`). */
+const endsWith = (searchString: string): Statement => ({
   byteMatchStatement: {
     fieldToMatch: { uriPath: {} },
-    positionalConstraint,
+    positionalConstraint: 'ENDS_WITH',
     searchString,
     textTransformations: [{ priority: 0, type: 'NONE' }],
   },
@@ -81,20 +82,15 @@ const answeredBy = (served: readonly MethodPaths[]): Statement =>
  * `countsWithoutKey` (shared/definitions/keyless.ts) as a WAF statement: the public paths
  * (`GET /banks`); any request lacking a credential header, which API Gateway answers 401 itself
  * without invoking the authorizer (so the authorizer's count never sees it); and any request no
- * route answers (API Gateway's own 404, or the 405 function), whatever headers it carries. Never
- * the partner webhook, a route of the dashboard's API (signed-in users, its own limits) or a CORS
- * preflight. Public paths are matched by their end, served paths behind the optional stage.
+ * route answers (API Gateway's own 404, or the 405 function), whatever headers it carries. Never a
+ * request the partner webhook or a route of the dashboard's API answers (signed-in users, its own
+ * limits). Public paths are matched by their end, served paths behind the stage.
  */
 export function requestsWithoutKey(stageName: string): Statement {
-  const exempt = anyOf([
-    // Contained, not ended: a partner's URL configured with a trailing slash is still the webhook.
-    ...WEBHOOK_PATHS.map((path) => uriPath('CONTAINS', path)),
-    answeredBy(dashboardPaths(stageName)),
-    methodIs('OPTIONS'),
-  ]);
+  const exempt = anyOf([answeredBy(webhookPaths(stageName)), answeredBy(dashboardPaths(stageName))]);
   const lacksCredentials = anyOf(CREDENTIAL_HEADERS.map((name) => not(hasHeader(name))));
   return anyOf([
-    ...PUBLIC_PATHS.map((path) => uriPath('ENDS_WITH', path)),
+    ...PUBLIC_PATHS.map((path) => endsWith(path)),
     {
       andStatement: {
         statements: [not(exempt), anyOf([lacksCredentials, not(answeredBy(keyedPaths(stageName)))])],

@@ -118,7 +118,22 @@ function compile(route: Route, resource: string): CompiledPath {
       return '([^/]+)';
     })
     .join('/');
-  return { route, resource, pattern: new RegExp(`^${source}$`), paramNames };
+  // A trailing slash reaches the same route, as API Gateway (REST) routes it.
+  return { route, resource, pattern: new RegExp(`^${source}/?$`), paramNames };
+}
+
+/**
+ * A request's path as sent, which API Gateway routes as it is: the WHATWG URL parser would resolve
+ * dot segments (`/transactions/.` into `/transactions/`, `/a/%2e%2e/balance` into `/balance`) and
+ * turn a backslash into a slash. The printable characters that parser percent-encodes in a path
+ * are encoded alike (Node refuses a request line with control characters, spaces or other bytes).
+ */
+function sentPath(requestUrl: string): string {
+  const path = requestUrl.startsWith('/') ? (requestUrl.split('?')[0] ?? '/') : new URL(requestUrl).pathname;
+  return path.replace(
+    /["<>`{}]/g,
+    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
 }
 
 /** The client address as API Gateway reports it: the socket peer, IPv4-mapped IPv6 unwrapped. */
@@ -380,12 +395,13 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       );
     }
     const url = new URL(request.url ?? '/', 'http://localhost');
+    const path = sentPath(request.url ?? '/');
     /**
      * As WAF on AWS: counted per client IP with failed attempts and requests without a key; what
      * a route answers is counted by the authorizer or its handler instead.
      */
     const overKeylessLimit = async () => {
-      if (!countsWithoutKey({ method: request.method ?? '', path: url.pathname, headers: request.headers }))
+      if (!countsWithoutKey({ method: request.method ?? '', path, headers: request.headers }))
         return undefined;
       const { takeClientIpRequest } = await import('#shared/limits/client-ip.ts');
       const decision = await takeClientIpRequest(apiId, sourceIp(request));
@@ -402,7 +418,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       if (page) return send(response, page);
     }
     const candidates = compiled
-      .map((entry) => ({ entry, found: entry.pattern.exec(url.pathname) }))
+      .map((entry) => ({ entry, found: entry.pattern.exec(path) }))
       .filter(({ found }) => found !== null);
     const chosen = candidates.find(({ entry }) => entry.route.method === request.method);
     if (!chosen?.found) {

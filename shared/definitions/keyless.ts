@@ -21,11 +21,6 @@ export const PUBLIC_PATHS: readonly string[] = MERCHANT_ROUTES.filter((route) =>
   .flatMap((route) => servedPaths(route))
   .sort();
 
-/** The partner webhook's paths: never limited (API.md §2), whatever headers a delivery carries. */
-export const WEBHOOK_PATHS: readonly string[] = ROUTES.filter((route) => route.auth === 'webhook')
-  .flatMap((route) => servedPaths(route))
-  .sort();
-
 /** The served paths of one method, as regular expressions over the path a request is sent to. */
 export interface MethodPaths {
   method: HttpMethod;
@@ -35,11 +30,11 @@ export interface MethodPaths {
 
 /**
  * A regular expression matching exactly the request paths that reach one served path: behind the
- * API's stage when it is given (WAF sees `/dev/balance` on the stage's own URL; optional, for a
- * custom domain), with each `{param}` one segment. Written for AWS WAF's PCRE as much as for
- * JavaScript: no capturing group and no alternation (WAF refuses the first, and limits the second).
- * A merchant route's bare path matches behind `API_PREFIX` too; no trailing slash is added, as
- * API Gateway (REST) routes none.
+ * API's stage when it is given (WAF sees `/dev/balance` on the stage), with each `{param}` one
+ * segment and an optional trailing slash (API Gateway's REST APIs route `/balance/` as `/balance`,
+ * and so does the local gateway). Written for AWS WAF's PCRE as much as for JavaScript: no
+ * capturing group and no alternation (WAF refuses the first, and limits the second). A merchant
+ * route's bare path matches behind `API_PREFIX` too.
  */
 export function servedPathPattern(route: Route, path: string, stage?: string): string {
   const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, (char) => `\\${char}`);
@@ -49,7 +44,7 @@ export function servedPathPattern(route: Route, path: string, stage?: string): s
     .map((segment) => (/^\{\w+\}$/.test(segment) ? '/[^/]+' : `/${literal(segment)}`))
     .join('');
   const prefix = route.dashboard ? literal(DASHBOARD_PREFIX) : `(?:${literal(API_PREFIX)})?`;
-  return `^${stage === undefined ? '' : `(?:${literal(`/${stage}`)})?`}${prefix}${segments}$`;
+  return `^${stage === undefined ? '' : literal(`/${stage}`)}${prefix}${segments}/?$`;
 }
 
 function methodPaths(routes: readonly Route[], stage?: string): MethodPaths[] {
@@ -76,7 +71,18 @@ export const dashboardPaths = (stage?: string): MethodPaths[] =>
     stage,
   );
 
-const LOCAL = { keyed: keyedPaths(), dashboard: dashboardPaths() };
+/** The partner webhook (never limited: API.md §2), by method. */
+export const webhookPaths = (stage?: string): MethodPaths[] =>
+  methodPaths(
+    ROUTES.filter((route) => route.auth === 'webhook'),
+    stage,
+  );
+
+const servedBy = (stage?: string) => ({
+  keyed: keyedPaths(stage),
+  exempt: [...webhookPaths(stage), ...dashboardPaths(stage)],
+});
+const LOCAL = servedBy();
 
 /** What the rule inspects of a request: its method, its path, and its headers (names lower case). */
 export interface InspectedRequest {
@@ -105,18 +111,14 @@ function regExp(pattern: string): RegExp {
  * Whether the limit counts a request: a public path (by its end: WAF sees the stage in front), and
  * any request no route answers for the credentials it carries. That is a request lacking a
  * credential header (absent or empty), which API Gateway refuses without the authorizer, and one
- * that no route answers at all (404, or 405 for another method), whatever headers it carries: an
- * invented key on an unknown path never escapes the IP's limit (§11). Never the partner webhook (a
- * path containing its path, so a trailing slash is still the webhook), a route of the dashboard's
- * API, or a CORS preflight. `stage`: the stage WAF sees in front of the path (none locally).
+ * that no route answers at all (404, or 405 for another method: a CORS preflight too, as no route
+ * answers OPTIONS), whatever headers it carries: an invented key on an unknown path never escapes
+ * the IP's limit (§11). Never a request the partner webhook or a route of the dashboard's API
+ * answers (each limited otherwise). `stage`: the stage WAF sees in front of the path (none locally).
  */
 export function countsWithoutKey({ method, path, headers }: InspectedRequest, stage?: string): boolean {
   if (PUBLIC_PATHS.some((publicPath) => path.endsWith(publicPath))) return true;
-  const served = stage === undefined ? LOCAL : { keyed: keyedPaths(stage), dashboard: dashboardPaths(stage) };
-  const exempt =
-    method === 'OPTIONS' ||
-    WEBHOOK_PATHS.some((webhookPath) => path.includes(webhookPath)) ||
-    answers(served.dashboard, method, path);
-  if (exempt) return false;
+  const served = stage === undefined ? LOCAL : servedBy(stage);
+  if (answers(served.exempt, method, path)) return false;
   return CREDENTIAL_HEADERS.some((name) => !headers[name]) || !answers(served.keyed, method, path);
 }

@@ -146,11 +146,13 @@ describe('requests without a key and failed attempts', () => {
       statuses.push((await callFrom(gateway, ip, 'DELETE', '/balance', invented())).status);
     expect(statuses).toEqual([...Array(50).fill(404), ...Array(50).fill(405)]);
     // An invented key never escapes the IP's limit (API.md §11): on an unknown path, a deeper one,
-    // a trailing slash, another method, an unserved path of the dashboard's API.
+    // a served one with a trailing slash (a failed attempt), another method, a path containing the
+    // partner webhook's, an unserved path of the dashboard's API.
     for (const [method, path] of [
       ['GET', '/nope'],
       ['GET', '/transactions/ref_1/more'],
       ['GET', '/balance/'],
+      ['GET', '/nope/webhooks/paystack'],
       ['DELETE', '/balance'],
       ['GET', '/api/v1/dashboard/nope'],
     ] as const) {
@@ -167,7 +169,12 @@ describe('requests without a key and failed attempts', () => {
     const merchant = await aMerchant();
     expect((await callFrom(gateway, ip, 'GET', '/balances', merchant.headers)).status).toBe(429);
     expect((await callFrom(gateway, ip, 'GET', '/balance', merchant.headers)).status).toBe(200);
-    expect((await callFrom(gateway, ip, 'GET', '/webhooks/payments')).status).toBe(405);
+    // An unsigned delivery: refused by the webhook's own check, never by the limit.
+    const delivery = await callFrom(gateway, ip, 'POST', '/webhooks/payments');
+    expect(delivery.status).toBe(401);
+    // Another method there, a CORS preflight (no route answers OPTIONS): counted.
+    expect((await callFrom(gateway, ip, 'GET', '/webhooks/payments')).status).toBe(429);
+    expect((await callFrom(gateway, ip, 'OPTIONS', '/balance')).status).toBe(429);
     // The OpenAPI document is API Gateway's answer on AWS, behind WAF: counted, so refused here.
     for (const path of OPENAPI_PATHS) expect((await callFrom(gateway, ip, 'GET', path)).status).toBe(429);
     // The dashboard's files (CloudFront's on AWS, a file it lacks too) are not the API's: never counted.
@@ -188,5 +195,15 @@ describe('requests without a key and failed attempts', () => {
     const merchant = await aMerchant();
     const valid = await callFrom(gateway, '127.0.0.18', 'GET', '/balance', merchant.headers);
     expect(valid.status).toBe(200);
+    // With a trailing slash too: the same route, as API Gateway (REST) routes it.
+    const slashed = await callFrom(
+      gateway,
+      '127.0.0.18',
+      'GET',
+      '/api/v1/developer/balance/',
+      merchant.headers,
+    );
+    expect(slashed.status).toBe(200);
+    expect(slashed.body?.data).toEqual(valid.body?.data);
   });
 });

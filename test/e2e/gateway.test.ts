@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { BANKS } from '#shared/banks/data.ts';
@@ -58,6 +59,30 @@ describe('routing errors', () => {
       });
     },
   );
+
+  it('routes the path as sent: no dot segment resolved, no backslash made a slash; a trailing slash is the same route', async () => {
+    // Sent raw: fetch and the URL parser would resolve the dot segments before sending.
+    const raw = (path: string) =>
+      new Promise<{ status: number; code: unknown }>((resolve, reject) => {
+        const request = httpRequest(gateway.url, { method: 'GET', path }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              code: JSON.parse(Buffer.concat(chunks).toString('utf8')).code,
+            }),
+          );
+        });
+        request.on('error', reject);
+        request.end();
+      });
+    for (const path of ['/banks/.', '/x/../banks', '/x/%2e%2e/banks', '/banks/%2E', '/banks\\list']) {
+      expect(await raw(path), path).toEqual({ status: 404, code: 'route_not_found' });
+    }
+    expect((await raw('/banks/')).status).toBe(200);
+    expect((await raw('/api/v1/developer/banks/list/')).status).toBe(200);
+  });
 
   it('a route whose handler does not exist yet is absent, not a stub', async () => {
     const served = gateway.routes.map((route) => route.name);
