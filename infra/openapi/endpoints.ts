@@ -408,11 +408,11 @@ export const ENDPOINTS: Record<MerchantRouteName, EndpointDoc> = {
   'delete-webhook-endpoint': {
     tag: 'Webhook endpoint',
     description:
-      "Deletes an endpoint: nothing more is sent to it, and it no longer counts towards the 5. Another merchant's id is 404.",
+      "Deletes an endpoint (no body, or `{}`): nothing more is sent to it, and it no longer counts towards the 5. Another merchant's id is 404.",
     request: requests.deleteWebhookEndpointRequest,
     success: { messages: { 200: 'Webhook endpoint deleted' }, data: responses.webhookEndpoint },
-    errors: ['not_found'],
-    example: { response: { ...ENDPOINT_EXAMPLE, status: 'deleted' } },
+    errors: ['not_found', 'validation_error', 'payload_too_large', 'unsupported_media_type'],
+    example: { request: {}, response: { ...ENDPOINT_EXAMPLE, status: 'deleted' } },
   },
   'rotate-webhook-secret': {
     tag: 'Webhook endpoint',

@@ -163,10 +163,11 @@ export const listWebhookEndpointsRequest = built(() => ({ query: strictObject(pa
 
 const endpointParam = built(() => v.object({ id: v.string() }));
 
-export const deleteWebhookEndpointRequest = { params: endpointParam };
-
-/** No body, or `{}`. */
-export const rotateWebhookSecretRequest = built(
+/**
+ * An endpoint's id, and no body or `{}`: a body that is sent is held to API.md §1 and §3 like any
+ * other (unknown fields 400, malformed JSON 400, another content type 415, over 16 KiB 413).
+ */
+const endpointOnly = built(
   () =>
     ({
       params: endpointParam,
@@ -174,6 +175,10 @@ export const rotateWebhookSecretRequest = built(
       bodyOptional: true,
     }) as const,
 );
+
+export const deleteWebhookEndpointRequest = endpointOnly;
+
+export const rotateWebhookSecretRequest = endpointOnly;
 
 /** No body, `{}`, or one endpoint. */
 export const redeliverEventRequest = built(

@@ -70,7 +70,32 @@ describe('webhook endpoints (API.md §8)', () => {
       const foreign = await call(gateway, method, path, { headers: other.headers });
       expect([foreign.status, foreign.body?.code]).toEqual([404, 'not_found']);
     }
+    // A body is optional, and held to API.md §1 and §3 when sent: nothing is deleted by a bad one.
+    const path = `/webhook-endpoints/${endpoint.id}`;
+    const jsonHeaders = { ...m.headers, 'content-type': 'application/json' };
+    for (const [options, status, code] of [
+      [{ body: { x: 1 } }, 400, 'validation_error'],
+      [{ rawBody: '{bad', headers: jsonHeaders }, 400, 'validation_error'],
+      [
+        { rawBody: 'x=1', headers: { ...m.headers, 'content-type': 'text/plain' } },
+        415,
+        'unsupported_media_type',
+      ],
+      [
+        { rawBody: JSON.stringify({ pad: 'x'.repeat(20_000) }), headers: jsonHeaders },
+        413,
+        'payload_too_large',
+      ],
+    ] as const) {
+      const refused = await call(gateway, 'DELETE', path, { headers: m.headers, ...options });
+      expect([refused.status, refused.body?.code], JSON.stringify(options).slice(0, 60)).toEqual([
+        status,
+        code,
+      ]);
+    }
+    expect((await list(m)).map((listed) => listed.id)).toEqual([endpoint.id]);
     const deleted = await call(gateway, 'DELETE', `/api/v1/developer/webhook-endpoints/${endpoint.id}`, {
+      body: {},
       headers: m.headers,
     });
     expect(deleted.status).toBe(200);
