@@ -6,7 +6,8 @@ import { countFailedItems } from '#shared/metrics.ts';
 
 /**
  * The deliveries queue's consumer: one attempt per message, all of a batch at once, so a slow
- * endpoint holds only its own message (10 s at most) and never another merchant's delivery.
+ * endpoint delays no other attempt of its batch; the batch ends with its slowest attempt (10 s at
+ * most), and until then this consumer takes no other batch.
  */
 export const handler = async (batch: SQSEvent): Promise<SQSBatchResponse> => {
   logger.resetKeys();
