@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { DEFAULT_PORTS } from '#infra/local/ports.ts';
 import { localCredentials } from '#infra/local/process.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
@@ -13,6 +14,25 @@ export class UsageError extends Error {}
 export const usage = (message: string): never => {
   throw new UsageError(message);
 };
+
+/**
+ * node:util `parseArgs` with positionals, refusing an option given twice unless it takes several
+ * values: `parseArgs` would keep the last silently, and `unmatched credit … --merchant A --merchant B`
+ * would credit B.
+ */
+export function parseCommandLine<const O extends NonNullable<ParseArgsConfig['options']>>(
+  args: string[],
+  options: O,
+) {
+  const parsed = parseArgs({ args, options, allowPositionals: true, tokens: true });
+  const given = new Set<string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option' || options[token.name]?.multiple) continue;
+    if (given.has(token.name)) usage(`${token.rawName} is given more than once`);
+    given.add(token.name);
+  }
+  return parsed;
+}
 
 /** A well-formed request the service's state refuses (e.g. already resolved): printed, exit code 3. */
 export class Refusal extends Error {}

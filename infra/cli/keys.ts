@@ -1,8 +1,7 @@
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
-import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
+import { parseCommandLine, Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { apiGateway } from '#shared/aws/api-gateway.ts';
 import { isIsoDateTime } from '#shared/schemas.ts';
@@ -35,22 +34,18 @@ function reasonOf(error: Error): string {
 
 /** Runs one CLI command; returns what it prints. */
 export async function runKeys(argv: string[]): Promise<string> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      email: { type: 'string' },
-      merchant: { type: 'string' },
-      ip: { type: 'string', multiple: true },
-      expires: { type: 'string' },
-      'old-expires-in-hours': { type: 'string', default: '24' },
-      'any-ip': { type: 'boolean', default: false },
-      stage: { type: 'string' },
-      region: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+  const { values, positionals } = parseCommandLine(argv, {
+    name: { type: 'string' },
+    email: { type: 'string' },
+    merchant: { type: 'string' },
+    ip: { type: 'string', multiple: true },
+    expires: { type: 'string' },
+    'old-expires-in-hours': { type: 'string', default: '24' },
+    'any-ip': { type: 'boolean', default: false },
+    stage: { type: 'string' },
+    region: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
   });
   const [given, ...rest] = positionals;
   if (values.help) return USAGE;

@@ -1,9 +1,8 @@
 import { userInfo } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
-import { Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
+import { parseCommandLine, Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 
 /**
@@ -44,24 +43,20 @@ function operatorName(given: string | undefined): string {
 
 /** Runs one CLI command; returns what it prints. */
 export async function runOps(argv: string[]): Promise<string> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      queue: { type: 'string', default: 'payment-events' },
-      message: { type: 'string' },
-      status: { type: 'string', default: 'open,held' },
-      merchant: { type: 'string' },
-      reason: { type: 'string' },
-      by: { type: 'string' },
-      'allow-over-max-balance': { type: 'boolean', default: false },
-      stage: { type: 'string' },
-      region: { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+  const { values, positionals } = parseCommandLine(argv, {
+    queue: { type: 'string', default: 'payment-events' },
+    message: { type: 'string' },
+    status: { type: 'string', default: 'open,held' },
+    merchant: { type: 'string' },
+    reason: { type: 'string' },
+    by: { type: 'string' },
+    'allow-over-max-balance': { type: 'boolean', default: false },
+    stage: { type: 'string' },
+    region: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) return USAGE;
   const [group, command, id, ...extra] = positionals;

@@ -124,6 +124,22 @@ describe('npm run ops', { timeout: 120_000 }, () => {
       expect(refused.code, line.join(' ')).toBe(2);
       expect(refused.stderr).toContain('Usage:');
     }
+    // An option given twice is refused, not taken as its last value: nothing is credited.
+    const { merchant } = await aMerchant();
+    const twice = await ops(
+      'unmatched',
+      'credit',
+      id,
+      '--merchant',
+      'mer_missing',
+      '--merchant',
+      merchant.merchant_id,
+      '--reason',
+      'r',
+    );
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain('--merchant is given more than once');
+    expect(await balanceOf(merchant.merchant_id)).toBe(merchant.balance);
     const noReason = await ops('unmatched', 'credit', id, '--merchant', 'mer_x');
     expect(noReason.code).toBe(2);
     expect(noReason.stderr).toContain('--reason');
