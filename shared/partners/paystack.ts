@@ -260,6 +260,20 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   };
 
   /**
+   * Whether a refused send under a remembered recipient code may be Paystack no longer knowing the
+   * code: it says so (`invalid_transfer_recipient`, the code of its samples), or, as its published
+   * description gives an error no other code (`validation_error`, `processor_error`, `api_error`),
+   * a first send refused with 400, 404 or 422, not for a used reference, under which Paystack has no
+   * transfer. Then nothing was sent under the reference. Otherwise the refusal is handled as any.
+   */
+  const mayBeStaleRecipient = async (answer: Answer, order: TransferOrder): Promise<boolean> => {
+    if (saysInvalidRecipient(answer.body)) return true;
+    if (order.resend || ![400, 404, 422].includes(answer.status) || saysDuplicateReference(answer.body))
+      return false;
+    return (await queryTransfer(order.reference)) === undefined;
+  };
+
+  /**
    * Paystack's synchronous refusal of a transfer. A refusal is final only if Paystack has no transfer
    * under the reference and nothing was sent under it before: a resend whose first answer was lost is
    * refused (the reference is used, in words Paystack does not publish, or a 429 or 401 on the way)
@@ -376,11 +390,13 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     async sendTransfer(order) {
       const bank = await paystackBankFor(order.bank_code);
       let attempt = await initiateTransfer(bank, order);
-      if (attempt.remembered && saysInvalidRecipient(attempt.answer.body)) {
-        // A remembered code Paystack no longer knows (the recipient was deleted on its dashboard):
-        // made again, once. Nothing was sent under the reference with the refused code.
-        logger.warn('paystack no longer knows a remembered recipient: making it again', {
+      if (attempt.remembered && (await mayBeStaleRecipient(attempt.answer, order))) {
+        // A remembered code Paystack may no longer know (the recipient was deleted on its
+        // dashboard): made again, once. Nothing was sent under the reference with the refused code.
+        logger.warn('paystack refused a send to a remembered recipient: making it again', {
           reference: order.reference,
+          status: attempt.answer.status,
+          paystack_message: messageOf(attempt.answer.body),
         });
         attempt = await initiateTransfer(bank, order, { fresh: true });
       }
@@ -446,11 +462,17 @@ function createBankDirectory(
   let current: BankDirectory | undefined;
   let loading: Promise<BankDirectory> | undefined;
 
+  /**
+   * Every page of `GET /bank`: by Paystack's cursor (`meta.next`) while its answers give one. An
+   * answer with no `meta` at all (Paystack's published description has none, and a page may hold
+   * fewer banks than asked for) is followed by pages by number, until one adds no bank.
+   */
   const load = async (): Promise<BankDirectory> => {
-    const banks: PaystackBank[] = [];
+    const banks = new Map<string, PaystackBank>();
     const seen = new Set<string>();
     let cursor: string | undefined;
-    for (let page = 0; page < BANK_LIST_MAX_PAGES; page++) {
+    let pageNumber: number | undefined;
+    for (let round = 0; round < BANK_LIST_MAX_PAGES; round++) {
       const query = new URLSearchParams({
         currency: 'NGN',
         include_nip_sort_code: 'true',
@@ -458,15 +480,28 @@ function createBankDirectory(
         perPage: String(BANK_LIST_PAGE_SIZE),
       });
       if (cursor) query.set('next', cursor);
+      if (pageNumber !== undefined) {
+        query.delete('use_cursor');
+        query.set('page', String(pageNumber));
+      }
       const answer = await call('GET', `/bank?${query}`);
       const data = answer.body.data;
       if (answer.status !== 200 || !Array.isArray(data)) throw unexpected('bank list', answer);
-      banks.push(...data.flatMap((item) => paystackBankOf(item) ?? []));
-      cursor = text(record(answer.body.meta)?.next, 500);
-      if (!cursor || cursor === 'null' || seen.has(cursor)) break;
-      seen.add(cursor);
+      const before = banks.size;
+      for (const bank of data.flatMap((item) => paystackBankOf(item) ?? [])) {
+        banks.set(`${bank.code}|${bank.slug}|${bank.name}`, bank);
+      }
+      const meta = record(answer.body.meta);
+      const next = text(meta?.next, 500);
+      if (next && next !== 'null' && !seen.has(next) && pageNumber === undefined) {
+        seen.add(next);
+        cursor = next;
+        continue;
+      }
+      if (cursor !== undefined || meta !== undefined || banks.size === before) break;
+      pageNumber = (pageNumber ?? 1) + 1;
     }
-    return indexBanks(banks, now());
+    return indexBanks([...banks.values()], now());
   };
 
   return {

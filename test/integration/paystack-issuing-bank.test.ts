@@ -21,6 +21,10 @@ afterEach(async () => {
 async function paystackPartner(chargeBank?: PaystackStandInOptions['chargeBank']) {
   const standIn = await startPaystackStandIn({ chargeBank });
   started.push(standIn);
+  return partnerOf(standIn);
+}
+
+function partnerOf(standIn: PaystackStandIn) {
   return createPaystackPartner({
     baseUrl: standIn.url,
     secretKey: async () => standIn.secretKey,
@@ -60,6 +64,17 @@ describe('Paystack: the bank an account is issued at', () => {
     const partner = await paystackPartner();
     await expect(partner.checkBank('100039')).resolves.toBeUndefined();
     await expect(partner.checkBank('102')).resolves.toBeUndefined();
+  });
+
+  it('reads every page of a /bank list that gives no cursor (the published description), by page number', async () => {
+    const numbered = await startPaystackStandIn({ bankPagesWithoutMeta: 25 });
+    started.push(numbered);
+    const partner = partnerOf(numbered);
+    // Zenith Bank (057) and Wema Bank (035) sit on the last of the stand-in's pages of 25.
+    await expect(partner.checkBank('057')).resolves.toBeUndefined();
+    await expect(partner.checkBank('035')).resolves.toBeUndefined();
+    const pages = numbered.requests.filter((request) => request.path === '/bank');
+    expect(pages.map((request) => request.query.page ?? '1')).toEqual(['1', '2', '3', '4']);
   });
 
   it('answers 503, never a listed bank that shares its id, for a slug of no list (test mode: "Test Bank")', async () => {

@@ -180,6 +180,34 @@ describe('Paystack recipient codes', () => {
     expect(other.transfer(second.reference)?.recipient_code).toBe([...memo.entries.values()][0]);
   });
 
+  it('makes it again too when the refusal carries only a code of the published description (validation_error), and pays', async () => {
+    const described = await startPaystackStandIn({
+      unknownRecipientCode: 'validation_error',
+      settleAfterMs: SETTLE_MS,
+    });
+    try {
+      const memo = memoMap();
+      const partner = adapter(described, memo);
+      const first = order('12345', 'rcpv1');
+      expect(await partner.sendTransfer(first)).toEqual({ status: 'pending' });
+      described.forgetRecipients();
+      const second = { ...order('12345', 'rcpv2'), account_number: first.account_number };
+      expect(await partner.sendTransfer(second)).toEqual({ status: 'pending' });
+      await wait(SETTLE_MS * 3);
+      expect(described.transfer(second.reference)).toMatchObject({ status: 'success' });
+      expect(described.transfer(second.reference)?.recipient_code).toBe([...memo.entries.values()][0]);
+      // A refusal that is not about the recipient is still final after one more try: a failed
+      // transfer (and its refund), never a third send.
+      const before = described.requests.length;
+      const broke = { ...order('12345', 'rcpv3'), account_number: first.account_number, amount: -1 };
+      expect(await partner.sendTransfer(broke)).toMatchObject({ status: 'failed' });
+      const sends = described.requests.slice(before).filter((r) => r.path === '/transfer');
+      expect(sends).toHaveLength(2);
+    } finally {
+      await described.close();
+    }
+  });
+
   it('keeps the codes of two Paystack integrations (test and live keys) apart in one memo', async () => {
     const memo = memoMap();
     const account = order('12345', 'keys').account_number;

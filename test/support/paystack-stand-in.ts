@@ -53,6 +53,18 @@ export interface PaystackStandInOptions {
    * record"); default false: by bank and account number.
    */
   recipientsByAccountOnly?: boolean;
+  /**
+   * The `code` of `POST /transfer`'s refusal of a recipient code it does not know; default
+   * `invalid_transfer_recipient` (the sample's). Paystack's published description types an error's
+   * code only as `validation_error`, `processor_error` or `api_error`.
+   */
+  unknownRecipientCode?: string;
+  /**
+   * `GET /bank` as Paystack's published description gives it: no `meta` (no cursor), pages by
+   * `page` only, at most this many banks a page whatever `perPage` asks. Default: `meta` with a
+   * cursor, as Paystack's samples and live answers have it, `perPage` honoured.
+   */
+  bankPagesWithoutMeta?: number;
 }
 
 /** One request the stand-in received. */
@@ -718,6 +730,8 @@ class StandIn implements PaystackStandIn {
   private readonly reusedReferenceAnswer: { status: number; message: string } | undefined;
   private readonly chargeBank: NonNullable<PaystackStandInOptions['chargeBank']>;
   private readonly recipientsByAccountOnly: boolean;
+  private readonly unknownRecipientCode: string;
+  private readonly bankPagesWithoutMeta: number | undefined;
   private readonly server: Server;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly hanging = new Set<AbortController>();
@@ -739,6 +753,8 @@ class StandIn implements PaystackStandIn {
     this.reuseAccountNumbers = options.reuseAccountNumbers ?? true;
     this.reusedReferenceAnswer = options.reusedReferenceAnswer;
     this.recipientsByAccountOnly = options.recipientsByAccountOnly ?? false;
+    this.unknownRecipientCode = options.unknownRecipientCode ?? 'invalid_transfer_recipient';
+    this.bankPagesWithoutMeta = options.bankPagesWithoutMeta;
     this.chargeBank = options.chargeBank ?? {
       slug: TITAN_PAYSTACK.slug,
       name: TITAN_PAYSTACK.name,
@@ -893,6 +909,14 @@ class StandIn implements PaystackStandIn {
       (query.country ?? 'nigeria') === 'nigeria' &&
       (query.type ?? 'nuban') === 'nuban';
     const all = nigerian ? PAYSTACK_BANKS : [];
+    const capped = this.bankPagesWithoutMeta;
+    if (capped !== undefined) {
+      const start = (Number(query.page ?? 1) - 1) * capped;
+      const data = all
+        .slice(start, start + capped)
+        .map((bank) => bankView(bank, query.include_nip_sort_code === 'true'));
+      return { status: 200, body: { status: true, message: 'Banks retrieved', data } };
+    }
     const perPage = query.perPage ? Number(query.perPage) : all.length;
     const start = startOf(query, perPage);
     const page = all.slice(start, start + perPage);
@@ -1002,7 +1026,7 @@ class StandIn implements PaystackStandIn {
     }
     if (fields.amount <= 0) return refused(400, 'Invalid amount', ['amount must be positive']);
     const recipient = this.recipientByCode(fields.recipient);
-    if (!recipient) return invalidRecipient();
+    if (!recipient) return invalidRecipient(this.unknownRecipientCode);
     // A reused reference is an error and never a second transfer (Paystack's transfer error list:
     // "This reference has already been used on a prior transfer").
     if (this.transfers.has(fields.reference)) {
@@ -1437,14 +1461,14 @@ function startOf(query: Record<string, string>, perPage: number): number {
 // Answers and events, shaped as Paystack's samples
 // ---------------------------------------------------------------------------------------------
 
-/** 400 of `dist/api/transfers/initiate/response.json`. */
-function invalidRecipient(): Answer {
+/** 400 of `dist/api/transfers/initiate/response.json` (`code`: the sample's, or another). */
+function invalidRecipient(code: string): Answer {
   return refused(400, 'Recipient specified is invalid', [], {
     meta: {
       nextStep: 'Provide a valid recipient. Ensure you are passing the recipient code in the recipient param',
     },
     type: 'validation_error',
-    code: 'invalid_transfer_recipient',
+    code,
   });
 }
 
