@@ -46,15 +46,7 @@ export async function requeryPendingTransfers(
     /** Past the alert window, however the partner answered (or did not): an operator must look. */
     const reportIfOverdue = (knownToPartner: boolean | 'unanswered' | 'not asked') => {
       if (now - Date.parse(transfer.created_at) < alertMs) return;
-      summary.overdue++;
-      // The alarm's metric filter matches this message.
-      logger.error(OVERDUE_TRANSFER, {
-        merchant_id: transfer.merchant_id,
-        reference: transfer.reference,
-        partner_reference: reference,
-        known_to_partner: knownToPartner,
-        created_at: transfer.created_at,
-      });
+      reportOverdue(summary, transfer, { partner_reference: reference, known_to_partner: knownToPartner });
     };
     if (Date.now() >= deadline) {
       summary.notAsked++;
@@ -84,15 +76,11 @@ export async function requeryPendingTransfers(
   // an operator settles them with that partner: reported every round, whatever their age.
   for (const other of PARTNER_NAMES.filter((name) => name !== bank.name)) {
     for (const transfer of await pendingTransfers(other, cutoff)) {
-      summary.overdue++;
-      logger.error(OVERDUE_TRANSFER, {
-        merchant_id: transfer.merchant_id,
-        reference: transfer.reference,
+      reportOverdue(summary, transfer, {
         partner_reference: transfer.partner_reference,
         partner: other,
         configured_partner: bank.name,
         known_to_partner: 'sent through another partner: reconcile it there',
-        created_at: transfer.created_at,
       });
     }
   }
@@ -104,6 +92,24 @@ export async function requeryPendingTransfers(
     }),
   );
   return summary;
+}
+
+/**
+ * A transfer whose money an operator must look at, counted in the round's summary. The alarm's
+ * metric filter matches the message (`OVERDUE_TRANSFER`).
+ */
+function reportOverdue(
+  summary: RequerySummary,
+  transfer: TransactionRecord,
+  details: { partner_reference: string | undefined; known_to_partner: unknown } & Record<string, unknown>,
+): void {
+  summary.overdue++;
+  logger.error(OVERDUE_TRANSFER, {
+    merchant_id: transfer.merchant_id,
+    reference: transfer.reference,
+    ...details,
+    created_at: transfer.created_at,
+  });
 }
 
 /** The transfers in a random order (Fisher–Yates). */
