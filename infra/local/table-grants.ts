@@ -131,6 +131,39 @@ export class AccessDenied extends Error {
 
 const installed = new WeakSet<object>();
 
+/** What a client's middleware sees of a call: its command's name and its input. */
+interface SentCall {
+  commandName: string;
+  input: Record<string, unknown>;
+}
+
+/**
+ * Adds `check` to `client`'s middleware once: it runs before every call the client sends within an
+ * invocation, with that invocation, and throws to refuse the call (nothing is sent).
+ */
+function checkCallsOf(
+  // biome-ignore lint/suspicious/noExplicitAny: any client's stack, whatever its input and output types.
+  client: { middlewareStack: MiddlewareStack<any, any> },
+  name: string,
+  check: (call: SentCall, current: { functionName: string; grants: FunctionGrants }) => void,
+): void {
+  if (installed.has(client)) return;
+  installed.add(client);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const current = invocation.getStore();
+      if (current) {
+        check(
+          { commandName: context.commandName ?? '', input: args.input as Record<string, unknown> },
+          current,
+        );
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+}
+
 /**
  * Holds every call `client` sends within an invocation to that function's grants; `tableName` gives
  * a table's physical name (`shared/aws/clients.ts`). Installed once per client.
@@ -140,28 +173,19 @@ export function enforceTableGrants(
   client: { middlewareStack: MiddlewareStack<any, any> },
   tableName: (table: TableName) => string,
 ): void {
-  if (installed.has(client)) return;
-  installed.add(client);
   const logical = new Map<string, TableName>(
     (Object.keys(TABLES) as TableName[]).map((name) => [tableName(name), name]),
   );
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const current = invocation.getStore();
-      if (current) {
-        for (const [table, action] of actionsOf(context.commandName ?? '', args.input)) {
-          const name = logical.get(table);
-          if (!name || !current.grants.tables.get(name)?.includes(`dynamodb:${action}`)) {
-            throw new AccessDenied(
-              `User: naira-local-${current.functionName} is not authorized to perform: dynamodb:${action} on resource: table/${table} (not granted in infra/table-grants.ts)`,
-            );
-          }
-        }
+  checkCallsOf(client, 'localTableGrants', ({ commandName, input }, current) => {
+    for (const [table, action] of actionsOf(commandName, input)) {
+      const name = logical.get(table);
+      if (!name || !current.grants.tables.get(name)?.includes(`dynamodb:${action}`)) {
+        throw new AccessDenied(
+          `User: naira-local-${current.functionName} is not authorized to perform: dynamodb:${action} on resource: table/${table} (not granted in infra/table-grants.ts)`,
+        );
       }
-      return next(args);
-    },
-    { step: 'initialize', name: 'localTableGrants' },
-  );
+    }
+  });
 }
 
 /**
@@ -175,25 +199,16 @@ export function enforceQueueGrants(
   client: { middlewareStack: MiddlewareStack<any, any> },
   queueUrl: (queue: QueueKey) => string | undefined,
 ): void {
-  if (installed.has(client)) return;
-  installed.add(client);
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const current = invocation.getStore();
-      if (current) {
-        const action = (context.commandName ?? '').replace(/Command$/, '');
-        const url = String((args.input as { QueueUrl?: unknown }).QueueUrl);
-        const send = action === 'SendMessage' || action === 'SendMessageBatch';
-        if (!send || !current.grants.queues.some((queue) => queueUrl(queue) === url)) {
-          throw new AccessDenied(
-            `User: naira-local-${current.functionName} is not authorized to perform: sqs:${action} on resource: ${url} (not in its sendsTo)`,
-          );
-        }
-      }
-      return next(args);
-    },
-    { step: 'initialize', name: 'localQueueGrants' },
-  );
+  checkCallsOf(client, 'localQueueGrants', ({ commandName, input }, current) => {
+    const action = commandName.replace(/Command$/, '');
+    const url = String(input.QueueUrl);
+    const send = action === 'SendMessage' || action === 'SendMessageBatch';
+    if (!send || !current.grants.queues.some((queue) => queueUrl(queue) === url)) {
+      throw new AccessDenied(
+        `User: naira-local-${current.functionName} is not authorized to perform: sqs:${action} on resource: ${url} (not in its sendsTo)`,
+      );
+    }
+  });
 }
 
 /**
