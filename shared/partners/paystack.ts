@@ -79,6 +79,9 @@ const BANK_LIST_MAX_AGE_MS = 60 * 60 * 1000;
 /** After a failed refresh the stale list is used, and the refresh is tried again this much later. */
 const BANK_LIST_RETRY_MS = 5 * 60 * 1000;
 /** A cursor loop guard: Paystack lists about 200 Nigerian banks. */
+/** The reference of a Pay with Transfer charge the service makes: `va-` and 12 random bytes in hex. */
+const CHARGE_REFERENCE_BYTES = 12;
+const CHARGE_REFERENCE = /^va-[0-9a-f]{24}$/;
 const BANK_LIST_MAX_PAGES = 20;
 const BANK_LIST_PAGE_SIZE = 100;
 
@@ -363,7 +366,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       const email =
         order.customer?.email ??
         `va-${sha256Hex(`${order.merchant_id}\n${order.reference}`).slice(0, 20)}@${options.emailDomain}`;
-      const chargeReference = `va-${randomBytes(12).toString('hex')}`;
+      const chargeReference = `va-${randomBytes(CHARGE_REFERENCE_BYTES).toString('hex')}`;
       const answer = await call('POST', '/charge', {
         email,
         amount: order.amount,
@@ -801,6 +804,21 @@ function eventsFor(event: string, data: Json, rawBody: string, keep: Keep): Doma
 function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
   const channel = text(data.channel, 50);
   if (channel !== 'bank_transfer' && channel !== 'dedicated_nuban') {
+    // Not a payment into an account the service issued; but one that names a charge the service
+    // made (`va-…`) is money meant for a virtual account: kept for operators, never dropped.
+    const reference = text(data.reference, 100);
+    if (reference && CHARGE_REFERENCE.test(reference)) {
+      logger.warn(
+        'paystack charge.success on another channel names a charge of the service: kept for operators',
+        {
+          channel,
+          reference,
+        },
+      );
+      return keep(
+        `charge.success on channel ${channel ?? 'none'} for a charge the service made (${reference})`,
+      );
+    }
     logger.info('paystack charge.success on a channel the service does not issue', { channel });
     return [];
   }

@@ -466,6 +466,18 @@ describe('Paystack webhook events', () => {
     expect(eventsOf(cardChargeSuccess())).toEqual([]);
   });
 
+  it('keeps for operators a charge.success on another channel that names a charge the service made', () => {
+    const payload = cardChargeSuccess();
+    const data = { ...(payload.data as Json), reference: 'va-0123456789abcdef01234567' };
+    expect(eventsOf({ ...payload, data })).toEqual([
+      expect.objectContaining({
+        type: 'DeliveryUnusable',
+        partner_event: 'charge.success',
+        reason: 'charge.success on channel card for a charge the service made (va-0123456789abcdef01234567)',
+      }),
+    ]);
+  });
+
   it('settles a transfer from transfer.success', () => {
     expect(eventsOf(transferEvent('transfer.success'))).toEqual([
       {
