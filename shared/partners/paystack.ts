@@ -81,7 +81,7 @@ const BANK_LIST_RETRY_MS = 5 * 60 * 1000;
 /** A cursor loop guard: Paystack lists about 200 Nigerian banks. */
 /** The reference of a Pay with Transfer charge the service makes: `va-` and 12 random bytes in hex. */
 const CHARGE_REFERENCE_BYTES = 12;
-const CHARGE_REFERENCE = /^va-[0-9a-f]{24}$/;
+const CHARGE_REFERENCE = new RegExp(`^va-[0-9a-f]{${CHARGE_REFERENCE_BYTES * 2}}$`);
 const BANK_LIST_MAX_PAGES = 20;
 const BANK_LIST_PAGE_SIZE = 100;
 
