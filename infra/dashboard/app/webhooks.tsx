@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { query, request, requestAll } from './api.ts';
 import { problem, when } from './format.ts';
 import type { Endpoint, MerchantEvent } from './types.ts';
@@ -154,13 +154,21 @@ function EventDetail({ id }: { id: string }) {
   );
   const [status, setStatus] = useState<string>();
   const [error, setError] = useState<string>();
+  // The looks scheduled after a Resend, cancelled when the detail goes (another event, another page).
+  const looks = useRef<ReturnType<typeof setTimeout>[]>([]);
+  useEffect(
+    () => () => {
+      for (const look of looks.current) clearTimeout(look);
+    },
+    [id],
+  );
   const resend = async () => {
     setError(undefined);
     try {
       await request('POST', `/events/${id}/redeliver`, {});
       setStatus('Resent: the new attempt appears below within seconds.');
       // The delivery runs in the background: look again a few times.
-      for (const ms of [1_000, 3_000, 6_000]) setTimeout(detail.reload, ms);
+      looks.current.push(...[1_000, 3_000, 6_000].map((ms) => setTimeout(detail.reload, ms)));
     } catch (failure) {
       setError(problem(failure));
     }
