@@ -1,5 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { queryPage } from '#shared/aws/query.ts';
 import type { IssuedAccount, PartnerName } from '#shared/partners/partner.ts';
 
 /** Who an account a partner issued belongs to: a merchant's wallet, or one of its virtual accounts. */
@@ -13,9 +14,16 @@ export interface AccountOwner {
   reference?: string;
   account_number: string;
   created_at: string;
-  /** Set on items of ids that are not exclusive: the newest owner wins. */
+  /** When the partner closes the account, if it does (Paystack's Pay with Transfer). */
+  expires_at?: string;
+  /** Set on the items of ids that are not exclusive: one item per account that carries the id. */
   alias?: boolean;
+  /** On alias items, the id they carry (`<partner>:<alias id>`), which the `by-alias` index reads. */
+  alias_key?: string;
 }
+
+/** The closing time of an account that never closes, in the `by-alias` index's sort order. */
+const NEVER_CLOSES = '9999-12-31T23:59:59.999Z';
 
 /** The key of one partner's account id. */
 export function accountKey(partner: PartnerName, accountId: string): string {
@@ -24,32 +32,73 @@ export function accountKey(partner: PartnerName, accountId: string): string {
 
 /**
  * Transaction items that claim an issued account's ids for its owner. Each claim fails if the id
- * was ever claimed before, so no account id is used twice; alias ids are written unconditionally.
+ * was ever claimed before, so no account id is used twice. An alias id gets an item of its own for
+ * this account (keyed by the id, the merchant and the reference), written unconditionally: the
+ * accounts that share it are all found again (`openOwnersOfAlias`), none overwrites another.
  */
 export function ownerItems(
   partner: PartnerName,
   issued: IssuedAccount,
   owner: Pick<AccountOwner, 'kind' | 'merchant_id' | 'reference' | 'created_at'>,
 ) {
-  const item = (accountId: string, alias: boolean): AccountOwner => ({
+  const base = {
     ...owner,
-    account_key: accountKey(partner, accountId),
     partner,
     account_number: issued.account_number,
-    ...(alias ? { alias } : {}),
-  });
+    ...(issued.expires_at ? { expires_at: issued.expires_at } : {}),
+  };
   return [
     ...issued.account_ids.map((id) => ({
       Put: {
         TableName: tableName('accountOwners'),
-        Item: item(id, false),
+        Item: { ...base, account_key: accountKey(partner, id) } satisfies AccountOwner,
         ConditionExpression: 'attribute_not_exists(account_key)',
       },
     })),
     ...(issued.alias_ids ?? []).map((id) => ({
-      Put: { TableName: tableName('accountOwners'), Item: item(id, true) },
+      Put: {
+        TableName: tableName('accountOwners'),
+        Item: {
+          ...base,
+          account_key: `${accountKey(partner, id)}#${owner.merchant_id}#${owner.reference ?? owner.kind}`,
+          alias: true,
+          alias_key: accountKey(partner, id),
+          expires_at: issued.expires_at ?? NEVER_CLOSES,
+        } satisfies AccountOwner,
+      },
     })),
   ];
+}
+
+/**
+ * The accounts carrying a partner's alias id (a customer's email) that were open at `at` (ISO
+ * 8601; an account closed less than `graceMs` before it counts as open): `one` when exactly one
+ * was, otherwise how many (0, or 2 meaning at least two). Read from the `by-alias` index, which
+ * trails writes by moments; an account is paid into long after it is opened.
+ */
+export async function openOwnersOfAlias(
+  partner: PartnerName,
+  aliasId: string,
+  at: string,
+  graceMs: number,
+): Promise<{ one: AccountOwner } | { count: 0 | 2 }> {
+  const { items, more } = await queryPage<AccountOwner>(
+    {
+      TableName: tableName('accountOwners'),
+      IndexName: 'by-alias',
+      KeyConditionExpression: 'alias_key = :alias AND expires_at >= :closed',
+      FilterExpression: 'created_at <= :at',
+      ExpressionAttributeValues: {
+        ':alias': accountKey(partner, aliasId),
+        ':closed': new Date(Date.parse(at) - graceMs).toISOString(),
+        ':at': at,
+      },
+    },
+    1,
+  );
+  const [only] = items;
+  if (only && !more) return { one: only };
+  return { count: only ? 2 : 0 };
 }
 
 /**

@@ -142,12 +142,21 @@ export const TABLES = {
   },
   /**
    * Who owns each account id a partner issued (`<partner>:<account id>`: a wallet or a virtual
-   * account): claimed once, so no id is ever used twice. Alias items (`alias: true`) name the newest
-   * owner of an id that is not exclusive (a customer's email).
+   * account): claimed once, so no id is ever used twice. An id that is not exclusive (a customer's
+   * email, which several virtual accounts may carry) has one alias item per account that carries it
+   * (`alias: true`, `alias_key` the id): the sparse index finds the accounts of an alias that were
+   * open at a given time.
    */
   accountOwners: {
     name: 'account-owners',
     partitionKey: { name: 'account_key', type: 'S' },
+    indexes: [
+      {
+        name: 'by-alias',
+        partitionKey: { name: 'alias_key', type: 'S' },
+        sortKey: { name: 'expires_at', type: 'S' },
+      },
+    ],
     money: true,
   },
   /** What an adapter remembers of its partner (e.g. Paystack recipient codes per bank account). */

@@ -109,7 +109,13 @@ export interface PaymentRejected {
   partner: PartnerName;
   /** The partner's permanent id of this attempt. */
   attempt_id: string;
+  /** The refused account's partner ids, when the partner names them (see `PaymentReceived`). */
   account_ids: string[];
+  /**
+   * Ids that name the account without being its own (`IssuedAccount.alias_ids`: the customer's
+   * email): it is listed on the one account that carried the id when the payment was refused.
+   */
+  alias_ids?: string[];
   amount: number;
   reason: string;
   /** When the partner refused it (ISO 8601), if it says so. */

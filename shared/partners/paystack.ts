@@ -905,20 +905,20 @@ function paymentRejected(data: Json, rawBody: string, keep: Keep): DomainEvent[]
   const transfer = record(data.bank_transfer) ?? {};
   const email = text(record(data.customer)?.email, 320)?.toLowerCase();
   const reference = text(data.reference, 100) ?? text(transfer.reference, 100);
-  const accountIds = [reference && `charge:${reference}`, email && `email:${email}`].filter(
-    (id): id is string => Boolean(id),
-  );
+  const accountIds = reference ? [`charge:${reference}`] : [];
+  const aliasIds = email ? [`email:${email}`] : [];
   // Paystack's sample sends this amount as a string of kobo.
   const amount =
     typeof transfer.amount === 'string' && /^\d+$/.test(transfer.amount)
       ? Number(transfer.amount)
       : transfer.amount;
-  if (accountIds.length === 0 || !isPositiveKobo(amount)) {
+  const namesNoAccount = accountIds.length === 0 && aliasIds.length === 0;
+  if (namesNoAccount || !isPositiveKobo(amount)) {
     logger.error('paystack bank.transfer.rejected cannot be matched: kept for operators', {
       has_email: Boolean(email),
     });
     return keep(
-      `bank.transfer.rejected cannot be listed: ${accountIds.length === 0 ? 'names no account' : 'no amount'}`,
+      `bank.transfer.rejected cannot be listed: ${namesNoAccount ? 'names no account' : 'no amount'}`,
     );
   }
   const attempt = idOf(transfer.transaction_id) ?? idOf(data.id);
@@ -927,6 +927,7 @@ function paymentRejected(data: Json, rawBody: string, keep: Keep): DomainEvent[]
     partner: 'paystack',
     attempt_id: attempt ?? `body-${sha256Hex(rawBody).slice(0, 40)}`,
     account_ids: accountIds,
+    ...(aliasIds.length > 0 ? { alias_ids: aliasIds } : {}),
     amount,
     reason: text(transfer.message, NARRATION_MAX) ?? text(transfer.message_type, 100) ?? DEFAULT_REJECTION,
     rejected_at: isoOrNull(transfer.created_at ?? transfer.received_at ?? data.created_at ?? data.createdAt),

@@ -1,4 +1,4 @@
-import { type AccountOwner, ownerOf } from '#shared/accounts/owners.ts';
+import { type AccountOwner, openOwnersOfAlias, ownerOf } from '#shared/accounts/owners.ts';
 import { config } from '#shared/config.ts';
 import { eventItem, newEvent } from '#shared/events/events.ts';
 import {
@@ -22,6 +22,7 @@ import {
   paymentStatus,
   recordRejectedAttempt,
   toApiVirtualAccountSummary,
+  type VirtualAccount,
   type VirtualAccountState,
   virtualAccountState,
   withPayment,
@@ -394,16 +395,30 @@ export async function receivePayments(
 }
 
 /**
+ * How long after a virtual account closed a refused payment may still be listed on it: the
+ * partner's word can come later than the refusal (its retries while our webhook was down), and
+ * carries no time of its own in Paystack's samples.
+ */
+const REFUSAL_GRACE_MS = 60 * 60 * 1000;
+
+/**
  * A payment the partner refused and returned to the payer (nothing to credit): listed on the
- * virtual account it was meant for, or kept for operators when it matches none that is open.
+ * virtual account it was meant for, or kept for operators when none can be told. The account is
+ * the one its own ids name (open, unless it was paid into), else the one account that carried its
+ * alias (the customer's email) when it was refused: an email that two open accounts carried, of
+ * one merchant or two, lists it on neither, never one merchant's customer on another's account.
  */
 export async function receiveRejectedPayment(event: QueuedEvent & PaymentRejected): Promise<void> {
-  const owner = await ownerOf(event.partner, event.account_ids);
-  const account =
-    owner?.kind === 'virtual_account' && owner.reference
-      ? await getVirtualAccount(owner.merchant_id, owner.reference)
-      : undefined;
-  if (!account || paymentStatus(account) === 'expired') {
+  const at = event.rejected_at ?? event.received_at;
+  const account = await refusedAccount(event, at);
+  if (account === 'several') {
+    logger.warn('refused payment names the customer of several open virtual accounts: kept for operators', {
+      ...traceKeys(event),
+    });
+    await keepUnmatched(event, 'refused payment matches several open virtual accounts (shared email)');
+    return;
+  }
+  if (!account) {
     await keepUnmatched(event, 'refused payment matches no open virtual account');
     return;
   }
@@ -411,11 +426,29 @@ export async function receiveRejectedPayment(event: QueuedEvent & PaymentRejecte
     account.merchant_id,
     account.reference,
     `${event.partner}:${event.attempt_id}`,
-    {
-      amount: event.amount,
-      reason: event.reason,
-      received_at: event.rejected_at ?? event.received_at,
-    },
+    { amount: event.amount, reason: event.reason, received_at: at },
   );
   logger.info('refused payment recorded', { reference: account.reference, ...traceKeys(event) });
+}
+
+/** The virtual account a refused payment was meant for (see `receiveRejectedPayment`). */
+async function refusedAccount(
+  event: PaymentRejected,
+  at: string,
+): Promise<VirtualAccount | 'several' | undefined> {
+  const accountOf = (owner: AccountOwner) =>
+    owner.kind === 'virtual_account' && owner.reference
+      ? getVirtualAccount(owner.merchant_id, owner.reference)
+      : undefined;
+  const owner = await ownerOf(event.partner, event.account_ids);
+  if (owner) {
+    const account = await accountOf(owner);
+    return account && paymentStatus(account) !== 'expired' ? account : undefined;
+  }
+  for (const alias of event.alias_ids ?? []) {
+    const found = await openOwnersOfAlias(event.partner, alias, at, REFUSAL_GRACE_MS);
+    if ('one' in found) return accountOf(found.one);
+    if (found.count > 1) return 'several';
+  }
+  return undefined;
 }

@@ -306,7 +306,11 @@ export function toOperatorView(record: UnmatchedRecord) {
     // An unusable delivery has no amount or account the service could read: its body is kept.
     amount: event.type === 'DeliveryUnusable' ? null : event.amount,
     account_number: event.type === 'PaymentReceived' ? event.account_number : null,
-    account_ids: event.type === 'DeliveryUnusable' ? [] : event.account_ids,
+    // A refused attempt's aliases too (the customer's email): often all that names its account.
+    account_ids:
+      event.type === 'DeliveryUnusable'
+        ? []
+        : [...event.account_ids, ...(event.type === 'PaymentRejected' ? (event.alias_ids ?? []) : [])],
     sender: event.type === 'PaymentReceived' ? event.sender : null,
     received_at: record.received_at,
     resolved_at: record.resolved_at ?? null,

@@ -70,7 +70,13 @@ function variantOf(event: Kept): string {
   const fields =
     event.type === 'DeliveryUnusable'
       ? [event.partner, event.body_sha256, event.type]
-      : [event.partner, event.account_ids, event.amount, event.type];
+      : [
+          event.partner,
+          event.account_ids,
+          event.amount,
+          event.type,
+          ...(event.type === 'PaymentRejected' && event.alias_ids ? [event.alias_ids] : []),
+        ];
   return createHash('sha256').update(JSON.stringify(fields)).digest('hex').slice(0, 24);
 }
 

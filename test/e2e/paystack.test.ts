@@ -417,10 +417,14 @@ describe('PARTNER=paystack: requery', () => {
 });
 
 describe('PARTNER=paystack: money in (Pay with Transfer)', () => {
-  async function openAccount(m: Merchant, amount: number) {
+  async function openAccount(m: Merchant, amount: number, email?: string) {
     const reference = ref();
     const created = await call(gateway, 'POST', '/virtual-accounts', {
-      body: { amount, reference, customer: { name: 'Ada Obi', email: `ada-${reference}@example.ng` } },
+      body: {
+        amount,
+        reference,
+        customer: { name: 'Ada Obi', email: email ?? `ada-${reference}@example.ng` },
+      },
       headers: m.headers,
     });
     expect(created.status).toBe(201);
@@ -474,6 +478,30 @@ describe('PARTNER=paystack: money in (Pay with Transfer)', () => {
       )
       .toEqual([{ amount: 12_345, reason: expect.any(String), received_at: expect.any(String) }]);
     expect(await balanceOf(m)).toBe(0);
+  });
+
+  it("lists a refusal on no merchant's account when the customer's email names open accounts of two merchants, and keeps it for operators", async () => {
+    const email = `shared-${ref()}@example.ng`;
+    const [first, second] = [await aMerchant(), await aMerchant()];
+    const meant = await openAccount(first, 30_000, email);
+    const other = await openAccount(second, 40_000, email);
+    // Paystack's bank.transfer.rejected names only the customer (pwt-events.js): both accounts fit.
+    const { event } = await standIn.rejectCharge(meant.chargeReference, 12_345);
+    const attempt = String((event.data.bank_transfer as { transaction_id: string }).transaction_id);
+    await expect
+      .poll(async () => (await unmatchedOf('paystack', `rejected:${attempt}`))[0], { timeout: 15_000 })
+      .toMatchObject({ reason: expect.stringContaining('several open virtual accounts') });
+    for (const [m, account] of [
+      [first, meant],
+      [second, other],
+    ] as const) {
+      const payment = data(
+        await call(gateway, 'GET', `/payments/${account.reference}`, { headers: m.headers }),
+      );
+      expect(payment).toMatchObject({ rejected_attempts: [] });
+    }
+    expect(await balanceOf(first)).toBe(0);
+    expect(await balanceOf(second)).toBe(0);
   });
 
   it('answers a bad x-paystack-signature 401 invalid_signature and queues nothing', async () => {

@@ -526,7 +526,8 @@ describe('Paystack webhook events', () => {
         type: 'PaymentRejected',
         partner: 'paystack',
         attempt_id: '3103959930',
-        account_ids: ['email:test@amount.com'],
+        account_ids: [],
+        alias_ids: ['email:test@amount.com'],
         amount: 30000,
         reason: 'incorrect amount sent',
         rejected_at: null,
@@ -538,7 +539,8 @@ describe('Paystack webhook events', () => {
     const payload = bankTransferRejected({ reference: 'va-0123456789abcdef01234567' });
     ((payload.data as Json).customer as Json).email = 'Test@Amount.COM';
     expect(eventsOf(payload)[0]).toMatchObject({
-      account_ids: ['charge:va-0123456789abcdef01234567', 'email:test@amount.com'],
+      account_ids: ['charge:va-0123456789abcdef01234567'],
+      alias_ids: ['email:test@amount.com'],
     });
   });
 
