@@ -3,6 +3,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { DEFAULT_PORTS } from '#infra/local/ports.ts';
 import { localCredentials } from '#infra/local/process.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
+import { PartnerUnavailable } from '#shared/errors.ts';
 
 /** What the operator CLIs (`npm run keys`, `npm run ops`) share: errors, exit codes, local addresses. */
 
@@ -75,30 +76,53 @@ export function runMain(
   command().then(
     (output) => console.log(output),
     (error: unknown) => {
-      // node:util parseArgs refuses an unknown option or a missing value with ERR_PARSE_ARGS_*:
-      // a mistake in the command line like any other.
-      const parseError = String((error as { code?: unknown })?.code ?? '').startsWith('ERR_PARSE_ARGS');
-      if (error instanceof UsageError || parseError) {
-        console.error(`${(error as Error).message}\n\n${options.usage}`);
-        process.exit(2);
-      }
-      if (error instanceof Refusal) {
-        console.error(`Refused: ${error.message}`);
-        process.exit(3);
-      }
-      const text = String((error as Error)?.message ?? error);
-      const down = /ECONNREFUSED|fetch failed|partner is unavailable/i.test(
-        `${text} ${String((error as Error)?.cause)}`,
-      );
-      // Where it tried: the addresses useLocalEnvironment set (or the operator's environment did).
-      const tried = options.tried
-        .map((need) => ADDRESS_OF[need] && process.env[ADDRESS_OF[need]])
-        .filter(Boolean)
-        .join(' and ');
-      console.error(
-        down ? `Could not reach the service at ${tried || 'AWS'}: ${options.portsHint}` : `Failed: ${text}`,
-      );
-      process.exit(1);
+      const { message, exitCode } = failureOf(error, options);
+      console.error(message);
+      process.exit(exitCode);
     },
   );
+}
+
+/** A command's failure as printed, and its exit code. */
+export function failureOf(
+  error: unknown,
+  options: { usage: string; tried: readonly LocalNeed[]; portsHint: string },
+  env: NodeJS.ProcessEnv = process.env,
+): { message: string; exitCode: number } {
+  // node:util parseArgs refuses an unknown option or a missing value with ERR_PARSE_ARGS_*:
+  // a mistake in the command line like any other.
+  const parseError = String((error as { code?: unknown })?.code ?? '').startsWith('ERR_PARSE_ARGS');
+  if (error instanceof UsageError || parseError) {
+    return { message: `${(error as Error).message}\n\n${options.usage}`, exitCode: 2 };
+  }
+  if (error instanceof Refusal) return { message: `Refused: ${error.message}`, exitCode: 3 };
+  const text = String((error as Error)?.message ?? error);
+  const cause = (error as Error)?.cause;
+  const causeText =
+    cause instanceof Error ? `${cause.message} ${String(cause.cause ?? '')}` : String(cause ?? '');
+  const unreachable = /ECONNREFUSED|fetch failed/i.test(`${text} ${causeText}`);
+  // Paystack, or a sandbox partner that answered but not as it should: the partner, not `npm start`.
+  if (error instanceof PartnerUnavailable && (env.PARTNER === 'paystack' || !unreachable)) {
+    const name = env.PARTNER === 'paystack' ? 'Paystack' : 'the sandbox partner';
+    const at =
+      env.PARTNER === 'paystack'
+        ? (env.PAYSTACK_BASE_URL ?? 'https://api.paystack.co')
+        : env.PARTNER_BASE_URL;
+    return {
+      message: `The banking partner (${name}${at ? ` at ${at}` : ''}) did not answer as it should: ${causeText.trim() || text}. Try again once it does.`,
+      exitCode: 1,
+    };
+  }
+  const down = unreachable || error instanceof PartnerUnavailable;
+  // Where it tried: the addresses useLocalEnvironment set (or the operator's environment did).
+  const tried = options.tried
+    .map((need) => ADDRESS_OF[need] && env[ADDRESS_OF[need]])
+    .filter(Boolean)
+    .join(' and ');
+  return {
+    message: down
+      ? `Could not reach the service at ${tried || 'AWS'}: ${options.portsHint}`
+      : `Failed: ${text}`,
+    exitCode: 1,
+  };
 }
