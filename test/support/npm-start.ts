@@ -40,9 +40,38 @@ export async function startPorts(): Promise<
   };
 }
 
+/** The process groups this process started and has not seen end: killed when it exits. */
+const startedGroups = new Set<number>();
+
+/**
+ * Kills every group still running when this process exits, however it exits (a thrown error, a
+ * `process.exit` before a `finally` ran): a group of its own is taken down by nothing else, and
+ * would keep DynamoDB Local and the local servers on their ports after the test.
+ */
+function killOnExit(pid: number): void {
+  if (startedGroups.size === 0) {
+    process.once('exit', () => {
+      for (const group of startedGroups) {
+        try {
+          process.kill(-group, 'SIGKILL');
+        } catch {
+          // Gone already.
+        }
+      }
+    });
+  }
+  startedGroups.add(pid);
+}
+
+/** Forgets a group once nothing of it is left (so its id, if reused, is never killed). */
+function forgetIfGone(pid: number | undefined): void {
+  if (pid !== undefined && !groupAlive(pid)) startedGroups.delete(pid);
+}
+
 /**
  * Runs a command from the project root in its own process group (so a test can take down
- * everything it started), collecting what it prints.
+ * everything it started), collecting what it prints. The group is killed when this process exits,
+ * if it is still there.
  */
 export function spawnInGroup(command: string, args: string[], env: Record<string, string>) {
   const child = spawn(command, args, {
@@ -51,6 +80,7 @@ export function spawnInGroup(command: string, args: string[], env: Record<string
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
+  if (child.pid !== undefined) killOnExit(child.pid);
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;
@@ -58,7 +88,10 @@ export function spawnInGroup(command: string, args: string[], env: Record<string
   child.stderr?.on('data', (chunk) => {
     output += chunk;
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve)).then((code) => {
+    forgetIfGone(child.pid);
+    return code;
+  });
   return { child, output: () => output, exited };
 }
 
