@@ -189,9 +189,10 @@ export async function recordDispatch(
 /**
  * The partner answered that it has a pending transfer: retries do not send it again before `until`
  * (epoch ms). Written only after an answer, never before a send, so a send that crashed or lost its
- * answer leaves nothing that would stop a retry.
+ * answer leaves nothing that would stop a retry. False if the transfer is no longer pending (its
+ * webhook settled it before the answer came).
  */
-export async function holdResends(merchantId: string, reference: string, until: number): Promise<void> {
+export async function holdResends(merchantId: string, reference: string, until: number): Promise<boolean> {
   try {
     await dynamo.send(
       new UpdateCommand({
@@ -203,8 +204,10 @@ export async function holdResends(merchantId: string, reference: string, until: 
         ExpressionAttributeValues: { ':until': until, ':pending': 'pending' },
       }),
     );
+    return true;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return false;
   }
 }
 

@@ -63,7 +63,13 @@ export async function dispatchTransfer(
       account_name: transfer.counterparty.account_name,
       narration: transfer.narration,
     });
-    if (outcome.status === 'pending') await holdResends(merchantId, reference, Date.now() + RESEND_HOLD_MS);
+    if (
+      outcome.status === 'pending' &&
+      !(await holdResends(merchantId, reference, Date.now() + RESEND_HOLD_MS))
+    ) {
+      // Settled while the partner answered (its webhook came first): answered as it now stands.
+      return (await getTransaction(merchantId, reference)) ?? transfer;
+    }
     return await settleTransfer(transfer, outcome, { dispatches: dispatch });
   } catch (error) {
     if (!(error instanceof PartnerUnavailable)) throw error;

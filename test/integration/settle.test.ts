@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { CONTRADICTED_SETTLEMENT } from '#shared/definitions/alerts.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
+import { partner } from '#shared/partners/registry.ts';
 import { getTransaction, type TransactionRecord } from '#shared/transactions/store.ts';
+import { dispatchTransfer } from '#shared/transfers/dispatch.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
 
@@ -86,6 +88,22 @@ describe('a verdict on a settled transfer', () => {
     expect(reversed.status).toBe('reversed');
     expect((await settleTransfer(reversed, { status: 'reversed', reason: 'again' })).status).toBe('reversed');
     expect(reports(errors)).toEqual([]);
+    expect(await balanceOf(merchantId)).toBe(20_000);
+  });
+});
+
+describe('a send the partner answers pending after its webhook settled the transfer', () => {
+  it('answers the transfer as it stands (failed, refunded), never the stale pending', async () => {
+    const { merchantId, transfer } = await aTransfer();
+    // The partner's webhook overtakes its answer to the send: the transfer fails and is refunded
+    // before the answer (pending) reaches the dispatch.
+    vi.spyOn(partner(), 'sendTransfer').mockImplementation(async () => {
+      await settleTransfer(transfer, { status: 'failed', reason: 'Account closed' });
+      return { status: 'pending' };
+    });
+    const answered = await dispatchTransfer(transfer);
+    expect(answered).toMatchObject({ status: 'failed', failure_reason: 'Account closed' });
+    expect(await getTransaction(merchantId, transfer.reference)).toMatchObject({ status: 'failed' });
     expect(await balanceOf(merchantId)).toBe(20_000);
   });
 });
