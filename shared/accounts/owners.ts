@@ -63,7 +63,8 @@ export function ownerItems(
           account_key: `${accountKey(partner, id)}#${owner.merchant_id}#${owner.reference ?? owner.kind}`,
           alias: true,
           alias_key: accountKey(partner, id),
-          expires_at: issued.expires_at ?? NEVER_CLOSES,
+          // In toISOString's form, so the index sorts it with the times it is compared with.
+          expires_at: issued.expires_at ? new Date(issued.expires_at).toISOString() : NEVER_CLOSES,
         } satisfies AccountOwner,
       },
     })),
@@ -71,40 +72,34 @@ export function ownerItems(
 }
 
 /**
- * The accounts carrying a partner's alias id (a customer's email) that were open at `at` (ISO
- * 8601; an account closed less than `graceMs` before it counts as open): `one` when exactly one
- * was, otherwise how many (0, or 2 meaning at least two). Read from the `by-alias` index, which
- * trails writes by moments; an account is paid into long after it is opened.
+ * The owners of the accounts carrying a partner's alias id (a customer's email) that were open at
+ * some time between `from` and `to` (ISO 8601): opened by `to`, closing at `from` or later. Up to
+ * `max`, and whether there are more. Read from the `by-alias` index, which trails writes by
+ * moments; an account is paid into long after it is opened.
  */
-export async function openOwnersOfAlias(
+export async function ownersOfAlias(
   partner: PartnerName,
   aliasId: string,
-  at: string,
-  graceMs: number,
-): Promise<{ one: AccountOwner } | { count: 0 | 2 }> {
+  { from, to }: { from: string; to: string },
+  max: number,
+): Promise<{ owners: AccountOwner[]; more: boolean }> {
   const { items, more } = await queryPage<AccountOwner>(
     {
       TableName: tableName('accountOwners'),
       IndexName: 'by-alias',
-      KeyConditionExpression: 'alias_key = :alias AND expires_at >= :closed',
-      FilterExpression: 'created_at <= :at',
-      ExpressionAttributeValues: {
-        ':alias': accountKey(partner, aliasId),
-        ':closed': new Date(Date.parse(at) - graceMs).toISOString(),
-        ':at': at,
-      },
+      KeyConditionExpression: 'alias_key = :alias AND expires_at >= :from',
+      FilterExpression: 'created_at <= :to',
+      ExpressionAttributeValues: { ':alias': accountKey(partner, aliasId), ':from': from, ':to': to },
     },
-    1,
+    max,
   );
-  const [only] = items;
-  if (only && !more) return { one: only };
-  return { count: only ? 2 : 0 };
+  return { owners: items, more };
 }
 
 /**
  * Owners already looked up by this container. A claimed id never changes owner, so a found owner
- * is good forever; an id not found is asked again (it may be issued in the meantime), and alias
- * ids are never cached (their owner changes).
+ * is good forever; an id not found is asked again (it may be issued in the meantime). Items of
+ * the alias layout before `by-alias` (one per email, its newest owner) are never cached.
  */
 const knownOwners = new Map<string, AccountOwner>();
 const MAX_KNOWN_OWNERS = 50_000;

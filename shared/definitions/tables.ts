@@ -121,7 +121,8 @@ export const TABLES = {
   },
   /**
    * What arrived for a virtual account (`<merchant_id>#<reference>`): its payments (`payment#<id>`,
-   * one per partner payment id) and the attempts the partner refused (`rejected#<id>`).
+   * one per partner payment id) and the attempts the partner refused (`rejected#<id>`); and where
+   * each refused attempt named only by a customer's email went (`refused:<partner>:<attempt id>`).
    */
   payments: {
     name: 'payments',

@@ -25,8 +25,9 @@ export interface IssuedAccount {
    */
   account_ids: string[];
   /**
-   * Ids that name this account too but may name others over time (a customer's email): not
-   * claimed, the newest owner wins. Used to match events that carry nothing better.
+   * Ids that name this account but may name others too (a customer's email): not claimed, every
+   * account that carries one is found again (`ownersOfAlias`). Used to match events that carry
+   * nothing better.
    */
   alias_ids?: string[];
   /** When the partner closes the account, if it does (Paystack's Pay with Transfer). */

@@ -1,4 +1,4 @@
-import { type AccountOwner, openOwnersOfAlias, ownerOf } from '#shared/accounts/owners.ts';
+import { type AccountOwner, ownerOf, ownersOfAlias } from '#shared/accounts/owners.ts';
 import { config } from '#shared/config.ts';
 import { eventItem, newEvent } from '#shared/events/events.ts';
 import {
@@ -16,10 +16,11 @@ import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/part
 import { keepUnmatched } from '#shared/payments/unmatched.ts';
 import {
   accountTotalItem,
+  decideRefusal,
   getVirtualAccount,
   type Payment,
   paymentItem,
-  paymentStatus,
+  type RefusalDecision,
   recordRejectedAttempt,
   toApiVirtualAccountSummary,
   type VirtualAccount,
@@ -394,61 +395,102 @@ export async function receivePayments(
   return results;
 }
 
+const HOUR_MS = 3600 * 1000;
 /**
- * How long after a virtual account closed a refused payment may still be listed on it: the
- * partner's word can come later than the refusal (its retries while our webhook was down), and
- * carries no time of its own in Paystack's samples.
+ * How old a refusal that carries no time of its own (Paystack's samples) may be when it arrives:
+ * Paystack retries a webhook it could not deliver for 72 hours.
  */
-const REFUSAL_GRACE_MS = 60 * 60 * 1000;
+const UNDATED_REFUSAL_WINDOW_MS = 73 * HOUR_MS;
+/** A refusal's own time, give or take the partner's clock and ours. */
+const REFUSAL_CLOCK_SKEW_MS = 5 * 60 * 1000;
+/** The accounts one refusal is matched among: more than this carrying its alias keep it for operators. */
+const MAX_REFUSAL_CANDIDATES = 10;
+const NO_OPEN_ACCOUNT = 'refused payment matches no open virtual account';
 
 /**
  * A payment the partner refused and returned to the payer (nothing to credit): listed on the
- * virtual account it was meant for, or kept for operators when none can be told. The account is
- * the one its own ids name (open, unless it was paid into), else the one account that carried its
- * alias (the customer's email) when it was refused: an email that two open accounts carried, of
- * one merchant or two, lists it on neither, never one merchant's customer on another's account.
+ * virtual account it was meant for, or kept for operators when that cannot be told.
+ * - Named by the account's own id (a charge reference): listed on that account.
+ * - Named only by an alias (the customer's email, all Paystack's samples carry): among the
+ *   accounts carrying it that were open at some time the refusal may have happened (within minutes
+ *   of its own time, or in the 72 hours before it arrived when it carries none). Accounts of one
+ *   merchant: listed on its newest that has not been paid in full, else its newest. Accounts of two
+ *   merchants or more: kept for operators, never one merchant's customer shown to another. The
+ *   decision is recorded once (`decideRefusal`), so a redelivery follows it.
  */
 export async function receiveRejectedPayment(event: QueuedEvent & PaymentRejected): Promise<void> {
-  const at = event.rejected_at ?? event.received_at;
-  const account = await refusedAccount(event, at);
-  if (account === 'several') {
-    logger.warn('refused payment names the customer of several open virtual accounts: kept for operators', {
-      ...traceKeys(event),
-    });
-    await keepUnmatched(event, 'refused payment matches several open virtual accounts (shared email)');
-    return;
-  }
-  if (!account) {
-    await keepUnmatched(event, 'refused payment matches no open virtual account');
+  const at = new Date(event.rejected_at ?? event.received_at).toISOString();
+  const decision = await refusalDecision(event, at);
+  if ('kept' in decision) {
+    if (decision.kept !== NO_OPEN_ACCOUNT) {
+      logger.warn('refused payment names the customer of several merchants: kept for operators', {
+        ...traceKeys(event),
+      });
+    }
+    await keepUnmatched(event, decision.kept);
     return;
   }
   await recordRejectedAttempt(
-    account.merchant_id,
-    account.reference,
+    decision.merchant_id,
+    decision.reference,
     `${event.partner}:${event.attempt_id}`,
     { amount: event.amount, reason: event.reason, received_at: at },
   );
-  logger.info('refused payment recorded', { reference: account.reference, ...traceKeys(event) });
+  logger.info('refused payment recorded', { reference: decision.reference, ...traceKeys(event) });
 }
 
-/** The virtual account a refused payment was meant for (see `receiveRejectedPayment`). */
-async function refusedAccount(
-  event: PaymentRejected,
-  at: string,
-): Promise<VirtualAccount | 'several' | undefined> {
-  const accountOf = (owner: AccountOwner) =>
-    owner.kind === 'virtual_account' && owner.reference
-      ? getVirtualAccount(owner.merchant_id, owner.reference)
-      : undefined;
+/** Where a refused payment goes (see `receiveRejectedPayment`). */
+async function refusalDecision(event: PaymentRejected, at: string): Promise<RefusalDecision> {
   const owner = await ownerOf(event.partner, event.account_ids);
   if (owner) {
-    const account = await accountOf(owner);
-    return account && paymentStatus(account) !== 'expired' ? account : undefined;
+    return owner.kind === 'virtual_account' && owner.reference
+      ? { merchant_id: owner.merchant_id, reference: owner.reference }
+      : { kept: NO_OPEN_ACCOUNT };
   }
-  for (const alias of event.alias_ids ?? []) {
-    const found = await openOwnersOfAlias(event.partner, alias, at, REFUSAL_GRACE_MS);
-    if ('one' in found) return accountOf(found.one);
-    if (found.count > 1) return 'several';
-  }
-  return undefined;
+  if (!event.alias_ids?.length) return { kept: NO_OPEN_ACCOUNT };
+  return decideRefusal(
+    `${event.partner}:${event.attempt_id}`,
+    await aliasDecision(event, event.alias_ids, at),
+  );
 }
+
+async function aliasDecision(
+  event: PaymentRejected,
+  aliases: readonly string[],
+  at: string,
+): Promise<RefusalDecision> {
+  const time = Date.parse(at);
+  const span = event.rejected_at
+    ? { from: isoAt(time - REFUSAL_CLOCK_SKEW_MS), to: isoAt(time + REFUSAL_CLOCK_SKEW_MS) }
+    : { from: isoAt(time - UNDATED_REFUSAL_WINDOW_MS), to: at };
+  const candidates = new Map<string, { merchant_id: string; reference: string }>();
+  for (const alias of aliases) {
+    const { owners, more } = await ownersOfAlias(event.partner, alias, span, MAX_REFUSAL_CANDIDATES);
+    if (more)
+      return {
+        kept: `refused payment matches more than ${MAX_REFUSAL_CANDIDATES} virtual accounts (shared email)`,
+      };
+    for (const { kind, merchant_id, reference } of owners) {
+      if (kind === 'virtual_account' && reference)
+        candidates.set(`${merchant_id}/${reference}`, { merchant_id, reference });
+    }
+  }
+  const merchants = new Set([...candidates.values()].map((candidate) => candidate.merchant_id));
+  if (merchants.size > 1) {
+    return {
+      kept: `refused payment matches open virtual accounts of ${merchants.size} merchants (shared email): ${[...candidates.keys()].join(', ')}`,
+    };
+  }
+  const accounts = (
+    await Promise.all([...candidates.values()].map((c) => getVirtualAccount(c.merchant_id, c.reference)))
+  ).filter((account): account is VirtualAccount => account !== undefined);
+  const unpaid = accounts.filter((account) => account.amount_received < account.amount);
+  const [newest] = (unpaid.length > 0 ? unpaid : accounts).sort((a, b) =>
+    b.created_at.localeCompare(a.created_at),
+  );
+  return newest
+    ? { merchant_id: newest.merchant_id, reference: newest.reference }
+    : { kept: NO_OPEN_ACCOUNT };
+}
+
+const isoAt = (ms: number) => new Date(ms).toISOString();

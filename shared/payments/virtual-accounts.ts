@@ -219,6 +219,34 @@ export function withPayment(state: VirtualAccountState, payment: Payment): Virtu
   };
 }
 
+/** Where a refused attempt named only by an alias went: a virtual account, or kept for operators. */
+export type RefusalDecision = { merchant_id: string; reference: string } | { kept: string };
+
+/**
+ * Records where a partner's refused attempt goes, once (in its own partition of the payments
+ * table, `refused:<partner>:<attempt id>`): the first decision stands and the stored one is
+ * returned, so a redelivery follows it though accounts opened since would change its own.
+ */
+export async function decideRefusal(attemptKey: string, decision: RefusalDecision): Promise<RefusalDecision> {
+  const key = { virtual_account: `refused:${attemptKey}`, sk: 'decision' };
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName('payments'),
+        Item: { ...key, decision },
+        ConditionExpression: 'attribute_not_exists(sk)',
+      }),
+    );
+    return decision;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const { Item } = await dynamo.send(
+      new GetCommand({ TableName: tableName('payments'), Key: key, ConsistentRead: true }),
+    );
+    return (Item?.decision as RefusalDecision | undefined) ?? decision;
+  }
+}
+
 /** Records a refused attempt on its virtual account, once per partner attempt id. */
 export async function recordRejectedAttempt(
   merchantId: string,

@@ -490,7 +490,7 @@ describe('PARTNER=paystack: money in (Pay with Transfer)', () => {
     const attempt = String((event.data.bank_transfer as { transaction_id: string }).transaction_id);
     await expect
       .poll(async () => (await unmatchedOf('paystack', `rejected:${attempt}`))[0], { timeout: 15_000 })
-      .toMatchObject({ reason: expect.stringContaining('several open virtual accounts') });
+      .toMatchObject({ reason: expect.stringContaining('open virtual accounts of 2 merchants') });
     for (const [m, account] of [
       [first, meant],
       [second, other],
