@@ -34,7 +34,7 @@ export function accountKey(partner: PartnerName, accountId: string): string {
  * Transaction items that claim an issued account's ids for its owner. Each claim fails if the id
  * was ever claimed before, so no account id is used twice. An alias id gets an item of its own for
  * this account (keyed by the id, the merchant and the reference), written unconditionally: the
- * accounts that share it are all found again (`openOwnersOfAlias`), none overwrites another.
+ * accounts that share it are all found again (`ownersOfAlias`), none overwrites another.
  */
 export function ownerItems(
   partner: PartnerName,

@@ -114,7 +114,8 @@ export interface PaymentRejected {
   account_ids: string[];
   /**
    * Ids that name the account without being its own (`IssuedAccount.alias_ids`: the customer's
-   * email): it is listed on the one account that carried the id when the payment was refused.
+   * email): matched among the accounts that carried one when the payment may have been refused
+   * (`receiveRejectedPayment`).
    */
   alias_ids?: string[];
   amount: number;

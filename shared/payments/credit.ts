@@ -423,8 +423,9 @@ export async function receiveRejectedPayment(event: QueuedEvent & PaymentRejecte
   const decision = await refusalDecision(event, at);
   if ('kept' in decision) {
     if (decision.kept !== NO_OPEN_ACCOUNT) {
-      logger.warn('refused payment names the customer of several merchants: kept for operators', {
+      logger.warn('refused payment cannot be told to one merchant: kept for operators', {
         ...traceKeys(event),
+        reason: decision.kept,
       });
     }
     await keepUnmatched(event, decision.kept);
