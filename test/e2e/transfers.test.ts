@@ -315,6 +315,8 @@ describe('bad transfer input', () => {
     ['an unsafe amount', { amount: 2 ** 53 + 2 }, 'amount'],
     ['a narration of 101 characters', { narration: 'n'.repeat(101) }, 'narration'],
     ['a narration with control characters', { narration: 'a\u0000b' }, 'narration'],
+    ['a narration with a right-to-left override', { narration: 'Refund \u202Egnp.exe' }, 'narration'],
+    ['a narration with a bidirectional isolate', { narration: 'Pay \u2067Ada\u2069' }, 'narration'],
     ['a narration of 101 emoji', { narration: '😀'.repeat(101) }, 'narration'],
     ['a narration with a lone surrogate', { narration: 'a\ud800b' }, 'narration'],
     ['an unknown field', { currency: 'NGN' }, 'currency'],
@@ -327,6 +329,15 @@ describe('bad transfer input', () => {
     expect(response.body).toMatchObject({ status: 'error', code: 'validation_error' });
     expect(response.body?.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
     expect(await getMerchant(m.merchant.merchant_id)).toMatchObject({ balance: 100_000, version: 1 });
+  });
+
+  it('takes a narration in Ajami (Arabic script) with its right-to-left mark: only overrides and isolates are refused', async () => {
+    const m = await aMerchant();
+    await fund(m.merchant.merchant_id, 100_000);
+    const narration = '\u200Fكُدِنْ هَيَرْ 2026';
+    const response = await transfer(m, { ...base(), narration });
+    expect(response.status).toBe(201);
+    expect(data(response)).toMatchObject({ narration });
   });
 
   it('counts a narration in characters, as its documented maxLength does: 100 emoji are 100', async () => {
