@@ -25,7 +25,36 @@ const MAX_REPORTED = 10;
  * `text` must be valid JSON: parse it first.
  */
 export function duplicateKeys(text: string): string[] {
+  return scan(text).duplicates;
+}
+
+/**
+ * The paths of the numbers written with a fraction that `JSON.parse` reads as a whole number, the
+ * fraction being too small for a double to keep (`100.000000000000001` reads as 100,
+ * `999999999.99999999` as 1000000000), at most 10. A whole number written with a fraction of
+ * zeros or an exponent (`100.0`, `1e2`) is a whole number and is not reported. `text` must be
+ * valid JSON: parse it first.
+ */
+export function roundedFractions(text: string): string[] {
+  return scan(text).roundedFractions;
+}
+
+/** A JSON number literal, at the scanner's position. */
+const NUMBER = /-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y;
+
+/** Whether a JSON number literal's exact decimal value is a whole number (whatever a double makes of it). */
+function isWholeLiteral(integer: string, fraction: string, exponent: string): boolean {
+  const digits = integer + fraction;
+  const shift = Number(exponent || '0');
+  // The decimal point sits after this many digits; an exponent past the digits is a whole number,
+  // one before them leaves every digit behind the point.
+  const point = Math.min(Math.max(integer.length + (Number.isFinite(shift) ? shift : 0), 0), digits.length);
+  return /^0*$/.test(digits.slice(point));
+}
+
+function scan(text: string): { duplicates: string[]; roundedFractions: string[] } {
   const found = new Set<string>();
+  const rounded: string[] = [];
   let repeats = 0;
   const stack: Frame[] = [];
   let i = 0;
@@ -64,10 +93,40 @@ export function duplicateKeys(text: string): string[] {
         i = end;
         break;
       }
+      case '-':
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9': {
+        NUMBER.lastIndex = i;
+        const literal = NUMBER.exec(text);
+        if (!literal) break;
+        const [whole, integer = '', fraction = '', exponent = ''] = literal;
+        if (
+          rounded.length < MAX_REPORTED &&
+          !isWholeLiteral(integer, fraction, exponent) &&
+          Number.isInteger(Number(whole))
+        ) {
+          rounded.push(valuePath(stack));
+        }
+        i += whole.length - 1;
+        break;
+      }
     }
     i += 1;
   }
-  return [...found];
+  return { duplicates: [...found], roundedFractions: rounded };
+}
+
+/** Where a value sits: the keys and indexes of the objects and arrays around it. */
+function valuePath(stack: readonly Frame[]): string {
+  return stack.map((frame) => (frame.kind === 'object' ? frame.key : String(frame.index))).join('.');
 }
 
 /** The index of the quote that closes the string opening at `start`. */

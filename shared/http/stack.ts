@@ -22,7 +22,7 @@ import {
   repeatedQueryParameters,
   type Schema,
 } from '#shared/http/validation.ts';
-import { duplicateKeys } from '#shared/json.ts';
+import { duplicateKeys, roundedFractions } from '#shared/json.ts';
 import type { ClientIpDecision } from '#shared/limits/client-ip.ts';
 import { logger } from '#shared/logger.ts';
 import type { WebhookDelivery } from '#shared/partners/partner.ts';
@@ -325,6 +325,17 @@ function parseJsonBody(): Middleware {
         throw new ValidationError(
           duplicated.map((field) => ({ field: field || 'body', message: 'Key given more than once' })),
           'Duplicate key in JSON body',
+        );
+      }
+      // `999999999.99999999` parses as 1000000000: a fraction a double cannot keep is still one
+      // (API.md §1: a fractional amount is a 400), never rounded into a whole number silently.
+      const rounded = roundedFractions(text);
+      if (rounded.length > 0) {
+        throw new ValidationError(
+          rounded.map((field) => ({
+            field: field || 'body',
+            message: 'Must be a whole number (its fraction is too small for a JSON number to keep)',
+          })),
         );
       }
     },

@@ -92,6 +92,21 @@ describe('strict input over HTTP (API.md §11)', () => {
     expect((await get('/transactions/dup-amount')).status).toBe(404);
   });
 
+  it.each(['999999999.99999999', '100.000000000000001'])(
+    'answers a transfer of amount %s, a fraction JSON.parse rounds to a whole number, with 400, and sends nothing',
+    async (amount) => {
+      const reference = `frac-${amount.length}`;
+      const body = `{"reference":"${reference}","amount":${amount},"account_number":"${account}","bank_code":"058"}`;
+      const response = await post('/transfers', body);
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({
+        code: 'validation_error',
+        errors: [{ field: 'amount', message: expect.stringContaining('whole number') }],
+      });
+      expect((await get(`/transactions/${reference}`)).status).toBe(404);
+    },
+  );
+
   it('answers a duplicated key in a nested object with 400 naming its path, and opens nothing', async () => {
     const body =
       '{"amount":50000,"reference":"dup-va","customer":{"name":"Ada","email":"a@example.ng","email":"b@example.ng"}}';

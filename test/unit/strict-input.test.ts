@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { contentTypeOf, isUtf8Charset, repeatedQueryParameters } from '#shared/http/validation.ts';
-import { duplicateKeys } from '#shared/json.ts';
+import { duplicateKeys, roundedFractions } from '#shared/json.ts';
 import { isIsoDate, isIsoDateTime } from '#shared/schemas.ts';
 import { handler as echo } from '#test/fixtures/functions/echo.ts';
 import { handler as echoQuery } from '#test/fixtures/functions/echo-query.ts';
@@ -57,6 +57,44 @@ describe('duplicate JSON keys', () => {
     expect(duplicateKeys(deep)).toHaveLength(1);
     const many = `{${Array.from({ length: 500 }, (_, i) => `"k${i}":1,"k${i}":2`).join(',')}}`;
     expect(duplicateKeys(many)).toHaveLength(10);
+  });
+});
+
+describe('numbers whose fraction JSON.parse rounds away', () => {
+  it.each([
+    ['{"amount":999999999.99999999}', ['amount']],
+    ['{"amount":100.000000000000001}', ['amount']],
+    ['{"a":{"b":[1,2,3.0000000000000000001]}}', ['a.b.2']],
+    ['{"amount":-1e-400}', ['amount']],
+    ['{"amount":1e-400}', ['amount']],
+    ['{"amount":12345678901234567.5}', ['amount']],
+    ['[5.00000000000000001]', ['0']],
+  ])('finds them in %s', (text, paths) => {
+    expect(roundedFractions(text)).toEqual(paths);
+  });
+
+  it.each([
+    '{"amount":100}',
+    '{"amount":100.0}',
+    '{"amount":1e2}',
+    '{"amount":1.5e1}',
+    '{"amount":100.5}',
+    '{"amount":0.1}',
+    '{"amount":1e400}',
+    '{"amount":"999999999.99999999"}',
+    '{"999999999.99999999":1}',
+    '{"a":-12}',
+  ])('finds none in %s (whole as written, a fraction a double keeps, or not a number)', (text) => {
+    expect(roundedFractions(text)).toEqual([]);
+  });
+
+  it('agrees with exact decimal arithmetic for any number JSON.stringify writes', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (value) => {
+        // A double as JSON writes it is exactly that double: rounded away only if it is whole.
+        expect(roundedFractions(JSON.stringify({ value }))).toEqual([]);
+      }),
+    );
   });
 });
 
