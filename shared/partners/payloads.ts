@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ValidationError } from '#shared/errors.ts';
-import { duplicateKeys } from '#shared/json.ts';
+import { duplicateKeys, roundedFractions } from '#shared/json.ts';
 import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts';
 
 /**
@@ -12,10 +12,15 @@ import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts'
 
 export type Json = Record<string, unknown>;
 
-/** A verified delivery's body, read: its JSON, and the keys given twice in one object. */
+/**
+ * A verified delivery's body, read: its JSON, and why the money it names cannot be read as
+ * written, if it cannot (`ambiguity`): a key given twice in one object, or an `amount` written
+ * with a fraction that `JSON.parse` rounds into a whole number (`1000.0000000000000001` reads as
+ * 1000). A fraction elsewhere is cosmetic and never blocks a credit.
+ */
 export interface DeliveryJson {
   json: unknown;
-  duplicates: string[];
+  ambiguity: string | undefined;
 }
 
 /** Reads a verified body; throws `ValidationError` (400) only when it is not JSON at all. */
@@ -26,12 +31,15 @@ export function readDeliveryJson(rawBody: string): DeliveryJson {
   } catch {
     throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
   }
-  return { json, duplicates: duplicateKeys(rawBody) };
-}
-
-/** Why a body with a key given twice is not acted on: which value counts is anyone's guess. */
-export function duplicateKeyReason(duplicates: readonly string[]): string {
-  return `duplicate key: ${duplicates.join(', ')} (the amount or account it names is ambiguous)`;
+  const duplicates = duplicateKeys(rawBody);
+  const roundedAmounts = roundedFractions(rawBody).filter((path) => path.split('.').at(-1) === 'amount');
+  const ambiguity =
+    duplicates.length > 0
+      ? `duplicate key: ${duplicates.join(', ')} (the amount or account it names is ambiguous)`
+      : roundedAmounts.length > 0
+        ? `amount with a fraction: ${roundedAmounts.join(', ')} (JSON.parse would round it to a whole number)`
+        : undefined;
+  return { json, ambiguity };
 }
 
 /** Characters of a kept body stored with it (in the queued event and the operators' record). */

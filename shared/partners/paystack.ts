@@ -18,7 +18,6 @@ import {
 
 import {
   bankCodeOrNull,
-  duplicateKeyReason,
   isoOrNull,
   type Json,
   personText,
@@ -737,7 +736,7 @@ function splitName(name: string): { first_name: string; last_name: string } {
  * Only a body that is not JSON throws; JSON the service cannot act on is kept (`DeliveryUnusable`).
  */
 function paystackEvents(rawBody: string): { deliveryId: string; events: DomainEvent[] } {
-  const { json, duplicates } = readDeliveryJson(rawBody);
+  const { json, ambiguity } = readDeliveryJson(rawBody);
   const payload = record(json);
   const event = text(payload?.event, 100);
   const data = record(payload?.data) ?? {};
@@ -751,14 +750,13 @@ function paystackEvents(rawBody: string): { deliveryId: string; events: DomainEv
       partnerId: event && partnerIdOf(event, data),
     }),
   ];
-  const events =
-    duplicates.length > 0
-      ? keep(duplicateKeyReason(duplicates))
-      : !payload
-        ? keep('not an event: the body is not a JSON object')
-        : !event
-          ? keep('not an event: no event name')
-          : eventsFor(event, data, rawBody, keep);
+  const events = ambiguity
+    ? keep(ambiguity)
+    : !payload
+      ? keep('not an event: the body is not a JSON object')
+      : !event
+        ? keep('not an event: no event name')
+        : eventsFor(event, data, rawBody, keep);
   if (events.length === 0) logger.info('paystack event ignored', { event, delivery_id: deliveryId });
   return { deliveryId, events };
 }

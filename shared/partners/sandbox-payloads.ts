@@ -3,7 +3,6 @@ import { ValidationError } from '#shared/errors.ts';
 import { parseOrThrow } from '#shared/http/validation.ts';
 import {
   bankCodeOrNull,
-  duplicateKeyReason,
   isoOrNull,
   personText,
   readDeliveryJson,
@@ -94,7 +93,7 @@ const EVENT_TYPES = ['payment.received', 'transfer.success', 'transfer.failed', 
  * type, a money field it cannot read) is unusable, with the reason and the ids it could read.
  */
 export function readSandboxDelivery(rawBody: string): SandboxReading {
-  const { json, duplicates } = readDeliveryJson(rawBody);
+  const { json, ambiguity } = readDeliveryJson(rawBody);
   const payload = record(json);
   const type = typeof payload?.type === 'string' ? payload.type : undefined;
   const data = record(payload?.data);
@@ -114,7 +113,7 @@ export function readSandboxDelivery(rawBody: string): SandboxReading {
     ...(type ? { type: type.slice(0, 100) } : {}),
     ...(id ? { id } : {}),
   });
-  if (duplicates.length > 0) return unusable(duplicateKeyReason(duplicates));
+  if (ambiguity) return unusable(ambiguity);
   if (!payload) return unusable('not an event: the body is not a JSON object');
   if (type === undefined) return unusable('not an event: no type');
   if (!EVENT_TYPES.includes(type)) return { kind: 'ignored', type };

@@ -336,6 +336,27 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
     ]);
   });
 
+  it('keeps a delivery whose amount carries a fraction JSON.parse rounds away, crediting nothing', async () => {
+    const { payment, payload } = await aPayment(12_000);
+    const body = JSON.stringify(payload).replace('"amount":12000', '"amount":12000.0000000000000001');
+    expect(JSON.parse(body)).toMatchObject({ data: expect.objectContaining({ amount: 12_000 }) });
+    expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
+      expect.objectContaining({
+        type: 'DeliveryUnusable',
+        partner_id: payment.payment_id,
+        reason: expect.stringContaining('amount with a fraction: data.amount'),
+      }),
+    ]);
+    // A fraction in a cosmetic field blocks nothing.
+    const cosmetic = JSON.stringify({ ...payload, extra: 5 }).replace(
+      '"extra":5',
+      '"extra":5.00000000000000001',
+    );
+    expect(f.partner.eventsOf(f.signed(cosmetic)).events).toEqual([
+      expect.objectContaining({ amount: 12_000 }),
+    ]);
+  });
+
   it('keeps JSON that is not an event, and throws only for a body that is not JSON', () => {
     for (const body of ['[]', '42', '{"data":{}}']) {
       expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
