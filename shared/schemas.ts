@@ -122,9 +122,10 @@ function codePoints(text: string): number {
 /**
  * Free text a person reads: at most `max` characters, counted as JSON Schema's `maxLength` counts
  * them (code points, so an emoji is one), valid Unicode (no lone surrogate, which no UTF-8 can
- * carry), no control characters: neither C0/C1 controls nor the bidirectional embeddings,
- * overrides and isolates (U+202A–U+202E, U+2066–U+2069), with which a narration or a name can be
- * made to read otherwise than it is ("Trojan Source"). The marks U+200E, U+200F stay allowed.
+ * carry, nor U+FFFD, which stands for bytes that were not UTF-8), no control characters: neither
+ * C0/C1 controls nor the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+ * U+2066–U+2069), with which a narration or a name can be made to read otherwise than it is
+ * ("Trojan Source"). The marks U+200E, U+200F stay allowed.
  */
 export function textSchema(max: number) {
   return v.pipe(
@@ -132,6 +133,12 @@ export function textSchema(max: number) {
     v.check((text) => codePoints(text) <= max, `Must be at most ${max} characters`),
     v.metadata({ maxLength: max }),
     v.check((text) => !/\p{Cs}/u.test(text), 'Must be valid Unicode text (no lone surrogates)'),
+    // U+FFFD is what bytes that are not UTF-8 become when decoded (by API Gateway, or our gateway):
+    // a body sent in Latin-1 as UTF-8 must not store "caf\uFFFD" for "café" without a word.
+    v.check(
+      (text) => !text.includes('\uFFFD'),
+      'Must be valid UTF-8 text (U+FFFD, the replacement character: was the body encoded otherwise?)',
+    ),
     v.regex(/^[^\p{Cc}\u202A-\u202E\u2066-\u2069]*$/u, 'Must not contain control characters'),
   );
 }

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { call, startTestGateway } from '#test/support/gateway.ts';
+import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
 import { merchantState } from '#test/support/state.ts';
 
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => gateway.close());
 
 const get = (path: string) => call(gateway, 'GET', path, { headers: merchant.headers });
-const post = (path: string, rawBody: string, contentType = 'application/json') =>
+const post = (path: string, rawBody: string | Uint8Array, contentType = 'application/json') =>
   call(gateway, 'POST', path, { rawBody, headers: { ...merchant.headers, 'content-type': contentType } });
 const account = anAccount('058');
 
@@ -106,6 +106,22 @@ describe('strict input over HTTP (API.md §11)', () => {
       expect((await get(`/transactions/${reference}`)).status).toBe(404);
     },
   );
+
+  it('answers a body sent in Latin-1 as UTF-8 with 400 naming the field, never storing the mangled text', async () => {
+    const text = `{"account_number":"${account}","bank_code":"058","nickname":"Café"}`;
+    const response = await post(
+      '/beneficiaries',
+      Buffer.from(text, 'latin1'),
+      'application/json; charset=utf-8',
+    );
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      code: 'validation_error',
+      errors: [{ field: 'nickname', message: expect.stringContaining('UTF-8') }],
+    });
+    const saved = data<unknown[]>(await get('/beneficiaries'));
+    expect(JSON.stringify(saved)).not.toContain('\uFFFD');
+  });
 
   it('answers a duplicated key in a nested object with 400 naming its path, and opens nothing', async () => {
     const body =

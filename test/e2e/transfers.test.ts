@@ -317,6 +317,7 @@ describe('bad transfer input', () => {
     ['a narration with control characters', { narration: 'a\u0000b' }, 'narration'],
     ['a narration with a right-to-left override', { narration: 'Refund \u202Egnp.exe' }, 'narration'],
     ['a narration with a bidirectional isolate', { narration: 'Pay \u2067Ada\u2069' }, 'narration'],
+    ['a narration with the replacement character', { narration: 'caf\uFFFD' }, 'narration'],
     ['a narration of 101 emoji', { narration: '😀'.repeat(101) }, 'narration'],
     ['a narration with a lone surrogate', { narration: 'a\ud800b' }, 'narration'],
     ['an unknown field', { currency: 'NGN' }, 'currency'],

@@ -25,10 +25,11 @@ export async function call(
   gateway: LocalGateway,
   method: string,
   pathAndQuery: string,
-  options: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  /** `rawBody` as bytes is sent as it is (a body in another encoding than UTF-8). */
+  options: { body?: unknown; rawBody?: string | Uint8Array; headers?: Record<string, string> } = {},
 ) {
   const headers: Record<string, string> = { ...options.headers };
-  let body: string | undefined = options.rawBody;
+  let body: string | Uint8Array | undefined = options.rawBody;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
