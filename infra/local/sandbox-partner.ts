@@ -126,6 +126,7 @@ async function nameEnquiry(
   response: ServerResponse,
   hangMs: number,
   calls: Map<string, number>,
+  issued: ReadonlyMap<string, string>,
 ) {
   const { bank_code: bankCode, account_number: accountNumber } = await readJson(request);
   if (typeof accountNumber === 'string') calls.set(accountNumber, (calls.get(accountNumber) ?? 0) + 1);
@@ -144,30 +145,51 @@ async function nameEnquiry(
     return reply(response, 404, { error: 'account_not_found' });
   }
   return reply(response, 200, {
-    account_name: sandboxAccountName(accountNumber),
+    // An account it issued is named as issued (until the sandbox restarts: it keeps no data).
+    account_name: issued.get(`${bank.code}:${accountNumber}`) ?? sandboxAccountName(accountNumber),
     account_number: accountNumber,
     bank_code: bank.code,
   });
 }
 
+/** The first digits of every account the sandbox issues: never a trigger prefix (five equal digits). */
+const ISSUED_PREFIX = '50';
+
 /**
- * Issues an account number of the sandbox bank. Serials start with 5, so an issued account never
- * carries a trigger prefix; the service itself guarantees that no number is used twice.
+ * Issues an account number of the sandbox bank. Serials start with 50, so an issued account never
+ * carries a trigger prefix (`55555` was possible with a plain 5); the service itself guarantees that
+ * no number is used twice.
  */
-async function issueAccount(request: IncomingMessage, response: ServerResponse, bankCode: string) {
+async function issueAccount(
+  request: IncomingMessage,
+  response: ServerResponse,
+  bankCode: string,
+  issued: Map<string, string>,
+) {
   const { kind, name } = await readJson(request);
   if ((kind !== 'wallet' && kind !== 'virtual_account') || typeof name !== 'string' || name.length === 0) {
     return reply(response, 400, { error: 'invalid_request' });
   }
-  const serial = `5${String(randomInt(0, 100_000_000)).padStart(8, '0')}`;
-  return reply(response, 201, {
+  const serial = `${ISSUED_PREFIX}${String(randomInt(0, 10_000_000)).padStart(7, '0')}`;
+  const account = {
     account_number: toNuban(bankCode, serial),
     account_name: `NAIRAPAY/${name.toUpperCase()}`.slice(0, 60),
     bank_code: bankCode,
-  });
+  };
+  issued.set(`${bankCode}:${account.account_number}`, account.account_name);
+  return reply(response, 201, account);
 }
 
 type TransferAnswer = { status: number; body: Record<string, unknown> };
+
+/** A transfer the sandbox completed, as its own accounts would receive it. */
+type OnUsTransfer = {
+  bank_code: string;
+  account_number: string;
+  amount: number;
+  session_id: string;
+  narration: unknown;
+};
 
 /** How a transfer the sandbox left pending ends, and whether it tells the service by webhook. */
 type PendingEnd = { status: 'success' | 'failed'; reason?: string; webhook: boolean };
@@ -193,6 +215,7 @@ async function transfer(
   hangMs: number,
   done: Map<string, TransferAnswer>,
   onPending: (reference: string, end: PendingEnd) => void,
+  onUs: (order: OnUsTransfer) => void,
 ) {
   const order = await readJson(request);
   const { reference, amount, bank_code: bankCode, account_number: accountNumber } = order;
@@ -218,7 +241,16 @@ async function transfer(
       : { status: 200, body: { status: 'success', reference, session_id: nipSessionId() } };
   done.set(reference, answer);
   if (pendingEnd) onPending(reference, pendingEnd);
-  return reply(response, answer.status, answer.body);
+  reply(response, answer.status, answer.body);
+  if (answer.status === 200 && typeof answer.body.session_id === 'string') {
+    onUs({
+      bank_code: bankCode,
+      account_number: accountNumber,
+      amount: amount as number,
+      session_id: answer.body.session_id,
+      narration: order.narration,
+    });
+  }
 }
 
 /** `GET /v1/transfers/{reference}`: where a transfer stands now (404 if the sandbox never got it). */
@@ -325,6 +357,8 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
   const bankCode = options.bankCode ?? '101';
   // Name enquiries received per account number: the sandbox's request log, for tests and debugging.
   const nameEnquiries = new Map<string, number>();
+  // The names of the accounts it issued, by `<bank code>:<account number>`.
+  const issued = new Map<string, string>();
   const transfers = new Map<string, TransferAnswer>();
   const webhook: Webhook = { url: options.webhookUrl, secret: options.webhookSecret };
   const timers = new Set<NodeJS.Timeout>();
@@ -346,12 +380,31 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
     }, options.settleAfterMs ?? 5000);
     timers.add(timer);
   };
+  // A transfer to an account the sandbox issued (a merchant's wallet or virtual account: its bank,
+  // serial 5…) lands there, as at any bank: the receiving account is credited and the service is
+  // told by `payment.received`, so money moved between two merchants never leaves the system.
+  const onUs = (order: OnUsTransfer) => {
+    const issuedHere = order.bank_code === bankCode && order.account_number.startsWith('5');
+    if (!issuedHere || !webhook.url || !webhook.secret) return;
+    const event = paymentEvent({
+      account_number: order.account_number,
+      amount: order.amount,
+      session_id: order.session_id,
+      sender: { account_name: 'NAIRAPAY TRANSFER', account_number: '', bank_code: bankCode },
+      narration: typeof order.narration === 'string' ? order.narration : 'Transfer',
+    });
+    deliverWebhook(webhook.url, webhook.secret, event).catch((error: unknown) =>
+      console.error('sandbox partner: payment.received (a transfer to one of its accounts) failed', error),
+    );
+  };
   type Route = (request: IncomingMessage, response: ServerResponse) => Promise<void> | void;
   const routes: Record<string, Route> = {
-    'POST /v1/name-enquiry': (request, response) => nameEnquiry(request, response, hangMs, nameEnquiries),
-    'POST /v1/transfers': (request, response) => transfer(request, response, hangMs, transfers, settleLater),
+    'POST /v1/name-enquiry': (request, response) =>
+      nameEnquiry(request, response, hangMs, nameEnquiries, issued),
+    'POST /v1/transfers': (request, response) =>
+      transfer(request, response, hangMs, transfers, settleLater, onUs),
     'POST /v1/_simulate/payment': (request, response) => simulatePayment(request, response, webhook),
-    'POST /v1/accounts': (request, response) => issueAccount(request, response, bankCode),
+    'POST /v1/accounts': (request, response) => issueAccount(request, response, bankCode, issued),
     'GET /v1/transfers/*': (request, response) =>
       transferStatus(response, decodeURIComponent(pathOf(request).slice('/v1/transfers/'.length)), transfers),
     'GET /v1/_calls': (_request, response) =>

@@ -274,6 +274,27 @@ describe('transfer destinations', () => {
     expect(await balanceOf(other)).toBe(100_000);
   });
 
+  it("pays another merchant's wallet: the sandbox names it as issued and credits it, so the money stays in the system", async () => {
+    const payer = await aMerchant();
+    const payee = await aMerchant();
+    await fund(payer.merchant.merchant_id, 100_000);
+    const destination = {
+      account_number: payee.merchant.account_number,
+      bank_code: payee.merchant.bank_code,
+    };
+    const validated = await call(gateway, 'POST', '/validate-account', {
+      body: destination,
+      headers: payer.headers,
+    });
+    expect(data(validated)).toMatchObject({ account_name: payee.merchant.account_name });
+    const sent = await transfer(payer, { reference: ref(), amount: 25_000, ...destination });
+    expect(sent.status).toBe(201);
+    expect(data(sent)).toMatchObject({ status: 'success', fee: 1_000 });
+    await expect.poll(() => balanceOf(payee), { timeout: 15_000, interval: 100 }).toBe(25_000);
+    expect(await balanceOf(payer)).toBe(100_000 - 25_000 - 1_000);
+    expect((await auditMerchant(payee.merchant.merchant_id)).problems).toEqual([]);
+  });
+
   it('answers 400 for no destination, two destinations or half of one', async () => {
     const m = await aMerchant();
     await fund(m.merchant.merchant_id, 100_000);
