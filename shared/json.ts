@@ -25,34 +25,33 @@ const MAX_REPORTED = 10;
  * `text` must be valid JSON: parse it first.
  */
 export function duplicateKeys(text: string): string[] {
-  return scan(text).duplicates;
+  return scanJson(text).duplicates;
 }
 
-/**
- * The paths of the numbers written with a fraction that `JSON.parse` reads as a whole number, the
- * fraction being too small for a double to keep (`100.000000000000001` reads as 100,
- * `999999999.99999999` as 1000000000), at most 10. A whole number written with a fraction of
- * zeros or an exponent (`100.0`, `1e2`) is a whole number and is not reported. `text` must be
- * valid JSON: parse it first.
- */
-export function roundedFractions(text: string): string[] {
-  return scan(text).roundedFractions;
-}
-
-/** A JSON number literal, at the scanner's position. */
+/** A JSON number literal with a fraction or an exponent, at the scanner's position. */
 const NUMBER = /-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y;
 
 /** Whether a JSON number literal's exact decimal value is a whole number (whatever a double makes of it). */
 function isWholeLiteral(integer: string, fraction: string, exponent: string): boolean {
   const digits = integer + fraction;
-  const shift = Number(exponent || '0');
-  // The decimal point sits after this many digits; an exponent past the digits is a whole number,
-  // one before them leaves every digit behind the point.
-  const point = Math.min(Math.max(integer.length + (Number.isFinite(shift) ? shift : 0), 0), digits.length);
+  // The decimal point sits after this many digits; an exponent past the digits (Infinity too) is a
+  // whole number, one before them (-Infinity too) leaves every digit behind the point.
+  const point = Math.min(Math.max(integer.length + Number(exponent || '0'), 0), digits.length);
   return /^0*$/.test(digits.slice(point));
 }
 
-function scan(text: string): { duplicates: string[]; roundedFractions: string[] } {
+const isDigit = (code: number) => code >= 48 && code <= 57;
+
+/**
+ * One pass over valid JSON text (parse it first) for what `JSON.parse` hides:
+ * - `duplicates`: keys given twice in one object (see `duplicateKeys`);
+ * - `roundedFractions`: the paths of the numbers written with a fraction that `JSON.parse` reads
+ *   as a whole number, the fraction being too small for a double to keep (`100.000000000000001`
+ *   reads as 100, `999999999.99999999` as 1000000000). A whole number written with a fraction of
+ *   zeros or an exponent (`100.0`, `1e2`) is whole and not reported.
+ * At most 10 of each; the scan ends at the 10th duplicate, which makes the body unusable anyway.
+ */
+export function scanJson(text: string): { duplicates: string[]; roundedFractions: string[] } {
   const found = new Set<string>();
   const rounded: string[] = [];
   let repeats = 0;
@@ -104,14 +103,22 @@ function scan(text: string): { duplicates: string[]; roundedFractions: string[] 
       case '7':
       case '8':
       case '9': {
+        // Plain integers, most numbers, are skipped digit by digit; only a fraction or an
+        // exponent is read whole.
+        let end = text[i] === '-' ? i + 1 : i;
+        while (end < text.length && isDigit(text.charCodeAt(end))) end += 1;
+        if (text[end] !== '.' && text[end] !== 'e' && text[end] !== 'E') {
+          i = end - 1;
+          break;
+        }
         NUMBER.lastIndex = i;
         const literal = NUMBER.exec(text);
         if (!literal) break;
         const [whole, integer = '', fraction = '', exponent = ''] = literal;
         if (
           rounded.length < MAX_REPORTED &&
-          !isWholeLiteral(integer, fraction, exponent) &&
-          Number.isInteger(Number(whole))
+          Number.isInteger(Number(whole)) &&
+          !isWholeLiteral(integer, fraction, exponent)
         ) {
           rounded.push(valuePath(stack));
         }

@@ -22,7 +22,7 @@ import {
   repeatedQueryParameters,
   type Schema,
 } from '#shared/http/validation.ts';
-import { duplicateKeys, roundedFractions } from '#shared/json.ts';
+import { scanJson } from '#shared/json.ts';
 import type { ClientIpDecision } from '#shared/limits/client-ip.ts';
 import { logger } from '#shared/logger.ts';
 import type { WebhookDelivery } from '#shared/partners/partner.ts';
@@ -320,7 +320,7 @@ function parseJsonBody(): Middleware {
         throw new ValidationError([{ field: 'body', message: 'Must be an object' }]);
       }
       const text = isBase64Encoded ? Buffer.from(body ?? '', 'base64').toString() : (body ?? '');
-      const duplicated = duplicateKeys(text);
+      const { duplicates: duplicated, roundedFractions: rounded } = scanJson(text);
       if (duplicated.length > 0) {
         throw new ValidationError(
           duplicated.map((field) => ({ field: field || 'body', message: 'Key given more than once' })),
@@ -329,12 +329,11 @@ function parseJsonBody(): Middleware {
       }
       // `999999999.99999999` parses as 1000000000: a fraction a double cannot keep is still one
       // (API.md §1: a fractional amount is a 400), never rounded into a whole number silently.
-      const rounded = roundedFractions(text);
       if (rounded.length > 0) {
         throw new ValidationError(
           rounded.map((field) => ({
             field: field || 'body',
-            message: 'Must be a whole number (its fraction is too small for a JSON number to keep)',
+            message: 'Has a fraction too small for a JSON number to keep: it would read as a whole number',
           })),
         );
       }

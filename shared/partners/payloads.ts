@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ValidationError } from '#shared/errors.ts';
-import { duplicateKeys, roundedFractions } from '#shared/json.ts';
+import { scanJson } from '#shared/json.ts';
 import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts';
 
 /**
@@ -31,8 +31,8 @@ export function readDeliveryJson(rawBody: string): DeliveryJson {
   } catch {
     throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
   }
-  const duplicates = duplicateKeys(rawBody);
-  const roundedAmounts = roundedFractions(rawBody).filter((path) => path.split('.').at(-1) === 'amount');
+  const { duplicates, roundedFractions } = scanJson(rawBody);
+  const roundedAmounts = roundedFractions.filter((path) => path.split('.').at(-1) === 'amount');
   const ambiguity =
     duplicates.length > 0
       ? `duplicate key: ${duplicates.join(', ')} (the amount or account it names is ambiguous)`

@@ -2,13 +2,15 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { contentTypeOf, isUtf8Charset, repeatedQueryParameters } from '#shared/http/validation.ts';
-import { duplicateKeys, roundedFractions } from '#shared/json.ts';
+import { duplicateKeys, scanJson } from '#shared/json.ts';
 import { isIsoDate, isIsoDateTime } from '#shared/schemas.ts';
 import { handler as echo } from '#test/fixtures/functions/echo.ts';
 import { handler as echoQuery } from '#test/fixtures/functions/echo-query.ts';
 import { apiEvent, jsonEvent, lambdaContext } from '#test/support/events.ts';
 
 /** API.md §11: ambiguous or impossible input is refused, never read one way of several. */
+
+const roundedFractions = (text: string) => scanJson(text).roundedFractions;
 
 describe('duplicate JSON keys', () => {
   it.each([
@@ -69,6 +71,9 @@ describe('numbers whose fraction JSON.parse rounds away', () => {
     ['{"amount":1e-400}', ['amount']],
     ['{"amount":12345678901234567.5}', ['amount']],
     ['[5.00000000000000001]', ['0']],
+    // An exponent too long for a double is still an exponent: JSON.parse reads these as 0.
+    [`{"amount":1e-${'9'.repeat(400)}}`, ['amount']],
+    [`{"amount":10e-${'9'.repeat(400)}}`, ['amount']],
   ])('finds them in %s', (text, paths) => {
     expect(roundedFractions(text)).toEqual(paths);
   });
@@ -84,6 +89,7 @@ describe('numbers whose fraction JSON.parse rounds away', () => {
     '{"amount":"999999999.99999999"}',
     '{"999999999.99999999":1}',
     '{"a":-12}',
+    `{"amount":1e${'9'.repeat(400)}}`,
   ])('finds none in %s (whole as written, a fraction a double keeps, or not a number)', (text) => {
     expect(roundedFractions(text)).toEqual([]);
   });
