@@ -337,7 +337,7 @@ describe('bad transfer input', () => {
     ['a narration of 101 characters', { narration: 'n'.repeat(101) }, 'narration'],
     ['a narration with control characters', { narration: 'a\u0000b' }, 'narration'],
     ['a narration with a right-to-left override', { narration: 'Refund \u202Egnp.exe' }, 'narration'],
-    ['a narration with a bidirectional isolate', { narration: 'Pay \u2067Ada\u2069' }, 'narration'],
+    ['a narration with a left-to-right override', { narration: 'Pay \u202DAda' }, 'narration'],
     ['a narration with the replacement character', { narration: 'caf\uFFFD' }, 'narration'],
     ['a narration of 101 emoji', { narration: '😀'.repeat(101) }, 'narration'],
     ['a narration with a lone surrogate', { narration: 'a\ud800b' }, 'narration'],
@@ -353,10 +353,13 @@ describe('bad transfer input', () => {
     expect(await getMerchant(m.merchant.merchant_id)).toMatchObject({ balance: 100_000, version: 1 });
   });
 
-  it('takes a narration in Ajami (Arabic script) with its right-to-left mark: only overrides and isolates are refused', async () => {
+  it.each([
+    ['in Ajami (Arabic script) with its right-to-left mark', '\u200Fكُدِنْ هَيَرْ 2026'],
+    ['with a name isolated as Fluent formats it', 'Payment from \u2068محمد\u2069'],
+    ['with a name embedded as Android formats it', 'Payment from \u202Bمحمد\u202C'],
+  ])('takes a narration %s: only the overrides are refused', async (_label, narration) => {
     const m = await aMerchant();
     await fund(m.merchant.merchant_id, 100_000);
-    const narration = '\u200Fكُدِنْ هَيَرْ 2026';
     const response = await transfer(m, { ...base(), narration });
     expect(response.status).toBe(201);
     expect(data(response)).toMatchObject({ narration });
