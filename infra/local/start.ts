@@ -135,6 +135,8 @@ async function main() {
       sandbox: {
         webhookUrl: `http://127.0.0.1:${port}/webhooks/payments`,
         webhookSecret: secrets.PARTNER_WEBHOOK_SECRET,
+        // The bank of the accounts it issues (README: `PARTNER_BANK_CODE`); 101 when unset.
+        ...(env.PARTNER_BANK_CODE ? { bankCode: env.PARTNER_BANK_CODE } : {}),
       },
     });
     stops.push(services.stop);

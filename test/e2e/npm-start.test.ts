@@ -3,6 +3,7 @@ import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isValidNuban } from '#shared/banks/nuban.ts';
 import {
   groupAlive,
   type RunningService,
@@ -18,9 +19,14 @@ afterAll(async () => {
 
 describe('npm start', () => {
   it('serves the API from the real start script and leaves no process behind on SIGTERM', async () => {
-    service = await startNpmStart({ TABLE_PREFIX: 'start-test-' });
+    // PARTNER_BANK_CODE names the sandbox's own bank: the demo wallet is a GTBank number here.
+    service = await startNpmStart({ TABLE_PREFIX: 'start-test-', PARTNER_BANK_CODE: '058' });
     expect(service.output()).toContain(`curl -s ${service.url}/api/v1/developer/banks`);
     expect(service.output()).toMatch(/X-API-Key: +pk_[0-9a-f]{32}/);
+    const wallet = /\(wallet (\d{10})\)/.exec(service.output())?.[1] ?? '';
+    expect(wallet).toMatch(/^50/);
+    expect(isValidNuban('058', wallet)).toBe(true);
+    expect(isValidNuban('101', wallet)).toBe(false);
 
     const response = await fetch(`${service.url}/banks/list`);
     expect(response.status).toBe(200);
