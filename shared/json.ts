@@ -131,9 +131,17 @@ export function scanJson(text: string): { duplicates: string[]; roundedFractions
   return { duplicates: [...found], roundedFractions: rounded };
 }
 
+/** A frame's step in a path: the object's current key, or the array's current index. */
+const stepOf = (frame: Frame) => (frame.kind === 'object' ? frame.key : String(frame.index));
+
 /** Where a value sits: the keys and indexes of the objects and arrays around it. */
 function valuePath(stack: readonly Frame[]): string {
-  return stack.map((frame) => (frame.kind === 'object' ? frame.key : String(frame.index))).join('.');
+  return stack.map(stepOf).join('.');
+}
+
+/** Where `key` of the innermost object sits: the steps of the frames around it, then the key. */
+function pathOf(stack: readonly Frame[], key: string): string {
+  return [...stack.slice(0, -1).map(stepOf), key].join('.');
 }
 
 /** The index of the quote that closes the string opening at `start`. */
@@ -141,12 +149,4 @@ function closingQuote(text: string, start: number): number {
   let i = start + 1;
   while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
   return i;
-}
-
-/** Where `key` of the innermost object sits: the keys and indexes of the objects and arrays around it. */
-function pathOf(stack: readonly Frame[], key: string): string {
-  const outer = stack
-    .slice(0, -1)
-    .map((frame) => (frame.kind === 'object' ? frame.key : String(frame.index)));
-  return [...outer, key].join('.');
 }

@@ -182,7 +182,7 @@ async function issueAccount(
 
 type TransferAnswer = { status: number; body: Record<string, unknown> };
 
-/** Tries of an on-us credit's delivery: 0.5 s, 1 s, 2 s, 4 s apart. */
+/** Tries of an on-us credit's delivery: 1 s, 2 s, 4 s and 8 s apart. */
 const ON_US_TRIES = 5;
 
 /** A transfer the sandbox completed, as its own accounts would receive it. */
@@ -191,7 +191,6 @@ type OnUsTransfer = {
   bank_code: string;
   account_number: string;
   amount: number;
-  session_id: string;
   narration: unknown;
 };
 
@@ -246,13 +245,12 @@ async function transfer(
   done.set(reference, answer);
   if (pendingEnd) onPending(reference, pendingEnd);
   reply(response, answer.status, answer.body);
-  if (answer.status === 200 && typeof answer.body.session_id === 'string') {
+  if (answer.status === 200) {
     onUs({
       reference,
       bank_code: bankCode,
       account_number: accountNumber,
       amount: amount as number,
-      session_id: answer.body.session_id,
       narration: order.narration,
     });
   }

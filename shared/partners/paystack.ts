@@ -78,11 +78,11 @@ const BANK_LIST_MAX_AGE_MS = 60 * 60 * 1000;
 /** After a failed refresh the stale list is used, and the refresh is tried again this much later. */
 const BANK_LIST_RETRY_MS = 5 * 60 * 1000;
 /** A cursor loop guard: Paystack lists about 200 Nigerian banks. */
+const BANK_LIST_MAX_PAGES = 20;
+const BANK_LIST_PAGE_SIZE = 100;
 /** The reference of a Pay with Transfer charge the service makes: `va-` and 12 random bytes in hex. */
 const CHARGE_REFERENCE_BYTES = 12;
 const CHARGE_REFERENCE = new RegExp(`^va-[0-9a-f]{${CHARGE_REFERENCE_BYTES * 2}}$`);
-const BANK_LIST_MAX_PAGES = 20;
-const BANK_LIST_PAGE_SIZE = 100;
 
 /** What a failed or reversed transfer says when Paystack does not say why (API.md §9). */
 const DEFAULT_FAILURE = 'The receiving bank did not complete the transfer';

@@ -23,18 +23,21 @@ async function send(url: string, order: Record<string, unknown>) {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
+/** A transfer order to an account of the sandbox's bank (101) with serial `serial`. */
+const onUsOrder = (reference: string, serial: string, amount: number, narration?: string) => ({
+  reference: `${reference}_${Date.now()}`,
+  amount,
+  bank_code: '101',
+  account_number: toNuban('101', serial),
+  account_name: 'NAIRAPAY/ACME LTD',
+  ...(narration ? { narration } : {}),
+});
+
 describe("a sandbox transfer to one of the sandbox's own accounts", () => {
   it('is one payment, however often its reference is sent, also by a sandbox restarted in between', async () => {
     const service = await startReceiver();
     try {
-      const order = {
-        reference: `np_on_us_${Date.now()}`,
-        amount: 25_000,
-        bank_code: '101',
-        account_number: toNuban('101', '501234567'),
-        account_name: 'NAIRAPAY/ACME LTD',
-        narration: 'Invoice 7',
-      };
+      const order = onUsOrder('np_on_us', '501234567', 25_000, 'Invoice 7');
       const first = await aSandbox(service.url);
       expect((await send(first.url, order)).body).toMatchObject({ status: 'success' });
       expect((await send(first.url, order)).body).toMatchObject({ status: 'success' });
@@ -64,13 +67,7 @@ describe("a sandbox transfer to one of the sandbox's own accounts", () => {
     const service = await startReceiver((n) => (n < 3 ? 503 : 200));
     const sandbox = await aSandbox(service.url);
     try {
-      const order = {
-        reference: `np_on_us_retry_${Date.now()}`,
-        amount: 1_000,
-        bank_code: '101',
-        account_number: toNuban('101', '509876543'),
-        account_name: 'NAIRAPAY/ACME LTD',
-      };
+      const order = onUsOrder('np_on_us_retry', '509876543', 1_000);
       expect((await send(sandbox.url, order)).body).toMatchObject({ status: 'success' });
       await expect.poll(() => service.received.length, { timeout: 10_000 }).toBe(3);
       expect(new Set(service.received.map((request) => request.headers['webhook-id'])).size).toBe(1);
