@@ -260,7 +260,7 @@ describe("merchant A with merchant B's identifiers", () => {
     expect(data(saved).id).not.toBe(ids.beneficiary);
   });
 
-  it('may send money to B’s wallet number like to any account, and only A is debited', async () => {
+  it('may send money to B’s wallet and virtual account numbers like to any account: A is debited, and B is paid exactly that', async () => {
     for (const [account_number, bank_code] of [
       [ids.wallet, config.partner.bankCode],
       [ids.virtualAccountNumber, config.partner.bankCode],
@@ -276,6 +276,23 @@ describe("merchant A with merchant B's identifiers", () => {
       expect(sent.status).toBe(201);
       aSpent += 3_000;
     }
+    // The sandbox's bank issued both numbers: each transfer lands there as a payment to B (README,
+    // "Sandbox partner bank"), and nothing else of B's moves.
+    const paidBefore = bBefore.merchant?.balance ?? 0;
+    await expect
+      .poll(async () => (await merchantState(b.merchant.merchant_id)).merchant?.balance, { timeout: 15_000 })
+      .toBe(paidBefore + 4_000);
+    const paid = await merchantState(b.merchant.merchant_id);
+    const newEntries = paid.entries.slice(bBefore.entries.length);
+    expect(paid.entries.slice(0, bBefore.entries.length)).toStrictEqual(bBefore.entries);
+    expect(newEntries.map(({ category, amount }) => ({ category, amount }))).toEqual([
+      { category: 'payment', amount: 2_000 },
+      { category: 'payment', amount: 2_000 },
+    ]);
+    expect(paid.beneficiaries).toStrictEqual(bBefore.beneficiaries);
+    expect(paid.sessions).toStrictEqual(bBefore.sessions);
+    // From here on, B must stay exactly as it is now.
+    bBefore = paid;
   });
 
   it('reads B’s cursors in its own lists as positions in its own data, or refuses them', async () => {
