@@ -405,7 +405,10 @@ const UNDATED_REFUSAL_WINDOW_MS = 73 * HOUR_MS;
 const REFUSAL_CLOCK_SKEW_MS = 5 * 60 * 1000;
 /** The accounts one refusal is matched among: more than this carrying its alias keep it for operators. */
 const MAX_REFUSAL_CANDIDATES = 10;
-const NO_OPEN_ACCOUNT = 'refused payment matches no open virtual account';
+const NO_OPEN_ACCOUNT: RefusalDecision = {
+  kept: 'refused payment matches no open virtual account',
+  shared: false,
+};
 
 /**
  * A payment the partner refused and returned to the payer (nothing to credit): listed on the
@@ -422,7 +425,7 @@ export async function receiveRejectedPayment(event: QueuedEvent & PaymentRejecte
   const at = new Date(event.rejected_at ?? event.received_at).toISOString();
   const decision = await refusalDecision(event, at);
   if ('kept' in decision) {
-    if (decision.kept !== NO_OPEN_ACCOUNT) {
+    if (decision.shared) {
       logger.warn('refused payment cannot be told to one merchant: kept for operators', {
         ...traceKeys(event),
         reason: decision.kept,
@@ -446,9 +449,9 @@ async function refusalDecision(event: PaymentRejected, at: string): Promise<Refu
   if (owner) {
     return owner.kind === 'virtual_account' && owner.reference
       ? { merchant_id: owner.merchant_id, reference: owner.reference }
-      : { kept: NO_OPEN_ACCOUNT };
+      : NO_OPEN_ACCOUNT;
   }
-  if (!event.alias_ids?.length) return { kept: NO_OPEN_ACCOUNT };
+  if (!event.alias_ids?.length) return NO_OPEN_ACCOUNT;
   return decideRefusal(
     `${event.partner}:${event.attempt_id}`,
     await aliasDecision(event, event.alias_ids, at),
@@ -470,6 +473,7 @@ async function aliasDecision(
     if (more)
       return {
         kept: `refused payment matches more than ${MAX_REFUSAL_CANDIDATES} virtual accounts (shared email)`,
+        shared: true,
       };
     for (const { kind, merchant_id, reference } of owners) {
       if (kind === 'virtual_account' && reference)
@@ -480,6 +484,7 @@ async function aliasDecision(
   if (merchants.size > 1) {
     return {
       kept: `refused payment matches open virtual accounts of ${merchants.size} merchants (shared email): ${[...candidates.keys()].join(', ')}`,
+      shared: true,
     };
   }
   const accounts = (
@@ -489,9 +494,7 @@ async function aliasDecision(
   const [newest] = (unpaid.length > 0 ? unpaid : accounts).sort((a, b) =>
     b.created_at.localeCompare(a.created_at),
   );
-  return newest
-    ? { merchant_id: newest.merchant_id, reference: newest.reference }
-    : { kept: NO_OPEN_ACCOUNT };
+  return newest ? { merchant_id: newest.merchant_id, reference: newest.reference } : NO_OPEN_ACCOUNT;
 }
 
 const isoAt = (ms: number) => new Date(ms).toISOString();

@@ -219,8 +219,11 @@ export function withPayment(state: VirtualAccountState, payment: Payment): Virtu
   };
 }
 
-/** Where a refused attempt named only by an alias went: a virtual account, or kept for operators. */
-export type RefusalDecision = { merchant_id: string; reference: string } | { kept: string };
+/**
+ * Where a refused attempt named only by an alias went: a virtual account, or kept for operators
+ * (`shared` when the alias is carried by accounts the refusal cannot be told between).
+ */
+export type RefusalDecision = { merchant_id: string; reference: string } | { kept: string; shared: boolean };
 
 /**
  * Records where a partner's refused attempt goes, once (in its own partition of the payments

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
 import { tableName } from '#shared/aws/clients.ts';
+import { logger } from '#shared/logger.ts';
 import type { PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { receiveRejectedPayment } from '#shared/payments/credit.ts';
@@ -101,6 +102,13 @@ const listedAt = (at: string) => [{ amount: 12_345, reason: 'incorrect amount se
 const anEmail = () => `ada-${unique()}@example.ng`;
 
 describe('a refused payment named by its customer email only', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  /** The warnings that a refusal could not be told to one merchant. */
+  const sharedWarnings = (warn: MockInstance<typeof logger.warn>) =>
+    warn.mock.calls.filter(([message]) => String(message).includes('cannot be told to one merchant'));
+
   it('is listed on the one account open at its time, not on one closed before or opened after it', async () => {
     const email = anEmail();
     const [a, b, c] = [await aMerchant(), await aMerchant(), await aMerchant()];
@@ -129,7 +137,10 @@ describe('a refused payment named by its customer email only', () => {
     const [a, b] = [await aMerchant(), await aMerchant()];
     const first = await anAccountOf(a.merchant.merchant_id, email, refusedAt - HOUR, refusedAt + HOUR);
     const second = await anAccountOf(b.merchant.merchant_id, email, refusedAt - HOUR, refusedAt + HOUR);
+    const warn = vi.spyOn(logger, 'warn');
     const { id } = await refuse(email);
+    // Operators are warned of a refusal two merchants could claim.
+    expect(sharedWarnings(warn)).toHaveLength(1);
     expect(await refusalsOn(first)).toEqual([]);
     expect(await refusalsOn(second)).toEqual([]);
     expect(await keptReason(id)).toMatch(/open virtual accounts of 2 merchants \(shared email\)/);
@@ -200,6 +211,7 @@ describe('a refused payment named by its customer email only', () => {
     const m = (await aMerchant()).merchant.merchant_id;
     const email = anEmail();
     const closed = await anAccountOf(m, email, refusedAt - 5 * HOUR, refusedAt - 3 * HOUR);
+    const warn = vi.spyOn(logger, 'warn');
     const { id } = await refuse(email);
     expect(await refusalsOn(closed)).toEqual([]);
     expect(await keptReason(id)).toBe('refused payment matches no open virtual account');
@@ -209,7 +221,10 @@ describe('a refused payment named by its customer email only', () => {
 
     const many = anEmail();
     for (let i = 0; i < 11; i++) await anAccountOf(m, many, refusedAt - HOUR, refusedAt + HOUR);
+    // Kept for want of an account is not a warning; kept for too many accounts is.
+    expect(sharedWarnings(warn)).toHaveLength(0);
     expect(await keptReason((await refuse(many)).id)).toMatch(/more than 10 virtual accounts/);
+    expect(sharedWarnings(warn)).toHaveLength(1);
   });
 
   it("named by the account's own id, is listed on that account, however long closed, whatever its email names", async () => {
