@@ -9,7 +9,10 @@
  *   cognito-local accepts any string, so an email alone could set a user's password or skip the
  *   password before a TOTP code, and it let one session try every code.
  * - A TOTP code that signed a user in is refused for that user for the rest of its validity
- *   (`ExpiredCodeException`); cognito-local takes it again.
+ *   (`ExpiredCodeException`), also when several sessions answer with it at once; cognito-local
+ *   takes it again.
+ * - `SignUp` is refused (`NotAuthorizedException`) in a pool where only administrators create
+ *   users, as the stack's; cognito-local let anyone sign up with any attributes, a merchant id too.
  * - An operation a user calls with an access token (`GetUser`, `UpdateUserAttributes`,
  *   `AssociateSoftwareToken`, `DeleteUser`…) takes only an unexpired access token signed with the
  *   stand-in's key; cognito-local only decodes it, so an unsigned token acted as any user.
@@ -104,6 +107,8 @@ Targets.RespondToAuthChallenge = (services) => {
     const user = await userOf(services, ctx, req.ClientId, req.ChallengeResponses?.USERNAME);
     if (
       !open ||
+      // Taken by another answer while this one looked its user up.
+      sessions.get(req.Session) !== open ||
       open.expires <= Date.now() ||
       !user ||
       open.username !== user.Username ||
@@ -117,9 +122,29 @@ Targets.RespondToAuthChallenge = (services) => {
     const spent = `${user.Username} ${code}`;
     for (const [key, until] of spentCodes) if (until <= Date.now()) spentCodes.delete(key);
     if (code && spentCodes.has(spent)) throw new ExpiredCodeError();
-    const answer = await target(ctx, req);
+    // Spent before it is checked, so answers of several sessions sent at once with one code sign
+    // the user in once; given back if it signs nobody in (a wrong code).
     if (code) spentCodes.set(spent, Date.now() + CODE_MS);
-    return remember(answer, user.Username);
+    try {
+      return remember(await target(ctx, req), user.Username);
+    } catch (error) {
+      if (code) spentCodes.delete(spent);
+      throw error;
+    }
+  };
+};
+
+// The stack's pool lets only administrators create users (`AllowAdminCreateUserOnly`): Cognito
+// then refuses `SignUp`, which cognito-local would take with any attributes, a merchant id included.
+const { SignUp } = Targets;
+Targets.SignUp = (services) => {
+  const target = SignUp(services);
+  return async (ctx, req) => {
+    const pool = await services.cognito.getUserPoolForClientId(ctx, req.ClientId);
+    if (pool.options.AdminCreateUserConfig?.AllowAdminCreateUserOnly) {
+      throw new NotAuthorizedError('SignUp is not permitted for this user pool');
+    }
+    return target(ctx, req);
   };
 };
 

@@ -2,6 +2,7 @@ import {
   CognitoIdentityProviderClient,
   DeleteUserAttributesCommand,
   GetUserCommand,
+  SignUpCommand,
   UpdateUserAttributesCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +46,29 @@ describe('dashboard sign-in (API.md §10)', () => {
     expect(exp - iat).toBe(DASHBOARD_USER_POOL.tokenValidityMinutes * 60);
     expect(Math.abs(Date.now() / 1000 + session.expires_in - exp)).toBeLessThanOrEqual(2);
     expect(claimsOf(session.id_token)).toMatchObject({ 'custom:merchant_id': merchantId, token_use: 'id' });
+  });
+
+  it("lets nobody sign up: users are only invited, as the stack's pool allows", async () => {
+    const client = new CognitoIdentityProviderClient({
+      region: 'us-east-1',
+      endpoint: process.env.COGNITO_ENDPOINT,
+      credentials: localCredentials,
+    });
+    const email = `self-${Date.now()}@example.ng`;
+    const signUp = client.send(
+      new SignUpCommand({
+        ClientId: process.env.USER_POOL_CLIENT_ID,
+        Username: email,
+        Password: aPassword(),
+        UserAttributes: [
+          { Name: 'email', Value: email },
+          { Name: `custom:${DASHBOARD_USER_POOL.merchantAttribute}`, Value: merchantId },
+        ],
+      }),
+    );
+    await expect(signUp).rejects.toMatchObject({ name: 'NotAuthorizedException' });
+    const signIn = await call(gateway, 'POST', SIGN_IN, { body: { email, password: aPassword() } });
+    expect(signIn.body).toEqual(UNAUTHORIZED);
   });
 
   it("lets a user write only the app client's writable attribute, and only with a token the pool signed", async () => {
@@ -283,6 +307,12 @@ describe('dashboard sign-in (API.md §10)', () => {
     // A code that signed the user in is spent: seen over a shoulder, it signs nobody in again.
     const replayed = await answerWith(await mfaSession(), code);
     expect(replayed.body).toEqual(UNAUTHORIZED);
+    // Nor by answering several sessions with it at once: one signs in, the others are refused.
+    const sessions: string[] = [];
+    for (let i = 0; i < 6; i++) sessions.push(await mfaSession());
+    const next = totpCode(secret, Date.now() + 30_000);
+    const together = await Promise.all(sessions.map((open) => answerWith(open, next)));
+    expect(together.map((answered) => answered.status).sort()).toEqual([200, 401, 401, 401, 401, 401]);
   });
 
   it('refuses the session routes without a valid ID token, and with an API key', async () => {
