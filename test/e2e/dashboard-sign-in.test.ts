@@ -236,6 +236,12 @@ describe('dashboard sign-in (API.md §10)', () => {
       await call(gateway, 'POST', SIGN_IN, { body: { email: user.email, password: user.password } }),
     );
     const auth = { Authorization: `Bearer ${session.id_token}` };
+    // A code before enrolment was started is a 400 on the code, not a 401 that signs the user out.
+    const early = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp/verify', {
+      headers: auth,
+      body: { access_token: session.access_token, code: '123456' },
+    });
+    expect(early.body).toMatchObject({ code: 'validation_error', errors: [{ field: 'code' }] });
     const started = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
       headers: auth,
       body: { access_token: session.access_token },
