@@ -260,8 +260,25 @@ export async function getEntry(entryId: string): Promise<LedgerEntry | undefined
  * claimed (`claimItem`) throws `EntryClaimed` and writes nothing.
  */
 export async function post(posting: Posting): Promise<PostResult> {
-  if (!Number.isSafeInteger(posting.amount)) throw new RangeError('a posting is a whole number of kobo');
-  return inTurn(posting.merchantId, () => postNow(posting));
+  return postPrepared(posting.merchantId, async () => posting);
+}
+
+/**
+ * `post` of the posting `prepare` makes once it is the merchant's turn in this container, so that
+ * what it reads to make it (a virtual account's total, which a companion write's condition pins)
+ * is not overtaken by this container's other postings of the merchant while it waits: those would
+ * fail the condition, and a burst into one account would fail over and over. Another container can
+ * still move it first (the condition decides, `CompanionConflict`).
+ */
+export function postPrepared(
+  merchantId: string,
+  prepare: () => Promise<Omit<Posting, 'merchantId'>>,
+): Promise<PostResult> {
+  return inTurn(merchantId, async () => {
+    const posting = { ...(await prepare()), merchantId };
+    if (!Number.isSafeInteger(posting.amount)) throw new RangeError('a posting is a whole number of kobo');
+    return postNow(posting);
+  });
 }
 
 async function postNow(posting: Posting): Promise<PostResult> {
@@ -418,15 +435,37 @@ export async function postAll(
  * The caller keeps the writes under DynamoDB's 100 per transaction.
  */
 export async function postGroups(groups: readonly Group[]): Promise<GroupOutcome[]> {
-  const merchants = groups.map((group) => group.merchantId);
-  if (new Set(merchants).size !== merchants.length)
+  return postGroupsPrepared(
+    groups.map((group) => group.merchantId),
+    async () => groups,
+  );
+}
+
+/**
+ * `postGroups` of the groups `prepare` makes (one per merchant of `merchantIds`, in that order)
+ * once it holds the turns of all those merchants in this container: see `postPrepared`.
+ */
+export async function postGroupsPrepared(
+  merchantIds: readonly string[],
+  prepare: () => Promise<readonly Group[]>,
+): Promise<GroupOutcome[]> {
+  // Checked before the turns are taken: a merchant's turn taken twice would wait on itself.
+  if (new Set(merchantIds).size !== merchantIds.length)
     throw new RangeError('postGroups takes one group per merchant');
-  const postings = groups.flatMap((group) => group.postings);
-  if (postings.some((posting) => !(posting.amount > 0))) throw new RangeError('postAll takes credits only');
-  if (new Set(postings.map((posting) => posting.entryId)).size !== postings.length) {
-    throw new RangeError('postAll takes distinct entry ids');
-  }
-  return inTurns(merchants, () => postGroupsNow(groups));
+  return inTurns(merchantIds, async () => {
+    const groups = await prepare();
+    if (
+      groups.length !== merchantIds.length ||
+      groups.some((group, i) => group.merchantId !== merchantIds[i])
+    )
+      throw new RangeError('the prepared groups are not those of the merchants whose turns were taken');
+    const postings = groups.flatMap((group) => group.postings);
+    if (postings.some((posting) => !(posting.amount > 0))) throw new RangeError('postAll takes credits only');
+    if (new Set(postings.map((posting) => posting.entryId)).size !== postings.length) {
+      throw new RangeError('postAll takes distinct entry ids');
+    }
+    return postGroupsNow(groups);
+  });
 }
 
 /** Runs `work` holding the turns of every merchant, taken in one order so two callers never wait on each other. */
@@ -594,6 +633,18 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
 export function credit(posting: Omit<Posting, 'amount'> & { amount: number }): Promise<PostResult> {
   if (!(posting.amount > 0)) throw new RangeError('a credit is a positive amount');
   return post(posting);
+}
+
+/** `credit` of the posting `prepare` makes in the merchant's turn (see `postPrepared`). */
+export function creditPrepared(
+  merchantId: string,
+  prepare: () => Promise<Omit<Posting, 'merchantId'>>,
+): Promise<PostResult> {
+  return postPrepared(merchantId, async () => {
+    const posting = await prepare();
+    if (!(posting.amount > 0)) throw new RangeError('a credit is a positive amount');
+    return posting;
+  });
 }
 
 /** Debits `amount` kobo (> 0) once per entry id, only if the balance covers it. */

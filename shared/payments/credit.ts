@@ -1,14 +1,15 @@
 import { type AccountOwner, ownerOf, ownersOfAlias } from '#shared/accounts/owners.ts';
+import { backoff } from '#shared/aws/transactions.ts';
 import { config } from '#shared/config.ts';
 import { eventItem, newEvent } from '#shared/events/events.ts';
 import {
   BalanceCeiling,
   CompanionConflict,
-  credit,
+  creditPrepared,
   EntryClaimed,
   type GroupPosting,
   type LedgerEntry,
-  postGroups,
+  postGroupsPrepared,
 } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import { traceKeys } from '#shared/partner-webhooks/trace.ts';
@@ -207,7 +208,7 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
 export type PaymentOutcome = 'credited' | 'duplicate' | 'unmatched' | 'held';
 
 /** Times a payment is tried again when a virtual account's total moved under it. */
-const ACCOUNT_ATTEMPTS = 5;
+const ACCOUNT_ATTEMPTS = 10;
 
 /**
  * Credits a received payment exactly once: one ledger transaction puts the entry keyed by the
@@ -229,14 +230,16 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
   const merchantId = owner.merchant_id;
   const members = [{ event, owner }];
   for (let attempt = 1; ; attempt++) {
-    const { postings, accountWrites } = plan(merchantId, members, await statesOf(merchantId, members));
-    const [posting] = postings;
-    if (!posting) throw new Error('no posting');
     try {
-      const { entry, applied } = await credit({
-        ...posting,
-        merchantId,
-        companions: (posted) => [...(posting.companions?.(posted) ?? []), ...accountWrites([posted])],
+      // Planned in the merchant's turn: the account's total it reads is not overtaken meanwhile.
+      const { entry, applied } = await creditPrepared(merchantId, async () => {
+        const { postings, accountWrites } = plan(merchantId, members, await statesOf(merchantId, members));
+        const [posting] = postings;
+        if (!posting) throw new Error('no posting');
+        return {
+          ...posting,
+          companions: (posted) => [...(posting.companions?.(posted) ?? []), ...accountWrites([posted])],
+        };
       });
       if (applied) return 'credited';
       if (entry.merchant_id !== merchantId || entry.amount !== event.amount) {
@@ -259,8 +262,10 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
         });
         return 'duplicate';
       }
-      // The virtual account's total moved since it was read (another payment to it): read again.
+      // The virtual account's total moved since it was read (a payment to it credited by another
+      // container): back off, read again.
       if (!(error instanceof CompanionConflict) || attempt >= ACCOUNT_ATTEMPTS) throw error;
+      await backoff(attempt);
     }
   }
 }
@@ -351,14 +356,18 @@ export async function receivePayments(
     for (const { index, owner } of members) await oneByOne(index, owner);
   };
   const creditTogether = async (units: readonly Unit[]) => {
-    const ledgerGroups = await Promise.all(
-      units.map(async ({ merchantId, members }) => {
-        const batch = members.map(({ index, owner }) => ({ event: events[index] as Received, owner }));
-        const { postings, accountWrites } = plan(merchantId, batch, await statesOf(merchantId, batch));
-        return { merchantId, postings, groupCompanions: accountWrites };
-      }),
+    // Planned holding the merchants' turns: the account totals read are not overtaken meanwhile.
+    const outcomes = await postGroupsPrepared(
+      units.map(({ merchantId }) => merchantId),
+      () =>
+        Promise.all(
+          units.map(async ({ merchantId, members }) => {
+            const batch = members.map(({ index, owner }) => ({ event: events[index] as Received, owner }));
+            const { postings, accountWrites } = plan(merchantId, batch, await statesOf(merchantId, batch));
+            return { merchantId, postings, groupCompanions: accountWrites };
+          }),
+        ),
     );
-    const outcomes = await postGroups(ledgerGroups);
     await Promise.all(
       units.map(async ({ members }, i) => {
         const outcome = outcomes[i];
