@@ -9,7 +9,8 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
  * DynamoDB Local on 127.0.0.1 only. Its jar binds every interface and has no option for it, so this
  * launcher builds the server exactly as the jar's own main does (same command-line options), then
  * sets the host of its Jetty connector before starting it. Run by Java's source launcher (JDK 17+);
- * infra/local/dynamodb.ts falls back to the plain jar where only a JRE is installed.
+ * infra/local/dynamodb.ts falls back to the plain jar where only a JRE is installed. It also ends
+ * when the process that started it does.
  */
 public class LoopbackDynamoDb {
   public static void main(String[] args) throws Exception {
@@ -20,6 +21,21 @@ public class LoopbackDynamoDb {
     for (Connector connector : server.getConnectors()) {
       if (connector instanceof ServerConnector) ((ServerConnector) connector).setHost("127.0.0.1");
     }
+    // The process that started this one (npm start, a test run) holds its standard input open:
+    // when that process ends, however it ended (a kill -9 too), so does this one, instead of
+    // holding the port and the data folder for the next start.
+    Thread parentWatch =
+        new Thread(
+            () -> {
+              try {
+                while (System.in.read() != -1) {}
+              } catch (java.io.IOException ignored) {
+                // A closed input is the same end.
+              }
+              System.exit(0);
+            });
+    parentWatch.setDaemon(true);
+    parentWatch.start();
     proxy.start();
   }
 }

@@ -214,6 +214,13 @@ for (const [name, makeTarget] of Object.entries(Targets)) {
   };
 }
 
+// The process that started this one (npm start, a test run) holds its standard input open: when
+// that process ends, however it ended (a kill -9 too), so does this server, instead of holding
+// the port for the next start.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('error', () => process.exit(0));
+process.stdin.resume();
+
 // As cognito-local's own `bin/start.js`, without its pretty printer: the parent keeps the output.
 const logger = pino({ level: process.env.DEBUG ? 'debug' : 'info' });
 createDefaultServer(logger)

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 export interface LocalCognito {
   /** Where the SDK's Cognito client is pointed locally (`COGNITO_ENDPOINT`). */
   endpoint: string;
+  process: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -47,7 +48,8 @@ export async function startCognitoLocal(options: { port: number; dataDir: string
       // Its aws-sdk v2 prints an end-of-support notice on load.
       AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its standard input stays open while this process lives: the child ends when it closes.
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';
   const keep = (chunk: Buffer) => {
@@ -79,7 +81,7 @@ export async function startCognitoLocal(options: { port: number; dataDir: string
     }
     throw error;
   }
-  return { endpoint, stop: () => stopChild(child) };
+  return { endpoint, process: child, stop: () => stopChild(child) };
 }
 
 export function cognitoClient(endpoint: string): CognitoIdentityProviderClient {

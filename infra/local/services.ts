@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,6 +25,11 @@ export interface LocalServicesOptions {
 export interface LocalServices {
   /** The environment that points the unchanged handlers at the local stand-ins. */
   env: Record<string, string>;
+  /**
+   * Resolves, saying which, if a stand-in in a process of its own (DynamoDB Local, the local
+   * Cognito) ends before `stop`: nothing can work without it, so `npm start` stops too.
+   */
+  lost: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -33,14 +39,25 @@ export interface LocalServices {
  */
 export async function startLocalServices(options: LocalServicesOptions): Promise<LocalServices> {
   const stops: (() => Promise<void>)[] = [];
+  let stopping = false;
   const stop = async () => {
+    stopping = true;
     for (const stopOne of stops.reverse()) await stopOne().catch(() => undefined);
   };
+  let reportLost: (what: string) => void = () => undefined;
+  const lost = new Promise<string>((resolve) => {
+    reportLost = resolve;
+  });
+  const watch = (name: string, child: ChildProcess) =>
+    child.once('exit', (code, signal) => {
+      if (!stopping) reportLost(`${name} exited (${signal ?? `code ${code}`})`);
+    });
   try {
     const dynamoDir = options.dataDir && path.join(options.dataDir, 'dynamodb');
     if (dynamoDir) mkdirSync(dynamoDir, { recursive: true });
     const dynamo = await startDynamoDbLocal({ port: options.ports.dynamodb, dataDir: dynamoDir });
     stops.push(dynamo.stop);
+    watch('DynamoDB Local', dynamo.process);
     const sqs = await startLocalSqs({ port: options.ports.sqs, dataDir: options.dataDir });
     stops.push(sqs.stop);
     const sandbox = await startSandboxPartner({ port: options.ports.sandbox, ...options.sandbox });
@@ -57,6 +74,7 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
       }
       const local = await startCognitoLocal({ port: options.ports.cognito, dataDir });
       stops.push(local.stop);
+      watch('The local Cognito', local.process);
       const pool = await createDashboardUserPool(local.endpoint, options.tablePrefix);
       cognito = { COGNITO_ENDPOINT: local.endpoint, ...pool };
     }
@@ -72,6 +90,7 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
         ...queues,
         ...cognito,
       },
+      lost,
       stop,
     };
   } catch (error) {

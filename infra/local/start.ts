@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
@@ -140,6 +141,18 @@ async function main() {
       },
     });
     stops.push(services.stop);
+    // Without DynamoDB Local nothing acknowledged could be processed: stop rather than go on
+    // accepting webhooks whose messages would fail until they reached a dead-letter queue. What was
+    // acknowledged is in the queue's journal, processed at the next start.
+    void services.lost.then(async (what) => {
+      // A Ctrl-C reaches the children too: their end is then this process's own stop.
+      await sleep(500);
+      if (stopping) return;
+      console.error(
+        `\n${what}: the service cannot go on without it. Stopping; run npm start again (what was acknowledged is kept and processed then).`,
+      );
+      void shutdown(1);
+    });
     // Handlers read their configuration from the environment, exactly as on Lambda.
     Object.assign(process.env, services.env, secrets);
     // Local receivers (npm run sandbox -- listen) are on this machine: never set on AWS.

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { localCredentials } from '#infra/local/process.ts';
 import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
 import { TABLES } from '#shared/definitions/tables.ts';
-import { type RunningService, startNpmStart } from '#test/support/npm-start.ts';
+import { groupAlive, type RunningService, startNpmStart } from '#test/support/npm-start.ts';
 
 /**
  * API.md §11: a 200 from the partner webhook means durably queued, locally too. A burst of signed
@@ -158,4 +159,40 @@ describe('npm start killed mid-burst', () => {
 
     expect(await second.stop()).toBe(0);
   }, 120_000);
+
+  it('stops when DynamoDB Local dies under it, rather than acknowledge webhooks it cannot process', async () => {
+    const service = await startNpmStart(env);
+    running.push(service);
+    const java = childrenOf(service.child.pid ?? 0).find((child) => /java/.test(child.command));
+    if (!java)
+      throw new Error(`no Java child of npm start: ${JSON.stringify(childrenOf(service.child.pid ?? 0))}`);
+    process.kill(java.pid, 'SIGKILL');
+    // It stops by itself, with an error status.
+    await expect.poll(() => service.child.exitCode, { timeout: 20_000, interval: 200 }).toBe(1);
+    expect(service.output()).toMatch(
+      /DynamoDB Local exited \(SIGKILL\): the service cannot go on without it/,
+    );
+  }, 90_000);
+
+  it('leaves nothing running when only its own process is killed: its children end with it', async () => {
+    const service = await startNpmStart(env);
+    running.push(service);
+    const pid = service.child.pid ?? 0;
+    const children = childrenOf(pid);
+    expect(children.map((child) => child.command).join('\n')).toMatch(/java/);
+    expect(children.map((child) => child.command).join('\n')).toMatch(/cognito-child/);
+    process.kill(pid, 'SIGKILL');
+    // DynamoDB Local and the local Cognito see their input close and end: no orphan keeps the
+    // ports or the data folder from the next start.
+    await expect.poll(() => groupAlive(pid), { timeout: 20_000, interval: 200 }).toBe(false);
+  }, 90_000);
 });
+
+/** The processes `pid` started, with their command lines (Linux: `ps`). */
+function childrenOf(pid: number): { pid: number; command: string }[] {
+  const listed = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  return listed.stdout
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
+    .flatMap((match) => (match ? [{ pid: Number(match[1]), command: match[2] ?? '' }] : []));
+}
