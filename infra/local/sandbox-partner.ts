@@ -1,5 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import path from 'node:path';
 import { findBank } from '#shared/banks/index.ts';
 import { isValidNuban, toNuban } from '#shared/banks/nuban.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
@@ -86,6 +88,11 @@ export interface SandboxPartnerOptions {
   webhookSecret?: string;
   /** How long a transfer it leaves pending waits before the sandbox sends `transfer.success`. */
   settleAfterMs?: number;
+  /**
+   * Where it keeps its book (`book.jsonl`), so that a restart forgets no transfer and no issued
+   * account, as no bank would; in memory without it.
+   */
+  dataDir?: string;
 }
 
 export interface SandboxPartner {
@@ -145,7 +152,7 @@ async function nameEnquiry(
     return reply(response, 404, { error: 'account_not_found' });
   }
   return reply(response, 200, {
-    // An account it issued is named as issued (until the sandbox restarts: it keeps no data).
+    // An account it issued is named as issued (kept across restarts with a data folder).
     account_name: issued.get(`${bank.code}:${accountNumber}`) ?? sandboxAccountName(accountNumber),
     account_number: accountNumber,
     bank_code: bank.code,
@@ -164,7 +171,7 @@ async function issueAccount(
   request: IncomingMessage,
   response: ServerResponse,
   bankCode: string,
-  issued: Map<string, string>,
+  book: Book,
 ) {
   const { kind, name } = await readJson(request);
   if ((kind !== 'wallet' && kind !== 'virtual_account') || typeof name !== 'string' || name.length === 0) {
@@ -176,7 +183,7 @@ async function issueAccount(
     account_name: `NAIRAPAY/${name.toUpperCase()}`.slice(0, 60),
     bank_code: bankCode,
   };
-  issued.set(`${bankCode}:${account.account_number}`, account.account_name);
+  book.setIssued(`${bankCode}:${account.account_number}`, account.account_name);
   return reply(response, 201, account);
 }
 
@@ -216,7 +223,7 @@ async function transfer(
   request: IncomingMessage,
   response: ServerResponse,
   hangMs: number,
-  done: Map<string, TransferAnswer>,
+  book: Book,
   onPending: (reference: string, end: PendingEnd) => void,
   onUs: (order: OnUsTransfer) => void,
 ) {
@@ -230,7 +237,7 @@ async function transfer(
   ) {
     return reply(response, 400, { error: 'invalid_request' });
   }
-  const previous = done.get(reference);
+  const previous = book.transfers.get(reference);
   if (previous) return reply(response, previous.status, previous.body);
   if (accountNumber.startsWith(SANDBOX_TRIGGERS.timeout)) {
     await hang(request, hangMs);
@@ -242,7 +249,7 @@ async function transfer(
     : pendingEnd
       ? { status: 202, body: { status: 'pending', reference } }
       : { status: 200, body: { status: 'success', reference, session_id: nipSessionId() } };
-  done.set(reference, answer);
+  book.setTransfer(reference, answer);
   if (pendingEnd) onPending(reference, pendingEnd);
   reply(response, answer.status, answer.body);
   if (answer.status === 200) {
@@ -257,7 +264,11 @@ async function transfer(
 }
 
 /** `GET /v1/transfers/{reference}`: where a transfer stands now (404 if the sandbox never got it). */
-function transferStatus(response: ServerResponse, reference: string, done: Map<string, TransferAnswer>) {
+function transferStatus(
+  response: ServerResponse,
+  reference: string,
+  done: ReadonlyMap<string, TransferAnswer>,
+) {
   const known = done.get(reference);
   if (!known) return reply(response, 404, { error: 'not_found' });
   return reply(response, 200, known.body);
@@ -354,35 +365,116 @@ interface Webhook {
   secret: string | undefined;
 }
 
+/** A transfer the sandbox left pending: how it ends, and when (epoch ms). */
+type Pending = { end: PendingEnd; settleAt: number };
+
+/** One line of the sandbox's book. */
+type BookLine =
+  | { t: 'transfer'; key: string; value: TransferAnswer }
+  | { t: 'pending'; key: string; value: Pending }
+  | { t: 'issued'; key: string; value: string };
+
+/**
+ * The sandbox bank's book: the answer it gave each transfer (replaced when a pending one ends),
+ * how and when each pending one ends, and the names of the accounts it issued. With a folder, each
+ * entry is a JSON line appended and flushed to disk before the sandbox answers, and the book is read
+ * back at start: a restart of `npm start` then forgets nothing a real bank would remember (its
+ * pending transfers still end, and a requery finds every transfer).
+ */
+function openBook(dataDir: string | undefined) {
+  const transfers = new Map<string, TransferAnswer>();
+  const pending = new Map<string, Pending>();
+  const issued = new Map<string, string>();
+  const maps = { transfer: transfers, pending, issued } as const;
+  let fd: number | undefined;
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    const file = path.join(dataDir, 'book.jsonl');
+    if (existsSync(file)) {
+      for (const text of readFileSync(file, 'utf8').split('\n')) {
+        let line: BookLine;
+        try {
+          line = JSON.parse(text) as BookLine;
+        } catch {
+          continue; // An empty line, or the last one cut by a crash while it was written.
+        }
+        (maps[line.t] as Map<string, unknown>)?.set(line.key, line.value);
+      }
+    }
+    fd = openSync(file, 'a');
+  }
+  const write = (line: BookLine) => {
+    (maps[line.t] as Map<string, unknown>).set(line.key, line.value);
+    if (fd === undefined) return;
+    writeSync(fd, `${JSON.stringify(line)}\n`);
+    fsyncSync(fd);
+  };
+  return {
+    transfers: transfers as ReadonlyMap<string, TransferAnswer>,
+    issued: issued as ReadonlyMap<string, string>,
+    /** The pending transfers that have not ended yet (read back at start). */
+    unsettled: () => [...pending].filter(([reference]) => transfers.get(reference)?.status === 202),
+    setTransfer: (key: string, value: TransferAnswer) => write({ t: 'transfer', key, value }),
+    setPending: (key: string, value: Pending) => write({ t: 'pending', key, value }),
+    setIssued: (key: string, value: string) => write({ t: 'issued', key, value }),
+    close: () => {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+  };
+}
+
+type Book = ReturnType<typeof openBook>;
+
 /** Starts the sandbox partner's HTTP server. */
 export async function startSandboxPartner(options: SandboxPartnerOptions): Promise<SandboxPartner> {
   const hangMs = options.hangMs ?? 60_000;
   const bankCode = options.bankCode ?? '101';
   // Name enquiries received per account number: the sandbox's request log, for tests and debugging.
   const nameEnquiries = new Map<string, number>();
-  // The names of the accounts it issued, by `<bank code>:<account number>`.
-  const issued = new Map<string, string>();
-  const transfers = new Map<string, TransferAnswer>();
+  // Its transfers, their pending ends, and the names of the accounts it issued (by
+  // `<bank code>:<account number>`), kept across restarts with a data folder.
+  const book = openBook(options.dataDir);
+  const settleAfterMs = options.settleAfterMs ?? 5000;
   const webhook: Webhook = { url: options.webhookUrl, secret: options.webhookSecret };
   const timers = new Set<NodeJS.Timeout>();
   // The bank completes what it left processing; it tells the service with a signed webhook unless
   // the trigger says it stays silent (then only a status query finds out).
-  const settleLater = (reference: string, end: PendingEnd) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      const body = { status: end.status, reference, reason: end.reason ?? null, session_id: nipSessionId() };
-      transfers.set(reference, { status: 200, body });
-      if (!end.webhook || !webhook.url || !webhook.secret) return;
-      const event = {
-        type: `transfer.${end.status}`,
-        data: { reference, session_id: body.session_id, reason: body.reason },
-      };
-      deliverWebhook(webhook.url, webhook.secret, event).catch((error: unknown) =>
-        console.error(`sandbox partner: transfer.${end.status} delivery failed`, error),
-      );
-    }, options.settleAfterMs ?? 5000);
+  const settleAt = (reference: string, { end, settleAt: at }: Pending) => {
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        const body = {
+          status: end.status,
+          reference,
+          reason: end.reason ?? null,
+          session_id: nipSessionId(),
+        };
+        book.setTransfer(reference, { status: 200, body });
+        if (!end.webhook || !webhook.url || !webhook.secret) return;
+        const event = {
+          type: `transfer.${end.status}`,
+          data: { reference, session_id: body.session_id, reason: body.reason },
+        };
+        deliverWebhook(webhook.url, webhook.secret, event).catch((error: unknown) =>
+          console.error(`sandbox partner: transfer.${end.status} delivery failed`, error),
+        );
+      },
+      Math.max(0, at - Date.now()),
+    );
     timers.add(timer);
   };
+  const settleLater = (reference: string, end: PendingEnd) => {
+    const pending = { end, settleAt: Date.now() + settleAfterMs };
+    book.setPending(reference, pending);
+    settleAt(reference, pending);
+  };
+  // What it left pending before a restart ends as it would have, not before the service is back up
+  // to hear its webhook (a requery finds it either way).
+  for (const [reference, pending] of book.unsettled()) {
+    settleAt(reference, { ...pending, settleAt: Math.max(pending.settleAt, Date.now() + settleAfterMs) });
+  }
+
   // A transfer to an account the sandbox issued (a merchant's wallet or virtual account: its bank,
   // serial 5…) lands there, as at any bank: the receiving account is credited and the service is
   // told by `payment.received`, so money moved between two merchants never leaves the system.
@@ -425,13 +517,16 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
   type Route = (request: IncomingMessage, response: ServerResponse) => Promise<void> | void;
   const routes: Record<string, Route> = {
     'POST /v1/name-enquiry': (request, response) =>
-      nameEnquiry(request, response, hangMs, nameEnquiries, issued),
-    'POST /v1/transfers': (request, response) =>
-      transfer(request, response, hangMs, transfers, settleLater, onUs),
+      nameEnquiry(request, response, hangMs, nameEnquiries, book.issued),
+    'POST /v1/transfers': (request, response) => transfer(request, response, hangMs, book, settleLater, onUs),
     'POST /v1/_simulate/payment': (request, response) => simulatePayment(request, response, webhook),
-    'POST /v1/accounts': (request, response) => issueAccount(request, response, bankCode, issued),
+    'POST /v1/accounts': (request, response) => issueAccount(request, response, bankCode, book),
     'GET /v1/transfers/*': (request, response) =>
-      transferStatus(response, decodeURIComponent(pathOf(request).slice('/v1/transfers/'.length)), transfers),
+      transferStatus(
+        response,
+        decodeURIComponent(pathOf(request).slice('/v1/transfers/'.length)),
+        book.transfers,
+      ),
     'GET /v1/_calls': (_request, response) =>
       reply(response, 200, { name_enquiries: Object.fromEntries(nameEnquiries) }),
   };
@@ -461,6 +556,7 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
     close: () =>
       new Promise((resolve) => {
         for (const timer of timers) clearTimeout(timer);
+        book.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

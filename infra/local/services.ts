@@ -60,7 +60,11 @@ export async function startLocalServices(options: LocalServicesOptions): Promise
     watch('DynamoDB Local', dynamo.process);
     const sqs = await startLocalSqs({ port: options.ports.sqs, dataDir: options.dataDir });
     stops.push(sqs.stop);
-    const sandbox = await startSandboxPartner({ port: options.ports.sandbox, ...options.sandbox });
+    const sandbox = await startSandboxPartner({
+      port: options.ports.sandbox,
+      ...options.sandbox,
+      ...(options.dataDir ? { dataDir: path.join(options.dataDir, 'sandbox') } : {}),
+    });
     stops.push(sandbox.close);
     await createTables(dynamo.endpoint, options.tablePrefix);
     const queues = await createQueues(sqs.endpoint, options.tablePrefix);

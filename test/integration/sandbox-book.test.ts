@@ -1,0 +1,101 @@
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '#infra/local/process.ts';
+import { startSandboxPartner } from '#infra/local/sandbox-partner.ts';
+import { toNuban } from '#shared/banks/nuban.ts';
+import { startReceiver } from '#test/support/receiver.ts';
+
+/**
+ * The sandbox bank, like a real one, forgets nothing when `npm start` restarts (its book under the
+ * data folder): a requery finds every transfer it took, one it left pending still ends (with its
+ * webhook), a resent reference gets the first answer, and an issued account keeps its name.
+ */
+const SECRET = `whsec_${Buffer.from('sandbox-book-test-secret-0123456789ab').toString('base64')}`;
+const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-sandbox-book-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const aSandbox = async (webhookUrl: string, settleAfterMs: number) =>
+  startSandboxPartner({ port: await freePort(), webhookUrl, webhookSecret: SECRET, settleAfterMs, dataDir });
+
+async function call(url: string, method: string, route: string, body?: unknown) {
+  const response = await fetch(`${url}${route}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const order = (reference: string, accountNumber: string) => ({
+  reference,
+  amount: 15_000,
+  bank_code: '058',
+  account_number: accountNumber,
+  account_name: 'Ada Obi',
+});
+
+describe('the sandbox partner restarted on its data folder', () => {
+  it('still knows every transfer and issued account, and ends what it left pending', async () => {
+    const service = await startReceiver();
+    try {
+      const run = Date.now();
+      const done = `np_done_${run}`;
+      const pending = `np_pending_${run}`;
+      const silent = `np_silent_${run}`;
+      const first = await aSandbox(service.url, 1_500);
+      const paid = await call(first.url, 'POST', '/v1/transfers', order(done, toNuban('058', '123456789')));
+      expect(paid).toMatchObject({ status: 200, body: { status: 'success', reference: done } });
+      for (const [reference, serial] of [
+        [pending, '666661234'],
+        [silent, '444441234'],
+      ] as const) {
+        const left = await call(first.url, 'POST', '/v1/transfers', order(reference, toNuban('058', serial)));
+        expect(left).toMatchObject({ status: 202, body: { status: 'pending' } });
+      }
+      const issued = await call(first.url, 'POST', '/v1/accounts', { kind: 'wallet', name: 'Book Ltd' });
+      expect(issued.status).toBe(201);
+      await first.close();
+      // A crash while a line was written leaves it cut: the book reads on past it.
+      appendFileSync(path.join(dataDir, 'book.jsonl'), '{"t":"transfer","key":"np_cut');
+
+      const second = await aSandbox(service.url, 200);
+      try {
+        expect(await call(second.url, 'GET', `/v1/transfers/${done}`)).toEqual({
+          status: 200,
+          body: paid.body,
+        });
+        // The same reference again is the same transfer: its first answer, no second payment.
+        expect(
+          await call(second.url, 'POST', '/v1/transfers', order(done, toNuban('058', '123456789'))),
+        ).toEqual(paid);
+        const enquiry = await call(second.url, 'POST', '/v1/name-enquiry', {
+          bank_code: issued.body.bank_code,
+          account_number: issued.body.account_number,
+        });
+        expect(enquiry.body.account_name).toBe('NAIRAPAY/BOOK LTD');
+        // What it left pending ends after the restart: found by a requery, and told by webhook
+        // where the trigger says so.
+        await expect
+          .poll(async () => (await call(second.url, 'GET', `/v1/transfers/${pending}`)).body.status, {
+            timeout: 5_000,
+          })
+          .toBe('success');
+        await expect
+          .poll(async () => (await call(second.url, 'GET', `/v1/transfers/${silent}`)).body.status, {
+            timeout: 5_000,
+          })
+          .toBe('failed');
+        await expect
+          .poll(() => service.received.map((delivery) => JSON.parse(delivery.body).type), { timeout: 5_000 })
+          .toEqual(['transfer.success']);
+        expect(JSON.parse(service.received[0]?.body ?? '{}').data.reference).toBe(pending);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await service.close();
+    }
+  });
+});
