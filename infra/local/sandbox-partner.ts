@@ -1,5 +1,15 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { findBank } from '#shared/banks/index.ts';
@@ -249,9 +259,10 @@ async function transfer(
     : pendingEnd
       ? { status: 202, body: { status: 'pending', reference } }
       : { status: 200, body: { status: 'success', reference, session_id: nipSessionId() } };
-  book.setTransfer(reference, answer);
+  // What the answer commits the bank to is booked before the answer itself: a crash between the
+  // two leaves a transfer it never answered (the resend is a new one), never an answer whose end
+  // or whose credit was forgotten.
   if (pendingEnd) onPending(reference, pendingEnd);
-  reply(response, answer.status, answer.body);
   if (answer.status === 200) {
     onUs({
       reference,
@@ -261,6 +272,8 @@ async function transfer(
       narration: order.narration,
     });
   }
+  book.setTransfer(reference, answer);
+  reply(response, answer.status, answer.body);
 }
 
 /** `GET /v1/transfers/{reference}`: where a transfer stands now (404 if the sandbox never got it). */
@@ -372,36 +385,53 @@ type Pending = { end: PendingEnd; settleAt: number };
 type BookLine =
   | { t: 'transfer'; key: string; value: TransferAnswer }
   | { t: 'pending'; key: string; value: Pending }
+  | { t: 'owed'; key: string; value: OnUsTransfer | null }
   | { t: 'issued'; key: string; value: string };
 
 /**
  * The sandbox bank's book: the answer it gave each transfer (replaced when a pending one ends),
- * how and when each pending one ends, and the names of the accounts it issued. With a folder, each
- * entry is a JSON line appended and flushed to disk before the sandbox answers, and the book is read
- * back at start: a restart of `npm start` then forgets nothing a real bank would remember (its
- * pending transfers still end, and a requery finds every transfer).
+ * how and when each pending one ends, the `payment.received` it owes one of its own accounts for a
+ * transfer it completed (until the service took it), and the names of the accounts it issued. With
+ * a folder, each entry is a JSON line appended and flushed to disk before the sandbox answers (what
+ * it owes before the answer that owes it), and the book is read back at start: a restart of
+ * `npm start` then forgets nothing a real bank would remember (its pending transfers still end, what
+ * it owes is still delivered, and a requery finds every transfer).
  */
 function openBook(dataDir: string | undefined) {
   const transfers = new Map<string, TransferAnswer>();
   const pending = new Map<string, Pending>();
+  const owed = new Map<string, OnUsTransfer | null>();
   const issued = new Map<string, string>();
-  const maps = { transfer: transfers, pending, issued } as const;
+  const maps = { transfer: transfers, pending, owed, issued } as const;
   let fd: number | undefined;
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
     const file = path.join(dataDir, 'book.jsonl');
     if (existsSync(file)) {
       for (const text of readFileSync(file, 'utf8').split('\n')) {
-        let line: BookLine;
+        let line: BookLine | null;
         try {
-          line = JSON.parse(text) as BookLine;
+          line = JSON.parse(text) as BookLine | null;
         } catch {
           continue; // An empty line, or the last one cut by a crash while it was written.
         }
-        (maps[line.t] as Map<string, unknown>)?.set(line.key, line.value);
+        if (line && typeof line === 'object' && Object.hasOwn(maps, line.t) && typeof line.key === 'string')
+          (maps[line.t] as Map<string, unknown>).set(line.key, line.value);
       }
     }
     fd = openSync(file, 'a');
+    // A last line cut by a crash is ended here, so the next entry starts a line of its own.
+    const size = fstatSync(fd).size;
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      const reader = openSync(file, 'r');
+      try {
+        readSync(reader, last, 0, 1, size - 1);
+      } finally {
+        closeSync(reader);
+      }
+      if (last[0] !== 0x0a) writeSync(fd, '\n');
+    }
   }
   const write = (line: BookLine) => {
     (maps[line.t] as Map<string, unknown>).set(line.key, line.value);
@@ -414,8 +444,11 @@ function openBook(dataDir: string | undefined) {
     issued: issued as ReadonlyMap<string, string>,
     /** The pending transfers that have not ended yet (read back at start). */
     unsettled: () => [...pending].filter(([reference]) => transfers.get(reference)?.status === 202),
+    /** The credits of its own accounts the service has not taken yet (read back at start). */
+    owed: () => [...owed.values()].filter((order): order is OnUsTransfer => order !== null),
     setTransfer: (key: string, value: TransferAnswer) => write({ t: 'transfer', key, value }),
     setPending: (key: string, value: Pending) => write({ t: 'pending', key, value }),
+    setOwed: (key: string, value: OnUsTransfer | null) => write({ t: 'owed', key, value }),
     setIssued: (key: string, value: string) => write({ t: 'issued', key, value }),
     close: () => {
       if (fd !== undefined) closeSync(fd);
@@ -469,22 +502,27 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
     book.setPending(reference, pending);
     settleAt(reference, pending);
   };
-  // What it left pending before a restart ends as it would have, not before the service is back up
-  // to hear its webhook (a requery finds it either way).
-  for (const [reference, pending] of book.unsettled()) {
-    settleAt(reference, { ...pending, settleAt: Math.max(pending.settleAt, Date.now() + settleAfterMs) });
-  }
 
   // A transfer to an account the sandbox issued (a merchant's wallet or virtual account: its bank,
   // serial 5…) lands there, as at any bank: the receiving account is credited and the service is
   // told by `payment.received`, so money moved between two merchants never leaves the system.
   // Its session id and webhook id derive from the transfer's reference: a transfer made again under
-  // the same reference (a resend after the sandbox restarted and forgot it) is the same payment,
-  // which the service credits once. Delivered until the service takes it (a few tries).
-  const onUs = (order: OnUsTransfer) => {
-    const issuedHere = order.bank_code === bankCode && order.account_number.startsWith('5');
+  // the same reference (by a sandbox without a data folder, which forgot it) is the same payment,
+  // which the service credits once. Booked as owed until the service takes it: a few tries now,
+  // and again after a restart.
+  let closed = false;
+  const later = (work: () => void, afterMs: number) => {
+    // A try that was under way when the sandbox closed schedules nothing more.
+    if (closed) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      work();
+    }, afterMs);
+    timers.add(timer);
+  };
+  const deliverOwed = (order: OnUsTransfer, firstAfterMs = 0) => {
     const { url, secret } = webhook;
-    if (!issuedHere || !url || !secret) return;
+    if (!url || !secret) return;
     const digest = createHash('sha256').update(`on-us:${order.reference}`).digest();
     const event = paymentEvent({
       account_number: order.account_number,
@@ -496,23 +534,26 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
     const webhookId = `msg_${digest.toString('hex').slice(0, 24)}`;
     const attempt = async (tries: number): Promise<void> => {
       const delivered = await deliverWebhook(url, secret, event, webhookId).catch(() => undefined);
-      if (delivered && delivered.status < 300) return;
+      if (delivered && delivered.status < 300) {
+        book.setOwed(order.reference, null);
+        return;
+      }
       if (tries >= ON_US_TRIES) {
         console.error(
-          `sandbox partner: payment.received for ${order.account_number} not taken after ${tries} tries`,
+          `sandbox partner: payment.received for ${order.account_number} not taken after ${tries} tries (tried again at the next start)`,
         );
         return;
       }
-      const timer = setTimeout(
-        () => {
-          timers.delete(timer);
-          void attempt(tries + 1);
-        },
-        500 * 2 ** tries,
-      );
-      timers.add(timer);
+      later(() => void attempt(tries + 1), 500 * 2 ** tries);
     };
-    void attempt(1);
+    if (firstAfterMs > 0) later(() => void attempt(1), firstAfterMs);
+    else void attempt(1);
+  };
+  const onUs = (order: OnUsTransfer) => {
+    const issuedHere = order.bank_code === bankCode && order.account_number.startsWith('5');
+    if (!issuedHere || !webhook.url || !webhook.secret) return;
+    book.setOwed(order.reference, order);
+    deliverOwed(order);
   };
   type Route = (request: IncomingMessage, response: ServerResponse) => Promise<void> | void;
   const routes: Record<string, Route> = {
@@ -547,7 +588,18 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => resolve());
+  }).catch((error: unknown) => {
+    book.close();
+    throw error;
   });
+  // What it left pending or owed before a restart: a pending transfer ends when it would have, and
+  // an owed credit is delivered again, neither before the service has had a moment to come back up
+  // to hear it (a requery finds a transfer's end either way; an owed credit is tried again at the
+  // next start until taken).
+  for (const [reference, pending] of book.unsettled()) {
+    settleAt(reference, { ...pending, settleAt: Math.max(pending.settleAt, Date.now() + settleAfterMs) });
+  }
+  for (const order of book.owed()) deliverOwed(order, settleAfterMs);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   return {
@@ -555,6 +607,7 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
     server,
     close: () =>
       new Promise((resolve) => {
+        closed = true;
         for (const timer of timers) clearTimeout(timer);
         book.close();
         server.closeAllConnections();

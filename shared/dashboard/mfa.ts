@@ -60,8 +60,9 @@ export async function confirmTotpEnrolment(accessToken: string, code: string, us
     UserCode: code,
     FriendlyDeviceName: 'dashboard',
   }).catch((error: unknown) => {
-    // The user's token is good (it was checked as the user's own) but no secret was associated:
-    // enrolment was never started. A 400, not a 401 that would sign the user out of the dashboard.
+    // Cognito took the token (a bad one is its NotAuthorizedException) but no secret was associated
+    // with the user: enrolment was never started. A 400, not a 401 that would sign the user out of
+    // the dashboard.
     if ((error as Error)?.name === 'InvalidParameterException') {
       throw new ValidationError([
         { field: 'code', message: 'No TOTP enrolment was started: start one first, then confirm it' },

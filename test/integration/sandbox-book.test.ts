@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/process.ts';
 import { startSandboxPartner } from '#infra/local/sandbox-partner.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
-import { startReceiver } from '#test/support/receiver.ts';
+import { type Received, startReceiver } from '#test/support/receiver.ts';
 
 /**
  * The sandbox bank, like a real one, forgets nothing when `npm start` restarts (its book under the
@@ -28,23 +29,28 @@ async function call(url: string, method: string, route: string, body?: unknown) 
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-const order = (reference: string, accountNumber: string) => ({
+const order = (reference: string, accountNumber: string, bankCode = '058') => ({
   reference,
   amount: 15_000,
-  bank_code: '058',
+  bank_code: bankCode,
   account_number: accountNumber,
   account_name: 'Ada Obi',
 });
 
+const typesOf = (deliveries: readonly Received[]) =>
+  deliveries.map((delivery) => (JSON.parse(delivery.body) as { type: string }).type);
+
 describe('the sandbox partner restarted on its data folder', () => {
-  it('still knows every transfer and issued account, and ends what it left pending', async () => {
+  it('still knows every transfer and issued account, ends what it left pending, and delivers what it owes', async () => {
     const service = await startReceiver();
     try {
       const run = Date.now();
       const done = `np_done_${run}`;
       const pending = `np_pending_${run}`;
       const silent = `np_silent_${run}`;
-      const first = await aSandbox(service.url, 1_500);
+      const onUs = `np_on_us_${run}`;
+      // Until the restart the service is down: nothing answers where the first sandbox delivers.
+      const first = await aSandbox(`http://127.0.0.1:${await freePort()}/hooks`, 1_500);
       const paid = await call(first.url, 'POST', '/v1/transfers', order(done, toNuban('058', '123456789')));
       expect(paid).toMatchObject({ status: 200, body: { status: 'success', reference: done } });
       for (const [reference, serial] of [
@@ -54,13 +60,19 @@ describe('the sandbox partner restarted on its data folder', () => {
         const left = await call(first.url, 'POST', '/v1/transfers', order(reference, toNuban('058', serial)));
         expect(left).toMatchObject({ status: 202, body: { status: 'pending' } });
       }
+      // To one of its own accounts (bank 101, serial 5…): it owes that account a payment.received.
+      const ownAccount = toNuban('101', '501234567');
+      const landed = await call(first.url, 'POST', '/v1/transfers', order(onUs, ownAccount, '101'));
+      expect(landed.body.status).toBe('success');
       const issued = await call(first.url, 'POST', '/v1/accounts', { kind: 'wallet', name: 'Book Ltd' });
       expect(issued.status).toBe(201);
       await first.close();
-      // A crash while a line was written leaves it cut: the book reads on past it.
+      // A crash while a line was written leaves it cut: the book reads on past it, and what is
+      // written after it starts a line of its own.
       appendFileSync(path.join(dataDir, 'book.jsonl'), '{"t":"transfer","key":"np_cut');
 
       const second = await aSandbox(service.url, 200);
+      let later: Awaited<ReturnType<typeof call>>;
       try {
         expect(await call(second.url, 'GET', `/v1/transfers/${done}`)).toEqual({
           status: 200,
@@ -87,12 +99,36 @@ describe('the sandbox partner restarted on its data folder', () => {
             timeout: 5_000,
           })
           .toBe('failed');
+        // The credit it owed its own account, not taken before the restart, is delivered after it,
+        // under the webhook id its first tries carried (the service credits it once).
         await expect
-          .poll(() => service.received.map((delivery) => JSON.parse(delivery.body).type), { timeout: 5_000 })
-          .toEqual(['transfer.success']);
-        expect(JSON.parse(service.received[0]?.body ?? '{}').data.reference).toBe(pending);
+          .poll(() => typesOf(service.received).sort(), { timeout: 5_000 })
+          .toEqual(['payment.received', 'transfer.success']);
+        const owed = service.received.find((delivery) => typesOf([delivery])[0] === 'payment.received');
+        const digest = createHash('sha256').update(`on-us:${onUs}`).digest('hex');
+        expect(owed?.headers['webhook-id']).toBe(`msg_${digest.slice(0, 24)}`);
+        expect(JSON.parse(owed?.body ?? '{}').data).toMatchObject({
+          account_number: ownAccount,
+          amount: 15_000,
+        });
+        later = await call(second.url, 'POST', '/v1/accounts', { kind: 'wallet', name: 'After Cut Ltd' });
       } finally {
         await second.close();
+      }
+      // Started a third time: what the second wrote after the cut line is there, and nothing owed
+      // or pending is sent again.
+      const third = await aSandbox(service.url, 200);
+      try {
+        const enquiry = await call(third.url, 'POST', '/v1/name-enquiry', {
+          bank_code: later.body.bank_code,
+          account_number: later.body.account_number,
+        });
+        expect(enquiry.body.account_name).toBe('NAIRAPAY/AFTER CUT LTD');
+        const sent = service.received.length;
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        expect(service.received.length).toBe(sent);
+      } finally {
+        await third.close();
       }
     } finally {
       await service.close();
