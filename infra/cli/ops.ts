@@ -7,8 +7,8 @@ import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 
 /**
  * Operator tools: `npm run ops -- dlq …` (dead-letter queues), `npm run ops -- unmatched …`
- * (payments nobody could be credited for), and `given-up …` / `events fan-out` (merchant webhooks
- * the events stream never fanned out). Without `--stage` it talks to a running `npm start`
+ * (payments nobody could be credited for), `given-up …` / `events fan-out` (merchant webhooks
+ * the events stream never fanned out), and `ledger audit` (each merchant's ledger checked). Without `--stage` it talks to a running `npm start`
  * (its DynamoDB Local and local SQS); with `--stage <name>` to a deployed stack, found as
  * `npm run keys` finds it. The work is done by shared/ (aws/dead-letters.ts, payments/operator.ts,
  * merchant-webhooks/given-up.ts).
@@ -23,9 +23,14 @@ const USAGE = `Usage:
   npm run ops -- given-up list [--json] [--stage prod]
   npm run ops -- given-up replay [--message <message_id>] [--json] [--stage prod]
   npm run ops -- events fan-out --from <time> --to <time> [--json] [--stage prod]
+  npm run ops -- ledger audit [--merchant <merchant_id>] [--json] [--stage prod]
 With --stage, --region <region> sets the AWS region of every call (default: the profile's region).
 
-Exit codes: 0 done, 1 failed (e.g. the service did not answer, or a batch could not be replayed),
+ledger audit checks every merchant's ledger (or one's): the balance is the sum of its entries, the
+entries run 1..n without gaps, each balance_after follows from the one before, none below zero.
+
+Exit codes: 0 done, 1 failed (e.g. the service did not answer, a batch could not be replayed, or
+the audit found a problem),
 2 wrong command line or unknown id, merchant or message, 3 refused (already resolved or credited,
 not creditable, past MAX_BALANCE).`;
 
@@ -62,13 +67,14 @@ export async function runOps(argv: string[]): Promise<string> {
   const [group, command, id, ...extra] = positionals;
   if (group === undefined)
     usage(
-      'give a command: dlq list, dlq redrive, unmatched list, credit or return, given-up list or replay, events fan-out',
+      'give a command: dlq list, dlq redrive, unmatched list, credit or return, given-up list or replay, events fan-out, ledger audit',
     );
   const commands: Record<string, string[]> = {
     dlq: ['list', 'redrive'],
     unmatched: ['list', 'credit', 'return'],
     'given-up': ['list', 'replay'],
     events: ['fan-out'],
+    ledger: ['audit'],
   };
   if (!commands[group ?? '']?.includes(command ?? '')) usage(`unknown command ${positionals.join(' ')}`);
   if (extra.length > 0 || (id !== undefined && !['credit', 'return'].includes(command ?? '')))
@@ -85,6 +91,7 @@ export async function runOps(argv: string[]): Promise<string> {
   const print = (json: unknown, text: string) => (values.json ? JSON.stringify(json) : text);
   if (group === 'dlq') return deadLetters(command ?? '', values, print);
   if (group === 'unmatched') return unmatched(command ?? '', id, values, print);
+  if (group === 'ledger') return auditLedgers(values, print);
   return givenUp(command ?? '', values, print);
 }
 
@@ -196,6 +203,45 @@ async function givenUp(command: string, values: Values, print: Print): Promise<s
   const left = replayed.filter((batch) => !batch.deleted).length;
   const skipped = replayed.reduce((sum, batch) => sum + (batch.fannedOut?.skipped.length ?? 0), 0);
   return failIf(output, [...(left ? [`${left} batch(es) not replayed`] : []), ...skippedProblem(skipped)]);
+}
+
+/**
+ * `ledger audit`: each merchant's ledger against its balance (`shared/ledger/audit.ts`), every
+ * merchant's (a scan of the merchants table) or the one of `--merchant`. Best run while the
+ * merchants are quiet: on AWS the entries are read from an index a moment behind the balance.
+ * Any problem makes the command fail (exit 1) after printing the reports.
+ */
+async function auditLedgers(values: Values, print: Print): Promise<string> {
+  const { auditMerchant } = await import('#shared/ledger/audit.ts');
+  let merchantIds: string[];
+  if (typeof values.merchant === 'string') {
+    const { getMerchant } = await import('#shared/merchants/store.ts');
+    if (!(await getMerchant(values.merchant))) usage(`no merchant ${values.merchant}`);
+    merchantIds = [values.merchant];
+  } else {
+    const { scanAll } = await import('#shared/aws/scan.ts');
+    const { tableName } = await import('#shared/aws/clients.ts');
+    const items = await scanAll<{ merchant_id: string }>({
+      TableName: tableName('merchants'),
+      ProjectionExpression: 'merchant_id',
+    });
+    merchantIds = items.map((item) => item.merchant_id).sort();
+  }
+  const reports = [];
+  for (const merchantId of merchantIds) reports.push(await auditMerchant(merchantId));
+  const unsound = reports.filter((report) => report.problems.length > 0);
+  const lines = reports.map(
+    (report) =>
+      `${report.merchantId}  balance ${report.balance}  ${report.entries} entries summing to ${report.sumOfEntries}  ${report.problems.length === 0 ? 'sound' : `${report.problems.length} PROBLEM(S)`}` +
+      report.problems.map((problem) => `\n    ${problem}`).join(''),
+  );
+  const output = print(
+    reports,
+    [...lines, `${reports.length} merchant(s) audited, ${unsound.length} with problems`].join('\n'),
+  );
+  if (unsound.length === 0) return output;
+  console.log(output);
+  throw new Error(`the ledgers of ${unsound.length} merchant(s) have problems: see above`);
 }
 
 function skippedProblem(count: number): string[] {

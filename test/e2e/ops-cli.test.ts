@@ -1,5 +1,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queuePair } from '#shared/aws/dead-letters.ts';
 import { sqs } from '#shared/aws/sqs.ts';
 import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
@@ -196,5 +198,49 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     expect(stderr).toContain('http://127.0.0.1:1');
     expect(stderr).toContain('http://127.0.0.1:2');
     expect(stderr).toContain('npm start');
+  });
+
+  it('audits the ledgers, one merchant or all, and fails when one does not add up', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const payment = queuedFromSandbox(
+      paymentEvent({ account_number: merchant.account_number, amount: 7_500 }),
+    ) as QueuedEvent & PaymentReceived;
+    expect(await receivePayment(payment)).toBe('credited');
+    const sound = await ops('ledger', 'audit', '--merchant', m, '--json');
+    expect(sound.code).toBe(0);
+    expect(JSON.parse(sound.stdout)).toEqual([
+      { merchantId: m, balance: 7_500, entries: 1, sumOfEntries: 7_500, problems: [] },
+    ]);
+    expect((await ops('ledger', 'audit', '--merchant', 'mer_nobody')).code).toBe(2);
+
+    // A balance moved outside the ledger (nothing of the service does this): the audit says so.
+    const setBalance = (balance: number) =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName('merchants'),
+          Key: { merchant_id: m },
+          UpdateExpression: 'SET balance = :b',
+          ExpressionAttributeValues: { ':b': balance },
+        }),
+      );
+    await setBalance(7_501);
+    try {
+      const one = await ops('ledger', 'audit', '--merchant', m);
+      expect(one.code).toBe(1);
+      expect(one.stdout).toContain(`${m}  balance 7501  1 entries summing to 7500  1 PROBLEM(S)`);
+      expect(one.stdout).toContain('balance 7501 != sum of entries 7500');
+      expect(one.stdout).toContain('1 merchant(s) audited, 1 with problems');
+      // Every merchant of the table, this one among them.
+      const all = await ops('ledger', 'audit', '--json');
+      expect(all.code).toBe(1);
+      const reports = JSON.parse(all.stdout) as { merchantId: string; problems: string[] }[];
+      expect(reports.length).toBeGreaterThan(1);
+      expect(reports.find((report) => report.merchantId === m)?.problems).toEqual([
+        'balance 7501 != sum of entries 7500',
+      ]);
+    } finally {
+      await setBalance(7_500);
+    }
   });
 });
