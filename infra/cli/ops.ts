@@ -163,12 +163,6 @@ async function givenUp(command: string, values: Values, print: Print): Promise<s
           `${indent}  SKIPPED ${event.merchant_id} ${event.event_id}: it can never be fanned out as it is: ${event.error}`,
       ),
     ].join('\n');
-  // Printed either way; what is left for a person makes the command fail (exit 1), so a script notices.
-  const failIf = (output: string, problems: string[]) => {
-    if (problems.length === 0) return output;
-    console.log(output);
-    throw new Error(problems.join('; '));
-  };
   if (command === 'fan-out') {
     const from = timeOption(values, 'from');
     const to = timeOption(values, 'to');
@@ -239,9 +233,17 @@ async function auditLedgers(values: Values, print: Print): Promise<string> {
     reports,
     [...lines, `${reports.length} merchant(s) audited, ${unsound.length} with problems`].join('\n'),
   );
-  if (unsound.length === 0) return output;
+  return failIf(
+    output,
+    unsound.length ? [`the ledgers of ${unsound.length} merchant(s) have problems: see above`] : [],
+  );
+}
+
+/** Printed either way; what is left for a person makes the command fail (exit 1), so a script notices. */
+function failIf(output: string, problems: string[]): string {
+  if (problems.length === 0) return output;
   console.log(output);
-  throw new Error(`the ledgers of ${unsound.length} merchant(s) have problems: see above`);
+  throw new Error(problems.join('; '));
 }
 
 function skippedProblem(count: number): string[] {

@@ -1,15 +1,5 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import {
-  closeSync,
-  existsSync,
-  fstatSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { findBank } from '#shared/banks/index.ts';
@@ -407,8 +397,9 @@ function openBook(dataDir: string | undefined) {
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
     const file = path.join(dataDir, 'book.jsonl');
-    if (existsSync(file)) {
-      for (const text of readFileSync(file, 'utf8').split('\n')) {
+    const written = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    if (written) {
+      for (const text of written.split('\n')) {
         let line: BookLine | null;
         try {
           line = JSON.parse(text) as BookLine | null;
@@ -421,17 +412,7 @@ function openBook(dataDir: string | undefined) {
     }
     fd = openSync(file, 'a');
     // A last line cut by a crash is ended here, so the next entry starts a line of its own.
-    const size = fstatSync(fd).size;
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      const reader = openSync(file, 'r');
-      try {
-        readSync(reader, last, 0, 1, size - 1);
-      } finally {
-        closeSync(reader);
-      }
-      if (last[0] !== 0x0a) writeSync(fd, '\n');
-    }
+    if (written && !written.endsWith('\n')) writeSync(fd, '\n');
   }
   const write = (line: BookLine) => {
     (maps[line.t] as Map<string, unknown>).set(line.key, line.value);
@@ -471,12 +452,21 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
   const settleAfterMs = options.settleAfterMs ?? 5000;
   const webhook: Webhook = { url: options.webhookUrl, secret: options.webhookSecret };
   const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
+  /** Runs `work` after `afterMs`, unless the sandbox closes first (a try under way then schedules nothing more). */
+  const later = (work: () => void, afterMs: number) => {
+    if (closed) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      work();
+    }, afterMs);
+    timers.add(timer);
+  };
   // The bank completes what it left processing; it tells the service with a signed webhook unless
   // the trigger says it stays silent (then only a status query finds out).
-  const settleAt = (reference: string, { end, settleAt: at }: Pending) => {
-    const timer = setTimeout(
+  const settleAt = (reference: string, { end, settleAt: at }: Pending) =>
+    later(
       () => {
-        timers.delete(timer);
         const body = {
           status: end.status,
           reference,
@@ -495,8 +485,6 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
       },
       Math.max(0, at - Date.now()),
     );
-    timers.add(timer);
-  };
   const settleLater = (reference: string, end: PendingEnd) => {
     const pending = { end, settleAt: Date.now() + settleAfterMs };
     book.setPending(reference, pending);
@@ -510,16 +498,6 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
   // the same reference (by a sandbox without a data folder, which forgot it) is the same payment,
   // which the service credits once. Booked as owed until the service takes it: a few tries now,
   // and again after a restart.
-  let closed = false;
-  const later = (work: () => void, afterMs: number) => {
-    // A try that was under way when the sandbox closed schedules nothing more.
-    if (closed) return;
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      work();
-    }, afterMs);
-    timers.add(timer);
-  };
   const deliverOwed = (order: OnUsTransfer, firstAfterMs = 0) => {
     const { url, secret } = webhook;
     if (!url || !secret) return;
