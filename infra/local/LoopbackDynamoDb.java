@@ -8,9 +8,9 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
 /**
  * DynamoDB Local on 127.0.0.1 only. Its jar binds every interface and has no option for it, so this
  * launcher builds the server exactly as the jar's own main does (same command-line options), then
- * sets the host of its Jetty connector before starting it. Run by Java's source launcher (JDK 17+);
- * infra/local/dynamodb.ts falls back to the plain jar where only a JRE is installed. It also ends
- * when the process that started it does.
+ * sets the host of its Jetty connector before starting it. It also ends when the process that
+ * started it does. Committed compiled for Java 17 in launcher/ (a JRE runs it; Java's source
+ * launcher would need a JDK and a second per start): after a change, `npm run build:launcher`.
  */
 public class LoopbackDynamoDb {
   public static void main(String[] args) throws Exception {

