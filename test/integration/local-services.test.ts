@@ -15,7 +15,9 @@ import {
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTables } from '#infra/local/bootstrap.ts';
+import { type LocalDynamo, startDynamoDbLocal } from '#infra/local/dynamodb.ts';
 import { startPoller } from '#infra/local/poller.ts';
+import { freePort } from '#infra/local/process.ts';
 import { config } from '#shared/config.ts';
 import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
 import { TABLE_LIST } from '#shared/definitions/tables.ts';
@@ -156,8 +158,8 @@ describe('local services on this machine only', () => {
       });
     });
 
-  it('binds DynamoDB Local to 127.0.0.1: the machine’s other addresses are refused', async () => {
-    const port = Number(new URL(config.dynamoEndpoint ?? '').port);
+  /** Expects 127.0.0.1:port to accept and the machine's other addresses to refuse. */
+  async function expectLoopbackOnly(port: number) {
     expect(await accepts('127.0.0.1', port)).toBe(true);
     const external = Object.values(networkInterfaces())
       .flat()
@@ -165,5 +167,28 @@ describe('local services on this machine only', () => {
       .map((address) => address?.address as string);
     // A machine with no other address has nothing to expose; the loopback check above still ran.
     for (const address of external) expect(await accepts(address, port), address).toBe(false);
+  }
+
+  it('binds DynamoDB Local to 127.0.0.1: the machine’s other addresses are refused', async () => {
+    await expectLoopbackOnly(Number(new URL(config.dynamoEndpoint ?? '').port));
+  });
+
+  it('binds it to 127.0.0.1 with a JRE alone too (Java without its compiler module)', async () => {
+    // The java launcher reads JDK_JAVA_OPTIONS: limited to Java SE's modules, it is a JRE's java
+    // (no jdk.compiler), as with the README's openjdk-17-jre-headless.
+    const before = process.env.JDK_JAVA_OPTIONS;
+    process.env.JDK_JAVA_OPTIONS = '--limit-modules java.se,jdk.unsupported';
+    let dynamoDb: LocalDynamo | undefined;
+    try {
+      dynamoDb = await startDynamoDbLocal({ port: await freePort() });
+    } finally {
+      if (before === undefined) delete process.env.JDK_JAVA_OPTIONS;
+      else process.env.JDK_JAVA_OPTIONS = before;
+    }
+    try {
+      await expectLoopbackOnly(Number(new URL(dynamoDb.endpoint).port));
+    } finally {
+      await dynamoDb.stop();
+    }
   });
 });
