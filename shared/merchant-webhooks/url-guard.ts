@@ -264,12 +264,19 @@ function hostOf(url: URL): string {
 const systemResolver: Resolver = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
-/** The addresses a name resolves to, without duplicates; empty when it does not resolve. */
-async function resolveAll(hostname: string, resolve: Resolver): Promise<string[]> {
+/** Resolver errors that say the name has no address; any other (EAI_AGAIN, SERVFAIL…) may pass. */
+const NO_SUCH_NAME: ReadonlySet<string> = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA']);
+
+/**
+ * The addresses a name resolves to, without duplicates (empty when it has none), or the code of a
+ * failure that says nothing about the name (the resolver could not answer now).
+ */
+async function resolveAll(hostname: string, resolve: Resolver): Promise<string[] | { failed: string }> {
   try {
     return [...new Set(await resolve(hostname))];
-  } catch {
-    return [];
+  } catch (error) {
+    const code = String((error as { code?: unknown }).code ?? 'unknown error');
+    return NO_SUCH_NAME.has(code) ? [] : { failed: code };
   }
 }
 
@@ -285,6 +292,9 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<U
   const host = hostOf(shape.url);
   const literal = isIP(host) !== 0;
   const addresses = literal ? [host] : await resolveAll(host, policy.resolve ?? systemResolver);
+  if (!Array.isArray(addresses)) {
+    return { ok: false, reason: `host could not be resolved now (${addresses.failed}): try again` };
+  }
   if (addresses.length === 0) return { ok: false, reason: 'host does not resolve' };
   for (const address of addresses) {
     const kind = classifyAddress(address);

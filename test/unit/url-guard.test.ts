@@ -314,6 +314,18 @@ describe('checkWebhookUrl with a hostname', () => {
     });
   });
 
+  it('says when the resolver could not answer, rather than that the host does not resolve', async () => {
+    const temporary: Resolver = async (hostname) => {
+      throw Object.assign(new Error(`getaddrinfo EAI_AGAIN ${hostname}`), { code: 'EAI_AGAIN' });
+    };
+    expect(
+      await checkWebhookUrl('https://hooks.example.com/', { allowPrivate: false, resolve: temporary }),
+    ).toEqual({
+      ok: false,
+      reason: 'host could not be resolved now (EAI_AGAIN): try again',
+    });
+  });
+
   it('checks the shape before resolving anything', async () => {
     const spy = vi.fn(resolve);
     const result = await checkWebhookUrl('http://good.example/', { allowPrivate: false, resolve: spy });
