@@ -57,9 +57,12 @@ export interface Access {
 /** Tables whose writers move money: only money-moving functions may write them. */
 export const LEDGER_TABLES: readonly TableName[] = ['merchants', 'ledgerEntries', 'transactions'];
 
-/** The scheduled requery (API.md §7): reads pending transfers, asks the partner, settles them. */
+/**
+ * The scheduled requery (API.md §7): reads pending transfers, asks the partner, settles them, and
+ * sends again those the partner does not know (`partnerMemos`: Paystack's recipient codes).
+ */
 export const REQUERY_ACCESS: Access = {
-  write: ['merchants', 'ledgerEntries', 'transactions', 'events'],
+  write: ['merchants', 'ledgerEntries', 'transactions', 'events', 'partnerMemos'],
   callsPartner: true,
 };
 

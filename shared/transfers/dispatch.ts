@@ -10,11 +10,19 @@ import {
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
 /**
- * How long after the partner answered that it has a transfer (pending) a retry does not send it
- * again: a resend could only be refused as a duplicate. A minute, so a merchant polling by retrying
- * costs the partner at most one call a minute per transfer.
+ * How long after the partner's first pending answer a retry does not send a transfer again: a
+ * resend could only be refused as a duplicate. A minute, so a merchant polling by retrying costs
+ * the partner at most one call a minute per transfer. Each further hand-over doubles it, up to an
+ * hour (`resendHoldMs`): a transfer the partner keeps refusing to show (the requery resends those)
+ * is not sent every round for ever.
  */
 const RESEND_HOLD_MS = 60_000;
+const MAX_RESEND_HOLD_MS = 64 * RESEND_HOLD_MS;
+
+/** The hold after the `dispatch`-th hand-over answered pending: 1, 2, 4 … 64 minutes. */
+export function resendHoldMs(dispatch: number): number {
+  return Math.min(RESEND_HOLD_MS * 2 ** Math.max(0, dispatch - 1), MAX_RESEND_HOLD_MS);
+}
 
 /**
  * Hands a debited transfer to the partner under its permanent reference and settles it with the
@@ -24,8 +32,8 @@ const RESEND_HOLD_MS = 60_000;
  * hand-over was counted since: a refusal of one send never refunds a transfer another send may
  * still be making. A resend (`retry`, or any hand-over after the first) also tells the partner, so
  * a refusal it cannot back with the transfer's own state leaves it pending (`TransferOrder.resend`).
- * A retry does not resend within `RESEND_HOLD_MS` of the partner's answer that it has the transfer;
- * after a send that crashed or never got its answer it resends at once. Otherwise it answers the
+ * A retry does not resend within a hold after the partner's answer that it has the transfer
+ * (`resendHoldMs`); after a send that crashed or never got its answer it resends at once. Otherwise it answers the
  * transfer as it stands. Unknown outcome: the transfer stays pending until a webhook or the requery
  * settles it.
  */
@@ -33,6 +41,25 @@ export async function dispatchTransfer(
   transfer: TransactionRecord,
   { retry = false } = {},
 ): Promise<TransactionRecord> {
+  return (await handOver(transfer, { retry })).transfer;
+}
+
+/**
+ * A pending transfer the partner says it does not know, handed to it again as a retry would (the
+ * requery: API.md §7, "a lost webhook never leaves money held"; it was never sent, or its send was
+ * lost on the way). `sent` is false when nothing was sent (held, settled meanwhile, or sent through
+ * another partner).
+ */
+export function resendTransfer(
+  transfer: TransactionRecord,
+): Promise<{ transfer: TransactionRecord; sent: boolean }> {
+  return handOver(transfer, { retry: true });
+}
+
+async function handOver(
+  transfer: TransactionRecord,
+  { retry }: { retry: boolean },
+): Promise<{ transfer: TransactionRecord; sent: boolean }> {
   const bank = partner();
   const { merchant_id: merchantId, reference } = transfer;
   if (transfer.partner && transfer.partner !== bank.name) {
@@ -45,14 +72,25 @@ export async function dispatchTransfer(
       partner: transfer.partner,
       configured_partner: bank.name,
     });
-    return transfer;
+    return { transfer, sent: false };
   }
   const dispatch = await recordDispatch(merchantId, reference, { idleOnly: retry });
   if (dispatch === undefined) {
     // Settled since it was read (a webhook, the requery, another request), or the partner has it
     // and said so a moment ago: nothing to send.
-    return (await getTransaction(merchantId, reference)) ?? transfer;
+    return { transfer: (await getTransaction(merchantId, reference)) ?? transfer, sent: false };
   }
+  return { transfer: await send(transfer, dispatch, retry), sent: true };
+}
+
+/** The `dispatch`-th hand-over of a transfer, counted: sent, and settled with the answer. */
+async function send(
+  transfer: TransactionRecord,
+  dispatch: number,
+  retry: boolean,
+): Promise<TransactionRecord> {
+  const bank = partner();
+  const { merchant_id: merchantId, reference } = transfer;
   try {
     const outcome = await bank.sendTransfer({
       resend: retry || dispatch > 1,
@@ -65,7 +103,7 @@ export async function dispatchTransfer(
     });
     if (
       outcome.status === 'pending' &&
-      !(await holdResends(merchantId, reference, Date.now() + RESEND_HOLD_MS))
+      !(await holdResends(merchantId, reference, Date.now() + resendHoldMs(dispatch)))
     ) {
       // Settled while the partner answered (its webhook came first): answered as it now stands.
       return (await getTransaction(merchantId, reference)) ?? transfer;

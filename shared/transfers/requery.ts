@@ -5,6 +5,7 @@ import { logger } from '#shared/logger.ts';
 import { PARTNER_NAMES } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { pendingTransfers, type TransactionRecord } from '#shared/transactions/store.ts';
+import { resendTransfer } from '#shared/transfers/dispatch.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
 /** What one requery round did. */
@@ -13,6 +14,11 @@ export interface RequerySummary {
   settled: number;
   /** Pending past TRANSFER_REQUERY_ALERT_HOURS: reported to operators, never settled by guess. */
   overdue: number;
+  /**
+   * Not known to the partner (never sent, or lost on the way) and handed to it again, under the same
+   * reference (it can never pay twice); those the partner refuses again stay pending.
+   */
+  resent: number;
   /** Asked but not answered (partner unavailable): asked again next round. */
   unanswered: number;
   /** Not asked: the round's time ran out first (asked in a later round, in another order). */
@@ -21,11 +27,15 @@ export interface RequerySummary {
 
 /** Transfers asked about at once: the partner's rate limits are not ours to spend. */
 const CONCURRENCY = 4;
+/** Partner calls a resend may make (bank list, recipient, transfer, a check of a refusal). */
+const RESEND_CALLS = 4;
 
 /**
  * Asks the partner about every transfer still pending `TRANSFER_REQUERY_AFTER_SECONDS` after it was
  * sent (API.md §7) and settles the final ones with exactly the code that settles webhooks, so a lost
- * webhook never leaves money held. In a random order, and no new question after `deadline` (epoch
+ * webhook never leaves money held. One the partner does not know (a crash between the debit and the
+ * send, a send that timed out before reaching it) is sent again, as the merchant's retry would:
+ * never failed by guess, and never left held because nobody retried. In a random order, and no new question after `deadline` (epoch
  * ms; the function's time less one partner call): a round that cannot ask everyone (a partner slow
  * on many transfers) leaves others for the next, never always the same ones, and its function is
  * never killed mid-round. Overdue transfers it did not ask about are still reported.
@@ -37,7 +47,14 @@ export async function requeryPendingTransfers(
   const bank = partner();
   const cutoff = new Date(now - config.requery.afterSeconds * 1000).toISOString();
   const pending = shuffled(await pendingTransfers(bank.name, cutoff));
-  const summary: RequerySummary = { checked: 0, settled: 0, overdue: 0, unanswered: 0, notAsked: 0 };
+  const summary: RequerySummary = {
+    checked: 0,
+    settled: 0,
+    overdue: 0,
+    resent: 0,
+    unanswered: 0,
+    notAsked: 0,
+  };
   const alertMs = config.requery.alertHours * 3600 * 1000;
 
   const requery = async (transfer: TransactionRecord) => {
@@ -62,6 +79,23 @@ export async function requeryPendingTransfers(
         logger.info('transfer settled by requery', { reference: transfer.reference, status: settled.status });
         return;
       }
+      // Unknown to the partner: sent again unless a resend is held (it refused one lately) or the
+      // round has no time left for one (the next round sends it).
+      if (outcome === undefined && Date.now() + RESEND_CALLS * config.partner.timeoutMs <= deadline) {
+        const { transfer: now, sent } = await resendTransfer(transfer);
+        if (sent) {
+          summary.resent++;
+          logger.warn('transfer unknown to the partner: sent again', {
+            reference: transfer.reference,
+            partner_reference: reference,
+            status: now.status,
+          });
+        }
+        if (now.status !== 'pending') {
+          summary.settled++;
+          return;
+        }
+      }
       reportIfOverdue(outcome !== undefined);
     } catch (error) {
       if (!(error instanceof PartnerUnavailable)) throw error;
@@ -72,7 +106,7 @@ export async function requeryPendingTransfers(
   };
 
   // Transfers sent through another partner before PARTNER changed: this one cannot ask about
-  // them, and a retry does not send them again (`dispatchTransfer`). Their money stays held until
+  // them, and neither a retry nor this round sends them again (`dispatchTransfer`). Their money stays held until
   // an operator settles them with that partner: reported every round, whatever their age.
   for (const other of PARTNER_NAMES.filter((name) => name !== bank.name)) {
     for (const transfer of await pendingTransfers(other, cutoff)) {

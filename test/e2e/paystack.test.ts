@@ -284,10 +284,9 @@ async function aPendingPaystackTransfer(prefix: string, accountName: string) {
   const merchantId = m.merchant.merchant_id;
   const reference = ref();
   const payee = standInAccountNumber(prefix, '058');
-  await aPendingTransfer(merchantId, reference, 5_000, 1_000, {
-    account_name: accountName,
-    account_number: payee,
-    bank_code: '058',
+  await aPendingTransfer(merchantId, reference, 5_000, {
+    counterparty: { account_name: accountName, account_number: payee, bank_code: '058' },
+    handedOver: false,
   });
   const pending = await getTransaction(merchantId, reference);
   if (!pending) throw new Error('no pending transfer');
@@ -388,6 +387,33 @@ describe('PARTNER=paystack: requery', () => {
     expect(await balanceOf(m)).toBe(60_000 - 11_000);
     const verifies = standIn.requests.filter((r) => r.path.startsWith('/transfer/verify/'));
     expect(verifies.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('sends again, under the same reference, a transfer Paystack never received, and settles it: paid once', async () => {
+    // Debited, never sent (a crash between the debit and POST /transfer), and the merchant never retries.
+    const { m, merchantId, reference, partnerReference } = await aPendingPaystackTransfer(
+      PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently,
+      'LOST SEND PAYEE',
+    );
+    const sends = () =>
+      standIn.requests.filter(
+        (r) =>
+          r.method === 'POST' &&
+          r.path === '/transfer' &&
+          (r.body as { reference?: string }).reference === partnerReference,
+      ).length;
+    // Verify answers 404: sent again (Paystack answers pending), by the round's clock a minute on.
+    const first = await requeryPendingTransfers(Date.now() + 60_000);
+    expect(first.resent).toBeGreaterThanOrEqual(1);
+    expect(sends()).toBe(1);
+    // The stand-in completes it silently; the next round finds it by verify and settles it.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await requeryPendingTransfers(Date.now() + 120_000);
+    expect((await getTransaction(merchantId, reference))?.status).toBe('success');
+    expect(sends()).toBe(1);
+    expect(standIn.transfer(partnerReference)).toMatchObject({ status: 'success', amount: 5_000 });
+    expect(await balanceOf(m)).toBe(30_000 - 6_000);
+    expect((await auditMerchant(merchantId)).problems).toEqual([]);
   });
 
   it('settles once when a requery races the webhook', async () => {

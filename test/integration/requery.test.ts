@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { OVERDUE_TRANSFER } from '#shared/definitions/alerts.ts';
 import { PartnerUnavailable } from '#shared/errors.ts';
+import { auditMerchant } from '#shared/ledger/audit.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
-import { dispatchTransfer } from '#shared/transfers/dispatch.ts';
+import { dispatchTransfer, resendHoldMs } from '#shared/transfers/dispatch.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
 
@@ -23,26 +24,74 @@ function overdueReports(errors: MockInstance<typeof logger.error>, reference: st
 }
 
 describe('the requery of pending transfers (API.md §7)', () => {
-  it('never settles by guess a transfer the partner does not know, and reports it to operators once overdue', async () => {
+  it('sends again a transfer the partner does not know (a crash between debit and send): paid once', async () => {
     const { merchant } = await aMerchant();
     await fund(merchant.merchant_id, 20_000);
     const reference = `lost-${Math.random().toString(36).slice(2, 10)}`;
-    // Debited and pending, but never handed to the partner (a crash between debit and send).
-    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    // Debited and pending, but never handed to the partner, and no retry of the merchant's will come.
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { handedOver: false });
+    const pending = await getTransaction(merchant.merchant_id, reference);
+    const sent = vi.spyOn(partner(), 'sendTransfer');
+    const sendsOfIt = () =>
+      sent.mock.calls.filter(([order]) => order.reference === pending?.partner_reference);
+
+    // Past TRANSFER_REQUERY_AFTER_SECONDS by the round's clock (the runtime's own round, on the
+    // real clock, has not reached it yet): asked, unknown, sent again under the same reference.
+    const round = await requeryPendingTransfers(Date.now() + 10_000);
+    expect(round.resent).toBeGreaterThanOrEqual(1);
+    expect(sendsOfIt()).toHaveLength(1);
+    expect(sendsOfIt()[0]?.[0]).toMatchObject({ resend: true, amount: 5_000 });
+    expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('success');
+    expect(await partner().queryTransfer(pending?.partner_reference ?? '')).toMatchObject({
+      status: 'success',
+    });
+    // Debited once, never refunded; and a later round sends nothing more.
+    await requeryPendingTransfers(Date.now() + 20_000);
+    expect(sendsOfIt()).toHaveLength(1);
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(14_000);
+    expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  });
+
+  it('never fails by guess a transfer the partner will not show: sent again, then held, and reported once overdue', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `refused-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { handedOver: false });
+    const pending = await getTransaction(merchant.merchant_id, reference);
+    // The partner refuses the resend yet does not show the transfer (Paystack's adapter answers
+    // such a refusal pending: an earlier send may still be in the making).
+    const sent = vi.spyOn(partner(), 'sendTransfer').mockResolvedValue({ status: 'pending' });
+    const sendsOfIt = () =>
+      sent.mock.calls.filter(([order]) => order.reference === pending?.partner_reference);
     const errors = vi.spyOn(logger, 'error');
 
-    const early = await requeryPendingTransfers(Date.now() + 10_000);
-    expect(early.checked).toBeGreaterThanOrEqual(1);
-    expect(overdueReports(errors, reference)).toEqual([]);
+    const before = Date.now();
+    await requeryPendingTransfers(Date.now() + 10_000);
+    expect(sendsOfIt()).toHaveLength(1);
+    const held = await getTransaction(merchant.merchant_id, reference);
+    expect(held).toMatchObject({ status: 'pending', dispatches: 1 });
+    // Held a minute after its first hand-over (then 2, 4 … 64: resendHoldMs).
+    expect(held?.resend_after).toBeGreaterThanOrEqual(before + resendHoldMs(1));
+    expect(held?.resend_after).toBeLessThanOrEqual(Date.now() + resendHoldMs(1));
 
-    const dayLater = Date.now() + 25 * 3600 * 1000;
-    const late = await requeryPendingTransfers(dayLater);
+    // Within the hold: asked, not sent. A day later: reported to operators, still pending, still held.
+    await requeryPendingTransfers(Date.now() + 20_000);
+    expect(sendsOfIt()).toHaveLength(1);
+    expect(overdueReports(errors, reference)).toEqual([]);
+    const late = await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
     expect(late.overdue).toBeGreaterThanOrEqual(1);
     const reported = overdueReports(errors, reference);
     expect(reported).toHaveLength(1);
     expect(reported[0]?.[1]).toMatchObject({ known_to_partner: false, merchant_id: merchant.merchant_id });
+    expect(sendsOfIt()).toHaveLength(1);
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(14_000);
+  });
+
+  it('holds resends 1, 2, 4 … 64 minutes after each hand-over answered pending', () => {
+    expect([1, 2, 3, 4, 7, 8, 50].map((dispatch) => resendHoldMs(dispatch) / 60_000)).toEqual([
+      1, 2, 4, 8, 64, 64, 64,
+    ]);
   });
 
   it('never asks or resends through this partner a transfer sent through another (PARTNER switched), and reports it at once', async () => {
@@ -50,7 +99,7 @@ describe('the requery of pending transfers (API.md §7)', () => {
     await fund(merchant.merchant_id, 20_000);
     const reference = `switched-${Math.random().toString(36).slice(2, 10)}`;
     const other = partner().name === 'sandbox' ? 'paystack' : 'sandbox';
-    await aPendingTransfer(merchant.merchant_id, reference, 5_000, 1_000, undefined, other);
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { through: other });
     const asked = vi.spyOn(partner(), 'queryTransfer');
     const sent = vi.spyOn(partner(), 'sendTransfer');
     const errors = vi.spyOn(logger, 'error');

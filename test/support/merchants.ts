@@ -83,17 +83,28 @@ export async function fund(merchantId: string, amount: number): Promise<string> 
 }
 
 /**
- * A transfer that is debited and pending, as a partner timeout leaves one (and that the sandbox will
- * not settle by itself): the same ledger posting and record `createTransfer` makes.
+ * A transfer that is debited and pending: the same ledger posting and record `createTransfer` makes.
+ * By default it was handed to the partner, which answered pending (a send counted, resends held for
+ * an hour), so neither a retry nor the requery (every second in the tests) sends it again while a
+ * test settles it; `handedOver: false` leaves it as a crash between the debit and the send does,
+ * which a retry or the requery sends.
  */
 export async function aPendingTransfer(
   merchantId: string,
   reference: string,
   amount: number,
-  fee = 1_000,
-  counterparty = { account_name: 'PENDING PAYEE', account_number: '0000014579', bank_code: '011' },
-  /** The partner it was sent through: the configured one unless given (a deployment that switched). */
-  through?: 'sandbox' | 'paystack',
+  {
+    fee = 1_000,
+    counterparty = { account_name: 'PENDING PAYEE', account_number: '0000014579', bank_code: '011' },
+    through,
+    handedOver = true,
+  }: {
+    fee?: number;
+    counterparty?: { account_name: string; account_number: string; bank_code: string };
+    /** The partner it was sent through: the configured one unless given (a deployment that switched). */
+    through?: 'sandbox' | 'paystack';
+    handedOver?: boolean;
+  } = {},
 ) {
   const { debit } = await import('#shared/ledger/ledger.ts');
   const { putTransactionItem, transactionRecord } = await import('#shared/transactions/store.ts');
@@ -125,4 +136,9 @@ export async function aPendingTransfer(
       transferReferenceItem(bank.name, partnerReference, { merchant_id: merchantId, reference }),
     ],
   });
+  if (handedOver) {
+    const { recordDispatch, holdResends } = await import('#shared/transactions/store.ts');
+    await recordDispatch(merchantId, reference);
+    await holdResends(merchantId, reference, Date.now() + 3600_000);
+  }
 }
