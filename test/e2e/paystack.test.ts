@@ -275,6 +275,15 @@ describe('PARTNER=paystack: money out', () => {
   });
 });
 
+/** The POST /transfer requests the stand-in received for one Paystack reference. */
+const sendsOf = (partnerReference: string) =>
+  standIn.requests.filter(
+    (r) =>
+      r.method === 'POST' &&
+      r.path === '/transfer' &&
+      (r.body as { reference?: string }).reference === partnerReference,
+  ).length;
+
 /**
  * A merchant with 30,000 kobo less a transfer of 5,000 (fee 1,000) to a stand-in account of
  * `prefix`, debited and pending but never sent (as after a crash between debit and send).
@@ -338,13 +347,7 @@ describe('PARTNER=paystack: a retry after Paystack answered', () => {
       PAYSTACK_ACCOUNT_PREFIXES.staysPending,
       'HELD PAYEE',
     );
-    const sends = () =>
-      standIn.requests.filter(
-        (r) =>
-          r.method === 'POST' &&
-          r.path === '/transfer' &&
-          (r.body as { reference?: string }).reference === partnerReference,
-      ).length;
+    const sends = () => sendsOf(partnerReference);
     // The first send: Paystack answers pending.
     expect((await dispatchTransfer(pending)).status).toBe('pending');
     expect(sends()).toBe(1);
@@ -395,13 +398,7 @@ describe('PARTNER=paystack: requery', () => {
       PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently,
       'LOST SEND PAYEE',
     );
-    const sends = () =>
-      standIn.requests.filter(
-        (r) =>
-          r.method === 'POST' &&
-          r.path === '/transfer' &&
-          (r.body as { reference?: string }).reference === partnerReference,
-      ).length;
+    const sends = () => sendsOf(partnerReference);
     // Verify answers 404: sent again (Paystack answers pending), by the round's clock a minute on.
     const first = await requeryPendingTransfers(Date.now() + 60_000);
     expect(first.resent).toBeGreaterThanOrEqual(1);
