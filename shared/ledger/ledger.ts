@@ -2,7 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryPage } from '#shared/aws/query.ts';
-import { backoff } from '#shared/aws/transactions.ts';
+import { backoff, metContention } from '#shared/aws/transactions.ts';
 import { config } from '#shared/config.ts';
 import { ApiError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
@@ -600,7 +600,7 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
       const code = (i: number) => reasons[i]?.Code ?? 'Unknown';
       const failed = (from: number, to: number) =>
         reasons.slice(from, to).some((reason) => reason.Code === 'ConditionalCheckFailed');
-      let contended = reasons.some((reason) => reason.Code === 'TransactionConflict');
+      let contended = metContention(reasons);
       for (const { index, merchantId, current, at, companionsAt, end } of placed) {
         if (failed(at + 1, companionsAt))
           outcomes[index] = { notApplied: new GroupNotApplied('already_applied') };

@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll, queryPage } from '#shared/aws/query.ts';
+import { retryingConflicts } from '#shared/aws/transactions.ts';
 import type { EntryCategory, LedgerEntry } from '#shared/ledger/ledger.ts';
 import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
@@ -164,20 +165,22 @@ export async function recordDispatch(
 ): Promise<number | undefined> {
   const idle = idleOnly ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :now)' : '';
   try {
-    const { Attributes } = await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName('transactions'),
-        Key: { merchant_id: merchantId, reference },
-        UpdateExpression: 'ADD dispatches :one',
-        ConditionExpression: `#status = :pending${idle}`,
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':one': 1,
-          ':pending': 'pending',
-          ...(idleOnly ? { ':now': Date.now() } : {}),
-        },
-        ReturnValues: 'UPDATED_NEW',
-      }),
+    const { Attributes } = await retryingConflicts(() =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName('transactions'),
+          Key: { merchant_id: merchantId, reference },
+          UpdateExpression: 'ADD dispatches :one',
+          ConditionExpression: `#status = :pending${idle}`,
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':pending': 'pending',
+            ...(idleOnly ? { ':now': Date.now() } : {}),
+          },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      ),
     );
     return Number(Attributes?.dispatches);
   } catch (error) {
@@ -194,15 +197,17 @@ export async function recordDispatch(
  */
 export async function holdResends(merchantId: string, reference: string, until: number): Promise<boolean> {
   try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName('transactions'),
-        Key: { merchant_id: merchantId, reference },
-        UpdateExpression: 'SET resend_after = :until',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':until': until, ':pending': 'pending' },
-      }),
+    await retryingConflicts(() =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName('transactions'),
+          Key: { merchant_id: merchantId, reference },
+          UpdateExpression: 'SET resend_after = :until',
+          ConditionExpression: '#status = :pending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':until': until, ':pending': 'pending' },
+        }),
+      ),
     );
     return true;
   } catch (error) {
@@ -222,10 +227,12 @@ export async function changeStatus(
   companions: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [],
 ): Promise<boolean> {
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [statusChangeItem(merchantId, reference, change), ...companions],
-      }),
+    await retryingConflicts(() =>
+      dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [statusChangeItem(merchantId, reference, change), ...companions],
+        }),
+      ),
     );
     return true;
   } catch (error) {

@@ -1,5 +1,6 @@
 import { PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
+import type { TransferOutcome } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
 import {
   getTransaction,
@@ -74,7 +75,18 @@ async function handOver(
     });
     return { transfer, sent: false };
   }
-  const dispatch = await recordDispatch(merchantId, reference, { idleOnly: retry });
+  let dispatch: number | undefined;
+  try {
+    dispatch = await recordDispatch(merchantId, reference, { idleOnly: retry });
+  } catch (error) {
+    // Debited, not sent: answered pending (a 5xx would invite a second transfer under another
+    // reference), and the requery sends it, as the partner does not know it.
+    logger.error('transfer not sent: its hand-over could not be counted', {
+      reference,
+      error: String(error),
+    });
+    return { transfer, sent: false };
+  }
   if (dispatch === undefined) {
     // Settled since it was read (a webhook, the requery, another request), or the partner has it
     // and said so a moment ago: nothing to send.
@@ -91,8 +103,9 @@ async function send(
 ): Promise<TransactionRecord> {
   const bank = partner();
   const { merchant_id: merchantId, reference } = transfer;
+  let outcome: TransferOutcome;
   try {
-    const outcome = await bank.sendTransfer({
+    outcome = await bank.sendTransfer({
       resend: retry || dispatch > 1,
       reference: transfer.partner_reference ?? bank.transferReference(merchantId, reference),
       amount: transfer.amount,
@@ -101,6 +114,19 @@ async function send(
       account_name: transfer.counterparty.account_name,
       narration: transfer.narration,
     });
+  } catch (error) {
+    if (error instanceof PartnerUnavailable) {
+      logger.warn('transfer left pending: partner unavailable', { reference });
+    } else {
+      // An answer the adapter could not read, say: the partner may have the transfer all the same.
+      logger.error('transfer left pending: its send failed', { reference, error: String(error) });
+    }
+    return transfer;
+  }
+  // Once the partner answered, the transfer is answered as it stands, never with an error: the
+  // merchant must not take a debited transfer for one that never happened and send it again under
+  // another reference. An answer that could not be recorded leaves it pending for the requery.
+  try {
     if (
       outcome.status === 'pending' &&
       !(await holdResends(merchantId, reference, Date.now() + resendHoldMs(dispatch)))
@@ -110,8 +136,11 @@ async function send(
     }
     return await settleTransfer(transfer, outcome, { dispatches: dispatch });
   } catch (error) {
-    if (!(error instanceof PartnerUnavailable)) throw error;
-    logger.warn('transfer left pending: partner unavailable', { reference });
+    logger.error('transfer left pending: the partner’s answer could not be recorded', {
+      reference,
+      answer: outcome.status,
+      error: String(error),
+    });
     return transfer;
   }
 }

@@ -1,3 +1,4 @@
+import { ThrottlingException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { CONTRADICTED_SETTLEMENT } from '#shared/definitions/alerts.ts';
 import { logger } from '#shared/logger.ts';
@@ -6,6 +7,8 @@ import { partner } from '#shared/partners/registry.ts';
 import { getTransaction, type TransactionRecord } from '#shared/transactions/store.ts';
 import { dispatchTransfer } from '#shared/transfers/dispatch.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
+import { createTransfer } from '#shared/transfers/transfers.ts';
+import { failAttempts, inScope, interceptDynamo } from '#test/support/faults.ts';
 import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
 
 /**
@@ -105,5 +108,72 @@ describe('a send the partner answers pending after its webhook settled the trans
     expect(answered).toMatchObject({ status: 'failed', failure_reason: 'Account closed' });
     expect(await getTransaction(merchantId, transfer.reference)).toMatchObject({ status: 'failed' });
     expect(await balanceOf(merchantId)).toBe(20_000);
+  });
+});
+
+describe('a transfer whose bookkeeping DynamoDB refuses after the debit (never an error once debited)', () => {
+  const injected = { $metadata: { httpStatusCode: 400 } };
+  const request = (reference: string) => ({
+    reference,
+    amount: 5_000,
+    account_number: '0000014579',
+    bank_code: '011',
+  });
+
+  it('retries a hand-over count that met a transaction on the record (TransactionConflictException)', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `conflict-${Math.random().toString(36).slice(2, 10)}`;
+    const scope = `dispatch-${reference}`;
+    let refused = 0;
+    // A single-item write on an item a transaction is writing: the SDK does not retry it.
+    const fault = interceptDynamo(
+      'finalizeRequest',
+      async (call, proceed) => {
+        if (call.command !== 'UpdateItemCommand' || !call.tables.some((t) => t.endsWith('transactions')))
+          return proceed();
+        if (refused >= 2) return proceed();
+        refused += 1;
+        throw new TransactionConflictException({ ...injected, message: 'injected: conflict' });
+      },
+      scope,
+    );
+    const { transaction } = await inScope(scope, () =>
+      createTransfer(merchant.merchant_id, request(reference)),
+    ).finally(() => fault.remove());
+    expect(refused).toBe(2);
+    expect(transaction.status).toBe('success');
+    expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
+  });
+
+  it('answers pending when the partner’s answer cannot be recorded, and the requery settles it once', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `unrecorded-${Math.random().toString(36).slice(2, 10)}`;
+    const send = partner().sendTransfer.bind(partner());
+    let fault: { remove(): void } | undefined;
+    // The partner pays it; from then on DynamoDB throttles every transaction past the SDK's retries.
+    vi.spyOn(partner(), 'sendTransfer').mockImplementation(async (order) => {
+      const answer = await send(order);
+      fault = failAttempts(
+        'TransactWriteItemsCommand',
+        1_000,
+        () => new ThrottlingException({ ...injected, message: 'injected: throttled' }),
+      );
+      return answer;
+    });
+    const errors = vi.spyOn(logger, 'error');
+    const { transaction } = await createTransfer(merchant.merchant_id, request(reference)).finally(() =>
+      fault?.remove(),
+    );
+    expect(transaction.status).toBe('pending');
+    expect(errors.mock.calls.map(([message]) => message)).toContain(
+      'transfer left pending: the partner’s answer could not be recorded',
+    );
+    // The partner has it (success): the requery (the test runtime's, every second) settles it, debited once.
+    await expect
+      .poll(async () => (await getTransaction(merchant.merchant_id, reference))?.status, { timeout: 15_000 })
+      .toBe('success');
+    expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
   });
 });
