@@ -296,10 +296,18 @@ export async function listTransactions(merchantId: string, filter: TransactionFi
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':m': merchantId };
   let keyCondition = 'merchant_id = :m';
-  if (filter.from || filter.to) {
+  // One bound alone is a one-sided condition: a stand-in for the other ('9999' for no `to`) would
+  // sort before a `from` in the year 9999, and DynamoDB refuses a BETWEEN whose bounds are reversed.
+  if (filter.from && filter.to) {
     keyCondition += ' AND created_at BETWEEN :from AND :to';
-    values[':from'] = filter.from ?? '0000';
-    values[':to'] = filter.to ?? '9999';
+    values[':from'] = filter.from;
+    values[':to'] = filter.to;
+  } else if (filter.from) {
+    keyCondition += ' AND created_at >= :from';
+    values[':from'] = filter.from;
+  } else if (filter.to) {
+    keyCondition += ' AND created_at <= :to';
+    values[':to'] = filter.to;
   }
   const filters: string[] = [];
   if (filter.type) {

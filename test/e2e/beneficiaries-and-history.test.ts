@@ -203,6 +203,11 @@ describe('transaction history', () => {
     expect((await get(`from=${today}&to=${today}`)).length).toBeGreaterThanOrEqual(1);
     expect(await get('to=2000-01-01')).toHaveLength(0);
     expect(await get(`from=${new Date(Date.now() + 3_600_000).toISOString()}`)).toHaveLength(0);
+    // The far ends of the calendar, each bound alone (a `from` in 9999 was a 500).
+    expect(await get('from=9999-12-31')).toHaveLength(0);
+    expect(await get('from=9999-12-31T23:59:59.999Z')).toHaveLength(0);
+    expect((await get('from=0001-01-01')).length).toBeGreaterThanOrEqual(4);
+    expect((await get('to=9999-12-31')).length).toBeGreaterThanOrEqual(4);
 
     const pageOne = await call(gateway, 'GET', '/transactions?type=debit&limit=2', { headers: m.headers });
     expect(data<unknown[]>(pageOne)).toHaveLength(2);
