@@ -17,16 +17,20 @@ export async function receiveDelivery(delivery: WebhookDelivery, requestId?: str
     logger.warn('webhook rejected', { partner: bank.name, reason: problem });
     throw new ApiError('invalid_signature', 'Invalid webhook signature');
   }
-  const { deliveryId, events } = bank.eventsOf(delivery);
+  const { deliveryId, events, partnersId } = bank.eventsOf(delivery);
   if (events.length === 0) {
     logger.info('webhook with nothing to do acknowledged', { partner: bank.name, delivery_id: deliveryId });
     return;
   }
   const receivedAt = new Date().toISOString();
+  // A delivery of one event under the partner's own id: its payment takes the id (API.md §4: "same
+  // `webhook-id` … credits nothing again", even with another body).
+  const claim = partnersId && events.length === 1 ? `delivery:${bank.name}:${deliveryId}` : undefined;
   await enqueue(
     events.map((event) => ({
       ...event,
       delivery_id: deliveryId,
+      ...(claim ? { delivery_claim: claim } : {}),
       received_at: receivedAt,
       ...(requestId ? { webhook_request_id: requestId } : {}),
     })),

@@ -164,6 +164,11 @@ export type DomainEvent = PaymentReceived | PaymentRejected | TransferSettled | 
  */
 export type QueuedEvent = DomainEvent & {
   delivery_id: string;
+  /**
+   * The partner's own id of the delivery that carried this event alone (`partnersId`), qualified by
+   * the partner: a payment credited takes it for good, so no other payment is credited under it.
+   */
+  delivery_claim?: string;
   received_at: string;
   webhook_request_id?: string;
 };
@@ -206,7 +211,9 @@ export interface BankingPartner {
    * The domain events an authentic delivery carries (none for events the service ignores), and the
    * delivery's id for logs and dedupe. A cosmetic field never stops a payment; a delivery whose
    * money fields cannot be read, or with a key given twice, is one `DeliveryUnusable`. Throws
-   * `ValidationError` only when the body is not JSON.
+   * `ValidationError` only when the body is not JSON. `partnersId`: the id is the partner's own for
+   * this delivery, the same on every retry (a Standard Webhooks `webhook-id`), so a second delivery
+   * under it is a redelivery whatever its body says (API.md §4); otherwise it is derived from the body.
    */
-  eventsOf(delivery: WebhookDelivery): { deliveryId: string; events: DomainEvent[] };
+  eventsOf(delivery: WebhookDelivery): { deliveryId: string; events: DomainEvent[]; partnersId?: boolean };
 }

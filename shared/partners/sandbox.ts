@@ -134,11 +134,13 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
 
     eventsOf({ headers, rawBody }: WebhookDelivery) {
       const reading = readSandboxDelivery(rawBody);
+      // Its Standard Webhooks `webhook-id`: one per message, the same on every retry.
       const deliveryId = headers['webhook-id'] ?? '';
-      if (reading.kind === 'ignored') return { deliveryId, events: [] };
-      if (reading.kind === 'event') return { deliveryId, events: [toDomainEvent(reading.event)] };
+      const partnersId = deliveryId !== '';
+      if (reading.kind === 'ignored') return { deliveryId, events: [], partnersId };
+      if (reading.kind === 'event') return { deliveryId, events: [toDomainEvent(reading.event)], partnersId };
       const ids = { partnerEvent: reading.type, partnerId: reading.id };
-      return { deliveryId, events: [unusableDelivery('sandbox', rawBody, reading.reason, ids)] };
+      return { deliveryId, events: [unusableDelivery('sandbox', rawBody, reading.reason, ids)], partnersId };
     },
   };
 }

@@ -1,4 +1,5 @@
 import { type AccountOwner, ownerOf, ownersOfAlias } from '#shared/accounts/owners.ts';
+import { tableName } from '#shared/aws/clients.ts';
 import { backoff } from '#shared/aws/transactions.ts';
 import { config } from '#shared/config.ts';
 import { eventItem, newEvent } from '#shared/events/events.ts';
@@ -33,6 +34,23 @@ import { putTransactionItem, toApiTransaction, transactionRecord } from '#shared
 
 /** Why a payment is kept when the partner reused the id of another, credited payment. */
 export const REUSED_PAYMENT_ID = 'payment id already credited with other details';
+/** Why a payment is kept when it came under a delivery id another credited payment came under. */
+export const REUSED_DELIVERY_ID = 'webhook-id already credited for another payment';
+
+/**
+ * A transaction item that takes a delivery's id (`QueuedEvent.delivery_claim`) for the payment it
+ * credits, only if no payment took it before. Kept in the ledger entries table as claims are
+ * (`claimItem`): no merchant, so no ledger lists it.
+ */
+function deliveryClaimItem(claim: string, entryId: string, at: string) {
+  return {
+    Put: {
+      TableName: tableName('ledgerEntries'),
+      Item: { entry_id: claim, delivery_of: entryId, at },
+      ConditionExpression: 'attribute_not_exists(entry_id)',
+    },
+  };
+}
 /**
  * Crediting payments: a customer's payment into an account the service was issued is credited to
  * its owner exactly once, keyed by the partner's own payment id.
@@ -168,6 +186,10 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
           accountAfter: after,
         });
         return [
+          // First, so a conflict of companion 0 names it (`receivePayment`).
+          ...(event.delivery_claim
+            ? [deliveryClaimItem(event.delivery_claim, posted.entry_id, posted.created_at)]
+            : []),
           transaction,
           ...(virtualAccount ? [paymentItem(merchantId, virtualAccount, payment)] : []),
           received,
@@ -262,6 +284,12 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
         });
         return 'duplicate';
       }
+      if (error instanceof CompanionConflict && error.index === 0 && event.delivery_claim) {
+        // Another payment came under this delivery's id before: a redelivery, whatever its body
+        // says, credits nothing again (API.md §4); kept, with its difference, for operators.
+        await keepUnmatched(event, `${REUSED_DELIVERY_ID} (${event.delivery_claim})`);
+        return 'unmatched';
+      }
       // The virtual account's total moved since it was read (a payment to it credited by another
       // container): back off, read again.
       if (!(error instanceof CompanionConflict) || attempt >= ACCOUNT_ATTEMPTS) throw error;
@@ -271,12 +299,12 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
 }
 
 /**
- * Payments of one merchant credited per transaction at most when grouped: each is at most 4 writes
- * (entry, record, payment, event) and its virtual account up to 2 more (total, paid event), beside
- * the merchant's balance: 1 + 6 × 16 = 97 fits DynamoDB's 100.
+ * Payments of one merchant credited per transaction at most when grouped: each is at most 5 writes
+ * (entry, delivery claim, record, payment, event) and its virtual account up to 2 more (total, paid
+ * event), beside the merchant's balance: 1 + 7 × 14 = 99 fits DynamoDB's 100.
  */
-const GROUP_LIMIT = 16;
-const WRITES_PER_PAYMENT = 6;
+const GROUP_LIMIT = 14;
+const WRITES_PER_PAYMENT = 7;
 const TRANSACTION_WRITES = 100;
 
 /** A merchant's payments in a batch (at most GROUP_LIMIT), posted as one ledger group. */
@@ -336,9 +364,10 @@ export async function receivePayments(
       // Unknown accounts, amounts held for operators, and repeats of a payment within the batch
       // take the one-by-one path.
       if (!owner || event.amount > config.limits.maxPaymentAmount) return unknown.push(index);
-      const entryId = paymentEntryId(event);
-      if (seen.has(entryId)) return repeats.push({ index, owner });
-      seen.add(entryId);
+      // A payment or a delivery id twice in a batch: the second after the groups, on its own.
+      const keys = [paymentEntryId(event), ...(event.delivery_claim ? [event.delivery_claim] : [])];
+      if (keys.some((key) => seen.has(key))) return repeats.push({ index, owner });
+      for (const key of keys) seen.add(key);
       groups.set(owner.merchant_id, [...(groups.get(owner.merchant_id) ?? []), { index, owner }]);
     }),
   );

@@ -198,6 +198,48 @@ describe('payments into a virtual account', () => {
     expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
   });
 
+  it('credits nothing again for a delivery under a credited webhook-id with another body, and keeps it for operators', async () => {
+    const m = await aMerchant();
+    const webhookId = `msg_${nipSessionId()}`;
+    const first = nipSessionId();
+    expect((await pay(gateway, m.merchant.account_number, 4_000, first, webhookId)).status).toBe(200);
+    await waitForBalance(m, 4_000);
+    // Same webhook-id, another session and amount: a redelivery by API.md §4, whatever its body says.
+    const other = nipSessionId();
+    expect((await pay(gateway, m.merchant.account_number, 6_000, other, webhookId)).status).toBe(200);
+    await expect
+      .poll(async () => (await unmatchedOf('sandbox', other))[0], { timeout: 15_000 })
+      .toMatchObject({
+        reason: `webhook-id already credited for another payment (delivery:sandbox:${webhookId})`,
+        event: { payment_id: other, amount: 6_000 },
+      });
+    expect(await balanceOf(m)).toBe(4_000);
+    expect(await entriesOf(m.merchant.merchant_id)).toHaveLength(1);
+    // Its own session under a new webhook-id is a new payment: credited.
+    expect((await pay(gateway, m.merchant.account_number, 6_000, other)).status).toBe(200);
+    await waitForBalance(m, 10_000);
+    expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
+  });
+
+  it('credits one of two different payments sent at once under one webhook-id, never both', async () => {
+    const m = await aMerchant();
+    const webhookId = `msg_${nipSessionId()}`;
+    const sessions = [nipSessionId(), nipSessionId()];
+    await Promise.all(
+      sessions.map((session) => pay(gateway, m.merchant.account_number, 3_000, session, webhookId)),
+    );
+    await expect
+      .poll(
+        async () => (await Promise.all(sessions.map((session) => unmatchedOf('sandbox', session)))).flat(),
+        {
+          timeout: 15_000,
+        },
+      )
+      .toHaveLength(1);
+    expect(await balanceOf(m)).toBe(3_000);
+    expect(await entriesOf(m.merchant.merchant_id)).toHaveLength(1);
+  });
+
   it('credits all of 10 payments to one merchant that arrive at once, to the kobo', async () => {
     const m = await aMerchant();
     const accounts = await Promise.all(Array.from({ length: 5 }, () => virtualAccount(m, 1_000)));
