@@ -24,15 +24,20 @@ const USAGE = `Usage:
   npm run ops -- given-up replay [--message <message_id>] [--json] [--stage prod]
   npm run ops -- events fan-out --from <time> --to <time> [--json] [--stage prod]
   npm run ops -- ledger audit [--merchant <merchant_id>] [--json] [--stage prod]
+  npm run ops -- transfers fail <reference> --merchant <merchant_id> --reason "<text>" [--by <name>] [--json] [--stage prod]
 With --stage, --region <region> sets the AWS region of every call (default: the profile's region).
 
 ledger audit checks every merchant's ledger (or one's): the balance is the sum of its entries, the
 entries run 1..n without gaps, each balance_after follows from the one before, none below zero.
 
+transfers fail ends a pending transfer failed and gives amount + fee back, for one the partner
+never made (checked with the partner first: the service never fails a transfer by guess). The
+reason is shown to the merchant. Refused within 15 minutes of its last hand-over to the partner.
+
 Exit codes: 0 done, 1 failed (e.g. the service did not answer, a batch could not be replayed, or
 the audit found a problem),
-2 wrong command line or unknown id, merchant or message, 3 refused (already resolved or credited,
-not creditable, past MAX_BALANCE).`;
+2 wrong command line or unknown id, merchant, message or transfer, 3 refused (already resolved or
+credited, not creditable, past MAX_BALANCE, a transfer not pending or sent in the last 15 minutes).`;
 
 /** Refusals that mean the command named something that does not exist (exit 2, like a typo). */
 const NAMING_MISTAKES = new Set(['not_found', 'ambiguous', 'unknown_merchant', 'reason_required']);
@@ -67,7 +72,7 @@ export async function runOps(argv: string[]): Promise<string> {
   const [group, command, id, ...extra] = positionals;
   if (group === undefined)
     usage(
-      'give a command: dlq list, dlq redrive, unmatched list, credit or return, given-up list or replay, events fan-out, ledger audit',
+      'give a command: dlq list, dlq redrive, unmatched list, credit or return, given-up list or replay, events fan-out, ledger audit, transfers fail',
     );
   const commands: Record<string, string[]> = {
     dlq: ['list', 'redrive'],
@@ -75,9 +80,10 @@ export async function runOps(argv: string[]): Promise<string> {
     'given-up': ['list', 'replay'],
     events: ['fan-out'],
     ledger: ['audit'],
+    transfers: ['fail'],
   };
   if (!commands[group ?? '']?.includes(command ?? '')) usage(`unknown command ${positionals.join(' ')}`);
-  if (extra.length > 0 || (id !== undefined && !['credit', 'return'].includes(command ?? '')))
+  if (extra.length > 0 || (id !== undefined && !['credit', 'return', 'fail'].includes(command ?? '')))
     usage(`unexpected ${[id, ...extra].filter(Boolean).join(' ')}`);
   process.env.LOG_LEVEL ??= 'ERROR';
   if (values.stage !== undefined) {
@@ -92,6 +98,7 @@ export async function runOps(argv: string[]): Promise<string> {
   if (group === 'dlq') return deadLetters(command ?? '', values, print);
   if (group === 'unmatched') return unmatched(command ?? '', id, values, print);
   if (group === 'ledger') return auditLedgers(values, print);
+  if (group === 'transfers') return failTransfer(id, values, print);
   return givenUp(command ?? '', values, print);
 }
 
@@ -237,6 +244,37 @@ async function auditLedgers(values: Values, print: Print): Promise<string> {
     output,
     unsound.length ? [`the ledgers of ${unsound.length} merchant(s) have problems: see above`] : [],
   );
+}
+
+/**
+ * `transfers fail <reference>`: a pending transfer the partner never made, ended failed with its
+ * money given back (`shared/transfers/operator.ts`).
+ */
+async function failTransfer(reference: string | undefined, values: Values, print: Print): Promise<string> {
+  const { failTransfer: fail, TransferOperatorError } = await import('#shared/transfers/operator.ts');
+  const { toApiTransaction } = await import('#shared/transactions/store.ts');
+  if (!reference) usage('transfers fail needs the reference of a transfer');
+  const merchantId =
+    typeof values.merchant === 'string'
+      ? values.merchant
+      : usage('transfers fail needs --merchant <merchant_id>');
+  const reason = typeof values.reason === 'string' ? values.reason.trim() : '';
+  if (!reason)
+    usage('transfers fail needs --reason "<text>" (the merchant sees it as the failure\'s reason)');
+  try {
+    const failed = await fail(merchantId ?? '', reference ?? '', {
+      reason,
+      by: operatorName(values.by as string | undefined),
+    });
+    return print(
+      toApiTransaction(failed),
+      `Transfer ${reference} of ${merchantId}: failed, ${failed.amount + failed.fee} kobo given back (ledger entry reversal:${reference})`,
+    );
+  } catch (error) {
+    if (!(error instanceof TransferOperatorError)) throw error;
+    if (error.code === 'not_found') usage(error.message);
+    throw new Refusal(error.message);
+  }
 }
 
 /** Printed either way; what is left for a person makes the command fail (exit 1), so a script notices. */

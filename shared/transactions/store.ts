@@ -50,6 +50,8 @@ export interface TransactionRecord {
    * money back only if no other hand-over could still be on its way (`StatusChange.dispatches`).
    */
   dispatches?: number;
+  /** Epoch ms of the last hand-over (`recordDispatch`): an operator's `transfers fail` waits past it. */
+  dispatched_at?: number;
   /**
    * Epoch ms before which a retry does not send the transfer again: the partner answered that it
    * has it (`holdResends`). Absent: a retry resends at once.
@@ -119,7 +121,10 @@ export interface StatusChange {
   to: TransactionStatus;
   at: string;
   reason?: string;
-  /** Only if the transfer was handed to the partner exactly this many times (no other send since). */
+  /**
+   * Only if the transfer was handed to the partner exactly this many times (no other send since);
+   * 0: never handed over.
+   */
   dispatches?: number;
 }
 
@@ -138,7 +143,11 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
         change.to === 'pending' ? '' : ' REMOVE pending_partner'
       }`,
       ConditionExpression: `#status IN (${Object.keys(fromValues).join(', ')})${
-        change.dispatches === undefined ? '' : ' AND dispatches = :dispatches'
+        change.dispatches === undefined
+          ? ''
+          : change.dispatches === 0
+            ? ' AND attribute_not_exists(dispatches)'
+            : ' AND dispatches = :dispatches'
       }`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -146,7 +155,7 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
         ':at': change.at,
         ...fromValues,
         ...(change.reason ? { ':reason': change.reason } : {}),
-        ...(change.dispatches === undefined ? {} : { ':dispatches': change.dispatches }),
+        ...(change.dispatches ? { ':dispatches': change.dispatches } : {}),
       },
     },
   };
@@ -170,11 +179,12 @@ export async function recordDispatch(
         new UpdateCommand({
           TableName: tableName('transactions'),
           Key: { merchant_id: merchantId, reference },
-          UpdateExpression: 'ADD dispatches :one',
+          UpdateExpression: 'ADD dispatches :one SET dispatched_at = :at',
           ConditionExpression: `#status = :pending${idle}`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':one': 1,
+            ':at': Date.now(),
             ':pending': 'pending',
             ...(idleOnly ? { ':now': Date.now() } : {}),
           },

@@ -13,7 +13,7 @@ import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { runCli } from '#test/support/cli.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
-import { aMerchant, anAccount } from '#test/support/merchants.ts';
+import { aMerchant, anAccount, aPendingTransfer, fund } from '#test/support/merchants.ts';
 import { paymentEvent } from '#test/support/payments.ts';
 
 /** Runs `npm run ops -- …` as an operator would (the test environment points it at the test stack). */
@@ -242,5 +242,46 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     } finally {
       await setBalance(7_500);
     }
+  });
+
+  it('fails a pending transfer the partner never made, once, and gives its money back; never one sent lately', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, 20_000);
+    const reference = `ops-fail-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(m, reference, 5_000);
+    const reason = 'Paystack has no record of it (ticket 12)';
+    const fail = (...more: string[]) =>
+      ops('transfers', 'fail', reference, '--merchant', m, '--reason', reason, '--by', 'ada', ...more);
+
+    // Handed to the partner a moment ago: a send may still be on its way.
+    const early = await fail();
+    expect(early.code).toBe(3);
+    expect(early.stderr).toContain('a send may still be on its way');
+    expect(await balanceOf(m)).toBe(14_000);
+    expect((await ops('transfers', 'fail', 'nope', '--merchant', m, '--reason', reason)).code).toBe(2);
+    expect((await ops('transfers', 'fail', reference, '--merchant', m)).code).toBe(2);
+
+    // An hour later (moved here, not waited for): failed, amount + fee back through the ledger.
+    const hourAgo = Date.now() - 3600_000;
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('transactions'),
+        Key: { merchant_id: m, reference },
+        UpdateExpression: 'SET created_at = :at, dispatched_at = :ms',
+        ExpressionAttributeValues: { ':at': new Date(hourAgo).toISOString(), ':ms': hourAgo },
+      }),
+    );
+    const failed = await fail('--json');
+    expect(failed.code).toBe(0);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ reference, status: 'failed', reason });
+    expect(await balanceOf(m)).toBe(20_000);
+    expect((await entriesOf(m)).map((entry) => entry.category)).toEqual(['payment', 'transfer', 'reversal']);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+    // Once: a second run is refused and moves nothing.
+    const again = await fail();
+    expect(again.code).toBe(3);
+    expect(again.stderr).toContain('only a pending transfer can be failed');
+    expect(await balanceOf(m)).toBe(20_000);
   });
 });

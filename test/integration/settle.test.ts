@@ -6,6 +6,7 @@ import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { getTransaction, type TransactionRecord } from '#shared/transactions/store.ts';
 import { dispatchTransfer } from '#shared/transfers/dispatch.ts';
+import { failTransfer } from '#shared/transfers/operator.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 import { createTransfer } from '#shared/transfers/transfers.ts';
 import { failAttempts, inScope, interceptDynamo } from '#test/support/faults.ts';
@@ -175,5 +176,45 @@ describe('a transfer whose bookkeeping DynamoDB refuses after the debit (never a
       .poll(async () => (await getTransaction(merchant.merchant_id, reference))?.status, { timeout: 15_000 })
       .toBe('success');
     expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
+  });
+});
+
+describe("an operator's failing of a transfer (ops transfers fail)", () => {
+  it('changes nothing when the transfer is handed to the partner again while it runs', async () => {
+    const { merchantId, transfer } = await aTransfer();
+    const { recordDispatch } = await import('#shared/transactions/store.ts');
+    const scope = `operator-${transfer.reference}`;
+    let sentMeanwhile = false;
+    // Just before the reversal's transaction, a resend is counted (the requery, a merchant's retry).
+    const fault = interceptDynamo(
+      'initialize',
+      async (call, proceed) => {
+        if (call.command === 'TransactWriteItemsCommand' && !sentMeanwhile) {
+          sentMeanwhile = true;
+          await recordDispatch(merchantId, transfer.reference);
+        }
+        return proceed();
+      },
+      scope,
+    );
+    const later = Date.now() + 3600_000;
+    const attempt = inScope(scope, () =>
+      failTransfer(merchantId, transfer.reference, { reason: 'never made', by: 'test', now: later }),
+    ).finally(() => fault.remove());
+    await expect(attempt).rejects.toMatchObject({ code: 'recently_sent' });
+    expect(sentMeanwhile).toBe(true);
+    expect(await getTransaction(merchantId, transfer.reference)).toMatchObject({
+      status: 'pending',
+      dispatches: 2,
+    });
+    expect(await balanceOf(merchantId)).toBe(14_000);
+    // Once no send is on its way any more, it can be failed: the money comes back once.
+    const failed = await failTransfer(merchantId, transfer.reference, {
+      reason: 'never made',
+      by: 'test',
+      now: later,
+    });
+    expect(failed).toMatchObject({ status: 'failed', failure_reason: 'never made' });
+    expect(await balanceOf(merchantId)).toBe(20_000);
   });
 });
