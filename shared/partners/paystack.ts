@@ -112,8 +112,9 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     });
 
   /**
-   * One call to Paystack. Timeouts, network errors and 5xx answers become `PartnerUnavailable`;
-   * the caller decides what the other statuses mean.
+   * One call to Paystack. Timeouts, network errors, 5xx answers and 429 (Paystack's rate limit: try
+   * again later, never a refusal of the request itself) become `PartnerUnavailable`; the caller
+   * decides what the other statuses mean.
    */
   const call = async (method: 'GET' | 'POST', path: string, body?: Json): Promise<Answer> => {
     const started = now();
@@ -144,7 +145,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
     }
     logger.debug('paystack call', { method, path: logPath, status, duration_ms: now() - started });
-    if (status >= 500) {
+    if (status >= 500 || status === 429) {
       logger.warn('paystack unavailable', { method, path: logPath, status });
       throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `paystack ${status} on ${method} ${logPath}`);
     }
@@ -278,7 +279,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   /**
    * Paystack's synchronous refusal of a transfer. A refusal is final only if Paystack has no transfer
    * under the reference and nothing was sent under it before: a resend whose first answer was lost is
-   * refused (the reference is used, in words Paystack does not publish, or a 429 or 401 on the way)
+   * refused (the reference is used, in words Paystack does not publish, or a 401 on the way)
    * while the transfer it made goes on, and until Paystack has made it, verify answers 404. So the
    * transfer's real state is asked for first, a resend not found stays pending, and a resend can
    * never become a refund.

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartnerUnavailable } from '#shared/errors.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
@@ -30,7 +32,7 @@ beforeAll(async () => {
       settleAfterMs: TIMEOUT_MS * 3,
       hangMs: 2_000,
       // Not the words the adapter's duplicate check knows: only the verify call can tell.
-      reusedReferenceAnswer: { status: 429, message: 'Too many requests, try again shortly' },
+      reusedReferenceAnswer: { status: 400, message: 'Transfer could not be processed at this time' },
     }),
     startPaystackStandIn({
       settleAfterMs: SETTLE_MS,
@@ -86,7 +88,7 @@ describe('Paystack transfers whose answer is lost', () => {
     await expect(partner.sendTransfer(lost)).rejects.toBeInstanceOf(PartnerUnavailable);
     expect(standIn.transfer(lost.reference)?.status).toBe('pending');
 
-    // The resend is refused (a 429 here, not a word of "duplicate"): the transfer's real state wins.
+    // The resend is refused (not a word of "duplicate"): the transfer's real state wins.
     expect(await partner.sendTransfer(lost)).toEqual({ status: 'pending' });
     await wait(TIMEOUT_MS * 4);
     expect(await partner.sendTransfer(lost)).toEqual({ status: 'success' });
@@ -127,6 +129,38 @@ describe('Paystack transfers whose answer is lost', () => {
         (r) => r.method === 'GET' && r.path === `/transfer/verify/${refused.reference}` && r.status === 404,
       ),
     ).toBe(true);
+  });
+});
+
+describe('Paystack transfers throttled by Paystack', () => {
+  it('never fail on a 429: the transfer stays pending (PartnerUnavailable), to be sent again', async () => {
+    // In front of the stand-in: POST /transfer answers 429 (Paystack's rate limit), the rest passes.
+    const throttling = createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      if (request.method === 'POST' && request.url === '/transfer') {
+        response.writeHead(429, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ status: false, message: 'Too many requests, try again shortly' }));
+        return;
+      }
+      const passed = await fetch(`${standIn.url}${request.url}`, {
+        method: request.method,
+        headers: { authorization: request.headers.authorization ?? '', 'content-type': 'application/json' },
+        body: request.method === 'GET' ? undefined : Buffer.concat(chunks),
+      });
+      response.writeHead(passed.status, { 'content-type': 'application/json' });
+      response.end(await passed.text());
+    });
+    await new Promise<void>((resolve) => throttling.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = throttling.address() as AddressInfo;
+      const partner = adapter({ ...standIn, url: `http://127.0.0.1:${port}` } as PaystackStandIn);
+      const throttled = order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'throttled');
+      await expect(partner.sendTransfer(throttled)).rejects.toBeInstanceOf(PartnerUnavailable);
+      expect(standIn.transfer(throttled.reference)).toBeUndefined();
+    } finally {
+      await new Promise((resolve) => throttling.close(resolve));
+    }
   });
 });
 
