@@ -31,11 +31,11 @@ export function resendHoldMs(dispatch: number): number {
  * a resend can never pay twice. Each hand-over is counted first (`recordDispatch`, only while the
  * transfer is pending), and an answer that gives the money back applies only if no other
  * hand-over was counted since: a refusal of one send never refunds a transfer another send may
- * still be making. A resend (`retry`, or any hand-over after the first) also tells the partner, so
- * a refusal it cannot back with the transfer's own state leaves it pending (`TransferOrder.resend`).
- * A retry does not resend within a hold after the partner's answer that it has the transfer
- * (`resendHoldMs`); after a send that crashed or never got its answer it resends at once. Otherwise it answers the
- * transfer as it stands. Unknown outcome: the transfer stays pending until a webhook or the requery
+ * still be making. A resend (any hand-over after the first) also tells the partner, so a refusal
+ * it cannot back with the transfer's own state leaves it pending (`TransferOrder.resend`). A retry
+ * does not resend within a hold after a hand-over that the partner answered pending or that failed
+ * (a timeout, a 5xx: `resendHoldMs`); after a send that crashed it resends at once. Otherwise it
+ * answers the transfer as it stands. Unknown outcome: the transfer stays pending until a webhook or the requery
  * settles it.
  */
 export async function dispatchTransfer(
@@ -92,21 +92,19 @@ async function handOver(
     // and said so a moment ago: nothing to send.
     return { transfer: (await getTransaction(merchantId, reference)) ?? transfer, sent: false };
   }
-  return { transfer: await send(transfer, dispatch, retry), sent: true };
+  return { transfer: await send(transfer, dispatch), sent: true };
 }
 
 /** The `dispatch`-th hand-over of a transfer, counted: sent, and settled with the answer. */
-async function send(
-  transfer: TransactionRecord,
-  dispatch: number,
-  retry: boolean,
-): Promise<TransactionRecord> {
+async function send(transfer: TransactionRecord, dispatch: number): Promise<TransactionRecord> {
   const bank = partner();
   const { merchant_id: merchantId, reference } = transfer;
   let outcome: TransferOutcome;
   try {
     outcome = await bank.sendTransfer({
-      resend: retry || dispatch > 1,
+      // Every hand-over is counted before it is sent: the first count is the first send, whoever
+      // makes it (the debit's request, a retry after a crash, the requery).
+      resend: dispatch > 1,
       reference: transfer.partner_reference ?? bank.transferReference(merchantId, reference),
       amount: transfer.amount,
       bank_code: transfer.counterparty.bank_code,
@@ -121,6 +119,12 @@ async function send(
       // An answer the adapter could not read, say: the partner may have the transfer all the same.
       logger.error('transfer left pending: its send failed', { reference, error: String(error) });
     }
+    // Held like a pending answer: a send that fails the same way every time (the partner down, a
+    // recipient it answers for another account) is not sent every round for ever, and an operator
+    // can find it quiet (`ops transfers fail`).
+    await holdResends(merchantId, reference, Date.now() + resendHoldMs(dispatch)).catch(
+      (holdError: unknown) => logger.warn('resend hold not written', { reference, error: String(holdError) }),
+    );
     return transfer;
   }
   // Once the partner answered, the transfer is answered as it stands, never with an error: the

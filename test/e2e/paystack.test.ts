@@ -249,8 +249,12 @@ describe('PARTNER=paystack: money out', () => {
     const first = await transfer(m, body);
     expect(first.status).toBe(201);
     expect(data(first)).toMatchObject({ status: 'pending' });
-    // The retry resends it: verify does not find it yet, and the resend is refused (a 400 whose
-    // words say nothing of a used reference). Before, that ended the transfer failed and refunded.
+    // A retry within a minute of the failed send sends nothing; once the minute is over (moved
+    // here, not waited for), the retry resends it: verify does not find it yet, and the resend is
+    // refused (a 400 whose words say nothing of a used reference). Before, that ended the transfer
+    // failed and refunded.
+    const { holdResends } = await import('#shared/transactions/store.ts');
+    await holdResends(m.merchant.merchant_id, body.reference, Date.now() - 1);
     const retried = await transfer(m, body);
     expect(retried.status).toBe(200);
     expect(data(retried)).toMatchObject({ status: 'pending' });

@@ -40,7 +40,8 @@ describe('the requery of pending transfers (API.md §7)', () => {
     const round = await requeryPendingTransfers(Date.now() + 10_000);
     expect(round.resent).toBeGreaterThanOrEqual(1);
     expect(sendsOfIt()).toHaveLength(1);
-    expect(sendsOfIt()[0]?.[0]).toMatchObject({ resend: true, amount: 5_000 });
+    // Its first hand-over: a refusal would be final (nothing was sent before).
+    expect(sendsOfIt()[0]?.[0]).toMatchObject({ resend: false, amount: 5_000 });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('success');
     expect(await partner().queryTransfer(pending?.partner_reference ?? '')).toMatchObject({
       status: 'success',
@@ -88,7 +89,30 @@ describe('the requery of pending transfers (API.md §7)', () => {
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(14_000);
   });
 
-  it('holds resends 1, 2, 4 … 64 minutes after each hand-over answered pending', () => {
+  it('holds a resend whose send failed too, so a send that fails every time is not made every round', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `failing-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { handedOver: false });
+    const pending = await getTransaction(merchant.merchant_id, reference);
+    // The partner fails every send the same way (down, or a recipient it answers for another account).
+    const sent = vi
+      .spyOn(partner(), 'sendTransfer')
+      .mockRejectedValue(new PartnerUnavailable(30, 'recipient answered for another account'));
+    const sendsOfIt = () =>
+      sent.mock.calls.filter(([order]) => order.reference === pending?.partner_reference);
+    const before = Date.now();
+    await requeryPendingTransfers(Date.now() + 10_000);
+    expect(sendsOfIt()).toHaveLength(1);
+    expect((await getTransaction(merchant.merchant_id, reference))?.resend_after).toBeGreaterThanOrEqual(
+      before + resendHoldMs(1),
+    );
+    await requeryPendingTransfers(Date.now() + 20_000);
+    expect(sendsOfIt()).toHaveLength(1);
+    expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
+  });
+
+  it('holds resends 1, 2, 4 … 64 minutes after each hand-over answered pending or failed', () => {
     expect([1, 2, 3, 4, 7, 8, 50].map((dispatch) => resendHoldMs(dispatch) / 60_000)).toEqual([
       1, 2, 4, 8, 64, 64, 64,
     ]);
