@@ -1,11 +1,11 @@
 import { type AccountOwner, ownerOf, ownersOfAlias } from '#shared/accounts/owners.ts';
-import { tableName } from '#shared/aws/clients.ts';
 import { backoff } from '#shared/aws/transactions.ts';
 import { config } from '#shared/config.ts';
 import { eventItem, newEvent } from '#shared/events/events.ts';
 import {
   BalanceCeiling,
   CompanionConflict,
+  claimItem,
   creditPrepared,
   EntryClaimed,
   type GroupPosting,
@@ -38,18 +38,15 @@ export const REUSED_PAYMENT_ID = 'payment id already credited with other details
 export const REUSED_DELIVERY_ID = 'webhook-id already credited for another payment';
 
 /**
- * A transaction item that takes a delivery's id (`QueuedEvent.delivery_claim`) for the payment it
- * credits, only if no payment took it before. Kept in the ledger entries table as claims are
- * (`claimItem`): no merchant, so no ledger lists it.
+ * The ledger claim that takes a delivery's id (`QueuedEvent.delivery_claim`) for the payment it
+ * credits, only if no payment took it before (`claimItem`: no merchant, so no ledger lists it).
  */
-function deliveryClaimItem(claim: string, entryId: string, at: string) {
-  return {
-    Put: {
-      TableName: tableName('ledgerEntries'),
-      Item: { entry_id: claim, delivery_of: entryId, at },
-      ConditionExpression: 'attribute_not_exists(entry_id)',
-    },
-  };
+function deliveryClaimItem(claim: string, posted: LedgerEntry) {
+  return claimItem(claim, {
+    reason: `webhook-id of ${posted.entry_id}`,
+    at: posted.created_at,
+    by: 'consumer',
+  });
 }
 /**
  * Crediting payments: a customer's payment into an account the service was issued is credited to
@@ -187,9 +184,7 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
         });
         return [
           // First, so a conflict of companion 0 names it (`receivePayment`).
-          ...(event.delivery_claim
-            ? [deliveryClaimItem(event.delivery_claim, posted.entry_id, posted.created_at)]
-            : []),
+          ...(event.delivery_claim ? [deliveryClaimItem(event.delivery_claim, posted)] : []),
           transaction,
           ...(virtualAccount ? [paymentItem(merchantId, virtualAccount, payment)] : []),
           received,

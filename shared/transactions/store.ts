@@ -172,7 +172,7 @@ export async function recordDispatch(
   reference: string,
   { idleOnly = false }: { idleOnly?: boolean } = {},
 ): Promise<number | undefined> {
-  const idle = idleOnly ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :now)' : '';
+  const idle = idleOnly ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :at)' : '';
   try {
     const { Attributes } = await retryingConflicts(() =>
       dynamo.send(
@@ -186,7 +186,6 @@ export async function recordDispatch(
             ':one': 1,
             ':at': Date.now(),
             ':pending': 'pending',
-            ...(idleOnly ? { ':now': Date.now() } : {}),
           },
           ReturnValues: 'UPDATED_NEW',
         }),

@@ -79,19 +79,19 @@ export async function requeryPendingTransfers(
         logger.info('transfer settled by requery', { reference: transfer.reference, status: settled.status });
         return;
       }
-      // Unknown to the partner: sent again unless a resend is held (it refused one lately) or the
-      // round has no time left for one (the next round sends it).
+      // Unknown to the partner: sent again unless resends are held (a send lately answered pending
+      // or failed) or the round has no time left for one (the next round sends it).
       if (outcome === undefined && Date.now() + RESEND_CALLS * config.partner.timeoutMs <= deadline) {
-        const { transfer: now, sent } = await resendTransfer(transfer);
+        const { transfer: after, sent } = await resendTransfer(transfer);
         if (sent) {
           summary.resent++;
           logger.warn('transfer unknown to the partner: sent again', {
             reference: transfer.reference,
             partner_reference: reference,
-            status: now.status,
+            status: after.status,
           });
         }
-        if (now.status !== 'pending') {
+        if (after.status !== 'pending') {
           summary.settled++;
           return;
         }

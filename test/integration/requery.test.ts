@@ -4,6 +4,7 @@ import { PartnerUnavailable } from '#shared/errors.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
+import type { BankingPartner } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { dispatchTransfer, resendHoldMs } from '#shared/transfers/dispatch.ts';
@@ -23,17 +24,28 @@ function overdueReports(errors: MockInstance<typeof logger.error>, reference: st
   );
 }
 
+/**
+ * A merchant funded with 20,000 and a transfer of 5,000 (fee 1,000) debited and pending but never
+ * handed to the partner (a crash between debit and send), with no retry of the merchant's to come;
+ * and the sends of it the spy `sent` saw.
+ */
+async function aNeverSentTransfer(label: string) {
+  const { merchant } = await aMerchant();
+  await fund(merchant.merchant_id, 20_000);
+  const reference = `${label}-${Math.random().toString(36).slice(2, 10)}`;
+  await aPendingTransfer(merchant.merchant_id, reference, 5_000, { handedOver: false });
+  const pending = await getTransaction(merchant.merchant_id, reference);
+  const sendsOf = (sent: MockInstance<BankingPartner['sendTransfer']>) =>
+    sent.mock.calls.filter(([order]) => order.reference === pending?.partner_reference);
+  return { merchant, reference, pending, sendsOf };
+}
+
 describe('the requery of pending transfers (API.md §7)', () => {
   it('sends again a transfer the partner does not know (a crash between debit and send): paid once', async () => {
-    const { merchant } = await aMerchant();
-    await fund(merchant.merchant_id, 20_000);
-    const reference = `lost-${Math.random().toString(36).slice(2, 10)}`;
     // Debited and pending, but never handed to the partner, and no retry of the merchant's will come.
-    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { handedOver: false });
-    const pending = await getTransaction(merchant.merchant_id, reference);
+    const { merchant, reference, pending, sendsOf } = await aNeverSentTransfer('lost');
     const sent = vi.spyOn(partner(), 'sendTransfer');
-    const sendsOfIt = () =>
-      sent.mock.calls.filter(([order]) => order.reference === pending?.partner_reference);
+    const sendsOfIt = () => sendsOf(sent);
 
     // Past TRANSFER_REQUERY_AFTER_SECONDS by the round's clock (the runtime's own round, on the
     // real clock, has not reached it yet): asked, unknown, sent again under the same reference.
@@ -54,16 +66,11 @@ describe('the requery of pending transfers (API.md §7)', () => {
   });
 
   it('never fails by guess a transfer the partner will not show: sent again, then held, and reported once overdue', async () => {
-    const { merchant } = await aMerchant();
-    await fund(merchant.merchant_id, 20_000);
-    const reference = `refused-${Math.random().toString(36).slice(2, 10)}`;
-    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { handedOver: false });
-    const pending = await getTransaction(merchant.merchant_id, reference);
+    const { merchant, reference, sendsOf } = await aNeverSentTransfer('refused');
     // The partner refuses the resend yet does not show the transfer (Paystack's adapter answers
     // such a refusal pending: an earlier send may still be in the making).
     const sent = vi.spyOn(partner(), 'sendTransfer').mockResolvedValue({ status: 'pending' });
-    const sendsOfIt = () =>
-      sent.mock.calls.filter(([order]) => order.reference === pending?.partner_reference);
+    const sendsOfIt = () => sendsOf(sent);
     const errors = vi.spyOn(logger, 'error');
 
     const before = Date.now();
@@ -90,17 +97,12 @@ describe('the requery of pending transfers (API.md §7)', () => {
   });
 
   it('holds a resend whose send failed too, so a send that fails every time is not made every round', async () => {
-    const { merchant } = await aMerchant();
-    await fund(merchant.merchant_id, 20_000);
-    const reference = `failing-${Math.random().toString(36).slice(2, 10)}`;
-    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { handedOver: false });
-    const pending = await getTransaction(merchant.merchant_id, reference);
+    const { merchant, reference, sendsOf } = await aNeverSentTransfer('failing');
     // The partner fails every send the same way (down, or a recipient it answers for another account).
     const sent = vi
       .spyOn(partner(), 'sendTransfer')
       .mockRejectedValue(new PartnerUnavailable(30, 'recipient answered for another account'));
-    const sendsOfIt = () =>
-      sent.mock.calls.filter(([order]) => order.reference === pending?.partner_reference);
+    const sendsOfIt = () => sendsOf(sent);
     const before = Date.now();
     await requeryPendingTransfers(Date.now() + 10_000);
     expect(sendsOfIt()).toHaveLength(1);
