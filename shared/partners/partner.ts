@@ -185,6 +185,14 @@ export interface BankingPartner {
    * deterministic, so a resend carries the same reference and can never pay twice.
    */
   transferReference(merchantId: string, reference: string): string;
+  /**
+   * Which of the partner's accounts this deployment sends through, where the partner keeps
+   * references per account (Paystack: a tag of the secret key, as test and live keys, or two
+   * businesses' keys, see different transfers). Recorded at a transfer's first hand-over: a transfer
+   * handed over under another tag is never sent through this one, as verify here cannot see it and
+   * a resend could pay it twice. Absent where one deployment has one account (the sandbox).
+   */
+  accountTag?(): Promise<string>;
   /** Throws `BankNotSupported` if the partner cannot pay accounts at this bank (our CBN code). */
   checkBank(bankCode: string): Promise<void>;
   /** The holder's name of an account, as the bank reports it; `AccountNotFound` if none. */

@@ -112,6 +112,13 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     });
 
   /**
+   * A tag of the secret key (12 hex characters of its SHA-256, nothing a key can be found from):
+   * Paystack keeps transfers and recipients per integration and per mode, so what one key made,
+   * another may not see.
+   */
+  const keyTag = async () => sha256Hex(await secretKey()).slice(0, 12);
+
+  /**
    * One call to Paystack. Timeouts, network errors, 5xx answers and 429 (Paystack's rate limit: try
    * again later, never a refusal of the request itself) become `PartnerUnavailable`; the caller
    * decides what the other statuses mean.
@@ -206,9 +213,8 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     order: TransferOrder,
     { fresh = false } = {},
   ): Promise<Answer | { code: string; remembered: boolean }> => {
-    const keyTag = sha256Hex(await secretKey()).slice(0, 12);
     // v2: codes kept since the answer's account and bank are checked (older ones never were).
-    const key = `recipient:v2:${keyTag}:${bank.code}:${order.account_number}`;
+    const key = `recipient:v2:${await keyTag()}:${bank.code}:${order.account_number}`;
     const known = fresh
       ? undefined
       : await options.memo.get(key).catch((error: unknown) => {
@@ -325,6 +331,11 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
 
     transferReference: (merchantId, reference) =>
       `np_${sha256Hex(`${merchantId}\n${reference}`).slice(0, 40)}`,
+
+    // A rotated key of the same integration sees the same transfers (verify finds them); only a
+    // transfer it never received is then left to an operator, never sent through an account that
+    // may not be the one that has it.
+    accountTag: keyTag,
 
     async checkBank(bankCode) {
       await paystackBankFor(bankCode);

@@ -53,6 +53,12 @@ export interface TransactionRecord {
   /** Epoch ms of the last hand-over (`recordDispatch`): an operator's `transfers fail` waits past it. */
   dispatched_at?: number;
   /**
+   * The partner account a transfer was first handed over through (`BankingPartner.accountTag`):
+   * never sent through another. Absent for partners with one account, and for transfers handed
+   * over before it was recorded.
+   */
+  partner_account?: string;
+  /**
    * Epoch ms before which a retry does not send the transfer again: the partner answered that it
    * has it (`holdResends`). Absent: a retry resends at once.
    */
@@ -163,29 +169,36 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
 
 /**
  * Counts one hand-over of a pending transfer to the partner and tells which it is (1 for the first);
- * undefined when nothing may be sent: the transfer is pending no more (settled meanwhile), or, for a
- * resend (`idleOnly`), the partner answered that it has the transfer less than a while ago
- * (`resend_after`, see `holdResends`).
+ * undefined when nothing may be sent: the transfer is pending no more (settled meanwhile), for a
+ * resend (`idleOnly`) the partner answered that it has the transfer less than a while ago
+ * (`resend_after`, see `holdResends`), or it was handed over through another `account` of the
+ * partner than the one given (recorded by the first hand-over that names one).
  */
 export async function recordDispatch(
   merchantId: string,
   reference: string,
-  { idleOnly = false }: { idleOnly?: boolean } = {},
+  { idleOnly = false, account }: { idleOnly?: boolean; account?: string } = {},
 ): Promise<number | undefined> {
   const idle = idleOnly ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :at)' : '';
+  const sameAccount = account
+    ? ' AND (attribute_not_exists(partner_account) OR partner_account = :account)'
+    : '';
   try {
     const { Attributes } = await retryingConflicts(() =>
       dynamo.send(
         new UpdateCommand({
           TableName: tableName('transactions'),
           Key: { merchant_id: merchantId, reference },
-          UpdateExpression: 'ADD dispatches :one SET dispatched_at = :at',
-          ConditionExpression: `#status = :pending${idle}`,
+          UpdateExpression: `ADD dispatches :one SET dispatched_at = :at${
+            account ? ', partner_account = if_not_exists(partner_account, :account)' : ''
+          }`,
+          ConditionExpression: `#status = :pending${idle}${sameAccount}`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':one': 1,
             ':at': Date.now(),
             ':pending': 'pending',
+            ...(account ? { ':account': account } : {}),
           },
           ReturnValues: 'UPDATED_NEW',
         }),

@@ -76,11 +76,18 @@ async function handOver(
     return { transfer, sent: false };
   }
   let dispatch: number | undefined;
+  let account: string | undefined;
   try {
-    dispatch = await recordDispatch(merchantId, reference, { idleOnly: retry });
+    account = await bank.accountTag?.();
+    if (handedOverElsewhere(transfer, account)) {
+      logNotSentElsewhere(transfer, account);
+      return { transfer, sent: false };
+    }
+    dispatch = await recordDispatch(merchantId, reference, { idleOnly: retry, account });
   } catch (error) {
-    // Debited, not sent: answered pending (a 5xx would invite a second transfer under another
-    // reference), and the requery sends it, as the partner does not know it.
+    // Debited, not sent (its hand-over could not be counted, or the partner's key read): answered
+    // pending (a 5xx would invite a second transfer under another reference), and the requery
+    // sends it, as the partner does not know it.
     logger.error('transfer not sent: its hand-over could not be counted', {
       reference,
       error: String(error),
@@ -88,11 +95,34 @@ async function handOver(
     return { transfer, sent: false };
   }
   if (dispatch === undefined) {
-    // Settled since it was read (a webhook, the requery, another request), or the partner has it
-    // and said so a moment ago: nothing to send.
-    return { transfer: (await getTransaction(merchantId, reference)) ?? transfer, sent: false };
+    // Settled since it was read (a webhook, the requery, another request), the partner has it and
+    // said so a moment ago, or another account's hand-over was counted first: nothing to send.
+    const now = (await getTransaction(merchantId, reference)) ?? transfer;
+    if (now.status === 'pending' && handedOverElsewhere(now, account)) logNotSentElsewhere(now, account);
+    return { transfer: now, sent: false };
   }
   return { transfer: await send(transfer, dispatch), sent: true };
+}
+
+/**
+ * Handed over through another account of the partner than `account`, the one this deployment now
+ * sends through (`BankingPartner.accountTag`; Paystack's secret key changed, from test to live or
+ * to another business): that account alone can tell whether it paid, so sending it through this
+ * one could pay it twice. It stays pending for an operator (the requery reports it every round).
+ */
+export function handedOverElsewhere(transfer: TransactionRecord, account: string | undefined): boolean {
+  return (
+    account !== undefined && transfer.partner_account !== undefined && transfer.partner_account !== account
+  );
+}
+
+function logNotSentElsewhere(transfer: TransactionRecord, account: string | undefined): void {
+  logger.warn('transfer not sent again: it was handed over through another account of the partner', {
+    merchant_id: transfer.merchant_id,
+    reference: transfer.reference,
+    partner_account: transfer.partner_account,
+    configured_account: account,
+  });
 }
 
 /** The `dispatch`-th hand-over of a transfer, counted: sent, and settled with the answer. */

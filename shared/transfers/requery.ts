@@ -5,7 +5,7 @@ import { logger } from '#shared/logger.ts';
 import { PARTNER_NAMES } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { pendingTransfers, type TransactionRecord } from '#shared/transactions/store.ts';
-import { resendTransfer } from '#shared/transfers/dispatch.ts';
+import { handedOverElsewhere, resendTransfer } from '#shared/transfers/dispatch.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
 /** What one requery round did. */
@@ -77,6 +77,20 @@ export async function requeryPendingTransfers(
         const settled = await settleTransfer(transfer, outcome);
         summary.settled++;
         logger.info('transfer settled by requery', { reference: transfer.reference, status: settled.status });
+        return;
+      }
+      // Unknown to the partner, and first handed over through another of its accounts (a secret key
+      // changed): only that account can tell whether it paid. Never sent through this one; an
+      // operator reconciles it there, reported every round whatever its age. (A rotated key of the
+      // same account sees the transfer, and it settles above.)
+      const account = outcome === undefined ? await bank.accountTag?.() : undefined;
+      if (handedOverElsewhere(transfer, account)) {
+        reportOverdue(summary, transfer, {
+          partner_reference: reference,
+          partner_account: transfer.partner_account,
+          configured_account: account,
+          known_to_partner: 'handed over through another account of the partner: reconcile it there',
+        });
         return;
       }
       // Unknown to the partner: sent again unless resends are held (a send lately answered pending

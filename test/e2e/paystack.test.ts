@@ -1,6 +1,11 @@
+import { createHash } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { OVERDUE_TRANSFER } from '#shared/definitions/alerts.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
+import { logger } from '#shared/logger.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
@@ -440,6 +445,83 @@ describe('PARTNER=paystack: requery', () => {
       1,
     );
     expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
+  });
+});
+
+describe('PARTNER=paystack: a secret key changed with transfers pending', () => {
+  /** The tag of the stand-in's key, as the adapter derives it: 12 hex characters of its SHA-256. */
+  const keyTag = createHash('sha256').update(standIn.secretKey).digest('hex').slice(0, 12);
+
+  it('never sends through this key a transfer handed over with another (test to live, another business): reported every round', async () => {
+    const m = await aFundedMerchant(30_000);
+    const merchantId = m.merchant.merchant_id;
+    const reference = ref();
+    const payee = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, '058');
+    // Handed over through another Paystack account before the key changed: this one has never
+    // heard of it, and only the other can tell whether it paid.
+    await aPendingTransfer(merchantId, reference, 5_000, {
+      counterparty: { account_name: 'OTHER KEY PAYEE', account_number: payee, bank_code: '058' },
+      account: 'a0a0a0a0a0a0',
+    });
+    const { holdResends, recordDispatch } = await import('#shared/transactions/store.ts');
+    await holdResends(merchantId, reference, Date.now() - 1);
+    const partnerReference = paystackReference(m, reference);
+    const errors = vi.spyOn(logger, 'error');
+    try {
+      // Verify answers 404 under this key, round after round: never sent again, reported each time.
+      for (const minutes of [1, 2]) await requeryPendingTransfers(Date.now() + minutes * 60_000);
+      const reports = errors.mock.calls.filter(
+        ([message, details]) =>
+          message === OVERDUE_TRANSFER && (details as { reference?: string }).reference === reference,
+      );
+      expect(reports).toHaveLength(2);
+      expect(reports[0]?.[1]).toMatchObject({ partner_account: 'a0a0a0a0a0a0', configured_account: keyTag });
+    } finally {
+      errors.mockRestore();
+    }
+    // The merchant's retry sends nothing either: answered as it stands.
+    const pending = await getTransaction(merchantId, reference);
+    if (!pending) throw new Error('no pending transfer');
+    expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
+    expect(sendsOf(partnerReference)).toBe(0);
+    // Nor can a hand-over under this key be counted behind the check's back.
+    expect(await recordDispatch(merchantId, reference, { account: keyTag })).toBeUndefined();
+    expect(await getTransaction(merchantId, reference)).toMatchObject({
+      status: 'pending',
+      dispatches: 1,
+      partner_account: 'a0a0a0a0a0a0',
+    });
+    expect(await balanceOf(m)).toBe(30_000 - 6_000);
+  });
+
+  it('records the key of the first hand-over, and a rotated key of the same account settles what Paystack has', async () => {
+    const m = await aFundedMerchant(30_000);
+    const merchantId = m.merchant.merchant_id;
+    const reference = ref();
+    const created = await transfer(m, {
+      reference,
+      amount: 5_000,
+      account_number: standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, '058'),
+      bank_code: '058',
+    });
+    expect(data(created).status).toBe('pending');
+    expect((await getTransaction(merchantId, reference))?.partner_account).toBe(keyTag);
+    // The key is rotated (here: the record says an older key of the same integration handed it
+    // over): verify under the new key finds the transfer, and the requery settles it as usual.
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('transactions'),
+        Key: { merchant_id: merchantId, reference },
+        UpdateExpression: 'SET partner_account = :old',
+        ExpressionAttributeValues: { ':old': 'b1b1b1b1b1b1' },
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await requeryPendingTransfers();
+    expect((await getTransaction(merchantId, reference))?.status).toBe('success');
+    expect(sendsOf(paystackReference(m, reference))).toBe(1);
+    expect(await balanceOf(m)).toBe(30_000 - 6_000);
+    expect((await auditMerchant(merchantId)).problems).toEqual([]);
   });
 });
 

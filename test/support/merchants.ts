@@ -98,12 +98,18 @@ export async function aPendingTransfer(
     counterparty = { account_name: 'PENDING PAYEE', account_number: '0000014579', bank_code: '011' },
     through,
     handedOver = true,
+    account,
   }: {
     fee?: number;
     counterparty?: { account_name: string; account_number: string; bank_code: string };
     /** The partner it was sent through: the configured one unless given (a deployment that switched). */
     through?: 'sandbox' | 'paystack';
     handedOver?: boolean;
+    /**
+     * The partner account it was handed over through (`BankingPartner.accountTag`): the configured
+     * one unless given (Paystack's secret key changed since).
+     */
+    account?: string;
   } = {},
 ) {
   const { debit } = await import('#shared/ledger/ledger.ts');
@@ -138,7 +144,7 @@ export async function aPendingTransfer(
   });
   if (handedOver) {
     const { recordDispatch, holdResends } = await import('#shared/transactions/store.ts');
-    await recordDispatch(merchantId, reference);
+    await recordDispatch(merchantId, reference, { account: account ?? (await partner().accountTag?.()) });
     await holdResends(merchantId, reference, Date.now() + 3600_000);
   }
 }
