@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/logger.ts';
+import { ANSWER_RESERVE_MS, setPartnerDeadline } from '#shared/partners/deadline.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 
 /**
@@ -10,8 +11,9 @@ import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
  */
 export const handler = async (_event?: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
   logger.resetKeys();
+  if (context) setPartnerDeadline(context.getRemainingTimeInMillis());
   const deadline = context
-    ? Date.now() + context.getRemainingTimeInMillis() - config.partner.timeoutMs - 3_000
+    ? Date.now() + context.getRemainingTimeInMillis() - config.partner.timeoutMs - ANSWER_RESERVE_MS
     : undefined;
   const summary = await requeryPendingTransfers(Date.now(), { deadline });
   if (summary.checked + summary.notAsked > 0) logger.info('requery round', { ...summary });

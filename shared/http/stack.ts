@@ -25,6 +25,7 @@ import {
 import { scanJson } from '#shared/json.ts';
 import type { ClientIpDecision } from '#shared/limits/client-ip.ts';
 import { logger } from '#shared/logger.ts';
+import { setPartnerDeadline } from '#shared/partners/deadline.ts';
 import type { WebhookDelivery } from '#shared/partners/partner.ts';
 
 /** Largest request body the API accepts (API.md §3: 413 above it). */
@@ -132,6 +133,10 @@ function observe(): Middleware {
       request.event.requestContext = { ...request.event.requestContext, requestId };
       logger.resetKeys();
       logger.appendKeys({ request_id: requestId });
+      // The function's own time bounds its partner calls (`shared/partners/deadline.ts`).
+      if (typeof request.context?.getRemainingTimeInMillis === 'function') {
+        setPartnerDeadline(request.context.getRemainingTimeInMillis());
+      }
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(request.event.headers ?? {})) {
         headers[name.toLowerCase()] = value;

@@ -3,6 +3,7 @@ import { BANKS, type BankRecord } from '#shared/banks/data.ts';
 import { findBank } from '#shared/banks/index.ts';
 import { AccountNotFound, BankNotSupported, PartnerUnavailable, UnknownBank } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
+import { partnerCallTimeout } from '#shared/partners/deadline.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
 import {
   type BankingPartner,
@@ -129,6 +130,11 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     const logPath = path.split('?')[0];
     let status: number;
     let raw: string;
+    const timeoutMs = partnerCallTimeout(options.timeoutMs);
+    if (timeoutMs === undefined) {
+      logger.warn('paystack not called: the invocation has no time left for it', { method, path: logPath });
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, 'no time left for a partner call');
+    }
     try {
       const response = await fetch(`${baseUrl}${path}`, {
         method,
@@ -138,7 +144,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       status = response.status;
       raw = await response.text();

@@ -1,6 +1,7 @@
 import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 import { AccountNotFound, PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
+import { partnerCallTimeout } from '#shared/partners/deadline.ts';
 import {
   type BankingPartner,
   type DomainEvent,
@@ -38,12 +39,17 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
     body?: unknown,
   ): Promise<{ status: number; json: Record<string, unknown> }> => {
     const started = Date.now();
+    const timeoutMs = partnerCallTimeout(options.timeoutMs);
+    if (timeoutMs === undefined) {
+      logger.warn('partner not called: the invocation has no time left for it', { path });
+      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, 'no time left for a partner call');
+    }
     try {
       const response = await fetch(new URL(path, options.baseUrl), {
         method,
         headers: body === undefined ? {} : { 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
       logger.debug('partner call', { path, status: response.status, duration_ms: Date.now() - started });

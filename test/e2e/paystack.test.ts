@@ -8,12 +8,14 @@ import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { logger } from '#shared/logger.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
+import { ANSWER_RESERVE_MS } from '#shared/partners/deadline.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { dispatchTransfer } from '#shared/transfers/dispatch.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
+import { jsonEvent, lambdaContext } from '#test/support/events.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant, anAccount, aPendingTransfer } from '#test/support/merchants.ts';
 import {
@@ -520,6 +522,70 @@ describe('PARTNER=paystack: a secret key changed with transfers pending', () => 
     await requeryPendingTransfers();
     expect((await getTransaction(merchantId, reference))?.status).toBe('success');
     expect(sendsOf(paystackReference(m, reference))).toBe(1);
+    expect(await balanceOf(m)).toBe(30_000 - 6_000);
+    expect((await auditMerchant(merchantId)).problems).toEqual([]);
+  });
+});
+
+describe("PARTNER=paystack: the function's own time bounds its partner calls", () => {
+  /** POST /transfers as API Gateway invokes the function, with `remainingMs` of its time left. */
+  async function invokeCreateTransfer(m: Merchant, body: Record<string, unknown>, remainingMs: number) {
+    const { handler } = await import('#functions/create-transfer.ts');
+    const event = jsonEvent(body);
+    event.requestContext.authorizer = { merchantId: m.merchant.merchant_id, apiKey: 'key-of-the-test' };
+    const context = { ...lambdaContext, getRemainingTimeInMillis: () => remainingMs };
+    const result = await handler(event, context);
+    return { status: result.statusCode, body: JSON.parse(result.body) };
+  }
+
+  it('answers 503 before the debit when no time is left for the name enquiry', async () => {
+    const m = await aFundedMerchant(30_000);
+    const account = standInAccountNumber('23456', '058');
+    const answer = await invokeCreateTransfer(
+      m,
+      { reference: ref(), amount: 5_000, account_number: account, bank_code: '058' },
+      ANSWER_RESERVE_MS + 100,
+    );
+    expect([answer.status, answer.body.code]).toEqual([503, 'partner_unavailable']);
+    expect(standIn.requests.some((r) => r.path.includes(account))).toBe(false);
+    expect(await balanceOf(m)).toBe(30_000);
+  });
+
+  it('answers a debited transfer pending, never a timeout, when no time is left to send it; the requery sends it', async () => {
+    const m = await aFundedMerchant(30_000);
+    const merchantId = m.merchant.merchant_id;
+    const account = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, '058', 7);
+    const saved = await call(gateway, 'POST', '/beneficiaries', {
+      body: { account_number: account, bank_code: '058' },
+      headers: m.headers,
+    });
+    const beneficiaryId = data<{ id: string }>(saved).id;
+    await partner().checkBank('058'); // The bank list, kept per container, as a warm function has it.
+    const reference = ref();
+    // Time enough for the debit, none for the partner: the function would be killed mid-send.
+    const answer = await invokeCreateTransfer(
+      m,
+      { reference, amount: 5_000, beneficiary_id: beneficiaryId },
+      ANSWER_RESERVE_MS + 100,
+    );
+    expect(answer.status).toBe(201);
+    expect(answer.body.data).toMatchObject({ reference, status: 'pending', amount: 5_000 });
+    expect(await balanceOf(m)).toBe(30_000 - 6_000);
+    const partnerReference = paystackReference(m, reference);
+    expect(sendsOf(partnerReference)).toBe(0);
+    // Counted and held as a send that failed: the requery sends it once the hold is over.
+    expect(await getTransaction(merchantId, reference)).toMatchObject({
+      status: 'pending',
+      dispatches: 1,
+      resend_after: expect.any(Number),
+    });
+    const { holdResends } = await import('#shared/transactions/store.ts');
+    await holdResends(merchantId, reference, Date.now() - 1);
+    await requeryPendingTransfers(Date.now() + 60_000);
+    expect(sendsOf(partnerReference)).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await requeryPendingTransfers(Date.now() + 120_000);
+    expect((await getTransaction(merchantId, reference))?.status).toBe('success');
     expect(await balanceOf(m)).toBe(30_000 - 6_000);
     expect((await auditMerchant(merchantId)).problems).toEqual([]);
   });

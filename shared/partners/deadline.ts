@@ -1,0 +1,38 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * The moment (epoch ms) by which an invocation's partner calls must have ended, kept per
+ * invocation's chain of async work (the local runtime runs many invocations in one process). A
+ * request's handler chains several calls (bank list, name enquiry, recipient, transfer, verify),
+ * each bounded by `PARTNER_TIMEOUT_MS`, and their sum can outlast the function: a function killed
+ * mid-chain answers API Gateway's bodiless 5xx for a transfer it has debited. With a deadline, a
+ * call is cut short, or not started, in time for the handler to answer in its own words (a transfer
+ * answered pending, a name enquiry 503). (`node:async_hooks` is loaded by Node's own start-up.)
+ */
+const deadlines = new AsyncLocalStorage<number>();
+
+/** Time kept after the partner calls: to record the partner's answer and respond. */
+export const ANSWER_RESERVE_MS = 3_000;
+
+/** A call with less time than this is not started: it could only be cut off. */
+export const MIN_CALL_MS = 500;
+
+/**
+ * From here on in this invocation's async work, partner calls end `ANSWER_RESERVE_MS` before the
+ * function's own end, `remainingMs` from now (Lambda's `getRemainingTimeInMillis`).
+ */
+export function setPartnerDeadline(remainingMs: number, now = Date.now()): void {
+  deadlines.enterWith(now + remainingMs - ANSWER_RESERVE_MS);
+}
+
+/**
+ * How long the next partner call may take: `timeoutMs`, or less when the invocation's deadline is
+ * nearer; undefined when too little is left to start one (`MIN_CALL_MS`), which callers answer as
+ * the partner unavailable.
+ */
+export function partnerCallTimeout(timeoutMs: number, now = Date.now()): number | undefined {
+  const deadline = deadlines.getStore();
+  if (deadline === undefined) return timeoutMs;
+  const left = deadline - now;
+  return left < Math.min(MIN_CALL_MS, timeoutMs) ? undefined : Math.min(timeoutMs, left);
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ANSWER_RESERVE_MS,
+  MIN_CALL_MS,
+  partnerCallTimeout,
+  setPartnerDeadline,
+} from '#shared/partners/deadline.ts';
+
+/** Runs `check` in an async context of its own, as an invocation has: a deadline set there stays there. */
+const inInvocation = <T>(check: () => T) =>
+  new Promise<T>((resolve, reject) =>
+    setImmediate(() => {
+      try {
+        resolve(check());
+      } catch (error) {
+        reject(error);
+      }
+    }),
+  );
+
+describe('the partner calls of one invocation end in time for it to answer', () => {
+  const now = 1_000_000;
+
+  it('gives a call the configured timeout where no deadline is set (a CLI, a test)', async () => {
+    expect(await inInvocation(() => partnerCallTimeout(5_000, now))).toBe(5_000);
+    // Even one shorter than a useful call: the configuration is the caller's to choose.
+    expect(await inInvocation(() => partnerCallTimeout(300, now))).toBe(300);
+  });
+
+  it('cuts a call to the time left before the reserve, and starts none with too little left', async () => {
+    const left = await inInvocation(() => {
+      // 28 s of the function left: calls end 3 s before it.
+      setPartnerDeadline(28_000, now);
+      return [
+        partnerCallTimeout(5_000, now),
+        partnerCallTimeout(5_000, now + 23_000),
+        partnerCallTimeout(5_000, now + 28_000 - ANSWER_RESERVE_MS - MIN_CALL_MS),
+        partnerCallTimeout(5_000, now + 28_000 - ANSWER_RESERVE_MS - MIN_CALL_MS + 1),
+        partnerCallTimeout(5_000, now + 30_000),
+      ];
+    });
+    expect(left).toEqual([5_000, 2_000, MIN_CALL_MS, undefined, undefined]);
+  });
+
+  it('keeps each invocation’s deadline to its own async work', async () => {
+    const [short, long, none] = await Promise.all([
+      inInvocation(() => {
+        setPartnerDeadline(ANSWER_RESERVE_MS + 1_000, now);
+        return partnerCallTimeout(5_000, now);
+      }),
+      inInvocation(() => {
+        setPartnerDeadline(60_000, now);
+        return partnerCallTimeout(5_000, now);
+      }),
+      inInvocation(() => partnerCallTimeout(5_000, now)),
+    ]);
+    expect([short, long, none]).toEqual([1_000, 5_000, 5_000]);
+  });
+});
