@@ -59,6 +59,12 @@ export interface TransactionRecord {
    */
   partner_account?: string;
   /**
+   * The partner's final refusal of the `dispatch`-th hand-over, kept when its refund could not be
+   * written (`keepRefusal`): no further hand-over is counted, and the next retry or requery that
+   * finds the transfer unknown to the partner gives the money back with it.
+   */
+  refusal?: { reason: string; dispatch: number };
+  /**
    * Epoch ms before which a retry does not send the transfer again: the partner answered that it
    * has it (`holdResends`). Absent: a retry resends at once.
    */
@@ -171,8 +177,9 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
  * Counts one hand-over of a pending transfer to the partner and tells which it is (1 for the first);
  * undefined when nothing may be sent: the transfer is pending no more (settled meanwhile), for a
  * resend (`idleOnly`) the partner answered that it has the transfer less than a while ago
- * (`resend_after`, see `holdResends`), or it was handed over through another `account` of the
- * partner than the one given (recorded by the first hand-over that names one).
+ * (`resend_after`, see `holdResends`), it was handed over through another `account` of the
+ * partner than the one given (recorded by the first hand-over that names one), or the partner's
+ * refusal of it is kept to be applied (`refusal`).
  */
 export async function recordDispatch(
   merchantId: string,
@@ -183,6 +190,7 @@ export async function recordDispatch(
   const sameAccount = account
     ? ' AND (attribute_not_exists(partner_account) OR partner_account = :account)'
     : '';
+  const unrefused = ' AND attribute_not_exists(refusal)';
   try {
     const { Attributes } = await retryingConflicts(() =>
       dynamo.send(
@@ -192,7 +200,7 @@ export async function recordDispatch(
           UpdateExpression: `ADD dispatches :one SET dispatched_at = :at${
             account ? ', partner_account = if_not_exists(partner_account, :account)' : ''
           }`,
-          ConditionExpression: `#status = :pending${idle}${sameAccount}`,
+          ConditionExpression: `#status = :pending${idle}${sameAccount}${unrefused}`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':one': 1,
@@ -212,22 +220,55 @@ export async function recordDispatch(
 }
 
 /**
+ * Keeps the partner's final refusal of the `dispatch`-th hand-over of a pending transfer whose refund
+ * could not be written, for the next retry or requery to apply (`TransactionRecord.refusal`); only
+ * if no other hand-over was counted since. False if it was not kept.
+ */
+export function keepRefusal(
+  merchantId: string,
+  reference: string,
+  refusal: { reason: string; dispatch: number },
+): Promise<boolean> {
+  return setWhilePending(
+    merchantId,
+    reference,
+    'refusal = :refusal',
+    { ':refusal': refusal },
+    {
+      condition: 'dispatches = :dispatch',
+      values: { ':dispatch': refusal.dispatch },
+    },
+  );
+}
+
+/**
  * The partner answered that it has a pending transfer: retries do not send it again before `until`
  * (epoch ms). Written only after an answer, never before a send, so a send that crashed or lost its
  * answer leaves nothing that would stop a retry. False if the transfer is no longer pending (its
  * webhook settled it before the answer came).
  */
-export async function holdResends(merchantId: string, reference: string, until: number): Promise<boolean> {
+export function holdResends(merchantId: string, reference: string, until: number): Promise<boolean> {
+  return setWhilePending(merchantId, reference, 'resend_after = :until', { ':until': until });
+}
+
+/** Sets `set` on a transaction while it is pending (and `also` holds); false if it was not. */
+async function setWhilePending(
+  merchantId: string,
+  reference: string,
+  set: string,
+  values: Record<string, unknown>,
+  also?: { condition: string; values: Record<string, unknown> },
+): Promise<boolean> {
   try {
     await retryingConflicts(() =>
       dynamo.send(
         new UpdateCommand({
           TableName: tableName('transactions'),
           Key: { merchant_id: merchantId, reference },
-          UpdateExpression: 'SET resend_after = :until',
-          ConditionExpression: '#status = :pending',
+          UpdateExpression: `SET ${set}`,
+          ConditionExpression: `#status = :pending${also ? ` AND ${also.condition}` : ''}`,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':until': until, ':pending': 'pending' },
+          ExpressionAttributeValues: { ...values, ...also?.values, ':pending': 'pending' },
         }),
       ),
     );

@@ -5,6 +5,7 @@ import { partner } from '#shared/partners/registry.ts';
 import {
   getTransaction,
   holdResends,
+  keepRefusal,
   recordDispatch,
   type TransactionRecord,
 } from '#shared/transactions/store.ts';
@@ -75,6 +76,7 @@ async function handOver(
     });
     return { transfer, sent: false };
   }
+  if (transfer.refusal) return { transfer: await applyRefusal(transfer, transfer.refusal), sent: false };
   let dispatch: number | undefined;
   let account: string | undefined;
   try {
@@ -98,6 +100,9 @@ async function handOver(
     // Settled since it was read (a webhook, the requery, another request), the partner has it and
     // said so a moment ago, or another account's hand-over was counted first: nothing to send.
     const now = (await getTransaction(merchantId, reference)) ?? transfer;
+    if (now.status === 'pending' && now.refusal) {
+      return { transfer: await applyRefusal(now, now.refusal), sent: false };
+    }
     if (now.status === 'pending' && handedOverElsewhere(now, account)) logNotSentElsewhere(now, account);
     return { transfer: now, sent: false };
   }
@@ -173,6 +178,42 @@ async function send(transfer: TransactionRecord, dispatch: number): Promise<Tran
     logger.error('transfer left pending: the partner’s answer could not be recorded', {
       reference,
       answer: outcome.status,
+      error: String(error),
+    });
+    // A refusal is final (the adapter answers failed only when the partner has no such transfer):
+    // kept, so the next retry or requery gives the money back, never sending it again meanwhile.
+    if (outcome.status === 'failed') {
+      await keepRefusal(merchantId, reference, { reason: outcome.reason, dispatch }).then(
+        (kept) => kept && logger.warn('transfer refusal kept for the requery', { reference }),
+        (keepError: unknown) =>
+          logger.warn('transfer refusal not kept', { reference, error: String(keepError) }),
+      );
+    }
+    return transfer;
+  }
+}
+
+/**
+ * A pending transfer whose partner refused its last hand-over, the refund not written then
+ * (`keepRefusal`): failed now with the reversal, as the refusal's own answer would have ended it,
+ * unless another hand-over was counted since. No partner call.
+ */
+async function applyRefusal(
+  transfer: TransactionRecord,
+  refusal: NonNullable<TransactionRecord['refusal']>,
+): Promise<TransactionRecord> {
+  try {
+    const settled = await settleTransfer(
+      transfer,
+      { status: 'failed', reason: refusal.reason },
+      { dispatches: refusal.dispatch },
+    );
+    logger.info('kept refusal applied', { reference: transfer.reference, status: settled.status });
+    return settled;
+  } catch (error) {
+    // Still not written: kept for the next retry or round, the transfer answered as it stands.
+    logger.error('transfer left pending: its kept refusal could not be applied', {
+      reference: transfer.reference,
       error: String(error),
     });
     return transfer;

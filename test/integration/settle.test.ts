@@ -1,6 +1,7 @@
 import { ThrottlingException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { CONTRADICTED_SETTLEMENT } from '#shared/definitions/alerts.ts';
+import { auditMerchant } from '#shared/ledger/audit.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
@@ -176,6 +177,48 @@ describe('a transfer whose bookkeeping DynamoDB refuses after the debit (never a
       .poll(async () => (await getTransaction(merchant.merchant_id, reference))?.status, { timeout: 15_000 })
       .toBe('success');
     expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
+  });
+  it('keeps a first refusal whose refund cannot be written, and the requery gives the money back: never sent again', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `refused-${Math.random().toString(36).slice(2, 10)}`;
+    let fault: { remove(): void } | undefined;
+    // The partner refuses the first send outright (nothing made: an empty partner balance, say),
+    // and DynamoDB then fails every transaction, the refund's included (at once: the SDK's retries
+    // of a throttle would let the runtime's requery resend it meanwhile). A later send it would
+    // refuse without showing the transfer, as Paystack's adapter answers a refused resend: pending.
+    const sends = vi.spyOn(partner(), 'sendTransfer').mockImplementation(async (order) => {
+      if (order.resend) return { status: 'pending' };
+      fault = failAttempts(
+        'TransactWriteItemsCommand',
+        1_000,
+        () => new Error('injected: DynamoDB unreachable'),
+      );
+      return { status: 'failed', reason: 'Insufficient balance at the partner' };
+    });
+    const { transaction } = await createTransfer(merchant.merchant_id, request(reference)).finally(() =>
+      fault?.remove(),
+    );
+    expect(transaction.status).toBe('pending');
+    expect(await getTransaction(merchant.merchant_id, reference)).toMatchObject({
+      status: 'pending',
+      dispatches: 1,
+      refusal: { reason: 'Insufficient balance at the partner', dispatch: 1 },
+    });
+    expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
+    // The partner does not know it: the requery (the test runtime's, every second) applies the
+    // refusal, with the reversal, instead of sending it again.
+    await expect
+      .poll(async () => (await getTransaction(merchant.merchant_id, reference))?.status, { timeout: 15_000 })
+      .toBe('failed');
+    const failed = await getTransaction(merchant.merchant_id, reference);
+    expect(failed).toMatchObject({ failure_reason: 'Insufficient balance at the partner', dispatches: 1 });
+    expect(await balanceOf(merchant.merchant_id)).toBe(20_000);
+    // Never handed over again (the runtime's requery runs in its own process, beyond this spy):
+    // one count, and the partner has never heard of it.
+    expect(sends).toHaveBeenCalledTimes(1);
+    expect(await partner().queryTransfer(failed?.partner_reference ?? '')).toBeUndefined();
+    expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
   });
 });
 
