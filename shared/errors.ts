@@ -95,6 +95,19 @@ export class PartnerUnavailable extends ApiError {
   }
 }
 
+/**
+ * The partner was not called at all: the invocation had no time left for the call
+ * (`shared/partners/deadline.ts`). Nothing reached it.
+ */
+export class PartnerNotCalled extends PartnerUnavailable {}
+
+/**
+ * The partner was never given a transfer: no request carrying it was made (no time left, a step
+ * before it failed, the partner's key changed since the hand-over was counted). A hand-over that
+ * ends so is not counted (`dispatchTransfer`): the next send is still a first send.
+ */
+export class TransferNotSent extends PartnerUnavailable {}
+
 /** Over a rate limit: 429 with `Retry-After` (seconds). */
 export class RateLimited extends ApiError {
   constructor(retryAfterSeconds: number) {

@@ -14,6 +14,12 @@ const deadlines = new AsyncLocalStorage<number>();
 /** Time kept after the partner calls: to record the partner's answer and respond. */
 export const ANSWER_RESERVE_MS = 3_000;
 
+/**
+ * What of the reserve a call may use that confirms a refusal the partner just gave (verify after a
+ * 4xx): cut, it would leave a refused transfer pending instead of failed.
+ */
+export const CONFIRM_GRACE_MS = 1_500;
+
 /** A call with less time than this is not started: it could only be cut off. */
 export const MIN_CALL_MS = 500;
 
@@ -26,13 +32,16 @@ export function setPartnerDeadline(remainingMs: number, now = Date.now()): void 
 }
 
 /**
- * How long the next partner call may take: `timeoutMs`, or less when the invocation's deadline is
- * nearer; undefined when too little is left to start one (`MIN_CALL_MS`), which callers answer as
- * the partner unavailable.
+ * How long the next partner call may take: `timeoutMs`, or less when the invocation's deadline
+ * (plus `graceMs`, see `CONFIRM_GRACE_MS`) is nearer; undefined when too little is left to start
+ * one (`MIN_CALL_MS`), which callers answer as `PartnerNotCalled`.
  */
-export function partnerCallTimeout(timeoutMs: number, now = Date.now()): number | undefined {
+export function partnerCallTimeout(
+  timeoutMs: number,
+  { now = Date.now(), graceMs = 0 } = {},
+): number | undefined {
   const deadline = deadlines.getStore();
   if (deadline === undefined) return timeoutMs;
-  const left = deadline - now;
+  const left = deadline + graceMs - now;
   return left < Math.min(MIN_CALL_MS, timeoutMs) ? undefined : Math.min(timeoutMs, left);
 }

@@ -68,6 +68,11 @@ export interface TransferOrder {
    * operator: never a refund that the earlier send could still turn into a double payment.
    */
   resend?: boolean;
+  /**
+   * The partner account the hand-over was counted under (`accountTag`): the adapter sends it
+   * through exactly that account, with one key for all its calls, or throws `TransferNotSent`.
+   */
+  account?: string;
 }
 
 /** What the partner says about a transfer. */
@@ -209,6 +214,7 @@ export interface BankingPartner {
   /**
    * Sends a transfer under our permanent reference. `pending` when the partner has it but has not
    * finished; `failed` when it refused it outright. A resend of the same reference never pays twice.
+   * Throws `TransferNotSent` when no request carrying the transfer was made.
    */
   sendTransfer(order: TransferOrder): Promise<TransferOutcome>;
   /** Asks about a transfer sent before; undefined when the partner does not know the reference. */

@@ -1,9 +1,17 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BANKS, type BankRecord } from '#shared/banks/data.ts';
 import { findBank } from '#shared/banks/index.ts';
-import { AccountNotFound, BankNotSupported, PartnerUnavailable, UnknownBank } from '#shared/errors.ts';
+import {
+  AccountNotFound,
+  BankNotSupported,
+  PartnerNotCalled,
+  PartnerUnavailable,
+  TransferNotSent,
+  UnknownBank,
+} from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
-import { partnerCallTimeout } from '#shared/partners/deadline.ts';
+import { CONFIRM_GRACE_MS, partnerCallTimeout } from '#shared/partners/deadline.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
 import {
   type BankingPartner,
@@ -105,8 +113,15 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   const now = options.now ?? Date.now;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
 
+  /**
+   * The key one transfer's send uses for all its calls (`sendTransfer`): a key rotated in Secrets
+   * Manager meanwhile must not split a send between two Paystack accounts.
+   */
+  const pinnedKey = new AsyncLocalStorage<string>();
+
   /** The secret key; one that cannot be read (Secrets Manager throttled) is Paystack unavailable. */
-  const secretKey = () =>
+  const secretKey = async () =>
+    pinnedKey.getStore() ??
     options.secretKey().catch((error: unknown) => {
       logger.warn('paystack secret key unavailable', { error: String(error) });
       throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
@@ -117,29 +132,36 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
    * Paystack keeps transfers and recipients per integration and per mode, so what one key made,
    * another may not see.
    */
-  const keyTag = async () => sha256Hex(await secretKey()).slice(0, 12);
+  const tagOf = (key: string) => sha256Hex(key).slice(0, 12);
+  const keyTag = async () => tagOf(await secretKey());
 
   /**
    * One call to Paystack. Timeouts, network errors, 5xx answers and 429 (Paystack's rate limit: try
    * again later, never a refusal of the request itself) become `PartnerUnavailable`; the caller
    * decides what the other statuses mean.
    */
-  const call = async (method: 'GET' | 'POST', path: string, body?: Json): Promise<Answer> => {
-    const started = now();
+  const call = async (
+    method: 'GET' | 'POST',
+    path: string,
+    body?: Json,
+    { graceMs = 0 } = {},
+  ): Promise<Answer> => {
     // Query strings carry account numbers: logs get the path only.
     const logPath = path.split('?')[0];
     let status: number;
     let raw: string;
-    const timeoutMs = partnerCallTimeout(options.timeoutMs);
+    const key = await secretKey();
+    const timeoutMs = partnerCallTimeout(options.timeoutMs, { graceMs });
     if (timeoutMs === undefined) {
       logger.warn('paystack not called: the invocation has no time left for it', { method, path: logPath });
-      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, 'no time left for a partner call');
+      throw new PartnerNotCalled(PARTNER_RETRY_AFTER_SECONDS, 'no time left for a partner call');
     }
+    const started = now();
     try {
       const response = await fetch(`${baseUrl}${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${await secretKey()}`,
+          authorization: `Bearer ${key}`,
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
@@ -199,8 +221,17 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     return code;
   };
 
-  const queryTransfer = async (reference: string): Promise<TransferOutcome | undefined> => {
-    const answer = await call('GET', `/transfer/verify/${encodeURIComponent(reference)}`);
+  /**
+   * `GET /transfer/verify`; `confirming`: it confirms a refusal Paystack just gave, and may use part
+   * of the invocation's reserve (`CONFIRM_GRACE_MS`).
+   */
+  const queryTransfer = async (
+    reference: string,
+    { confirming = false } = {},
+  ): Promise<TransferOutcome | undefined> => {
+    const answer = await call('GET', `/transfer/verify/${encodeURIComponent(reference)}`, undefined, {
+      graceMs: confirming ? CONFIRM_GRACE_MS : 0,
+    });
     if (answer.status === 404) return undefined;
     const data = record(answer.body.data);
     if (answer.status !== 200 || !data) throw unexpected('transfer verify', answer);
@@ -260,18 +291,26 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   const initiateTransfer = async (
     bank: PaystackBank,
     order: TransferOrder,
+    sent: { posted: boolean },
     { fresh = false } = {},
   ): Promise<{ answer: Answer; refusedAt?: 'recipient'; remembered: boolean }> => {
     const recipient = await recipientFor(bank, order, { fresh });
     if (!('code' in recipient)) return { answer: recipient, refusedAt: 'recipient', remembered: false };
-    const answer = await call('POST', '/transfer', {
-      source: 'balance',
-      amount: order.amount,
-      recipient: recipient.code,
-      reference: order.reference,
-      ...(order.narration ? { reason: order.narration } : {}),
-    });
-    return { answer, remembered: recipient.remembered };
+    try {
+      const answer = await call('POST', '/transfer', {
+        source: 'balance',
+        amount: order.amount,
+        recipient: recipient.code,
+        reference: order.reference,
+        ...(order.narration ? { reason: order.narration } : {}),
+      });
+      sent.posted = true;
+      return { answer, remembered: recipient.remembered };
+    } catch (error) {
+      // Unless it was never made, the request may have reached Paystack, its answer lost.
+      if (!(error instanceof PartnerNotCalled)) sent.posted = true;
+      throw error;
+    }
   };
 
   /**
@@ -285,7 +324,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     if (saysInvalidRecipient(answer.body)) return true;
     if (order.resend || ![400, 404, 422].includes(answer.status) || saysDuplicateReference(answer.body))
       return false;
-    return (await queryTransfer(order.reference)) === undefined;
+    return (await queryTransfer(order.reference, { confirming: true })) === undefined;
   };
 
   /**
@@ -299,7 +338,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   const refused = async (answer: Answer, order: TransferOrder): Promise<TransferOutcome> => {
     const { reference } = order;
     const message = messageOf(answer.body);
-    const existing = await queryTransfer(reference);
+    const existing = await queryTransfer(reference, { confirming: true });
     if (existing) {
       logger.info('paystack refused a resend of a transfer it has', {
         reference,
@@ -328,6 +367,41 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       paystack_message: message,
     });
     return { status: 'failed', reason: message ?? DEFAULT_FAILURE };
+  };
+
+  /** One send of a transfer, its key pinned (`sendTransfer`); `sent.posted` once a POST /transfer was made. */
+  const send = async (order: TransferOrder, sent: { posted: boolean }): Promise<TransferOutcome> => {
+    const bank = await paystackBankFor(order.bank_code);
+    let attempt = await initiateTransfer(bank, order, sent);
+    if (attempt.remembered && (await mayBeStaleRecipient(attempt.answer, order))) {
+      // A remembered code Paystack may no longer know (the recipient was deleted on its
+      // dashboard): made again, once. Nothing was sent under the reference with the refused code.
+      logger.warn('paystack refused a send to a remembered recipient: making it again', {
+        reference: order.reference,
+        status: attempt.answer.status,
+        paystack_message: messageOf(attempt.answer.body),
+      });
+      attempt = await initiateTransfer(bank, order, sent, { fresh: true });
+    }
+    const { answer } = attempt;
+    if (attempt.refusedAt === 'recipient') {
+      // A resend whose recipient was never remembered must still find the transfer it made.
+      const existing = await queryTransfer(order.reference, { confirming: true });
+      if (existing) return existing;
+      logger.warn('paystack refused the transfer recipient', {
+        reference: order.reference,
+        status: answer.status,
+        paystack_message: messageOf(answer.body),
+        resend: order.resend === true,
+      });
+      // A resend's earlier send may still be in the making (see `refused`): pending, not failed.
+      if (order.resend) return { status: 'pending' };
+      return { status: 'failed', reason: messageOf(answer.body) ?? DEFAULT_FAILURE };
+    }
+    if (answer.status >= 400) return refused(answer, order);
+    const data = record(answer.body.data);
+    if (!isSuccess(answer.status) || !data) throw unexpected('transfer', answer);
+    return transferOutcome(data, order.reference);
   };
 
   return {
@@ -408,40 +482,30 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     },
 
     async sendTransfer(order) {
-      const bank = await paystackBankFor(order.bank_code);
-      let attempt = await initiateTransfer(bank, order);
-      if (attempt.remembered && (await mayBeStaleRecipient(attempt.answer, order))) {
-        // A remembered code Paystack may no longer know (the recipient was deleted on its
-        // dashboard): made again, once. Nothing was sent under the reference with the refused code.
-        logger.warn('paystack refused a send to a remembered recipient: making it again', {
+      // One key for every call of the send, and the one the hand-over was counted under.
+      const key = await secretKey().catch((error: unknown) => {
+        throw new TransferNotSent(PARTNER_RETRY_AFTER_SECONDS, error);
+      });
+      if (order.account !== undefined && tagOf(key) !== order.account) {
+        logger.warn('paystack transfer not sent: the secret key changed since its hand-over was counted', {
           reference: order.reference,
-          status: attempt.answer.status,
-          paystack_message: messageOf(attempt.answer.body),
         });
-        attempt = await initiateTransfer(bank, order, { fresh: true });
+        throw new TransferNotSent(PARTNER_RETRY_AFTER_SECONDS, 'the secret key changed');
       }
-      const { answer } = attempt;
-      if (attempt.refusedAt === 'recipient') {
-        // A resend whose recipient was never remembered must still find the transfer it made.
-        const existing = await queryTransfer(order.reference);
-        if (existing) return existing;
-        logger.warn('paystack refused the transfer recipient', {
-          reference: order.reference,
-          status: answer.status,
-          paystack_message: messageOf(answer.body),
-          resend: order.resend === true,
-        });
-        // A resend's earlier send may still be in the making (see `refused`): pending, not failed.
-        if (order.resend) return { status: 'pending' };
-        return { status: 'failed', reason: messageOf(answer.body) ?? DEFAULT_FAILURE };
+      const sent = { posted: false };
+      try {
+        return await pinnedKey.run(key, () => send(order, sent));
+      } catch (error) {
+        // Failed before any POST /transfer was made (no time left, the bank list or the recipient
+        // unavailable): Paystack was never given it.
+        if (!sent.posted && error instanceof PartnerUnavailable && !(error instanceof TransferNotSent)) {
+          throw new TransferNotSent(PARTNER_RETRY_AFTER_SECONDS, error);
+        }
+        throw error;
       }
-      if (answer.status >= 400) return refused(answer, order);
-      const data = record(answer.body.data);
-      if (!isSuccess(answer.status) || !data) throw unexpected('transfer', answer);
-      return transferOutcome(data, order.reference);
     },
 
-    queryTransfer,
+    queryTransfer: (reference) => queryTransfer(reference),
 
     async verifyDelivery({ headers, rawBody, sourceIp }: WebhookDelivery) {
       if (options.webhookIps.length > 0) {

@@ -1,5 +1,5 @@
 import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
-import { AccountNotFound, PartnerUnavailable } from '#shared/errors.ts';
+import { AccountNotFound, PartnerNotCalled, PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { partnerCallTimeout } from '#shared/partners/deadline.ts';
 import {
@@ -42,7 +42,7 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
     const timeoutMs = partnerCallTimeout(options.timeoutMs);
     if (timeoutMs === undefined) {
       logger.warn('partner not called: the invocation has no time left for it', { path });
-      throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, 'no time left for a partner call');
+      throw new PartnerNotCalled(PARTNER_RETRY_AFTER_SECONDS, 'no time left for a partner call');
     }
     try {
       const response = await fetch(new URL(path, options.baseUrl), {
@@ -107,9 +107,14 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
     issueWallet: (order) => issue('wallet', order.name),
     openVirtualAccount: (order) => issue('virtual_account', order.name),
 
-    async sendTransfer({ resend: _resend, ...order }: TransferOrder) {
-      // The sandbox answers a resend with the transfer it has, or makes it: `resend` is not its field.
-      const { status, json } = await call('POST', '/v1/transfers', order);
+    async sendTransfer({ resend: _resend, account: _account, ...order }: TransferOrder) {
+      // The sandbox answers a resend with the transfer it has, or makes it: `resend` is not its
+      // field, and it has one account.
+      const { status, json } = await call('POST', '/v1/transfers', order).catch((error: unknown) => {
+        throw error instanceof PartnerNotCalled
+          ? new TransferNotSent(PARTNER_RETRY_AFTER_SECONDS, error)
+          : error;
+      });
       const outcome = outcomeOf(json);
       if ((status === 200 || status === 202 || status === 422) && outcome) return outcome;
       throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected transfer answer ${status}`);

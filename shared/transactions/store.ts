@@ -190,7 +190,8 @@ export async function recordDispatch(
   const sameAccount = account
     ? ' AND (attribute_not_exists(partner_account) OR partner_account = :account)'
     : '';
-  const unrefused = ' AND attribute_not_exists(refusal)';
+  // A kept refusal of the last hand-over blocks the next (one of an earlier count does not).
+  const unrefused = ' AND (attribute_not_exists(refusal) OR refusal.#dispatch <> dispatches)';
   try {
     const { Attributes } = await retryingConflicts(() =>
       dynamo.send(
@@ -201,7 +202,7 @@ export async function recordDispatch(
             account ? ', partner_account = if_not_exists(partner_account, :account)' : ''
           }`,
           ConditionExpression: `#status = :pending${idle}${sameAccount}${unrefused}`,
-          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeNames: { '#status': 'status', '#dispatch': 'dispatch' },
           ExpressionAttributeValues: {
             ':one': 1,
             ':at': Date.now(),
@@ -220,6 +221,22 @@ export async function recordDispatch(
 }
 
 /**
+ * Takes back the count of the `dispatch`-th hand-over, which never reached the partner
+ * (`TransferNotSent`): the next send is what this one would have been, a first send if it was the
+ * first (its account tag goes with it). Only while it is still the last count; false otherwise.
+ */
+export function uncountDispatch(merchantId: string, reference: string, dispatch: number): Promise<boolean> {
+  return dispatch === 1
+    ? setWhilePending(merchantId, reference, 'REMOVE dispatches, partner_account', {}, countIs(1))
+    : setWhilePending(merchantId, reference, 'ADD dispatches :minus', { ':minus': -1 }, countIs(dispatch));
+}
+
+/** The condition that `dispatch` is still the last hand-over counted. */
+function countIs(dispatch: number) {
+  return { condition: 'dispatches = :dispatch', values: { ':dispatch': dispatch } };
+}
+
+/**
  * Keeps the partner's final refusal of the `dispatch`-th hand-over of a pending transfer whose refund
  * could not be written, for the next retry or requery to apply (`TransactionRecord.refusal`); only
  * if no other hand-over was counted since. False if it was not kept.
@@ -232,12 +249,9 @@ export function keepRefusal(
   return setWhilePending(
     merchantId,
     reference,
-    'refusal = :refusal',
+    'SET refusal = :refusal',
     { ':refusal': refusal },
-    {
-      condition: 'dispatches = :dispatch',
-      values: { ':dispatch': refusal.dispatch },
-    },
+    countIs(refusal.dispatch),
   );
 }
 
@@ -248,14 +262,14 @@ export function keepRefusal(
  * webhook settled it before the answer came).
  */
 export function holdResends(merchantId: string, reference: string, until: number): Promise<boolean> {
-  return setWhilePending(merchantId, reference, 'resend_after = :until', { ':until': until });
+  return setWhilePending(merchantId, reference, 'SET resend_after = :until', { ':until': until });
 }
 
-/** Sets `set` on a transaction while it is pending (and `also` holds); false if it was not. */
+/** Updates a transaction by `update` while it is pending (and `also` holds); false if it was not. */
 async function setWhilePending(
   merchantId: string,
   reference: string,
-  set: string,
+  update: string,
   values: Record<string, unknown>,
   also?: { condition: string; values: Record<string, unknown> },
 ): Promise<boolean> {
@@ -265,7 +279,7 @@ async function setWhilePending(
         new UpdateCommand({
           TableName: tableName('transactions'),
           Key: { merchant_id: merchantId, reference },
-          UpdateExpression: `SET ${set}`,
+          UpdateExpression: update,
           ConditionExpression: `#status = :pending${also ? ` AND ${also.condition}` : ''}`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ...values, ...also?.values, ':pending': 'pending' },

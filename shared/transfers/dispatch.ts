@@ -1,4 +1,4 @@
-import { PartnerUnavailable } from '#shared/errors.ts';
+import { PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import type { TransferOutcome } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
@@ -8,6 +8,7 @@ import {
   keepRefusal,
   recordDispatch,
   type TransactionRecord,
+  uncountDispatch,
 } from '#shared/transactions/store.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
@@ -76,7 +77,7 @@ async function handOver(
     });
     return { transfer, sent: false };
   }
-  if (transfer.refusal) return { transfer: await applyRefusal(transfer, transfer.refusal), sent: false };
+  if (keptRefusal(transfer)) return { transfer: await applyRefusal(transfer), sent: false };
   let dispatch: number | undefined;
   let account: string | undefined;
   try {
@@ -98,15 +99,24 @@ async function handOver(
   }
   if (dispatch === undefined) {
     // Settled since it was read (a webhook, the requery, another request), the partner has it and
-    // said so a moment ago, or another account's hand-over was counted first: nothing to send.
-    const now = (await getTransaction(merchantId, reference)) ?? transfer;
-    if (now.status === 'pending' && now.refusal) {
-      return { transfer: await applyRefusal(now, now.refusal), sent: false };
+    // said so a moment ago, another account's hand-over was counted first, or its refusal is kept:
+    // nothing to send.
+    let now: TransactionRecord;
+    try {
+      now = (await getTransaction(merchantId, reference)) ?? transfer;
+    } catch (error) {
+      logger.warn('transfer not read again after a refused hand-over count', {
+        reference,
+        error: String(error),
+      });
+      return { transfer, sent: false };
     }
+    if (now.status === 'pending' && keptRefusal(now))
+      return { transfer: await applyRefusal(now), sent: false };
     if (now.status === 'pending' && handedOverElsewhere(now, account)) logNotSentElsewhere(now, account);
     return { transfer: now, sent: false };
   }
-  return { transfer: await send(transfer, dispatch), sent: true };
+  return { transfer: await send(transfer, dispatch, account), sent: true };
 }
 
 /**
@@ -130,8 +140,15 @@ function logNotSentElsewhere(transfer: TransactionRecord, account: string | unde
   });
 }
 
-/** The `dispatch`-th hand-over of a transfer, counted: sent, and settled with the answer. */
-async function send(transfer: TransactionRecord, dispatch: number): Promise<TransactionRecord> {
+/**
+ * The `dispatch`-th hand-over of a transfer, counted (under the partner's `account`): sent, and
+ * settled with the answer.
+ */
+async function send(
+  transfer: TransactionRecord,
+  dispatch: number,
+  account: string | undefined,
+): Promise<TransactionRecord> {
   const bank = partner();
   const { merchant_id: merchantId, reference } = transfer;
   let outcome: TransferOutcome;
@@ -140,6 +157,7 @@ async function send(transfer: TransactionRecord, dispatch: number): Promise<Tran
       // Every hand-over is counted before it is sent: the first count is the first send, whoever
       // makes it (the debit's request, a retry after a crash, the requery).
       resend: dispatch > 1,
+      account,
       reference: transfer.partner_reference ?? bank.transferReference(merchantId, reference),
       amount: transfer.amount,
       bank_code: transfer.counterparty.bank_code,
@@ -148,7 +166,15 @@ async function send(transfer: TransactionRecord, dispatch: number): Promise<Tran
       narration: transfer.narration,
     });
   } catch (error) {
-    if (error instanceof PartnerUnavailable) {
+    if (error instanceof TransferNotSent) {
+      // The partner was never given it (no time left, the recipient unavailable, its key changed):
+      // the count is taken back, so the next send is what this one would have been. Were it left,
+      // a first send would go as a resend, whose refusal never ends the transfer.
+      logger.warn('transfer left pending: not given to the partner', { reference, error: String(error) });
+      await uncountDispatch(merchantId, reference, dispatch).catch((uncountError: unknown) =>
+        logger.warn('hand-over count not taken back', { reference, error: String(uncountError) }),
+      );
+    } else if (error instanceof PartnerUnavailable) {
       logger.warn('transfer left pending: partner unavailable', { reference });
     } else {
       // An answer the adapter could not read, say: the partner may have the transfer all the same.
@@ -193,15 +219,18 @@ async function send(transfer: TransactionRecord, dispatch: number): Promise<Tran
   }
 }
 
+/** The partner's refusal of the transfer's last hand-over, kept to be applied (`keepRefusal`). */
+function keptRefusal(transfer: TransactionRecord): boolean {
+  return transfer.refusal !== undefined && transfer.refusal.dispatch === transfer.dispatches;
+}
+
 /**
  * A pending transfer whose partner refused its last hand-over, the refund not written then
  * (`keepRefusal`): failed now with the reversal, as the refusal's own answer would have ended it,
  * unless another hand-over was counted since. No partner call.
  */
-async function applyRefusal(
-  transfer: TransactionRecord,
-  refusal: NonNullable<TransactionRecord['refusal']>,
-): Promise<TransactionRecord> {
+async function applyRefusal(transfer: TransactionRecord): Promise<TransactionRecord> {
+  const refusal = transfer.refusal as NonNullable<TransactionRecord['refusal']>;
   try {
     const settled = await settleTransfer(
       transfer,

@@ -551,10 +551,11 @@ describe("PARTNER=paystack: the function's own time bounds its partner calls", (
     expect(await balanceOf(m)).toBe(30_000);
   });
 
-  it('answers a debited transfer pending, never a timeout, when no time is left to send it; the requery sends it', async () => {
+  it('answers a debited transfer pending, never a timeout, when no time is left to send it; the requery sends it as a first send', async () => {
     const m = await aFundedMerchant(30_000);
     const merchantId = m.merchant.merchant_id;
-    const account = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, '058', 7);
+    // An account whose transfers Paystack refuses outright (its balance is not enough).
+    const account = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance, '058', 7);
     const saved = await call(gateway, 'POST', '/beneficiaries', {
       body: { account_number: account, bank_code: '058' },
       headers: m.headers,
@@ -573,20 +574,22 @@ describe("PARTNER=paystack: the function's own time bounds its partner calls", (
     expect(await balanceOf(m)).toBe(30_000 - 6_000);
     const partnerReference = paystackReference(m, reference);
     expect(sendsOf(partnerReference)).toBe(0);
-    // Counted and held as a send that failed: the requery sends it once the hold is over.
-    expect(await getTransaction(merchantId, reference)).toMatchObject({
-      status: 'pending',
-      dispatches: 1,
-      resend_after: expect.any(Number),
-    });
+    // Held like a failed send, but not counted: Paystack was never given it.
+    const held = await getTransaction(merchantId, reference);
+    expect(held).toMatchObject({ status: 'pending', resend_after: expect.any(Number) });
+    expect(held?.dispatches).toBeUndefined();
+    expect(held?.partner_account).toBeUndefined();
+    // Once the hold is over, the requery sends it as the first send it is: Paystack's refusal then
+    // ends it failed with the money back (a resend's refusal would have left it pending).
     const { holdResends } = await import('#shared/transactions/store.ts');
     await holdResends(merchantId, reference, Date.now() - 1);
     await requeryPendingTransfers(Date.now() + 60_000);
     expect(sendsOf(partnerReference)).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    await requeryPendingTransfers(Date.now() + 120_000);
-    expect((await getTransaction(merchantId, reference))?.status).toBe('success');
-    expect(await balanceOf(m)).toBe(30_000 - 6_000);
+    expect(await getTransaction(merchantId, reference)).toMatchObject({
+      status: 'failed',
+      failure_reason: expect.stringMatching(/balance/i),
+    });
+    expect(await balanceOf(m)).toBe(30_000);
     expect((await auditMerchant(merchantId)).problems).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PartnerUnavailable } from '#shared/errors.ts';
+import { PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
 import type { TransferOrder } from '#shared/partners/partner.ts';
 import { createPaystackPartner } from '#shared/partners/paystack.ts';
@@ -165,17 +166,50 @@ describe('Paystack transfers throttled by Paystack', () => {
 });
 
 describe('Paystack transfers whose secret key cannot be read', () => {
-  it('answer PartnerUnavailable (the transfer stays pending), never a crash, and send nothing', async () => {
-    let reads = 0;
-    // The bank list is read with the key; the next read (Secrets Manager throttled) fails.
+  it('answer TransferNotSent (a PartnerUnavailable: the transfer stays pending), never a crash, and send nothing', async () => {
+    // Secrets Manager throttled: the send's one read of the key fails.
     const partner = adapter(standIn, memoMap(), async () => {
-      reads += 1;
-      if (reads > 1) throw new Error('ThrottlingException');
-      return standIn.secretKey;
+      throw new Error('ThrottlingException');
     });
     const unread = order('12345', 'nokey');
-    await expect(partner.sendTransfer(unread)).rejects.toBeInstanceOf(PartnerUnavailable);
+    const before = standIn.requests.length;
+    await expect(partner.sendTransfer(unread)).rejects.toBeInstanceOf(TransferNotSent);
+    expect(standIn.requests.length).toBe(before);
     expect(standIn.transfer(unread.reference)).toBeUndefined();
+  });
+});
+
+describe('Paystack transfers while the secret key changes', () => {
+  const tagOf = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 12);
+
+  it('send every call of one transfer with one key, even when Secrets Manager hands out another meanwhile', async () => {
+    let reads = 0;
+    // The first read is this integration's key; every later one another integration's, which this
+    // stand-in refuses (401). Unpinned, the recipient or the transfer would go with it.
+    const partner = adapter(standIn, memoMap(), async () => {
+      reads += 1;
+      return reads === 1 ? standIn.secretKey : other.secretKey;
+    });
+    const pinned = order(PAYSTACK_ACCOUNT_PREFIXES.staysPending, 'pinned');
+    expect(await partner.sendTransfer({ ...pinned, account: tagOf(standIn.secretKey) })).toEqual({
+      status: 'pending',
+    });
+    expect(standIn.transfer(pinned.reference)).toMatchObject({ status: 'pending', amount: 5_000 });
+    expect(standIn.requests.filter((r) => r.status === 401)).toEqual([]);
+  });
+
+  it('send nothing when the key is no longer the one the hand-over was counted under', async () => {
+    const partner = adapter(other);
+    const moved = order(PAYSTACK_ACCOUNT_PREFIXES.staysPending, 'moved');
+    const before = other.requests.length;
+    await expect(
+      partner.sendTransfer({ ...moved, account: tagOf(standIn.secretKey) }),
+    ).rejects.toBeInstanceOf(TransferNotSent);
+    expect(other.requests.length).toBe(before);
+    // Under its own tag, the same order goes.
+    expect(await partner.sendTransfer({ ...moved, account: tagOf(other.secretKey) })).toMatchObject({
+      status: expect.stringMatching(/pending|success/),
+    });
   });
 });
 

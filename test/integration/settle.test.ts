@@ -1,5 +1,7 @@
 import { ThrottlingException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { CONTRADICTED_SETTLEMENT } from '#shared/definitions/alerts.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
 import { logger } from '#shared/logger.ts';
@@ -219,6 +221,31 @@ describe('a transfer whose bookkeeping DynamoDB refuses after the debit (never a
     expect(sends).toHaveBeenCalledTimes(1);
     expect(await partner().queryTransfer(failed?.partner_reference ?? '')).toBeUndefined();
     expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  });
+  it('lets a refusal kept for an earlier hand-over block nothing (one counted since, by a container that knew no refusals)', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `stale-refusal-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    const { keepRefusal, recordDispatch } = await import('#shared/transactions/store.ts');
+    expect(await keepRefusal(merchant.merchant_id, reference, { reason: 'Refused', dispatch: 1 })).toBe(true);
+    // Kept for the last hand-over: no other is counted.
+    expect(await recordDispatch(merchant.merchant_id, reference)).toBeUndefined();
+    // A container of before the change counts one all the same (its own condition, no refusal in it).
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('transactions'),
+        Key: { merchant_id: merchant.merchant_id, reference },
+        UpdateExpression: 'ADD dispatches :one',
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
+    // The refusal answers an earlier send, not the last: never applied, and the next hand-over goes.
+    const pending = await getTransaction(merchant.merchant_id, reference);
+    if (!pending) throw new Error('no transfer');
+    expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
+    expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
+    expect(await recordDispatch(merchant.merchant_id, reference)).toBe(3);
   });
 });
 
