@@ -11,7 +11,8 @@ export const OVERDUE_TRANSFER = 'transfer pending past the alert window';
 
 /**
  * The partner's word contradicts how a transfer was settled: paid after it failed and its money
- * was given back, or failed after it succeeded. Nothing is changed by guess.
+ * was given back, or failed after it succeeded; or it gives another amount than the transfer's.
+ * Nothing is changed by guess.
  */
 export const CONTRADICTED_SETTLEMENT = 'transfer verdict contradicts its settled status';
 

@@ -18,7 +18,7 @@ export const ANSWER_RESERVE_MS = 3_000;
  * What of the reserve a call may use that confirms a refusal the partner just gave (verify after a
  * 4xx): cut, it would leave a refused transfer pending instead of failed.
  */
-export const CONFIRM_GRACE_MS = 1_500;
+export const CONFIRM_GRACE_MS = 1_000;
 
 /** A call with less time than this is not started: it could only be cut off. */
 export const MIN_CALL_MS = 500;

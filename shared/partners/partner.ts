@@ -75,11 +75,14 @@ export interface TransferOrder {
   account?: string;
 }
 
-/** What the partner says about a transfer. */
+/**
+ * What the partner says about a transfer; with the amount (kobo) it says the transfer is for, where
+ * it says so: a verdict for another amount settles nothing (`settleTransfer`).
+ */
 export type TransferOutcome =
-  | { status: 'success' }
-  | { status: 'failed'; reason: string }
-  | { status: 'reversed'; reason: string }
+  | { status: 'success'; amount?: number }
+  | { status: 'failed'; reason: string; amount?: number }
+  | { status: 'reversed'; reason: string; amount?: number }
   | { status: 'pending' };
 
 /** A webhook delivery exactly as it arrived. */

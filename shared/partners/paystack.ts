@@ -496,12 +496,19 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       try {
         return await pinnedKey.run(key, () => send(order, sent));
       } catch (error) {
-        // Failed before any POST /transfer was made (no time left, the bank list or the recipient
-        // unavailable): Paystack was never given it.
-        if (!sent.posted && error instanceof PartnerUnavailable && !(error instanceof TransferNotSent)) {
-          throw new TransferNotSent(PARTNER_RETRY_AFTER_SECONDS, error);
+        if (sent.posted || error instanceof TransferNotSent) throw error;
+        // Failed before any POST /transfer was made: Paystack was never given it. A bank it no
+        // longer pays (its list changed since the debit) ends a first send failed, as a refusal
+        // would: nothing can have been sent under the reference.
+        if ((error instanceof BankNotSupported || error instanceof UnknownBank) && !order.resend) {
+          logger.error('paystack transfer not sent: Paystack does not pay this bank', {
+            reference: order.reference,
+            bank_code: order.bank_code,
+          });
+          return { status: 'failed', reason: error.message };
         }
-        throw error;
+        // No time left, the bank list or the recipient unavailable, or a fault of ours.
+        throw new TransferNotSent(PARTNER_RETRY_AFTER_SECONDS, error);
       }
     },
 
@@ -747,9 +754,10 @@ function ourBanksByName(): NameIndex<BankRecord> {
 /** Paystack's transfer status word in the domain's words; unknown words stay pending, never guessed. */
 function transferOutcome(data: Json, reference: string): TransferOutcome {
   const status = typeof data.status === 'string' ? data.status.toLowerCase() : '';
-  if (SUCCESS_WORDS.has(status)) return { status: 'success' };
-  if (FAILED_WORDS.has(status)) return { status: 'failed', reason: failureReason(data) };
-  if (REVERSED_WORDS.has(status)) return { status: 'reversed', reason: failureReason(data) };
+  const amount = transferAmount(data);
+  if (SUCCESS_WORDS.has(status)) return { status: 'success', ...amount };
+  if (FAILED_WORDS.has(status)) return { status: 'failed', reason: failureReason(data), ...amount };
+  if (REVERSED_WORDS.has(status)) return { status: 'reversed', reason: failureReason(data), ...amount };
   if (status === 'otp') {
     logger.error('paystack transfer awaits an OTP: disable OTP for API transfers in the Paystack dashboard', {
       reference,
@@ -758,6 +766,12 @@ function transferOutcome(data: Json, reference: string): TransferOutcome {
     logger.warn('unknown paystack transfer status, kept pending', { reference, status });
   }
   return { status: 'pending' };
+}
+
+/** A transfer's `amount` (kobo), where Paystack gives one as a positive integer; else nothing to check. */
+function transferAmount(data: Json): { amount?: number } {
+  const { amount } = data;
+  return typeof amount === 'number' && Number.isSafeInteger(amount) && amount > 0 ? { amount } : {};
 }
 
 /**
@@ -975,8 +989,12 @@ function transferSettled(event: string, data: Json, keep: Keep): DomainEvent[] {
   }
   const outcome: TransferSettled['outcome'] =
     event === 'transfer.success'
-      ? { status: 'success' }
-      : { status: event === 'transfer.failed' ? 'failed' : 'reversed', reason: failureReason(data) };
+      ? { status: 'success', ...transferAmount(data) }
+      : {
+          status: event === 'transfer.failed' ? 'failed' : 'reversed',
+          reason: failureReason(data),
+          ...transferAmount(data),
+        };
   return [{ type: 'TransferSettled', partner: 'paystack', reference, outcome }];
 }
 

@@ -53,11 +53,13 @@ export interface TransactionRecord {
   /** Epoch ms of the last hand-over (`recordDispatch`): an operator's `transfers fail` waits past it. */
   dispatched_at?: number;
   /**
-   * The partner account a transfer was first handed over through (`BankingPartner.accountTag`):
-   * never sent through another. Absent for partners with one account, and for transfers handed
-   * over before it was recorded.
+   * The partner account a transfer was handed over through (`BankingPartner.accountTag`): never
+   * sent through another once a hand-over may have reached the partner. Absent for partners with
+   * one account, and for transfers handed over before it was recorded.
    */
   partner_account?: string;
+  /** The hand-overs (their `dispatches` numbers) known never to have reached the partner. */
+  unposted_dispatches?: Set<number>;
   /**
    * The partner's final refusal of the `dispatch`-th hand-over, kept when its refund could not be
    * written (`keepRefusal`): no further hand-over is counted, and the next retry or requery that
@@ -173,22 +175,30 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
   };
 }
 
+/** A hand-over as counted: which it is (1 for the first), and how many before it never reached the partner. */
+export interface Dispatch {
+  dispatch: number;
+  /** Earlier hand-overs known never to have reached the partner (`markUnposted`). */
+  unposted: number;
+}
+
 /**
- * Counts one hand-over of a pending transfer to the partner and tells which it is (1 for the first);
- * undefined when nothing may be sent: the transfer is pending no more (settled meanwhile), for a
- * resend (`idleOnly`) the partner answered that it has the transfer less than a while ago
- * (`resend_after`, see `holdResends`), it was handed over through another `account` of the
- * partner than the one given (recorded by the first hand-over that names one), or the partner's
- * refusal of it is kept to be applied (`refusal`).
+ * Counts one hand-over of a pending transfer to the partner; undefined when nothing may be sent: the
+ * transfer is pending no more (settled meanwhile), for a resend (`idleOnly`) the partner answered
+ * that it has the transfer less than a while ago (`resend_after`, see `holdResends`), it was handed
+ * over through another `account` of the partner than the one given (the account of the hand-overs
+ * that may have reached it; taken over while none did), or the partner's refusal of its last
+ * hand-over is kept to be applied (`refusal`).
  */
 export async function recordDispatch(
   merchantId: string,
   reference: string,
   { idleOnly = false, account }: { idleOnly?: boolean; account?: string } = {},
-): Promise<number | undefined> {
+): Promise<Dispatch | undefined> {
   const idle = idleOnly ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :at)' : '';
+  // Every earlier hand-over known not to have reached the partner: the account is not yet bound.
   const sameAccount = account
-    ? ' AND (attribute_not_exists(partner_account) OR partner_account = :account)'
+    ? ' AND (attribute_not_exists(partner_account) OR partner_account = :account OR size(unposted_dispatches) = dispatches)'
     : '';
   // A kept refusal of the last hand-over blocks the next (one of an earlier count does not).
   const unrefused = ' AND (attribute_not_exists(refusal) OR refusal.#dispatch <> dispatches)';
@@ -199,7 +209,7 @@ export async function recordDispatch(
           TableName: tableName('transactions'),
           Key: { merchant_id: merchantId, reference },
           UpdateExpression: `ADD dispatches :one SET dispatched_at = :at${
-            account ? ', partner_account = if_not_exists(partner_account, :account)' : ''
+            account ? ', partner_account = :account' : ''
           }`,
           ConditionExpression: `#status = :pending${idle}${sameAccount}${unrefused}`,
           ExpressionAttributeNames: { '#status': 'status', '#dispatch': 'dispatch' },
@@ -209,11 +219,12 @@ export async function recordDispatch(
             ':pending': 'pending',
             ...(account ? { ':account': account } : {}),
           },
-          ReturnValues: 'UPDATED_NEW',
+          ReturnValues: 'ALL_NEW',
         }),
       ),
     );
-    return Number(Attributes?.dispatches);
+    const unposted = Attributes?.unposted_dispatches as Set<number> | undefined;
+    return { dispatch: Number(Attributes?.dispatches), unposted: unposted?.size ?? 0 };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
@@ -221,14 +232,15 @@ export async function recordDispatch(
 }
 
 /**
- * Takes back the count of the `dispatch`-th hand-over, which never reached the partner
- * (`TransferNotSent`): the next send is what this one would have been, a first send if it was the
- * first (its account tag goes with it). Only while it is still the last count; false otherwise.
+ * Marks the `dispatch`-th hand-over as one that never reached the partner (`TransferNotSent`): a
+ * later send is then a resend only if another hand-over may have reached it, and the account of a
+ * transfer none reached may still change. Idempotent (a number set), so a retried write never
+ * marks another hand-over; and a fact about that hand-over whatever was counted since.
  */
-export function uncountDispatch(merchantId: string, reference: string, dispatch: number): Promise<boolean> {
-  return dispatch === 1
-    ? setWhilePending(merchantId, reference, 'REMOVE dispatches, partner_account', {}, countIs(1))
-    : setWhilePending(merchantId, reference, 'ADD dispatches :minus', { ':minus': -1 }, countIs(dispatch));
+export function markUnposted(merchantId: string, reference: string, dispatch: number): Promise<boolean> {
+  return setWhilePending(merchantId, reference, 'ADD unposted_dispatches :dispatch', {
+    ':dispatch': new Set([dispatch]),
+  });
 }
 
 /** The condition that `dispatch` is still the last hand-over counted. */

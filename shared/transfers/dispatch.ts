@@ -3,12 +3,13 @@ import { logger } from '#shared/logger.ts';
 import type { TransferOutcome } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
 import {
+  type Dispatch,
   getTransaction,
   holdResends,
   keepRefusal,
+  markUnposted,
   recordDispatch,
   type TransactionRecord,
-  uncountDispatch,
 } from '#shared/transactions/store.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
@@ -78,7 +79,7 @@ async function handOver(
     return { transfer, sent: false };
   }
   if (keptRefusal(transfer)) return { transfer: await applyRefusal(transfer), sent: false };
-  let dispatch: number | undefined;
+  let counted: Dispatch | undefined;
   let account: string | undefined;
   try {
     account = await bank.accountTag?.();
@@ -86,7 +87,7 @@ async function handOver(
       logNotSentElsewhere(transfer, account);
       return { transfer, sent: false };
     }
-    dispatch = await recordDispatch(merchantId, reference, { idleOnly: retry, account });
+    counted = await recordDispatch(merchantId, reference, { idleOnly: retry, account });
   } catch (error) {
     // Debited, not sent (its hand-over could not be counted, or the partner's key read): answered
     // pending (a 5xx would invite a second transfer under another reference), and the requery
@@ -97,7 +98,7 @@ async function handOver(
     });
     return { transfer, sent: false };
   }
-  if (dispatch === undefined) {
+  if (counted === undefined) {
     // Settled since it was read (a webhook, the requery, another request), the partner has it and
     // said so a moment ago, another account's hand-over was counted first, or its refusal is kept:
     // nothing to send.
@@ -116,7 +117,7 @@ async function handOver(
     if (now.status === 'pending' && handedOverElsewhere(now, account)) logNotSentElsewhere(now, account);
     return { transfer: now, sent: false };
   }
-  return { transfer: await send(transfer, dispatch, account), sent: true };
+  return { transfer: await send(transfer, counted, account), sent: true };
 }
 
 /**
@@ -127,7 +128,11 @@ async function handOver(
  */
 export function handedOverElsewhere(transfer: TransactionRecord, account: string | undefined): boolean {
   return (
-    account !== undefined && transfer.partner_account !== undefined && transfer.partner_account !== account
+    account !== undefined &&
+    transfer.partner_account !== undefined &&
+    transfer.partner_account !== account &&
+    // Unless no hand-over can have reached it there (each one known never to have been sent).
+    (transfer.unposted_dispatches?.size ?? 0) < (transfer.dispatches ?? 0)
   );
 }
 
@@ -146,7 +151,7 @@ function logNotSentElsewhere(transfer: TransactionRecord, account: string | unde
  */
 async function send(
   transfer: TransactionRecord,
-  dispatch: number,
+  { dispatch, unposted }: Dispatch,
   account: string | undefined,
 ): Promise<TransactionRecord> {
   const bank = partner();
@@ -156,7 +161,8 @@ async function send(
     outcome = await bank.sendTransfer({
       // Every hand-over is counted before it is sent: the first count is the first send, whoever
       // makes it (the debit's request, a retry after a crash, the requery).
-      resend: dispatch > 1,
+      // A resend when an earlier hand-over may have reached the partner (not one known not to).
+      resend: dispatch - 1 > unposted,
       account,
       reference: transfer.partner_reference ?? bank.transferReference(merchantId, reference),
       amount: transfer.amount,
@@ -168,11 +174,11 @@ async function send(
   } catch (error) {
     if (error instanceof TransferNotSent) {
       // The partner was never given it (no time left, the recipient unavailable, its key changed):
-      // the count is taken back, so the next send is what this one would have been. Were it left,
-      // a first send would go as a resend, whose refusal never ends the transfer.
+      // marked, so the next send is what this one would have been. Unmarked, a first send would
+      // go as a resend, whose refusal never ends the transfer.
       logger.warn('transfer left pending: not given to the partner', { reference, error: String(error) });
-      await uncountDispatch(merchantId, reference, dispatch).catch((uncountError: unknown) =>
-        logger.warn('hand-over count not taken back', { reference, error: String(uncountError) }),
+      await markUnposted(merchantId, reference, dispatch).catch((markError: unknown) =>
+        logger.warn('hand-over not marked as never sent', { reference, error: String(markError) }),
       );
     } else if (error instanceof PartnerUnavailable) {
       logger.warn('transfer left pending: partner unavailable', { reference });

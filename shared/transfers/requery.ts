@@ -75,9 +75,15 @@ export async function requeryPendingTransfers(
       const outcome = await bank.queryTransfer(reference);
       if (outcome && outcome.status !== 'pending') {
         const settled = await settleTransfer(transfer, outcome);
-        summary.settled++;
-        logger.info('transfer settled by requery', { reference: transfer.reference, status: settled.status });
-        return;
+        if (settled.status !== 'pending') {
+          summary.settled++;
+          logger.info('transfer settled by requery', {
+            reference: transfer.reference,
+            status: settled.status,
+          });
+          return;
+        }
+        // Not settled by that word (another amount, reported): still pending, reported once overdue.
       }
       // Unknown to the partner, and first handed over through another of its accounts (a secret key
       // changed): only that account can tell whether it paid. Never sent through this one; an

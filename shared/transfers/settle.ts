@@ -106,28 +106,40 @@ function contradicts(status: TransactionStatus, outcome: TransferOutcome): boole
   return outcome.status === 'failed' && status === 'success';
 }
 
-function reportContradiction(transfer: TransactionRecord, outcome: TransferOutcome): void {
+function reportContradiction(
+  transfer: TransactionRecord,
+  outcome: TransferOutcome,
+  amounts: { amount: number; verdict_amount: number } | Record<string, never> = {},
+): void {
   logger.error(CONTRADICTED_SETTLEMENT, {
     merchant_id: transfer.merchant_id,
     reference: transfer.reference,
     partner_reference: transfer.partner_reference,
     status: transfer.status,
     verdict: outcome.status,
+    ...amounts,
   });
 }
 
 /**
  * Settles a transfer with the partner's word and returns it as it now stands: `success` from
  * pending; `failed` from pending, and `reversed` from pending or success, each with the reversal.
- * A word that contradicts a settled status (also one found settled on the way) changes nothing
- * and is reported to operators. `dispatches`: the answer came from that hand-over of the transfer
- * (`recordDispatch`), so its money goes back only if the transfer was not handed over again since.
+ * A word that contradicts a settled status (also one found settled on the way), or that gives
+ * another amount than the transfer's, changes nothing and is reported to operators. `dispatches`:
+ * the answer came from that hand-over of the transfer (`recordDispatch`), so its money goes back
+ * only if the transfer was not handed over again since.
  */
 export async function settleTransfer(
   transfer: TransactionRecord,
   outcome: TransferOutcome,
   { dispatches }: { dispatches?: number } = {},
 ): Promise<TransactionRecord> {
+  if (outcome.status !== 'pending' && outcome.amount !== undefined && outcome.amount !== transfer.amount) {
+    // Not the transfer we sent (a forged or garbled verdict): nothing changes by guess; the
+    // requery asks again, and an operator looks.
+    reportContradiction(transfer, outcome, { amount: transfer.amount, verdict_amount: outcome.amount });
+    return transfer;
+  }
   if (contradicts(transfer.status, outcome)) {
     reportContradiction(transfer, outcome);
     return transfer;

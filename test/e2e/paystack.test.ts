@@ -321,7 +321,7 @@ describe('PARTNER=paystack: two sends of one transfer racing', () => {
     );
     // The first send is counted (its POST is slow to leave, a recipient call say)...
     const { recordDispatch } = await import('#shared/transactions/store.ts');
-    expect(await recordDispatch(merchantId, reference)).toBe(1);
+    expect((await recordDispatch(merchantId, reference))?.dispatch).toBe(1);
     // ...and a retry, counted second, reaches Paystack first: Paystack starts making the transfer
     // (its answer is lost: pending).
     expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
@@ -496,6 +496,33 @@ describe('PARTNER=paystack: a secret key changed with transfers pending', () => 
     expect(await balanceOf(m)).toBe(30_000 - 6_000);
   });
 
+  it('sends through the new key a transfer no hand-over of which ever reached Paystack, as a first send', async () => {
+    const m = await aFundedMerchant(30_000);
+    const merchantId = m.merchant.merchant_id;
+    const reference = ref();
+    // Paystack refuses transfers to this account outright (its balance is not enough).
+    const payee = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance, '058', 9);
+    // Counted under another key, but never given to Paystack (no time was left, say).
+    await aPendingTransfer(merchantId, reference, 5_000, {
+      counterparty: { account_name: 'NEVER SENT PAYEE', account_number: payee, bank_code: '058' },
+      account: 'c2c2c2c2c2c2',
+    });
+    const { holdResends, markUnposted } = await import('#shared/transactions/store.ts');
+    expect(await markUnposted(merchantId, reference, 1)).toBe(true);
+    await holdResends(merchantId, reference, Date.now() - 1);
+    // The requery sends it with this key, which it now belongs to, as the first send it is: the
+    // refusal ends it failed with the money back.
+    await requeryPendingTransfers(Date.now() + 60_000);
+    expect(sendsOf(paystackReference(m, reference))).toBe(1);
+    expect(await getTransaction(merchantId, reference)).toMatchObject({
+      status: 'failed',
+      dispatches: 2,
+      partner_account: keyTag,
+    });
+    expect(await balanceOf(m)).toBe(30_000);
+    expect((await auditMerchant(merchantId)).problems).toEqual([]);
+  });
+
   it('records the key of the first hand-over, and a rotated key of the same account settles what Paystack has', async () => {
     const m = await aFundedMerchant(30_000);
     const merchantId = m.merchant.merchant_id;
@@ -574,11 +601,13 @@ describe("PARTNER=paystack: the function's own time bounds its partner calls", (
     expect(await balanceOf(m)).toBe(30_000 - 6_000);
     const partnerReference = paystackReference(m, reference);
     expect(sendsOf(partnerReference)).toBe(0);
-    // Held like a failed send, but not counted: Paystack was never given it.
-    const held = await getTransaction(merchantId, reference);
-    expect(held).toMatchObject({ status: 'pending', resend_after: expect.any(Number) });
-    expect(held?.dispatches).toBeUndefined();
-    expect(held?.partner_account).toBeUndefined();
+    // Held like a failed send, and marked as never given to Paystack.
+    expect(await getTransaction(merchantId, reference)).toMatchObject({
+      status: 'pending',
+      resend_after: expect.any(Number),
+      dispatches: 1,
+      unposted_dispatches: new Set([1]),
+    });
     // Once the hold is over, the requery sends it as the first send it is: Paystack's refusal then
     // ends it failed with the money back (a resend's refusal would have left it pending).
     const { holdResends } = await import('#shared/transactions/store.ts');

@@ -92,7 +92,7 @@ describe('Paystack transfers whose answer is lost', () => {
     // The resend is refused (not a word of "duplicate"): the transfer's real state wins.
     expect(await partner.sendTransfer(lost)).toEqual({ status: 'pending' });
     await wait(TIMEOUT_MS * 4);
-    expect(await partner.sendTransfer(lost)).toEqual({ status: 'success' });
+    expect(await partner.sendTransfer(lost)).toEqual({ status: 'success', amount: 5_000 });
     // One transfer at Paystack, however often it was sent.
     expect(standIn.transfer(lost.reference)).toMatchObject({ status: 'success', amount: 5_000 });
   });
@@ -113,7 +113,7 @@ describe('Paystack transfers whose answer is lost', () => {
     // Then Paystack makes it and pays it: a "failed" (and its refund) would have paid it twice.
     await expect
       .poll(() => partner.queryTransfer(slow.reference), { timeout: 10_000, interval: 200 })
-      .toEqual({ status: 'success' });
+      .toEqual({ status: 'success', amount: 5_000 });
   });
 
   it('ends a refusal failed, with its message, when Paystack has no transfer under the reference', async () => {

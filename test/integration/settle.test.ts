@@ -99,6 +99,32 @@ describe('a verdict on a settled transfer', () => {
   });
 });
 
+describe('a verdict for another amount than the transfer’s', () => {
+  it.each([
+    ['success', { status: 'success', amount: 5_001 }],
+    ['failed', { status: 'failed', reason: 'Account closed', amount: 50_000 }],
+  ] as const)('settles nothing on a %s for another amount, and reports it', async (verdict, outcome) => {
+    const { merchantId, transfer } = await aTransfer();
+    const errors = vi.spyOn(logger, 'error');
+    expect((await settleTransfer(transfer, outcome)).status).toBe('pending');
+    expect(reports(errors)).toEqual([
+      [
+        CONTRADICTED_SETTLEMENT,
+        expect.objectContaining({
+          reference: transfer.reference,
+          verdict,
+          amount: 5_000,
+          verdict_amount: outcome.amount,
+        }),
+      ],
+    ]);
+    expect((await getTransaction(merchantId, transfer.reference))?.status).toBe('pending');
+    expect(await balanceOf(merchantId)).toBe(14_000);
+    // The same word for the transfer's own amount settles it.
+    expect((await settleTransfer(transfer, { ...outcome, amount: 5_000 })).status).toBe(verdict);
+  });
+});
+
 describe('a send the partner answers pending after its webhook settled the transfer', () => {
   it('answers the transfer as it stands (failed, refunded), never the stale pending', async () => {
     const { merchantId, transfer } = await aTransfer();
@@ -245,7 +271,7 @@ describe('a transfer whose bookkeeping DynamoDB refuses after the debit (never a
     if (!pending) throw new Error('no transfer');
     expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
     expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
-    expect(await recordDispatch(merchant.merchant_id, reference)).toBe(3);
+    expect((await recordDispatch(merchant.merchant_id, reference))?.dispatch).toBe(3);
   });
 });
 

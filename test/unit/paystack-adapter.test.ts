@@ -484,9 +484,20 @@ describe('Paystack webhook events', () => {
         type: 'TransferSettled',
         partner: 'paystack',
         reference: 'acv_9ee55786-2323-4760-98e2-6380c9cb3f68',
-        outcome: { status: 'success' },
+        outcome: { status: 'success', amount: 100000 },
       },
     ]);
+  });
+
+  it.each([
+    ['a string', '100000'],
+    ['a fraction', 1000.5],
+    ['zero', 0],
+    ['absent', undefined],
+  ])('gives no amount to check when Paystack gives it as %s', (_label, amount) => {
+    const [event] = eventsOf(transferEvent('transfer.success', { amount }));
+    expect(event).toMatchObject({ outcome: { status: 'success' } });
+    expect((event as { outcome: { amount?: number } }).outcome.amount).toBeUndefined();
   });
 
   it.each([
@@ -500,7 +511,7 @@ describe('Paystack webhook events', () => {
         type: 'TransferSettled',
         partner: 'paystack',
         reference: 'acv_9ee55786-2323-4760-98e2-6380c9cb3f68',
-        outcome: { status, reason: 'The receiving bank did not complete the transfer' },
+        outcome: { status, reason: 'The receiving bank did not complete the transfer', amount: 100000 },
       },
     ]);
   });
