@@ -62,7 +62,8 @@ export interface TransferOrder {
   account_name: string;
   narration: string | null;
   /**
-   * Handed over before (a retry of a pending transfer): an earlier send's answer may have been lost
+   * Handed over before, by a send that may have reached the partner (not one marked as never
+   * sent, `TransferNotSent`): an earlier send's answer may have been lost
    * while the partner was still making the transfer, so a refusal of this one is never final while
    * the partner does not show the transfer. It stays pending for the requery and, in the end, an
    * operator: never a refund that the earlier send could still turn into a double payment.

@@ -34,8 +34,9 @@ export function resendHoldMs(dispatch: number): number {
  * a resend can never pay twice. Each hand-over is counted first (`recordDispatch`, only while the
  * transfer is pending), and an answer that gives the money back applies only if no other
  * hand-over was counted since: a refusal of one send never refunds a transfer another send may
- * still be making. A resend (any hand-over after the first) also tells the partner, so a refusal
- * it cannot back with the transfer's own state leaves it pending (`TransferOrder.resend`). A retry
+ * still be making. A resend (a hand-over after one that may have reached the partner, i.e. not
+ * marked as never sent: `markUnposted`) also tells the partner, so a refusal it cannot back with
+ * the transfer's own state leaves it pending (`TransferOrder.resend`). A retry
  * does not resend within a hold after a hand-over that the partner answered pending or that failed
  * (a timeout, a 5xx: `resendHoldMs`); after a send that crashed it resends at once. Otherwise it
  * answers the transfer as it stands. Unknown outcome: the transfer stays pending until a webhook or the requery
