@@ -104,7 +104,7 @@ export class PartnerNotCalled extends PartnerUnavailable {}
 /**
  * The partner was never given a transfer: no request carrying it was made (no time left, a step
  * before it failed, the partner's key changed since the hand-over was counted). A hand-over that
- * ends so is not counted (`dispatchTransfer`): the next send is still a first send.
+ * ends so is marked as never sent (`markUnposted`): the next send is what this one would have been.
  */
 export class TransferNotSent extends PartnerUnavailable {}
 

@@ -512,7 +512,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       }
     },
 
-    queryTransfer: (reference) => queryTransfer(reference),
+    queryTransfer,
 
     async verifyDelivery({ headers, rawBody, sourceIp }: WebhookDelivery) {
       if (options.webhookIps.length > 0) {

@@ -160,9 +160,9 @@ async function send(
   let outcome: TransferOutcome;
   try {
     outcome = await bank.sendTransfer({
-      // Every hand-over is counted before it is sent: the first count is the first send, whoever
-      // makes it (the debit's request, a retry after a crash, the requery).
-      // A resend when an earlier hand-over may have reached the partner (not one known not to).
+      // Every hand-over is counted before it is sent, whoever makes it (the debit's request, a
+      // retry after a crash, the requery); it is a resend only if an earlier one may have reached
+      // the partner (not one marked as never sent).
       resend: dispatch - 1 > unposted,
       account,
       reference: transfer.partner_reference ?? bank.transferReference(merchantId, reference),

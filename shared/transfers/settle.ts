@@ -109,7 +109,7 @@ function contradicts(status: TransactionStatus, outcome: TransferOutcome): boole
 function reportContradiction(
   transfer: TransactionRecord,
   outcome: TransferOutcome,
-  amounts: { amount: number; verdict_amount: number } | Record<string, never> = {},
+  amounts?: { amount: number; verdict_amount: number },
 ): void {
   logger.error(CONTRADICTED_SETTLEMENT, {
     merchant_id: transfer.merchant_id,
