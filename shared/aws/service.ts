@@ -71,6 +71,22 @@ export function jsonTargetCall(target: string, input: object, signed = true): Se
 /** The SDK's attempts for a call (the first and two retries), for throttling and transient errors. */
 const MAX_ATTEMPTS = 3;
 
+/**
+ * How long a call may take in all, its retries and their back-off included. The SDK's HTTP handler
+ * has no timeout of its own: a service that accepts the connection and never answers would hold the
+ * function until Lambda ends it, answering API Gateway's bodiless 5xx (for a transfer, after its
+ * debit). These calls answer in tens of milliseconds when AWS is well.
+ */
+export const CALL_TIMEOUT_MS = 4_000;
+
+/** A call that did not end within `CALL_TIMEOUT_MS`: named as the SDK names its own timeouts. */
+export class AwsCallTimeout extends Error {
+  override readonly name = 'TimeoutError';
+  constructor(service: string, timeoutMs: number) {
+    super(`${service} did not answer within ${timeoutMs} ms`);
+  }
+}
+
 /** A function that sends requests to one AWS service and answers with the parsed JSON body. */
 export function awsService({ service, region, endpoint, credentials = defaultProvider() }: ServiceOptions) {
   if (!region) throw new Error(`AWS_REGION is not set: no region to call ${service} in`);
@@ -81,7 +97,10 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
   const http = new NodeHttpHandler();
   const retries = new StandardRetryStrategy(MAX_ATTEMPTS);
 
-  async function once({ method, path, query = {}, headers = {}, body, signed = true }: ServiceRequest) {
+  async function once(
+    { method, path, query = {}, headers = {}, body, signed = true }: ServiceRequest,
+    abortSignal: AbortSignal,
+  ) {
     const request = new HttpRequest({
       protocol: base.protocol,
       hostname: base.hostname,
@@ -92,7 +111,9 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
       headers: { host: base.host, ...headers },
       body: body ? JSON.stringify(body) : undefined,
     });
-    const { response } = await http.handle(signed ? ((await signer.sign(request)) as HttpRequest) : request);
+    const { response } = await http.handle(signed ? ((await signer.sign(request)) as HttpRequest) : request, {
+      abortSignal,
+    });
     const text = Buffer.from(await streamCollector(response.body)).toString('utf8');
     if (response.statusCode >= 200 && response.statusCode < 300) {
       return text ? (JSON.parse(text) as Record<string, unknown>) : {};
@@ -105,20 +126,38 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
     throw new AwsServiceError(response.statusCode, type, String(json.message ?? json.Message ?? text));
   }
 
-  return async function send(request: ServiceRequest): Promise<Record<string, unknown>> {
+  async function attempts(request: ServiceRequest, abortSignal: AbortSignal) {
     let token = await retries.acquireInitialRetryToken(service);
     for (;;) {
       try {
-        const result = await once(request);
+        const result = await once(request, abortSignal);
         retries.recordSuccess(token);
         return result;
       } catch (error) {
+        if (abortSignal.aborted) throw new AwsCallTimeout(service, CALL_TIMEOUT_MS);
         try {
           token = await retries.refreshRetryTokenForRetry(token, { errorType: errorType(error) });
         } catch {
           throw error;
         }
       }
+    }
+  }
+
+  return async function send(request: ServiceRequest): Promise<Record<string, unknown>> {
+    // The signal cuts an attempt in flight (and its body's read); the race also ends a back-off.
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(new AwsCallTimeout(service, CALL_TIMEOUT_MS));
+      }, CALL_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([attempts(request, abort.signal), expired]);
+    } finally {
+      clearTimeout(timer);
     }
   };
 }

@@ -119,13 +119,32 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
    */
   const pinnedKey = new AsyncLocalStorage<string>();
 
-  /** The secret key; one that cannot be read (Secrets Manager throttled) is Paystack unavailable. */
-  const secretKey = async () =>
-    pinnedKey.getStore() ??
-    options.secretKey().catch((error: unknown) => {
+  /**
+   * The secret key; one that cannot be read (Secrets Manager throttled) is Paystack unavailable. Its
+   * read (Secrets Manager on AWS, once per container every five minutes) is part of the invocation's
+   * partner time like any call, bounded by what is left of it (`partnerCallTimeout`).
+   */
+  const secretKey = async (): Promise<string> => {
+    const pinned = pinnedKey.getStore();
+    if (pinned !== undefined) return pinned;
+    const timeoutMs = partnerCallTimeout(options.timeoutMs);
+    if (timeoutMs === undefined) {
+      logger.warn('paystack secret key not read: the invocation has no time left for it');
+      throw new PartnerNotCalled(PARTNER_RETRY_AFTER_SECONDS, 'no time left to read the secret key');
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`not read within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([options.secretKey(), late]);
+    } catch (error) {
       logger.warn('paystack secret key unavailable', { error: String(error) });
       throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
-    });
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 
   /**
    * A tag of the secret key (12 hex characters of its SHA-256, nothing a key can be found from):

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
+import { PartnerNotCalled, PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
+import { ANSWER_RESERVE_MS, setPartnerDeadline } from '#shared/partners/deadline.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
 import type { TransferOrder } from '#shared/partners/partner.ts';
 import { createPaystackPartner } from '#shared/partners/paystack.ts';
@@ -176,6 +177,37 @@ describe('Paystack transfers whose secret key cannot be read', () => {
     await expect(partner.sendTransfer(unread)).rejects.toBeInstanceOf(TransferNotSent);
     expect(standIn.requests.length).toBe(before);
     expect(standIn.transfer(unread.reference)).toBeUndefined();
+  });
+
+  it('give up on a read that hangs within the partner timeout, and send nothing', async () => {
+    const partner = adapter(standIn, memoMap(), () => new Promise<string>(() => {}));
+    const hung = order('12345', 'hungkey');
+    const before = standIn.requests.length;
+    const started = performance.now();
+    await expect(partner.sendTransfer(hung)).rejects.toBeInstanceOf(TransferNotSent);
+    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 1_000);
+    expect(standIn.requests.length).toBe(before);
+  });
+
+  it('read no key when the invocation has no time left for a partner call', async () => {
+    let reads = 0;
+    const partner = adapter(standIn, memoMap(), async () => {
+      reads += 1;
+      return standIn.secretKey;
+    });
+    const late = order('12345', 'latekey');
+    const before = standIn.requests.length;
+    // In an invocation of its own, as a function's: only the reserve for its answer is left.
+    const refused = await new Promise<unknown>((resolve) =>
+      setImmediate(() => {
+        setPartnerDeadline(ANSWER_RESERVE_MS + 100);
+        partner.sendTransfer(late).then(resolve, resolve);
+      }),
+    );
+    expect(refused).toBeInstanceOf(TransferNotSent);
+    expect((refused as TransferNotSent).cause).toBeInstanceOf(PartnerNotCalled);
+    expect(reads).toBe(0);
+    expect(standIn.requests.length).toBe(before);
   });
 });
 

@@ -95,6 +95,25 @@ describe('secrets read from Secrets Manager', () => {
     expect(secretsManager.requests).toHaveLength(3);
   });
 
+  it('gives up on a Secrets Manager that takes the request and never answers, within the call timeout', async () => {
+    secretsManager.secrets.set(ARN, { SecretString: 'sk_live_one' });
+    secretsManager.stallNext(1);
+    const { paystackSecretKey } = await freshModule();
+    const { CALL_TIMEOUT_MS } = await import('#shared/aws/service.ts');
+    const started = performance.now();
+    await expect(paystackSecretKey()).rejects.toMatchObject({
+      name: 'TimeoutError',
+      message: `secretsmanager did not answer within ${CALL_TIMEOUT_MS} ms`,
+    });
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(CALL_TIMEOUT_MS - 50);
+    expect(waited).toBeLessThan(CALL_TIMEOUT_MS + 1_500);
+    // Not retried once the time is spent, and forgotten: the next call reads again.
+    expect(secretsManager.requests).toHaveLength(1);
+    expect(await paystackSecretKey()).toBe('sk_live_one');
+    expect(secretsManager.requests).toHaveLength(2);
+  });
+
   it('forgets a failed read, so the next call tries again', async () => {
     const { paystackSecretKey } = await freshModule();
     await expect(paystackSecretKey()).rejects.toMatchObject({

@@ -29,6 +29,8 @@ export interface SecretsManagerStandIn {
   secrets: Map<string, StoredSecret>;
   /** Answers the next requests with these statuses (400 as `ThrottlingException`, 5xx as `InternalServiceError`). */
   failNext(...statuses: number[]): void;
+  /** Takes the next `count` requests and never answers them (a service that hangs). */
+  stallNext(count: number): void;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export async function startSecretsManagerStandIn(): Promise<SecretsManagerStandI
   const requests: RecordedSecretsRequest[] = [];
   const secrets = new Map<string, StoredSecret>();
   const failures: number[] = [];
+  let stalls = 0;
 
   function answer(request: RecordedSecretsRequest): [number, object] {
     const failure = failures.shift();
@@ -79,6 +82,10 @@ export async function startSecretsManagerStandIn(): Promise<SecretsManagerStandI
       signatureValid: scope ? await signatureValid(incoming, url, text, scope) : false,
     };
     requests.push(request);
+    if (stalls > 0) {
+      stalls -= 1;
+      return; // Held open until the client gives up or the stand-in closes.
+    }
     const [status, json] = answer(request);
     response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(json));
   });
@@ -87,5 +94,8 @@ export async function startSecretsManagerStandIn(): Promise<SecretsManagerStandI
     requests,
     secrets,
     failNext: (...statuses) => failures.push(...statuses),
+    stallNext: (count) => {
+      stalls += count;
+    },
   };
 }
