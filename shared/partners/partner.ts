@@ -9,6 +9,13 @@
 export const PARTNER_NAMES = ['sandbox', 'paystack'] as const;
 export type PartnerName = (typeof PARTNER_NAMES)[number];
 
+/**
+ * How long after a transfer's last hand-over the partner's word that it has no transfer under the
+ * reference is taken as final for the sends before (`TransferOrder.lastHandOverAt`): far beyond a
+ * function's time (at most 50 s) and any lag of the partner's own records.
+ */
+export const EARLIER_SENDS_OVER_MS = 15 * 60_000;
+
 /** Seconds a client should wait before retrying after the partner failed (503 `Retry-After`). */
 export const PARTNER_RETRY_AFTER_SECONDS = 30;
 
@@ -64,11 +71,20 @@ export interface TransferOrder {
   /**
    * Handed over before, by a send that may have reached the partner (not one marked as never
    * sent, `TransferNotSent`): an earlier send's answer may have been lost
-   * while the partner was still making the transfer, so a refusal of this one is never final while
-   * the partner does not show the transfer. It stays pending for the requery and, in the end, an
-   * operator: never a refund that the earlier send could still turn into a double payment.
+   * while the partner was still making the transfer, so a refusal of this one is not final while
+   * the partner does not show the transfer: it stays pending for the requery, never a refund that
+   * the earlier send could still turn into a double payment. Until `lastHandOverAt` is
+   * `EARLIER_SENDS_OVER_MS` old.
    */
   resend?: boolean;
+  /**
+   * For a resend: epoch ms when the last hand-over before it was counted. Every earlier send began
+   * by then, and ended within its function's time; once this is `EARLIER_SENDS_OVER_MS` old, a
+   * partner that shows no transfer under the reference has made none, and a refusal of the resend
+   * is final, as a first send's is (a transfer the partner keeps refusing is failed and refunded,
+   * not held for an operator).
+   */
+  lastHandOverAt?: number;
   /**
    * The partner account the hand-over was counted under (`accountTag`): the adapter sends it
    * through exactly that account, with one key for all its calls, or throws `TransferNotSent`.

@@ -16,6 +16,7 @@ import type { PartnerMemo } from '#shared/partners/memo.ts';
 import {
   type BankingPartner,
   type DomainEvent,
+  EARLIER_SENDS_OVER_MS,
   type IssuedAccount,
   PARTNER_RETRY_AFTER_SECONDS,
   type PaymentRejected,
@@ -122,17 +123,15 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   /**
    * The secret key; one that cannot be read (Secrets Manager throttled) is Paystack unavailable. Its
    * read (Secrets Manager on AWS, once per container every five minutes) is part of the invocation's
-   * partner time like any call, bounded by what is left of it (`partnerCallTimeout`).
+   * partner time like any call, bounded by what is left of it (`partnerCallTimeout`): with none
+   * left, only a key at hand (the environment, the container's cache) is used, never waited for.
    */
   const secretKey = async (): Promise<string> => {
     const pinned = pinnedKey.getStore();
     if (pinned !== undefined) return pinned;
-    const timeoutMs = partnerCallTimeout(options.timeoutMs);
-    if (timeoutMs === undefined) {
-      logger.warn('paystack secret key not read: the invocation has no time left for it');
-      throw new PartnerNotCalled(PARTNER_RETRY_AFTER_SECONDS, 'no time left to read the secret key');
-    }
+    const timeoutMs = partnerCallTimeout(options.timeoutMs) ?? 0;
     let timer: NodeJS.Timeout | undefined;
+    // A read already settled wins the race even against 0 ms: its answer is queued before a timer's.
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`not read within ${timeoutMs} ms`)), timeoutMs);
     });
@@ -347,12 +346,23 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   };
 
   /**
+   * A resend whose earlier sends are recent enough that Paystack may still be making the transfer
+   * one of them gave it, and not yet show it: its refusal is not final. Once the last hand-over
+   * before it is `EARLIER_SENDS_OVER_MS` old, a Paystack that shows nothing has nothing, and a
+   * transfer it keeps refusing (its balance too low, the account closed) ends failed and refunded
+   * instead of staying held for an operator.
+   */
+  const earlierSendMayBeInTheMaking = (order: TransferOrder): boolean =>
+    order.resend === true &&
+    (order.lastHandOverAt === undefined || now() - order.lastHandOverAt < EARLIER_SENDS_OVER_MS);
+
+  /**
    * Paystack's synchronous refusal of a transfer. A refusal is final only if Paystack has no transfer
    * under the reference and nothing was sent under it before: a resend whose first answer was lost is
    * refused (the reference is used, in words Paystack does not publish, or a 401 on the way)
    * while the transfer it made goes on, and until Paystack has made it, verify answers 404. So the
-   * transfer's real state is asked for first, a resend not found stays pending, and a resend can
-   * never become a refund.
+   * transfer's real state is asked for first, and a resend not found stays pending while an earlier
+   * send may still be in the making (`earlierSendMayBeInTheMaking`): it never becomes a refund then.
    */
   const refused = async (answer: Answer, order: TransferOrder): Promise<TransferOutcome> => {
     const { reference } = order;
@@ -366,7 +376,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       });
       return existing;
     }
-    if (saysDuplicateReference(answer.body) || order.resend) {
+    if (saysDuplicateReference(answer.body) || earlierSendMayBeInTheMaking(order)) {
       // Used, it says, yet not found; or a resend, whose earlier send Paystack may still be making
       // (verify answers 404 until the transfer exists): left pending for the requery and, in the
       // end, an operator. Never failed: the refund could meet the earlier send's payment.
@@ -414,7 +424,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
         resend: order.resend === true,
       });
       // A resend's earlier send may still be in the making (see `refused`): pending, not failed.
-      if (order.resend) return { status: 'pending' };
+      if (earlierSendMayBeInTheMaking(order)) return { status: 'pending' };
       return { status: 'failed', reason: messageOf(answer.body) ?? DEFAULT_FAILURE };
     }
     if (answer.status >= 400) return refused(answer, order);

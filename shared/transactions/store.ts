@@ -180,6 +180,8 @@ export interface Dispatch {
   dispatch: number;
   /** Earlier hand-overs known never to have reached the partner (`markUnposted`). */
   unposted: number;
+  /** Epoch ms when the hand-over before it was counted; undefined for the first. */
+  previousAt?: number;
 }
 
 /**
@@ -219,12 +221,18 @@ export async function recordDispatch(
             ':pending': 'pending',
             ...(account ? { ':account': account } : {}),
           },
-          ReturnValues: 'ALL_NEW',
+          // The item as it was: the hand-over before this one's time, which the update overwrites.
+          ReturnValues: 'ALL_OLD',
         }),
       ),
     );
     const unposted = Attributes?.unposted_dispatches as Set<number> | undefined;
-    return { dispatch: Number(Attributes?.dispatches), unposted: unposted?.size ?? 0 };
+    const previousAt = Attributes?.dispatched_at as number | undefined;
+    return {
+      dispatch: Number(Attributes?.dispatches ?? 0) + 1,
+      unposted: unposted?.size ?? 0,
+      ...(previousAt === undefined ? {} : { previousAt }),
+    };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;

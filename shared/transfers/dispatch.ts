@@ -152,18 +152,20 @@ function logNotSentElsewhere(transfer: TransactionRecord, account: string | unde
  */
 async function send(
   transfer: TransactionRecord,
-  { dispatch, unposted }: Dispatch,
+  { dispatch, unposted, previousAt }: Dispatch,
   account: string | undefined,
 ): Promise<TransactionRecord> {
   const bank = partner();
   const { merchant_id: merchantId, reference } = transfer;
+  // Every hand-over is counted before it is sent, whoever makes it (the debit's request, a retry
+  // after a crash, the requery); it is a resend only if an earlier one may have reached the partner
+  // (not one marked as never sent).
+  const resend = dispatch - 1 > unposted;
   let outcome: TransferOutcome;
   try {
     outcome = await bank.sendTransfer({
-      // Every hand-over is counted before it is sent, whoever makes it (the debit's request, a
-      // retry after a crash, the requery); it is a resend only if an earlier one may have reached
-      // the partner (not one marked as never sent).
-      resend: dispatch - 1 > unposted,
+      resend,
+      ...(resend && previousAt !== undefined ? { lastHandOverAt: previousAt } : {}),
       account,
       reference: transfer.partner_reference ?? bank.transferReference(merchantId, reference),
       amount: transfer.amount,

@@ -16,7 +16,8 @@ export interface RequerySummary {
   overdue: number;
   /**
    * Not known to the partner (never sent, or lost on the way) and handed to it again, under the same
-   * reference (it can never pay twice); those the partner refuses again stay pending.
+   * reference (it can never pay twice); those the partner refuses again stay pending while an
+   * earlier send may still be in the making (`EARLIER_SENDS_OVER_MS`), and end failed after.
    */
   resent: number;
   /** Asked but not answered (partner unavailable): asked again next round. */

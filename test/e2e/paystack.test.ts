@@ -9,6 +9,7 @@ import { logger } from '#shared/logger.ts';
 import { onboardMerchant } from '#shared/merchants/onboard.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { ANSWER_RESERVE_MS } from '#shared/partners/deadline.ts';
+import { EARLIER_SENDS_OVER_MS } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
@@ -295,18 +296,44 @@ const sendsOf = (partnerReference: string) =>
       (r.body as { reference?: string }).reference === partnerReference,
   ).length;
 
+/** Sets one attribute of a stored transaction, as time or an older deployment would have left it. */
+const setOnTransaction = (merchantId: string, reference: string, name: string, value: unknown) =>
+  dynamo.send(
+    new UpdateCommand({
+      TableName: tableName('transactions'),
+      Key: { merchant_id: merchantId, reference },
+      UpdateExpression: 'SET #name = :value',
+      ExpressionAttributeNames: { '#name': name },
+      ExpressionAttributeValues: { ':value': value },
+    }),
+  );
+
 /**
  * A merchant with 30,000 kobo less a transfer of 5,000 (fee 1,000) to a stand-in account of
  * `prefix`, debited and pending but never sent (as after a crash between debit and send).
  */
-async function aPendingPaystackTransfer(prefix: string, accountName: string) {
+async function aPendingPaystackTransfer(
+  prefix: string,
+  accountName: string,
+  {
+    handedOver = false,
+    account,
+    serial = 0,
+  }: {
+    /** Counted as handed over once (its send lost), resends held; under `account`'s key if given. */
+    handedOver?: boolean;
+    account?: string;
+    serial?: number;
+  } = {},
+) {
   const m = await aFundedMerchant(30_000);
   const merchantId = m.merchant.merchant_id;
   const reference = ref();
-  const payee = standInAccountNumber(prefix, '058');
+  const payee = standInAccountNumber(prefix, '058', serial);
   await aPendingTransfer(merchantId, reference, 5_000, {
     counterparty: { account_name: accountName, account_number: payee, bank_code: '058' },
-    handedOver: false,
+    handedOver,
+    ...(account ? { account } : {}),
   });
   const pending = await getTransaction(merchantId, reference);
   if (!pending) throw new Error('no pending transfer');
@@ -424,6 +451,37 @@ describe('PARTNER=paystack: requery', () => {
     expect((await auditMerchant(merchantId)).problems).toEqual([]);
   });
 
+  it('fails and refunds a transfer Paystack keeps refusing once its earlier sends are long over, not before', async () => {
+    // Handed over once and its answer lost (a timeout); Paystack had refused it (its balance too low).
+    const { m, merchantId, reference, partnerReference } = await aPendingPaystackTransfer(
+      PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance,
+      'REFUSED PAYEE',
+      { handedOver: true, serial: 11 },
+    );
+    const { holdResends } = await import('#shared/transactions/store.ts');
+    const backdate = (at: number) => setOnTransaction(merchantId, reference, 'dispatched_at', at);
+    // Its lost send a minute ago: the resend is refused and verify shows nothing, but the lost send
+    // may still be in the making. Pending, the money held.
+    await backdate(Date.now() - 60_000);
+    await holdResends(merchantId, reference, Date.now() - 1);
+    await requeryPendingTransfers(Date.now() + 60_000);
+    expect(sendsOf(partnerReference)).toBe(1);
+    expect(await getTransaction(merchantId, reference)).toMatchObject({ status: 'pending', dispatches: 2 });
+    expect(await balanceOf(m)).toBe(30_000 - 6_000);
+    // The last hand-over long over: the next resend's refusal is final, and the money comes back.
+    await backdate(Date.now() - EARLIER_SENDS_OVER_MS - 1_000);
+    await holdResends(merchantId, reference, Date.now() - 1);
+    await requeryPendingTransfers(Date.now() + 60_000);
+    expect(sendsOf(partnerReference)).toBe(2);
+    expect(await getTransaction(merchantId, reference)).toMatchObject({
+      status: 'failed',
+      failure_reason: expect.stringMatching(/balance/i),
+    });
+    expect(standIn.transfer(partnerReference)).toBeUndefined();
+    expect(await balanceOf(m)).toBe(30_000);
+    expect((await auditMerchant(merchantId)).problems).toEqual([]);
+  });
+
   it('settles once when a requery races the webhook', async () => {
     const m = await aFundedMerchant(50_000);
     const reference = ref();
@@ -497,16 +555,13 @@ describe('PARTNER=paystack: a secret key changed with transfers pending', () => 
   });
 
   it('sends through the new key a transfer no hand-over of which ever reached Paystack, as a first send', async () => {
-    const m = await aFundedMerchant(30_000);
-    const merchantId = m.merchant.merchant_id;
-    const reference = ref();
-    // Paystack refuses transfers to this account outright (its balance is not enough).
-    const payee = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance, '058', 9);
-    // Counted under another key, but never given to Paystack (no time was left, say).
-    await aPendingTransfer(merchantId, reference, 5_000, {
-      counterparty: { account_name: 'NEVER SENT PAYEE', account_number: payee, bank_code: '058' },
-      account: 'c2c2c2c2c2c2',
-    });
+    // Paystack refuses transfers to this account outright (its balance is not enough). Counted
+    // under another key, but never given to Paystack (no time was left, say).
+    const { m, merchantId, reference } = await aPendingPaystackTransfer(
+      PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance,
+      'NEVER SENT PAYEE',
+      { handedOver: true, account: 'c2c2c2c2c2c2', serial: 9 },
+    );
     const { holdResends, markUnposted } = await import('#shared/transactions/store.ts');
     expect(await markUnposted(merchantId, reference, 1)).toBe(true);
     await holdResends(merchantId, reference, Date.now() - 1);
@@ -537,14 +592,7 @@ describe('PARTNER=paystack: a secret key changed with transfers pending', () => 
     expect((await getTransaction(merchantId, reference))?.partner_account).toBe(keyTag);
     // The key is rotated (here: the record says an older key of the same integration handed it
     // over): verify under the new key finds the transfer, and the requery settles it as usual.
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName('transactions'),
-        Key: { merchant_id: merchantId, reference },
-        UpdateExpression: 'SET partner_account = :old',
-        ExpressionAttributeValues: { ':old': 'b1b1b1b1b1b1' },
-      }),
-    );
+    await setOnTransaction(merchantId, reference, 'partner_account', 'b1b1b1b1b1b1');
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     await requeryPendingTransfers();
     expect((await getTransaction(merchantId, reference))?.status).toBe('success');
