@@ -145,6 +145,15 @@ export function textSchema(max: number) {
   );
 }
 
+/** Text (`textSchema`) that says something: neither empty nor white space only. */
+export function namingTextSchema(max: number) {
+  return v.pipe(
+    textSchema(max),
+    v.minLength(1, 'Must not be empty'),
+    v.check((text) => text.trim() !== '', 'Must not be blank'),
+  );
+}
+
 /**
  * An email address as the dashboard and virtual account customers give it: the pattern zod used
  * (dots between parts, an apostrophe allowed, a domain with a TLD of 2+ letters), kept when the

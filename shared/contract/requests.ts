@@ -8,6 +8,7 @@ import {
   EMAIL,
   isIsoDate,
   isIsoDateTime,
+  namingTextSchema,
   opaqueIdSchema,
   referenceSchema,
   strictObject,
@@ -77,7 +78,8 @@ export const createBeneficiaryRequest = built(() => ({
     session_id: v.optional(opaqueIdSchema),
     account_number: v.optional(accountNumberSchema),
     bank_code: v.optional(bankCodeSchema),
-    nickname: v.optional(textSchema(50)),
+    // Left out for none: an empty or blank one would show as a nickname that says nothing.
+    nickname: v.optional(namingTextSchema(50)),
   }),
 }));
 
@@ -123,11 +125,7 @@ export const createVirtualAccountRequest = built(() => ({
     customer: v.optional(
       strictObject({
         // A name of spaces only would reach the partner as an empty first and last name.
-        name: v.pipe(
-          textSchema(100),
-          v.minLength(1, 'Must not be empty'),
-          v.check((text) => text.trim() !== '', 'Must not be blank'),
-        ),
+        name: namingTextSchema(100),
         email: v.pipe(v.string(), v.regex(EMAIL, 'Must be an email address'), v.maxLength(254, 'Too long')),
       }),
     ),

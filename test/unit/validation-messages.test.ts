@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import {
   createApiKeyRequest,
+  createBeneficiaryRequest,
   createTransferRequest,
   createVirtualAccountRequest,
   createWebhookEndpointRequest,
@@ -124,6 +125,20 @@ describe('validation messages', () => {
     expect(
       errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { ...customer, email: 'a@b' } }),
     ).toEqual([{ field: 'customer.email', message: 'Must be an email address' }]);
+  });
+
+  it('refuse an empty or blank beneficiary nickname: left out, there is none', () => {
+    const account = { account_number: '0123456789', bank_code: '058' };
+    expect(errorsOf(createBeneficiaryRequest.body, { ...account, nickname: '' })).toEqual([
+      { field: 'nickname', message: 'Must not be empty' },
+    ]);
+    for (const nickname of [' ', '\u00a0\u2003', '\u3000']) {
+      expect(errorsOf(createBeneficiaryRequest.body, { ...account, nickname })).toEqual([
+        { field: 'nickname', message: 'Must not be blank' },
+      ]);
+    }
+    expect(errorsOf(createBeneficiaryRequest.body, { ...account, nickname: ' Supplier ' })).toEqual([]);
+    expect(errorsOf(createBeneficiaryRequest.body, account)).toEqual([]);
   });
 
   it('refuse a customer name of white space only (the partner would get no name)', () => {
