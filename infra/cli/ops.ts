@@ -31,13 +31,15 @@ ledger audit checks every merchant's ledger (or one's): the balance is the sum o
 entries run 1..n without gaps, each balance_after follows from the one before, none below zero.
 
 transfers fail ends a pending transfer failed and gives amount + fee back, for one the partner
-never made (checked with the partner first: the service never fails a transfer by guess). The
-reason is shown to the merchant. Refused within 15 minutes of its last hand-over to the partner.
+never made (check with the partner first: the service never fails a transfer by guess; it asks the
+configured partner too, and refuses one the partner has). The reason is shown to the merchant.
+Refused within 15 minutes of its last hand-over to the partner.
 
 Exit codes: 0 done, 1 failed (e.g. the service did not answer, a batch could not be replayed, or
 the audit found a problem),
 2 wrong command line or unknown id, merchant, message or transfer, 3 refused (already resolved or
-credited, not creditable, past MAX_BALANCE, a transfer not pending or sent in the last 15 minutes).`;
+credited, not creditable, past MAX_BALANCE, a transfer not pending, sent in the last 15 minutes or
+known to the partner).`;
 
 /** Refusals that mean the command named something that does not exist (exit 2, like a typo). */
 const NAMING_MISTAKES = new Set(['not_found', 'ambiguous', 'unknown_merchant', 'reason_required']);
@@ -92,7 +94,8 @@ export async function runOps(argv: string[]): Promise<string> {
     useStageEnvironment(await loadStageConfig(values.stage, new SSMClient({ region })), region);
   } else {
     if (values.region !== undefined) usage('--region goes with --stage');
-    useLocalEnvironment(['dynamodb', 'sqs']);
+    // The sandbox too: `transfers fail` asks the partner first.
+    useLocalEnvironment(['dynamodb', 'sqs', 'partner']);
   }
   const print = (json: unknown, text: string) => (values.json ? JSON.stringify(json) : text);
   if (group === 'dlq') return deadLetters(command ?? '', values, print);
@@ -262,17 +265,19 @@ async function failTransfer(reference: string | undefined, values: Values, print
   if (!reason)
     usage('transfers fail needs --reason "<text>" (the merchant sees it as the failure\'s reason)');
   try {
-    const failed = await fail(merchantId ?? '', reference ?? '', {
+    const { transfer: failed, partnerAsked } = await fail(merchantId ?? '', reference ?? '', {
       reason,
       by: operatorName(values.by as string | undefined),
     });
     return print(
-      toApiTransaction(failed),
-      `Transfer ${reference} of ${merchantId}: failed, ${failed.amount + failed.fee} kobo given back (ledger entry reversal:${reference})`,
+      { ...toApiTransaction(failed), partner_asked: partnerAsked },
+      `Transfer ${reference} of ${merchantId}: failed, ${failed.amount + failed.fee} kobo given back (ledger entry reversal:${reference}); ${partnerAsked}`,
     );
   } catch (error) {
     if (!(error instanceof TransferOperatorError)) throw error;
     if (error.code === 'not_found') usage(error.message);
+    // The partner not answering is a failure to try again (exit 1), not a refusal.
+    if (error.code === 'partner_unavailable') throw new Error(error.message);
     throw new Refusal(error.message);
   }
 }
@@ -353,7 +358,7 @@ async function unmatched(command: string, id: string | undefined, values: Values
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   runMain(() => runOps(process.argv.slice(2)), {
     usage: USAGE,
-    tried: ['dynamodb', 'sqs'],
-    portsHint: 'is `npm start` running? DYNAMODB_PORT and SQS_PORT set other ports.',
+    tried: ['dynamodb', 'sqs', 'partner'],
+    portsHint: 'is `npm start` running? DYNAMODB_PORT, SQS_PORT and SANDBOX_PORT set other ports.',
   });
 }

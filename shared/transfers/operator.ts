@@ -1,5 +1,9 @@
+import { PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
+import { EARLIER_SENDS_OVER_MS } from '#shared/partners/partner.ts';
+import { partner } from '#shared/partners/registry.ts';
 import { getTransaction, type TransactionRecord } from '#shared/transactions/store.ts';
+import { handedOverElsewhere } from '#shared/transfers/dispatch.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
 /**
@@ -7,15 +11,16 @@ import { settleTransfer } from '#shared/transfers/settle.ts';
  * runbook): one the partner refuses to make and will not show, or one pending with a partner the
  * deployment no longer uses. The service never fails a transfer by guess; an operator who checked
  * with the partner that it was never made ends it `failed`, its money given back through the
- * ledger, as the partner's own refusal would.
+ * ledger, as the partner's own refusal would. The configured partner is asked too, where it can
+ * see the transfer: one it has is never failed by hand.
  */
 
 /** How long after its last hand-over to the partner a transfer may be failed: no send is still on its way. */
-export const QUIET_AFTER_SEND_MS = 15 * 60 * 1000;
+export const QUIET_AFTER_SEND_MS = EARLIER_SENDS_OVER_MS;
 
 export class TransferOperatorError extends Error {
   constructor(
-    readonly code: 'not_found' | 'not_pending' | 'recently_sent',
+    readonly code: 'not_found' | 'not_pending' | 'recently_sent' | 'known_to_partner' | 'partner_unavailable',
     message: string,
   ) {
     super(message);
@@ -32,7 +37,7 @@ export async function failTransfer(
   merchantId: string,
   reference: string,
   { reason, by, now = Date.now() }: { reason: string; by: string; now?: number },
-): Promise<TransactionRecord> {
+): Promise<{ transfer: TransactionRecord; partnerAsked: string }> {
   const transfer = await getTransaction(merchantId, reference);
   if (transfer?.category !== 'transfer')
     throw new TransferOperatorError('not_found', `no transfer ${reference} of merchant ${merchantId}`);
@@ -47,6 +52,7 @@ export async function failTransfer(
       'recently_sent',
       `transfer ${reference} was handed to the partner at ${new Date(lastSent).toISOString()}: a send may still be on its way; try again after ${new Date(lastSent + QUIET_AFTER_SEND_MS).toISOString()}`,
     );
+  const asked = await askPartner(transfer);
   const settled = await settleTransfer(
     transfer,
     { status: 'failed', reason },
@@ -69,6 +75,38 @@ export async function failTransfer(
     partner_reference: transfer.partner_reference,
     reason,
     by,
+    partner_asked: asked,
   });
-  return settled;
+  return { transfer: settled, partnerAsked: asked };
+}
+
+/**
+ * Asks the configured partner about the transfer; what it said (or why it was not asked: the
+ * transfer went through another partner, or another account of it, which this one cannot see).
+ * Throws when the partner has the transfer, whatever its status (the requery settles it by the
+ * partner's word, never by hand), or does not answer.
+ */
+async function askPartner(transfer: TransactionRecord): Promise<string> {
+  const bank = partner();
+  const reference =
+    transfer.partner_reference ?? bank.transferReference(transfer.merchant_id, transfer.reference);
+  if (transfer.partner && transfer.partner !== bank.name)
+    return `not asked: sent through ${transfer.partner}, not the configured ${bank.name}`;
+  try {
+    if (handedOverElsewhere(transfer, await bank.accountTag?.()))
+      return `not asked: handed over through another ${bank.name} account (${transfer.partner_account})`;
+    const outcome = await bank.queryTransfer(reference);
+    if (outcome)
+      throw new TransferOperatorError(
+        'known_to_partner',
+        `${bank.name} has transfer ${transfer.reference} (${reference}) as ${outcome.status}: nothing changed; the requery settles it by ${bank.name}'s word, never by hand`,
+      );
+  } catch (error) {
+    if (!(error instanceof PartnerUnavailable)) throw error;
+    throw new TransferOperatorError(
+      'partner_unavailable',
+      `${bank.name} did not answer about transfer ${transfer.reference} (${reference}): nothing changed; try again`,
+    );
+  }
+  return `${bank.name} has no transfer ${reference}`;
 }

@@ -274,7 +274,13 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     );
     const failed = await fail('--json');
     expect(failed.code).toBe(0);
-    expect(JSON.parse(failed.stdout)).toMatchObject({ reference, status: 'failed', reason });
+    expect(JSON.parse(failed.stdout)).toMatchObject({
+      reference,
+      status: 'failed',
+      reason,
+      // Asked first: the sandbox has no such transfer (it was never sent).
+      partner_asked: expect.stringMatching(/^sandbox has no transfer /),
+    });
     expect(await balanceOf(m)).toBe(20_000);
     expect((await entriesOf(m)).map((entry) => entry.category)).toEqual(['payment', 'transfer', 'reversal']);
     expect((await auditMerchant(m)).problems).toEqual([]);

@@ -13,7 +13,7 @@ import { failTransfer } from '#shared/transfers/operator.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 import { createTransfer } from '#shared/transfers/transfers.ts';
 import { failAttempts, inScope, interceptDynamo } from '#test/support/faults.ts';
-import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
+import { aMerchant, anAccount, aPendingTransfer, fund } from '#test/support/merchants.ts';
 
 /**
  * The partner's word on a transfer that was settled already: a repeat changes nothing; a word that
@@ -276,6 +276,29 @@ describe('a transfer whose bookkeeping DynamoDB refuses after the debit (never a
 });
 
 describe("an operator's failing of a transfer (ops transfers fail)", () => {
+  it('refuses a transfer the partner has, whatever its status there, and changes nothing', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `operator-known-${Math.random().toString(36).slice(2, 10)}`;
+    // Sent for real: the sandbox leaves transfers to 55555… pending, then pays them without a webhook.
+    const { transaction } = await createTransfer(merchant.merchant_id, {
+      reference,
+      amount: 5_000,
+      account_number: anAccount('058', '55555'),
+      bank_code: '058',
+    });
+    expect(transaction.status).toBe('pending');
+    const later = Date.now() + 3600_000;
+    await expect(
+      failTransfer(merchant.merchant_id, reference, { reason: 'never made', by: 'test', now: later }),
+    ).rejects.toMatchObject({
+      code: 'known_to_partner',
+      message: expect.stringContaining('sandbox has transfer'),
+    });
+    expect((await getTransaction(merchant.merchant_id, reference))?.status).not.toBe('failed');
+    expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
+  });
+
   it('changes nothing when the transfer is handed to the partner again while it runs', async () => {
     const { merchantId, transfer } = await aTransfer();
     const { recordDispatch } = await import('#shared/transactions/store.ts');
@@ -310,7 +333,9 @@ describe("an operator's failing of a transfer (ops transfers fail)", () => {
       by: 'test',
       now: later,
     });
-    expect(failed).toMatchObject({ status: 'failed', failure_reason: 'never made' });
+    expect(failed.transfer).toMatchObject({ status: 'failed', failure_reason: 'never made' });
+    // The partner was asked first, and had nothing.
+    expect(failed.partnerAsked).toBe(`sandbox has no transfer ${transfer.partner_reference}`);
     expect(await balanceOf(merchantId)).toBe(20_000);
   });
 });
