@@ -145,6 +145,9 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
   }
 
   return async function send(request: ServiceRequest): Promise<Record<string, unknown>> {
+    // Credentials are found before the clock starts (the provider keeps them): from an operator's
+    // laptop (SSO, a credential process) that can outlast the call, and is not the service hanging.
+    if (request.signed !== false) await credentials();
     // The signal cuts an attempt in flight (and its body's read); the race also ends a back-off.
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;

@@ -11,10 +11,15 @@ export type PartnerName = (typeof PARTNER_NAMES)[number];
 
 /**
  * How long after a transfer's last hand-over the partner's word that it has no transfer under the
- * reference is taken as final for the sends before (`TransferOrder.lastHandOverAt`): far beyond a
- * function's time (at most 50 s) and any lag of the partner's own records.
+ * reference is taken as final for the sends before (`TransferOrder.lastHandOverAt`): far beyond the
+ * minute within which a send must start (`SEND_START_WITHIN_MS`), its partner timeout, and any lag
+ * of the partner's own records (an assumption: Paystack does not publish how soon verify shows a
+ * transfer it took).
  */
 export const EARLIER_SENDS_OVER_MS = 15 * 60_000;
+
+/** How long after its count a hand-over's request may still be started (`TransferOrder.countedAt`). */
+export const SEND_START_WITHIN_MS = 60_000;
 
 /** Seconds a client should wait before retrying after the partner failed (503 `Retry-After`). */
 export const PARTNER_RETRY_AFTER_SECONDS = 30;
@@ -85,6 +90,13 @@ export interface TransferOrder {
    * not held for an operator).
    */
   lastHandOverAt?: number;
+  /**
+   * Epoch ms when this hand-over was counted. The request carrying the transfer is not started
+   * more than `SEND_START_WITHIN_MS` after it (`TransferNotSent` instead): every send that may reach
+   * the partner begins within a minute of its count, which `EARLIER_SENDS_OVER_MS` relies on, also
+   * where no function's time bounds the send (the local runtime, a stalled read before it).
+   */
+  countedAt?: number;
   /**
    * The partner account the hand-over was counted under (`accountTag`): the adapter sends it
    * through exactly that account, with one key for all its calls, or throws `TransferNotSent`.

@@ -20,6 +20,7 @@ import {
   type IssuedAccount,
   PARTNER_RETRY_AFTER_SECONDS,
   type PaymentRejected,
+  SEND_START_WITHIN_MS,
   type TransferOrder,
   type TransferOutcome,
   type TransferSettled,
@@ -314,6 +315,13 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   ): Promise<{ answer: Answer; refusedAt?: 'recipient'; remembered: boolean }> => {
     const recipient = await recipientFor(bank, order, { fresh });
     if (!('code' in recipient)) return { answer: recipient, refusedAt: 'recipient', remembered: false };
+    if (order.countedAt !== undefined && now() - order.countedAt > SEND_START_WITHIN_MS) {
+      // Stalled since its count (a slow read, no function's time to end it): too late to start.
+      logger.warn('paystack transfer not sent: its hand-over was counted too long ago', {
+        reference: order.reference,
+      });
+      throw new PartnerNotCalled(PARTNER_RETRY_AFTER_SECONDS, 'the hand-over was counted too long ago');
+    }
     try {
       const answer = await call('POST', '/transfer', {
         source: 'balance',

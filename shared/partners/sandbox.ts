@@ -107,10 +107,12 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
     issueWallet: (order) => issue('wallet', order.name),
     openVirtualAccount: (order) => issue('virtual_account', order.name),
 
-    async sendTransfer({ resend: _resend, account: _account, ...order }: TransferOrder) {
-      // The sandbox answers a resend with the transfer it has, or makes it: `resend` is not its
-      // field, and it has one account.
-      const { status, json } = await call('POST', '/v1/transfers', order).catch((error: unknown) => {
+    async sendTransfer(order: TransferOrder) {
+      // The sandbox answers a resend with the transfer it has, or makes it, at once: what the order
+      // says of earlier hand-overs is not for it, and it has one account.
+      const { reference, amount, bank_code, account_number, account_name, narration } = order;
+      const body = { reference, amount, bank_code, account_number, account_name, narration };
+      const { status, json } = await call('POST', '/v1/transfers', body).catch((error: unknown) => {
         throw error instanceof PartnerNotCalled
           ? new TransferNotSent(PARTNER_RETRY_AFTER_SECONDS, error)
           : error;

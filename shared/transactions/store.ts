@@ -180,6 +180,8 @@ export interface Dispatch {
   dispatch: number;
   /** Earlier hand-overs known never to have reached the partner (`markUnposted`). */
   unposted: number;
+  /** Epoch ms when it was counted. */
+  at: number;
   /** Epoch ms when the hand-over before it was counted; undefined for the first. */
   previousAt?: number;
 }
@@ -204,6 +206,7 @@ export async function recordDispatch(
     : '';
   // A kept refusal of the last hand-over blocks the next (one of an earlier count does not).
   const unrefused = ' AND (attribute_not_exists(refusal) OR refusal.#dispatch <> dispatches)';
+  const at = Date.now();
   try {
     const { Attributes } = await retryingConflicts(() =>
       dynamo.send(
@@ -217,7 +220,7 @@ export async function recordDispatch(
           ExpressionAttributeNames: { '#status': 'status', '#dispatch': 'dispatch' },
           ExpressionAttributeValues: {
             ':one': 1,
-            ':at': Date.now(),
+            ':at': at,
             ':pending': 'pending',
             ...(account ? { ':account': account } : {}),
           },
@@ -231,6 +234,7 @@ export async function recordDispatch(
     return {
       dispatch: Number(Attributes?.dispatches ?? 0) + 1,
       unposted: unposted?.size ?? 0,
+      at,
       ...(previousAt === undefined ? {} : { previousAt }),
     };
   } catch (error) {

@@ -152,7 +152,7 @@ function logNotSentElsewhere(transfer: TransactionRecord, account: string | unde
  */
 async function send(
   transfer: TransactionRecord,
-  { dispatch, unposted, previousAt }: Dispatch,
+  { dispatch, unposted, at, previousAt }: Dispatch,
   account: string | undefined,
 ): Promise<TransactionRecord> {
   const bank = partner();
@@ -166,6 +166,7 @@ async function send(
     outcome = await bank.sendTransfer({
       resend,
       ...(resend && previousAt !== undefined ? { lastHandOverAt: previousAt } : {}),
+      countedAt: at,
       account,
       reference: transfer.partner_reference ?? bank.transferReference(merchantId, reference),
       amount: transfer.amount,

@@ -469,10 +469,18 @@ describe('PARTNER=paystack: requery', () => {
     expect(await getTransaction(merchantId, reference)).toMatchObject({ status: 'pending', dispatches: 2 });
     expect(await balanceOf(m)).toBe(30_000 - 6_000);
     // The last hand-over long over: the next resend's refusal is final, and the money comes back.
-    await backdate(Date.now() - EARLIER_SENDS_OVER_MS - 1_000);
+    const lastHandOverAt = Date.now() - EARLIER_SENDS_OVER_MS - 1_000;
+    await backdate(lastHandOverAt);
     await holdResends(merchantId, reference, Date.now() - 1);
+    const spy = vi.spyOn(partner(), 'sendTransfer');
     await requeryPendingTransfers(Date.now() + 60_000);
+    const orders = spy.mock.calls.map(([sent]) => sent);
+    spy.mockRestore();
     expect(sendsOf(partnerReference)).toBe(2);
+    // The order said when the hand-over before was counted, and when this one was.
+    const order = orders.find((sent) => sent.reference === partnerReference);
+    expect(order).toMatchObject({ resend: true, lastHandOverAt, countedAt: expect.any(Number) });
+    expect(Date.now() - (order?.countedAt ?? 0)).toBeLessThan(30_000);
     expect(await getTransaction(merchantId, reference)).toMatchObject({
       status: 'failed',
       failure_reason: expect.stringMatching(/balance/i),

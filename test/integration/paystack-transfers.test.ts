@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
 import { ANSWER_RESERVE_MS, setPartnerDeadline } from '#shared/partners/deadline.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
-import { EARLIER_SENDS_OVER_MS, type TransferOrder } from '#shared/partners/partner.ts';
+import { EARLIER_SENDS_OVER_MS, SEND_START_WITHIN_MS, type TransferOrder } from '#shared/partners/partner.ts';
 import { createPaystackPartner } from '#shared/partners/paystack.ts';
 import {
   PAYSTACK_ACCOUNT_PREFIXES,
@@ -133,6 +133,26 @@ describe('Paystack transfers whose answer is lost', () => {
       }),
     ).toEqual({ status: 'failed', reason: 'Your balance is not enough to fulfil this request' });
     expect(standIn.transfer(refusedAgain.reference)).toBeUndefined();
+  });
+
+  it('never starts a send more than a minute after its hand-over was counted: not sent, never a late POST', async () => {
+    const partner = adapter(standIn);
+    const stalled = order(PAYSTACK_ACCOUNT_PREFIXES.staysPending, 'stalled');
+    const posts = () =>
+      standIn.requests.filter(
+        (r) =>
+          r.method === 'POST' &&
+          r.path === '/transfer' &&
+          (r.body as { reference?: string }).reference === stalled.reference,
+      ).length;
+    // Counted over a minute ago (the send stalled before its POST): a resend 15 minutes on could
+    // otherwise meet it, and verify would not yet show what this late POST makes.
+    await expect(
+      partner.sendTransfer({ ...stalled, countedAt: Date.now() - SEND_START_WITHIN_MS - 1_000 }),
+    ).rejects.toBeInstanceOf(TransferNotSent);
+    expect(posts()).toBe(0);
+    expect(await partner.sendTransfer({ ...stalled, countedAt: Date.now() })).toEqual({ status: 'pending' });
+    expect(posts()).toBe(1);
   });
 
   it('ends a refusal failed, with its message, when Paystack has no transfer under the reference', async () => {
