@@ -68,6 +68,7 @@ import {
   OPENAPI_PATHS,
   RATE_LIMIT,
   REQUERY_ACCESS,
+  REQUERY_TIMEOUT_SECONDS,
   ROUTES,
   type Route,
   type RouteAuth,
@@ -367,7 +368,7 @@ export class PaymentsStack extends Stack {
       stage,
       environment,
       logRetention,
-      timeout: Duration.seconds(50),
+      timeout: Duration.seconds(REQUERY_TIMEOUT_SECONDS),
     });
     grant(requery, REQUERY_ACCESS);
     new Rule(this, 'RequerySchedule', {

@@ -18,6 +18,7 @@ import type {
 } from 'aws-lambda';
 import { dashboardResponder } from '#infra/local/dashboard.ts';
 import { docsResponder } from '#infra/local/docs.ts';
+import { localLambdaContext } from '#infra/local/lambda-context.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
 import type { SessionVerifier } from '#infra/local/session-verifier.ts';
 import { accessGrants, asFunction, enforceGrantsOfHandlers } from '#infra/local/table-grants.ts';
@@ -172,24 +173,6 @@ function rateLimited(
 ): APIGatewayProxyResult {
   const result = errorResult(new RateLimited(retryAfterSeconds), requestId);
   return { ...result, headers: { ...headers, ...result.headers } };
-}
-
-function lambdaContext(functionName: string, requestId: string): Context {
-  const deadline = Date.now() + 30_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }
 
 /**
@@ -470,7 +453,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const functionName = functionOf(chosen.entry.route);
     const result = await asFunction(
       functionName,
-      () => handler(event, lambdaContext(functionName, requestId)),
+      () => handler(event, localLambdaContext(functionName, requestId, REQUEST_TIMEOUT_MS)),
       grantsOfFunction.get(functionName) ?? accessGrants(chosen.entry.route.access, chosen.entry.route.auth),
     );
     send(response, { ...result, headers: { ...limitHeaders, ...result.headers } });

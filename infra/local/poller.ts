@@ -6,6 +6,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { localLambdaContext } from '#infra/local/lambda-context.ts';
 import { localCredentials } from '#infra/local/process.ts';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
@@ -43,24 +44,6 @@ function toRecord(message: Message, queueArn: string): SQSRecord {
     eventSource: 'aws:sqs',
     eventSourceARN: queueArn,
     awsRegion: 'us-east-1',
-  };
-}
-
-function consumerContext(requestId: string): Context {
-  const deadline = Date.now() + 30_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'consumer',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:consumer',
-    memoryLimitInMB: '512',
-    awsRequestId: requestId,
-    logGroupName: '/aws/lambda/consumer',
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
   };
 }
 
@@ -105,7 +88,10 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
     const event: SQSEvent = { Records: messages.map((message) => toRecord(message, queueArn)) };
     let failed: Set<string>;
     try {
-      const response = await options.handler(event, consumerContext(messages[0]?.MessageId ?? 'batch'));
+      const response = await options.handler(
+        event,
+        localLambdaContext('consumer', messages[0]?.MessageId ?? 'batch', 30_000),
+      );
       failed = new Set(response?.batchItemFailures.map((failure) => failure.itemIdentifier) ?? []);
     } catch (error) {
       // A handler that throws fails its whole batch, as on Lambda.

@@ -1,11 +1,14 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { Context } from 'aws-lambda';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
+import { localLambdaContext } from '#infra/local/lambda-context.ts';
 import { type SqsHandler, startPoller } from '#infra/local/poller.ts';
 import { sessionVerifierFrom } from '#infra/local/session-verifier.ts';
 import { givenUpSender, type StreamHandler, startStreamPoller } from '#infra/local/stream-poller.ts';
 import { asFunction, enforceGrantsOfHandlers } from '#infra/local/table-grants.ts';
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
+import { REQUERY_TIMEOUT_SECONDS } from '#shared/definitions/routes.ts';
 import { STREAMS } from '#shared/definitions/streams.ts';
 import { TABLES } from '#shared/definitions/tables.ts';
 
@@ -102,15 +105,23 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
  * Runs the scheduled requery function on its interval, as EventBridge does on AWS: one round at a
  * time, its failures reported and the next round tried as usual.
  */
-async function startRequery(options: RuntimeOptions): Promise<{ stop(): Promise<void> }> {
+export async function startRequery(options: RuntimeOptions): Promise<{ stop(): Promise<void> }> {
   const file = path.join(options.rootDir, 'functions', 'requery-transfers.ts');
-  const { handler } = (await import(pathToFileURL(file).href)) as { handler: () => Promise<void> };
+  const { handler } = (await import(pathToFileURL(file).href)) as {
+    handler: (event: unknown, context: Context) => Promise<void>;
+  };
   const seconds =
     options.requeryIntervalSeconds ?? Number(process.env.TRANSFER_REQUERY_INTERVAL_SECONDS ?? 60);
   let round: Promise<void> | undefined;
   const timer = setInterval(() => {
     // A round still running when the next is due: that one is skipped, never stacked.
-    round ??= asFunction('requery-transfers', handler)
+    // With its time on AWS, so its partner calls and its round end in time, as there.
+    round ??= asFunction('requery-transfers', () =>
+      handler(
+        {},
+        localLambdaContext('requery-transfers', `requery-${Date.now()}`, REQUERY_TIMEOUT_SECONDS * 1000),
+      ),
+    )
       .catch((error: unknown) => options.onPollerError?.(error))
       .finally(() => {
         round = undefined;

@@ -61,6 +61,9 @@ export const LEDGER_TABLES: readonly TableName[] = ['merchants', 'ledgerEntries'
  * The scheduled requery (API.md §7): reads pending transfers, asks the partner, settles them, and
  * sends again those the partner does not know (`partnerMemos`: Paystack's recipient codes).
  */
+/** The requery function's timeout, on AWS and in the local runtime (its partner calls' deadline). */
+export const REQUERY_TIMEOUT_SECONDS = 50;
+
 export const REQUERY_ACCESS: Access = {
   write: ['merchants', 'ledgerEntries', 'transactions', 'events', 'partnerMemos'],
   callsPartner: true,
