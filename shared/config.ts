@@ -20,7 +20,11 @@ const ENV = {
   PARTNER: withDefault(oneOf(PARTNER_NAMES), 'sandbox'),
   /** The sandbox partner's API. */
   PARTNER_BASE_URL: withDefault(url(), 'http://127.0.0.1:3100'),
-  PARTNER_TIMEOUT_MS: withDefault(positiveInt, '5000'),
+  /**
+   * One partner call's limit. At most 30 s: no function has more (a transfer's send must also reach
+   * the partner well within the 15 minutes after which a resend's refusal is final).
+   */
+  PARTNER_TIMEOUT_MS: withDefault(number({ integer: true, min: 1, max: 30_000 }), '5000'),
   /** The bank that issues wallet and virtual account numbers: the partner's own CBN code. */
   PARTNER_BANK_CODE: withDefault(text({ pattern: /^\d{3}$|^\d{6}$/ }), '101'),
   /** Server-side pepper for API secret hashes (locally); on AWS the Secrets Manager secret below. */

@@ -57,13 +57,13 @@ export interface Access {
 /** Tables whose writers move money: only money-moving functions may write them. */
 export const LEDGER_TABLES: readonly TableName[] = ['merchants', 'ledgerEntries', 'transactions'];
 
+/** The requery function's timeout, on AWS and in the local runtime (its partner calls' deadline). */
+export const REQUERY_TIMEOUT_SECONDS = 50;
+
 /**
  * The scheduled requery (API.md §7): reads pending transfers, asks the partner, settles them, and
  * sends again those the partner does not know (`partnerMemos`: Paystack's recipient codes).
  */
-/** The requery function's timeout, on AWS and in the local runtime (its partner calls' deadline). */
-export const REQUERY_TIMEOUT_SECONDS = 50;
-
 export const REQUERY_ACCESS: Access = {
   write: ['merchants', 'ledgerEntries', 'transactions', 'events', 'partnerMemos'],
   callsPartner: true,

@@ -216,7 +216,9 @@ export async function recordDispatch(
           UpdateExpression: `ADD dispatches :one SET dispatched_at = :at${
             account ? ', partner_account = :account' : ''
           }`,
-          ConditionExpression: `#status = :pending${idle}${sameAccount}${unrefused}`,
+          // Never back in time: a count slow to land (retried, say) after a later one must not make
+          // the last hand-over look older than it is (`TransferOrder.lastHandOverAt`).
+          ConditionExpression: `#status = :pending${idle}${sameAccount}${unrefused} AND (attribute_not_exists(dispatched_at) OR dispatched_at <= :at)`,
           ExpressionAttributeNames: { '#status': 'status', '#dispatch': 'dispatch' },
           ExpressionAttributeValues: {
             ':one': 1,

@@ -30,7 +30,8 @@ export class TransferOperatorError extends Error {
 /**
  * Ends a pending transfer `failed` with `reason` (shown to the merchant) and gives `amount + fee`
  * back, by exactly the code a partner's refusal takes. Refused while a send may still be on its way
- * (handed over less than `QUIET_AFTER_SEND_MS` ago; a Lambda lives 15 minutes at most), and if the
+ * (handed over less than `QUIET_AFTER_SEND_MS` ago: a send starts within a minute of its count,
+ * `SEND_START_WITHIN_MS`, and its calls are bounded by the partner timeout), and if the
  * transfer is handed over again or settled while this runs (the change is conditional on both).
  */
 export async function failTransfer(

@@ -273,6 +273,30 @@ describe('a transfer whose bookkeeping DynamoDB refuses after the debit (never a
     expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
     expect((await recordDispatch(merchant.merchant_id, reference))?.dispatch).toBe(3);
   });
+
+  it('never lets a hand-over count land earlier in time than the last (a slow, retried count)', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `count-time-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    const { recordDispatch } = await import('#shared/transactions/store.ts');
+    // The last count, as another container wrote it, a minute after this one's clock.
+    const later = Date.now() + 60_000;
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('transactions'),
+        Key: { merchant_id: merchant.merchant_id, reference },
+        UpdateExpression: 'SET dispatched_at = :later',
+        ExpressionAttributeValues: { ':later': later },
+      }),
+    );
+    // Counted with an earlier time it would make the last hand-over look older than it is: refused.
+    expect(await recordDispatch(merchant.merchant_id, reference)).toBeUndefined();
+    expect(await getTransaction(merchant.merchant_id, reference)).toMatchObject({
+      dispatches: 1,
+      dispatched_at: later,
+    });
+  });
 });
 
 describe("an operator's failing of a transfer (ops transfers fail)", () => {
