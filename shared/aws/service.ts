@@ -5,6 +5,7 @@ import { HttpRequest } from '@smithy/core/transport';
 import { NodeHttpHandler, streamCollector } from '@smithy/node-http-handler';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentityProvider, SdkError } from '@smithy/types';
+import { within } from '#shared/time-limit.ts';
 
 /*
  * AWS calls without a service's SDK client, for the few calls some functions make to API Gateway,
@@ -148,20 +149,12 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
     // Credentials are found before the clock starts (the provider keeps them): from an operator's
     // laptop (SSO, a credential process) that can outlast the call, and is not the service hanging.
     if (request.signed !== false) await credentials();
-    // The signal cuts an attempt in flight (and its body's read); the race also ends a back-off.
+    // The abort cuts an attempt in flight (and its body's read); the race also ends a back-off.
     const abort = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        abort.abort();
-        reject(new AwsCallTimeout(service, CALL_TIMEOUT_MS));
-      }, CALL_TIMEOUT_MS);
+    return within(attempts(request, abort.signal), CALL_TIMEOUT_MS, () => {
+      abort.abort();
+      return new AwsCallTimeout(service, CALL_TIMEOUT_MS);
     });
-    try {
-      return await Promise.race([attempts(request, abort.signal), expired]);
-    } finally {
-      clearTimeout(timer);
-    }
   };
 }
 

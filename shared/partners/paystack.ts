@@ -38,6 +38,7 @@ import {
   text,
   unusableDelivery,
 } from '#shared/partners/payloads.ts';
+import { within } from '#shared/time-limit.ts';
 
 export type { PartnerMemo } from '#shared/partners/memo.ts';
 
@@ -130,19 +131,13 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   const secretKey = async (): Promise<string> => {
     const pinned = pinnedKey.getStore();
     if (pinned !== undefined) return pinned;
+    // With no time left (0 ms), a key already read still wins the race.
     const timeoutMs = partnerCallTimeout(options.timeoutMs) ?? 0;
-    let timer: NodeJS.Timeout | undefined;
-    // A read already settled wins the race even against 0 ms: its answer is queued before a timer's.
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`not read within ${timeoutMs} ms`)), timeoutMs);
-    });
     try {
-      return await Promise.race([options.secretKey(), late]);
+      return await within(options.secretKey(), timeoutMs, () => new Error(`not read within ${timeoutMs} ms`));
     } catch (error) {
       logger.warn('paystack secret key unavailable', { error: String(error) });
       throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
-    } finally {
-      clearTimeout(timer);
     }
   };
 
