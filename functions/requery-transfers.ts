@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { config } from '#shared/config.ts';
+import { ANSWER_RESERVE_MS, setInvocationDeadline } from '#shared/deadline.ts';
 import { logger } from '#shared/logger.ts';
-import { ANSWER_RESERVE_MS, setPartnerDeadline } from '#shared/partners/deadline.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 
 /**
@@ -11,7 +11,7 @@ import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
  */
 export const handler = async (_event?: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
   logger.resetKeys();
-  if (context) setPartnerDeadline(context.getRemainingTimeInMillis());
+  if (context) setInvocationDeadline(context.getRemainingTimeInMillis());
   const deadline = context
     ? Date.now() + context.getRemainingTimeInMillis() - config.partner.timeoutMs - ANSWER_RESERVE_MS
     : undefined;

@@ -97,7 +97,7 @@ export class PartnerUnavailable extends ApiError {
 
 /**
  * The partner was not called at all: the invocation had no time left for the call
- * (`shared/partners/deadline.ts`). Nothing reached it.
+ * (`shared/deadline.ts`). Nothing reached it.
  */
 export class PartnerNotCalled extends PartnerUnavailable {}
 

@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 /**
  * The context Lambda gives an invocation, as the local runtime gives it: the function's name, the
  * request id, and the time left of `timeoutMs` from now (`getRemainingTimeInMillis`, which sets the
- * partner calls' deadline, `shared/partners/deadline.ts`).
+ * outside calls' deadline, `shared/deadline.ts`).
  */
 export function localLambdaContext(functionName: string, requestId: string, timeoutMs: number): Context {
   const deadline = Date.now() + timeoutMs;

@@ -4,6 +4,7 @@ import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as v from 'valibot';
 import { hasRepeatedCredentials } from '#shared/api-keys/credential-headers.ts';
+import { setInvocationDeadline } from '#shared/deadline.ts';
 import {
   ROUTES,
   type Route,
@@ -25,7 +26,6 @@ import {
 import { scanJson } from '#shared/json.ts';
 import type { ClientIpDecision } from '#shared/limits/client-ip.ts';
 import { logger } from '#shared/logger.ts';
-import { setPartnerDeadline } from '#shared/partners/deadline.ts';
 import type { WebhookDelivery } from '#shared/partners/partner.ts';
 
 /** Largest request body the API accepts (API.md §3: 413 above it). */
@@ -133,9 +133,9 @@ function observe(): Middleware {
       request.event.requestContext = { ...request.event.requestContext, requestId };
       logger.resetKeys();
       logger.appendKeys({ request_id: requestId });
-      // The function's own time bounds its partner calls (`shared/partners/deadline.ts`).
+      // The function's own time bounds its outside calls (`shared/deadline.ts`).
       if (typeof request.context?.getRemainingTimeInMillis === 'function') {
-        setPartnerDeadline(request.context.getRemainingTimeInMillis());
+        setInvocationDeadline(request.context.getRemainingTimeInMillis());
       }
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(request.event.headers ?? {})) {

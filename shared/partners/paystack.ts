@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BANKS, type BankRecord } from '#shared/banks/data.ts';
 import { findBank } from '#shared/banks/index.ts';
+import { CONFIRM_GRACE_MS, callTimeout } from '#shared/deadline.ts';
 import {
   AccountNotFound,
   BankNotSupported,
@@ -11,7 +12,6 @@ import {
   UnknownBank,
 } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
-import { CONFIRM_GRACE_MS, partnerCallTimeout } from '#shared/partners/deadline.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
 import {
   type BankingPartner,
@@ -125,14 +125,14 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   /**
    * The secret key; one that cannot be read (Secrets Manager throttled) is Paystack unavailable. Its
    * read (Secrets Manager on AWS, once per container every five minutes) is part of the invocation's
-   * partner time like any call, bounded by what is left of it (`partnerCallTimeout`): with none
+   * partner time like any call, bounded by what is left of it (`callTimeout`): with none
    * left, only a key at hand (the environment, the container's cache) is used, never waited for.
    */
   const secretKey = async (): Promise<string> => {
     const pinned = pinnedKey.getStore();
     if (pinned !== undefined) return pinned;
     // With no time left (0 ms), a key already read still wins the race.
-    const timeoutMs = partnerCallTimeout(options.timeoutMs) ?? 0;
+    const timeoutMs = callTimeout(options.timeoutMs) ?? 0;
     try {
       return await within(options.secretKey(), timeoutMs, () => new Error(`not read within ${timeoutMs} ms`));
     } catch (error) {
@@ -165,7 +165,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     let status: number;
     let raw: string;
     const key = await secretKey();
-    const timeoutMs = partnerCallTimeout(options.timeoutMs, { graceMs });
+    const timeoutMs = callTimeout(options.timeoutMs, { graceMs });
     if (timeoutMs === undefined) {
       logger.warn('paystack not called: the invocation has no time left for it', { method, path: logPath });
       throw new PartnerNotCalled(PARTNER_RETRY_AFTER_SECONDS, 'no time left for a partner call');

@@ -1,7 +1,7 @@
 import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
+import { callTimeout } from '#shared/deadline.ts';
 import { AccountNotFound, PartnerNotCalled, PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
-import { partnerCallTimeout } from '#shared/partners/deadline.ts';
 import {
   type BankingPartner,
   type DomainEvent,
@@ -39,7 +39,7 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
     body?: unknown,
   ): Promise<{ status: number; json: Record<string, unknown> }> => {
     const started = Date.now();
-    const timeoutMs = partnerCallTimeout(options.timeoutMs);
+    const timeoutMs = callTimeout(options.timeoutMs);
     if (timeoutMs === undefined) {
       logger.warn('partner not called: the invocation has no time left for it', { path });
       throw new PartnerNotCalled(PARTNER_RETRY_AFTER_SECONDS, 'no time left for a partner call');

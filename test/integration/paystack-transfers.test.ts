@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANSWER_RESERVE_MS, setInvocationDeadline } from '#shared/deadline.ts';
 import { PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
-import { ANSWER_RESERVE_MS, setPartnerDeadline } from '#shared/partners/deadline.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
 import { EARLIER_SENDS_OVER_MS, SEND_START_WITHIN_MS, type TransferOrder } from '#shared/partners/partner.ts';
 import { createPaystackPartner } from '#shared/partners/paystack.ts';
@@ -240,7 +240,7 @@ describe('Paystack transfers whose secret key cannot be read', () => {
     const started = performance.now();
     const refused = await new Promise<unknown>((resolve) =>
       setImmediate(() => {
-        setPartnerDeadline(ANSWER_RESERVE_MS + 100);
+        setInvocationDeadline(ANSWER_RESERVE_MS + 100);
         partner.sendTransfer(late).then(resolve, resolve);
       }),
     );

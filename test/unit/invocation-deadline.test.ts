@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   ANSWER_RESERVE_MS,
   CONFIRM_GRACE_MS,
+  callTimeout,
   MIN_CALL_MS,
-  partnerCallTimeout,
-  setPartnerDeadline,
-} from '#shared/partners/deadline.ts';
+  setInvocationDeadline,
+} from '#shared/deadline.ts';
 
 /** Runs `check` in an async context of its own, as an invocation has: a deadline set there stays there. */
 const inInvocation = <T>(check: () => T) =>
@@ -19,25 +19,25 @@ const inInvocation = <T>(check: () => T) =>
     }),
   );
 
-describe('the partner calls of one invocation end in time for it to answer', () => {
+describe('the outside calls of one invocation end in time for it to answer', () => {
   const now = 1_000_000;
 
   it('gives a call the configured timeout where no deadline is set (a CLI, a test)', async () => {
-    expect(await inInvocation(() => partnerCallTimeout(5_000, { now: now }))).toBe(5_000);
+    expect(await inInvocation(() => callTimeout(5_000, { now: now }))).toBe(5_000);
     // Even one shorter than a useful call: the configuration is the caller's to choose.
-    expect(await inInvocation(() => partnerCallTimeout(300, { now: now }))).toBe(300);
+    expect(await inInvocation(() => callTimeout(300, { now: now }))).toBe(300);
   });
 
   it('cuts a call to the time left before the reserve, and starts none with too little left', async () => {
     const left = await inInvocation(() => {
       // 28 s of the function left: calls end 3 s before it.
-      setPartnerDeadline(28_000, now);
+      setInvocationDeadline(28_000, now);
       return [
-        partnerCallTimeout(5_000, { now: now }),
-        partnerCallTimeout(5_000, { now: now + 23_000 }),
-        partnerCallTimeout(5_000, { now: now + 28_000 - ANSWER_RESERVE_MS - MIN_CALL_MS }),
-        partnerCallTimeout(5_000, { now: now + 28_000 - ANSWER_RESERVE_MS - MIN_CALL_MS + 1 }),
-        partnerCallTimeout(5_000, { now: now + 30_000 }),
+        callTimeout(5_000, { now: now }),
+        callTimeout(5_000, { now: now + 23_000 }),
+        callTimeout(5_000, { now: now + 28_000 - ANSWER_RESERVE_MS - MIN_CALL_MS }),
+        callTimeout(5_000, { now: now + 28_000 - ANSWER_RESERVE_MS - MIN_CALL_MS + 1 }),
+        callTimeout(5_000, { now: now + 30_000 }),
       ];
     });
     expect(left).toEqual([5_000, 2_000, MIN_CALL_MS, undefined, undefined]);
@@ -45,11 +45,8 @@ describe('the partner calls of one invocation end in time for it to answer', () 
 
   it('lets a call that confirms a refusal use part of the reserve', async () => {
     const [plain, confirming] = await inInvocation(() => {
-      setPartnerDeadline(ANSWER_RESERVE_MS + 200, now);
-      return [
-        partnerCallTimeout(5_000, { now }),
-        partnerCallTimeout(5_000, { now, graceMs: CONFIRM_GRACE_MS }),
-      ];
+      setInvocationDeadline(ANSWER_RESERVE_MS + 200, now);
+      return [callTimeout(5_000, { now }), callTimeout(5_000, { now, graceMs: CONFIRM_GRACE_MS })];
     });
     expect([plain, confirming]).toEqual([undefined, 200 + CONFIRM_GRACE_MS]);
   });
@@ -57,14 +54,14 @@ describe('the partner calls of one invocation end in time for it to answer', () 
   it('keeps each invocation’s deadline to its own async work', async () => {
     const [short, long, none] = await Promise.all([
       inInvocation(() => {
-        setPartnerDeadline(ANSWER_RESERVE_MS + 1_000, now);
-        return partnerCallTimeout(5_000, { now: now });
+        setInvocationDeadline(ANSWER_RESERVE_MS + 1_000, now);
+        return callTimeout(5_000, { now: now });
       }),
       inInvocation(() => {
-        setPartnerDeadline(60_000, now);
-        return partnerCallTimeout(5_000, { now: now });
+        setInvocationDeadline(60_000, now);
+        return callTimeout(5_000, { now: now });
       }),
-      inInvocation(() => partnerCallTimeout(5_000, { now: now })),
+      inInvocation(() => callTimeout(5_000, { now: now })),
     ]);
     expect([short, long, none]).toEqual([1_000, 5_000, 5_000]);
   });
