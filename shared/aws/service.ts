@@ -5,6 +5,7 @@ import { HttpRequest } from '@smithy/core/transport';
 import { NodeHttpHandler, streamCollector } from '@smithy/node-http-handler';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentityProvider, SdkError } from '@smithy/types';
+import { callTimeout } from '#shared/deadline.ts';
 import { within } from '#shared/time-limit.ts';
 
 /*
@@ -76,15 +77,23 @@ const MAX_ATTEMPTS = 3;
  * How long a call may take in all, its retries and their back-off included. The SDK's HTTP handler
  * has no timeout of its own: a service that accepts the connection and never answers would hold the
  * function until Lambda ends it, answering API Gateway's bodiless 5xx (for a transfer, after its
- * debit). These calls answer in tens of milliseconds when AWS is well.
+ * debit). These calls answer in tens of milliseconds when AWS is well. In a function, a call also
+ * ends in time for its invocation to answer (`callTimeout`).
  */
 export const CALL_TIMEOUT_MS = 4_000;
 
-/** A call that did not end within `CALL_TIMEOUT_MS`: named as the SDK names its own timeouts. */
+/**
+ * A call that did not end within its time (`CALL_TIMEOUT_MS`, or what the invocation has left), or
+ * was not started with too little left (no `timeoutMs`): named as the SDK names its own timeouts.
+ */
 export class AwsCallTimeout extends Error {
   override readonly name = 'TimeoutError';
-  constructor(service: string, timeoutMs: number) {
-    super(`${service} did not answer within ${timeoutMs} ms`);
+  constructor(service: string, timeoutMs?: number) {
+    super(
+      timeoutMs === undefined
+        ? `${service} was not called: the invocation has no time left for it`
+        : `${service} did not answer within ${timeoutMs} ms`,
+    );
   }
 }
 
@@ -127,7 +136,7 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
     throw new AwsServiceError(response.statusCode, type, String(json.message ?? json.Message ?? text));
   }
 
-  async function attempts(request: ServiceRequest, abortSignal: AbortSignal) {
+  async function attempts(request: ServiceRequest, abortSignal: AbortSignal, timeoutMs: number) {
     let token = await retries.acquireInitialRetryToken(service);
     for (;;) {
       try {
@@ -135,7 +144,7 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
         retries.recordSuccess(token);
         return result;
       } catch (error) {
-        if (abortSignal.aborted) throw new AwsCallTimeout(service, CALL_TIMEOUT_MS);
+        if (abortSignal.aborted) throw new AwsCallTimeout(service, timeoutMs);
         try {
           token = await retries.refreshRetryTokenForRetry(token, { errorType: errorType(error) });
         } catch {
@@ -149,11 +158,15 @@ export function awsService({ service, region, endpoint, credentials = defaultPro
     // Credentials are found before the clock starts (the provider keeps them): from an operator's
     // laptop (SSO, a credential process) that can outlast the call, and is not the service hanging.
     if (request.signed !== false) await credentials();
+    // Within the invocation's time too (`shared/deadline.ts`): a handler making several calls in a
+    // row (a key's roll on a cold start) would otherwise outlast its function, each call in time.
+    const timeoutMs = callTimeout(CALL_TIMEOUT_MS);
+    if (timeoutMs === undefined) throw new AwsCallTimeout(service);
     // The abort cuts an attempt in flight (and its body's read); the race also ends a back-off.
     const abort = new AbortController();
-    return within(attempts(request, abort.signal), CALL_TIMEOUT_MS, () => {
+    return within(attempts(request, abort.signal, timeoutMs), timeoutMs, () => {
       abort.abort();
-      return new AwsCallTimeout(service, CALL_TIMEOUT_MS);
+      return new AwsCallTimeout(service, timeoutMs);
     });
   };
 }

@@ -114,6 +114,39 @@ describe('secrets read from Secrets Manager', () => {
     expect(secretsManager.requests).toHaveLength(2);
   });
 
+  it('ends a hanging read in time for the invocation to answer, and starts none with no time left', async () => {
+    secretsManager.secrets.set(ARN, { SecretString: 'sk_live_one' });
+    secretsManager.stallNext(1);
+    const { paystackSecretKey } = await freshModule();
+    const { ANSWER_RESERVE_MS, MIN_CALL_MS, setInvocationDeadline } = await import('#shared/deadline.ts');
+    // A function with 1.2 s left before its answer reserve: the read gets those, not the 4 s.
+    const inInvocation = (remainingMs: number) =>
+      new Promise<unknown>((resolve) =>
+        setImmediate(() => {
+          setInvocationDeadline(remainingMs);
+          paystackSecretKey().then(resolve, resolve);
+        }),
+      );
+    const started = performance.now();
+    expect(await inInvocation(ANSWER_RESERVE_MS + 1_200)).toMatchObject({
+      name: 'TimeoutError',
+      message: 'secretsmanager did not answer within 1200 ms',
+    });
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(1_150);
+    expect(waited).toBeLessThan(2_500);
+    expect(secretsManager.requests).toHaveLength(1);
+    // Less than a useful call left: none is made.
+    expect(await inInvocation(ANSWER_RESERVE_MS + MIN_CALL_MS - 1)).toMatchObject({
+      name: 'TimeoutError',
+      message: 'secretsmanager was not called: the invocation has no time left for it',
+    });
+    expect(secretsManager.requests).toHaveLength(1);
+    // Outside an invocation's deadline (this test's own context), the full call timeout again.
+    expect(await paystackSecretKey()).toBe('sk_live_one');
+    expect(secretsManager.requests).toHaveLength(2);
+  });
+
   it('forgets a failed read, so the next call tries again', async () => {
     const { paystackSecretKey } = await freshModule();
     await expect(paystackSecretKey()).rejects.toMatchObject({
