@@ -21,6 +21,14 @@ export const EARLIER_SENDS_OVER_MS = 15 * 60_000;
 /** How long after its count a hand-over's request may still be started (`TransferOrder.countedAt`). */
 export const SEND_START_WITHIN_MS = 60_000;
 
+/**
+ * Whether it is too late to start the request carrying this hand-over (`SEND_START_WITHIN_MS` past
+ * its count): stalled since (a slow read, no function's time to end it), it is not sent at all.
+ */
+export function tooLateToSend(order: Pick<TransferOrder, 'countedAt'>, now = Date.now()): boolean {
+  return order.countedAt !== undefined && now - order.countedAt > SEND_START_WITHIN_MS;
+}
+
 /** Seconds a client should wait before retrying after the partner failed (503 `Retry-After`). */
 export const PARTNER_RETRY_AFTER_SECONDS = 30;
 

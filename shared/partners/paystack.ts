@@ -20,10 +20,10 @@ import {
   type IssuedAccount,
   PARTNER_RETRY_AFTER_SECONDS,
   type PaymentRejected,
-  SEND_START_WITHIN_MS,
   type TransferOrder,
   type TransferOutcome,
   type TransferSettled,
+  tooLateToSend,
   type WebhookDelivery,
 } from '#shared/partners/partner.ts';
 
@@ -310,8 +310,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
   ): Promise<{ answer: Answer; refusedAt?: 'recipient'; remembered: boolean }> => {
     const recipient = await recipientFor(bank, order, { fresh });
     if (!('code' in recipient)) return { answer: recipient, refusedAt: 'recipient', remembered: false };
-    if (order.countedAt !== undefined && now() - order.countedAt > SEND_START_WITHIN_MS) {
-      // Stalled since its count (a slow read, no function's time to end it): too late to start.
+    if (tooLateToSend(order, now())) {
       logger.warn('paystack transfer not sent: its hand-over was counted too long ago', {
         reference: order.reference,
       });

@@ -9,6 +9,7 @@ import {
   PARTNER_RETRY_AFTER_SECONDS,
   type TransferOrder,
   type TransferOutcome,
+  tooLateToSend,
   type WebhookDelivery,
 } from '#shared/partners/partner.ts';
 import { unusableDelivery } from '#shared/partners/payloads.ts';
@@ -109,8 +110,13 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
 
     async sendTransfer(order: TransferOrder) {
       // The sandbox answers a resend with the transfer it has, or makes it, at once: what the order
-      // says of earlier hand-overs is not for it, and it has one account.
+      // says of earlier hand-overs is not for it, and it has one account. Its start bound is: an
+      // operator's `transfers fail` of a transfer it does not have relies on it, as with Paystack.
       const { reference, amount, bank_code, account_number, account_name, narration } = order;
+      if (tooLateToSend(order)) {
+        logger.warn('sandbox transfer not sent: its hand-over was counted too long ago', { reference });
+        throw new TransferNotSent(PARTNER_RETRY_AFTER_SECONDS, 'the hand-over was counted too long ago');
+      }
       const body = { reference, amount, bank_code, account_number, account_name, narration };
       const { status, json } = await call('POST', '/v1/transfers', body).catch((error: unknown) => {
         throw error instanceof PartnerNotCalled

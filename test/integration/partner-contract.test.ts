@@ -3,12 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { parseWebhookSecrets } from '#shared/config.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
-import { AccountNotFound, PartnerUnavailable, ValidationError } from '#shared/errors.ts';
-import type {
-  BankingPartner,
-  IssuedAccount,
-  TransferOutcome,
-  WebhookDelivery,
+import { AccountNotFound, PartnerUnavailable, TransferNotSent, ValidationError } from '#shared/errors.ts';
+import {
+  type BankingPartner,
+  type IssuedAccount,
+  SEND_START_WITHIN_MS,
+  type TransferOutcome,
+  type WebhookDelivery,
 } from '#shared/partners/partner.ts';
 import { createPaystackPartner } from '#shared/partners/paystack.ts';
 import { createSandboxPartner } from '#shared/partners/sandbox.ts';
@@ -237,6 +238,17 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
   it('reports a refused transfer as failed, with a reason', async () => {
     const outcome = await f.partner.sendTransfer(order(reference('no'), f.transferTo.refused));
     expectFinal(outcome, { status: 'failed', reason: expect.stringMatching(/\S/) });
+  });
+
+  it('never starts a send counted more than a minute ago: not sent, and the partner has nothing', async () => {
+    // A send that stalled since its count: an operator's `transfers fail`, or the requery's final
+    // refusal 15 minutes on, relies on it never reaching the partner late.
+    const ref = reference('late');
+    const late = { ...order(ref, f.accounts.known), countedAt: Date.now() - SEND_START_WITHIN_MS - 1_000 };
+    await expect(f.partner.sendTransfer(late)).rejects.toBeInstanceOf(TransferNotSent);
+    expect(await f.partner.queryTransfer(ref)).toBeUndefined();
+    const inTime = await f.partner.sendTransfer({ ...late, countedAt: Date.now() });
+    expect(['success', 'pending']).toContain(inTime.status);
   });
 
   it('answers a query for a reference it never got with undefined', async () => {
