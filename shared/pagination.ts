@@ -33,7 +33,13 @@ export function encodeCursor(position: Record<string, unknown> | undefined): str
   return position ? Buffer.from(JSON.stringify(position)).toString('base64url') : null;
 }
 
-/** Reads a cursor back into the fields `keys` names; anything else is a 400. */
+/** A `created_at` as the service writes it (`toISOString`): the only kind a cursor of ours holds. */
+const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * Reads a cursor back into the fields `keys` names; anything else is a 400, as is a `created_at`
+ * that no item has the shape of (a cursor made by hand would otherwise page from anywhere).
+ */
 export function decodeCursor(
   cursor: string | undefined,
   keys: readonly string[],
@@ -51,6 +57,7 @@ export function decodeCursor(
   for (const key of keys) {
     const value = (parsed as Record<string, unknown>)[key];
     if (typeof value !== 'string' || value.length === 0 || value.length > 200) throw invalid();
+    if (key === 'created_at' && !WRITTEN_TIME.test(value)) throw invalid();
     position[key] = value;
   }
   if (Object.keys(parsed).length !== keys.length) throw invalid();

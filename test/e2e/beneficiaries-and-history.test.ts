@@ -229,6 +229,8 @@ describe('transaction history', () => {
     'from=2026-02-02&to=2026-02-01',
     'limit=500',
     'sort=asc',
+    // A cursor of the right keys made by hand: {"created_at":"x","reference":"a"}.
+    'cursor=eyJjcmVhdGVkX2F0IjoieCIsInJlZmVyZW5jZSI6ImEifQ',
   ])('answers 400 for ?%s', async (query) => {
     const m = await aMerchant();
     const response = await call(gateway, 'GET', `/transactions?${query}`, { headers: m.headers });

@@ -41,5 +41,12 @@ describe('pageOf', () => {
     expect(() => pageOf(ITEMS, position, 2, 'not-a-cursor')).toThrow(ValidationError);
     const foreign = Buffer.from(JSON.stringify({ sk: 'x' })).toString('base64url');
     expect(() => pageOf(ITEMS, position, 2, foreign)).toThrow(ValidationError);
+    // The right keys, a time no item has: made by hand, not given by a page.
+    const forged = (created_at: string) =>
+      Buffer.from(JSON.stringify({ created_at, id: 'we_b' })).toString('base64url');
+    for (const time of ['x', '2026-11-24', '2026-11-24T10:00:00Z', ' 2026-11-24T10:00:00.000Z']) {
+      expect(() => pageOf(ITEMS, position, 2, forged(time))).toThrow(ValidationError);
+    }
+    expect(ids(pageOf(ITEMS, position, 2, forged('9999-01-01T00:00:00.000Z')))).toEqual(['we_e', 'we_d']);
   });
 });
