@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ResolvedAccount } from '#shared/accounts/resolve.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { wroteOnce } from '#shared/aws/written-once.ts';
 import { ApiError } from '#shared/errors.ts';
 import { newId } from '#shared/ids.ts';
 
@@ -34,13 +35,28 @@ export async function createSession(
     expires_at: new Date(expires).toISOString(),
     ttl: Math.ceil(expires / 1000),
   };
-  await dynamo.send(
-    new PutCommand({
-      TableName: tableName('accountSessions'),
-      Item: item,
-      ConditionExpression: 'attribute_not_exists(session_id)',
-    }),
+  const stored = await wroteOnce(
+    () =>
+      dynamo.send(
+        new PutCommand({
+          TableName: tableName('accountSessions'),
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(session_id)',
+        }),
+      ),
+    // The SDK's retry of this put, its answer lost: the session is there, this merchant's, this expiry.
+    async () => {
+      const { Item } = await dynamo.send(
+        new GetCommand({
+          TableName: tableName('accountSessions'),
+          Key: { session_id: item.session_id },
+          ConsistentRead: true,
+        }),
+      );
+      return Item?.merchant_id === merchantId && Item.expires_at === item.expires_at;
+    },
   );
+  if (!stored) throw new Error('a new account session id collided with a stored one');
   return item.session_id;
 }
 

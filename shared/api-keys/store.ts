@@ -3,6 +3,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateKeyPair, hashSecret } from '#shared/api-keys/secrets.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll, queryPage } from '#shared/aws/query.ts';
+import { wroteOnce } from '#shared/aws/written-once.ts';
 import { NotFound } from '#shared/errors.ts';
 import { nowIso } from '#shared/ids.ts';
 import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
@@ -42,19 +43,32 @@ export async function createApiKey(
     expires_at: options.expiresAt,
     created_at: nowIso(),
   };
-  await dynamo.send(
-    new PutCommand({
-      TableName: tableName('apiKeys'),
-      Item: record,
-      ConditionExpression: 'attribute_not_exists(api_key)',
-    }),
+  const stored = await wroteOnce(
+    () =>
+      dynamo.send(
+        new PutCommand({
+          TableName: tableName('apiKeys'),
+          Item: record,
+          ConditionExpression: 'attribute_not_exists(api_key)',
+        }),
+      ),
+    // The SDK's retry of this put, its answer lost: the key is there with this secret's hash.
+    async () => (await getApiKey(apiKey, { consistent: true }))?.secret_hash === record.secret_hash,
   );
+  if (!stored) throw new Error('a new API key collided with a stored one');
   return { record, apiSecret };
 }
 
-export async function getApiKey(apiKey: string): Promise<ApiKeyRecord | undefined> {
+export async function getApiKey(
+  apiKey: string,
+  { consistent = false } = {},
+): Promise<ApiKeyRecord | undefined> {
   const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName('apiKeys'), Key: { api_key: apiKey } }),
+    new GetCommand({
+      TableName: tableName('apiKeys'),
+      Key: { api_key: apiKey },
+      ...(consistent ? { ConsistentRead: true } : {}),
+    }),
   );
   return Item as ApiKeyRecord | undefined;
 }

@@ -4,6 +4,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
+import { wroteOnce } from '#shared/aws/written-once.ts';
 import { newId } from '#shared/ids.ts';
 
 /** One try to deliver an event to an endpoint, as `GET /events/{id}` shows it. */
@@ -136,34 +137,56 @@ export async function getDelivery(message: DeliveryMessage): Promise<DeliveryRec
 /**
  * Appends one attempt and the delivery's new status, only if no other attempt was recorded since
  * `delivery` was read (a duplicate message never records the same attempt twice); false if one was.
+ * True also when the write that meets an attempt already recorded is the SDK's retry of this one,
+ * its answer lost (`writtenOnce`): a false would end the delivery's retries.
  */
 export async function recordAttempt(
   delivery: DeliveryRecord,
   attempt: DeliveryAttempt,
   outcome: { status: DeliveryStatus; next_attempt_at?: string },
 ): Promise<boolean> {
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName('webhookDeliveries'),
-        Key: { event_key: delivery.event_key, delivery_id: delivery.delivery_id },
-        UpdateExpression: `SET attempts = list_append(attempts, :attempt), #status = :status${
-          outcome.next_attempt_at ? ', next_attempt_at = :next' : ' REMOVE next_attempt_at'
-        }`,
-        ConditionExpression: '#status = :pending AND size(attempts) = :count',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':attempt': [attempt],
-          ':status': outcome.status,
-          ':pending': 'pending',
-          ':count': delivery.attempts.length,
-          ...(outcome.next_attempt_at ? { ':next': outcome.next_attempt_at } : {}),
-        },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+  const key = { event_key: delivery.event_key, delivery_id: delivery.delivery_id };
+  return wroteOnce(
+    () =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName('webhookDeliveries'),
+          Key: key,
+          UpdateExpression: `SET attempts = list_append(attempts, :attempt), #status = :status${
+            outcome.next_attempt_at ? ', next_attempt_at = :next' : ' REMOVE next_attempt_at'
+          }`,
+          ConditionExpression: '#status = :pending AND size(attempts) = :count',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':attempt': [attempt],
+            ':status': outcome.status,
+            ':pending': 'pending',
+            ':count': delivery.attempts.length,
+            ...(outcome.next_attempt_at ? { ':next': outcome.next_attempt_at } : {}),
+          },
+        }),
+      ),
+    async () => {
+      const { Item } = await dynamo.send(
+        new GetCommand({ TableName: tableName('webhookDeliveries'), Key: key, ConsistentRead: true }),
+      );
+      const stored = Item as DeliveryRecord | undefined;
+      return (
+        stored?.status === outcome.status &&
+        stored.attempts.length === delivery.attempts.length + 1 &&
+        sameAttempt(stored.attempts.at(-1), attempt)
+      );
+    },
+  );
+}
+
+/** Two records of one attempt: its time to the millisecond, answer and duration. */
+function sameAttempt(a: DeliveryAttempt | undefined, b: DeliveryAttempt): boolean {
+  return (
+    a !== undefined &&
+    a.at === b.at &&
+    a.status_code === b.status_code &&
+    a.error === b.error &&
+    a.duration_ms === b.duration_ms
+  );
 }

@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
+import { wroteOnce } from '#shared/aws/written-once.ts';
 import { config } from '#shared/config.ts';
 import { InvalidUrl, LimitReached, NotFound } from '#shared/errors.ts';
 import { EVENT_TYPES, type EventType } from '#shared/events/types.ts';
@@ -208,6 +209,9 @@ export async function deleteEndpoint(merchantId: string, endpointId: string): Pr
   return { ...endpoint, status: 'deleted', updated_at: now };
 }
 
+/** Another rotation of the endpoint's secrets was written since they were read. */
+class RotatedMeanwhile extends Error {}
+
 /**
  * A new secret for an endpoint; the previous one keeps signing for 24 hours, as do those rotated out
  * before it within their own 24 hours (at most MAX_SIGNING_SECRETS sign at once, the oldest dropped).
@@ -221,7 +225,7 @@ export async function rotateSecret(
       return await rotateOnce(await enabledEndpoint(merchantId, endpointId));
     } catch (error) {
       // A concurrent rotation won: rotate again from what it left (both secrets then sign for 24 h).
-      if (!(error instanceof ConditionalCheckFailedException) || attempt >= 3) throw error;
+      if (!(error instanceof RotatedMeanwhile) || attempt >= 3) throw error;
     }
   }
 }
@@ -243,21 +247,39 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
     { version: current, retires_at: retiresAt },
     { version: current + 1 },
   ];
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName('webhookEndpoints'),
-      Key: { merchant_id: merchantId, endpoint_id: endpointId },
-      UpdateExpression: 'SET secrets = :secrets, updated_at = :now',
-      // A concurrent rotation from the same version: one of them wins, the other is refused.
-      ConditionExpression: '#status = :enabled AND secrets = :before',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':secrets': secrets,
-        ':before': endpoint.secrets,
-        ':enabled': 'enabled',
-        ':now': new Date(now).toISOString(),
-      },
-    }),
+  const key = { merchant_id: merchantId, endpoint_id: endpointId };
+  const rotated = await wroteOnce(
+    () =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName('webhookEndpoints'),
+          Key: key,
+          UpdateExpression: 'SET secrets = :secrets, updated_at = :now',
+          // A concurrent rotation from the same version: one of them wins, the other is refused.
+          ConditionExpression: '#status = :enabled AND secrets = :before',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':secrets': secrets,
+            ':before': endpoint.secrets,
+            ':enabled': 'enabled',
+            ':now': new Date(now).toISOString(),
+          },
+        }),
+      ),
+    // The SDK's retry of this rotation, its answer lost: the secrets it wrote (the retired one's
+    // time is this rotation's, to the millisecond), not another rotation's.
+    async () => {
+      const { Item } = await dynamo.send(
+        new GetCommand({ TableName: tableName('webhookEndpoints'), Key: key, ConsistentRead: true }),
+      );
+      const stored = (Item as EndpointRecord | undefined)?.secrets ?? [];
+      return (
+        stored.length === secrets.length &&
+        secrets.every((s, i) => stored[i]?.version === s.version && stored[i]?.retires_at === s.retires_at)
+      );
+    },
   );
+  // Another rotation won: the caller rotates again from what it left.
+  if (!rotated) throw new RotatedMeanwhile();
   return { endpoint: { ...endpoint, secrets }, secret: await secretOf(endpointId, current + 1) };
 }

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll, queryPage } from '#shared/aws/query.ts';
 import { retryingConflicts } from '#shared/aws/transactions.ts';
+import { writtenOnce } from '#shared/aws/written-once.ts';
 import type { EntryCategory, LedgerEntry } from '#shared/ledger/ledger.ts';
 import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
@@ -52,6 +54,9 @@ export interface TransactionRecord {
   dispatches?: number;
   /** Epoch ms of the last hand-over (`recordDispatch`): an operator's `transfers fail` waits past it. */
   dispatched_at?: number;
+  /** Epoch ms of the hand-over before the last (0: none), and the last count's own random id. */
+  previous_dispatched_at?: number;
+  count_id?: string;
   /**
    * The partner account a transfer was handed over through (`BankingPartner.accountTag`): never
    * sent through another once a hand-over may have reached the partner. Absent for partners with
@@ -207,42 +212,60 @@ export async function recordDispatch(
   // A kept refusal of the last hand-over blocks the next (one of an earlier count does not).
   const unrefused = ' AND (attribute_not_exists(refusal) OR refusal.#dispatch <> dispatches)';
   const at = Date.now();
-  try {
-    const { Attributes } = await retryingConflicts(() =>
-      dynamo.send(
-        new UpdateCommand({
-          TableName: tableName('transactions'),
-          Key: { merchant_id: merchantId, reference },
-          UpdateExpression: `ADD dispatches :one SET dispatched_at = :at${
-            account ? ', partner_account = :account' : ''
-          }`,
-          // Never back in time: a count slow to land (retried, say) after a later one must not make
-          // the last hand-over look older than it is (`TransferOrder.lastHandOverAt`).
-          ConditionExpression: `#status = :pending${idle}${sameAccount}${unrefused} AND (attribute_not_exists(dispatched_at) OR dispatched_at <= :at)`,
-          ExpressionAttributeNames: { '#status': 'status', '#dispatch': 'dispatch' },
-          ExpressionAttributeValues: {
-            ':one': 1,
-            ':at': at,
-            ':pending': 'pending',
-            ...(account ? { ':account': account } : {}),
-          },
-          // The item as it was: the hand-over before this one's time, which the update overwrites.
-          ReturnValues: 'ALL_OLD',
-        }),
-      ),
-    );
-    const unposted = Attributes?.unposted_dispatches as Set<number> | undefined;
-    const previousAt = Attributes?.dispatched_at as number | undefined;
-    return {
-      dispatch: Number(Attributes?.dispatches ?? 0) + 1,
-      unposted: unposted?.size ?? 0,
-      at,
-      ...(previousAt === undefined ? {} : { previousAt }),
-    };
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+  // This count's own mark: the SDK's retry of it, its answer lost, must not count it twice (`writtenOnce`).
+  const countId = randomUUID();
+  const key = { merchant_id: merchantId, reference };
+  return writtenOnce(
+    async () => {
+      const { Attributes } = await retryingConflicts(() =>
+        dynamo.send(
+          new UpdateCommand({
+            TableName: tableName('transactions'),
+            Key: key,
+            // The time before this count's is kept too, for the retry that finds this count done.
+            UpdateExpression: `ADD dispatches :one SET dispatched_at = :at, count_id = :count, previous_dispatched_at = if_not_exists(dispatched_at, :none)${
+              account ? ', partner_account = :account' : ''
+            }`,
+            // Never back in time: a count slow to land (retried, say) after a later one must not make
+            // the last hand-over look older than it is (`TransferOrder.lastHandOverAt`).
+            ConditionExpression: `#status = :pending${idle}${sameAccount}${unrefused} AND (attribute_not_exists(dispatched_at) OR dispatched_at <= :at) AND (attribute_not_exists(count_id) OR count_id <> :count)`,
+            ExpressionAttributeNames: { '#status': 'status', '#dispatch': 'dispatch' },
+            ExpressionAttributeValues: {
+              ':one': 1,
+              ':at': at,
+              ':count': countId,
+              ':none': 0,
+              ':pending': 'pending',
+              ...(account ? { ':account': account } : {}),
+            },
+            // The item as it was: the hand-over before this one's time, which the update overwrites.
+            ReturnValues: 'ALL_OLD',
+          }),
+        ),
+      );
+      return dispatchOf(Number(Attributes?.dispatches ?? 0) + 1, Attributes, at, Attributes?.dispatched_at);
+    },
+    async () => {
+      const stored = await getTransaction(merchantId, reference);
+      if (stored?.count_id !== countId) return undefined;
+      return dispatchOf(Number(stored.dispatches), stored, at, stored.previous_dispatched_at || undefined);
+    },
+  );
+}
+
+/** A count as `recordDispatch` answers it, from the transaction item as it was or is. */
+function dispatchOf(
+  dispatch: number,
+  item: Pick<TransactionRecord, 'unposted_dispatches'> | undefined,
+  at: number,
+  previousAt: unknown,
+): Dispatch {
+  return {
+    dispatch,
+    unposted: item?.unposted_dispatches?.size ?? 0,
+    at,
+    ...(typeof previousAt === 'number' ? { previousAt } : {}),
+  };
 }
 
 /**

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { getApiKey, listApiKeys } from '#shared/api-keys/store.ts';
 import { REQUEST_TIMEOUT_MS } from '#shared/aws/request-handler.ts';
 import { entriesOf } from '#shared/ledger/audit.ts';
+import { createDelivery, getDelivery, newDeliveryId } from '#shared/merchant-webhooks/deliveries.ts';
+import { createEndpoint, getEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
+import { getTransaction } from '#shared/transactions/store.ts';
 import { type FaultProxy, startFaultProxy } from '#test/support/fault-proxy.ts';
-import { aMerchant } from '#test/support/merchants.ts';
+import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
+import { startReceiver } from '#test/support/receiver.ts';
 
 // The service's DynamoDB client behind a connection that takes a request and goes silent: each
 // attempt ends at REQUEST_TIMEOUT_MS and the SDK retries it on a new connection, where before it
@@ -71,5 +76,104 @@ describe('a DynamoDB request whose connection goes silent', () => {
     });
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(12_345);
     expect((await entriesOf(merchant.merchant_id)).map((entry) => entry.entry_id)).toEqual([entryId]);
+  });
+});
+
+// A single-item write has no idempotency token: the SDK's retry of one that committed fails the
+// write's own condition. Each such write recognises its own work when it reads the item back
+// (`shared/aws/written-once.ts`); without that, each of these answered as the comments say.
+describe('a conditional single-item write whose answer is lost after it committed', () => {
+  const UPDATE = 'DynamoDB_20120810.UpdateItem';
+  const PUT = 'DynamoDB_20120810.PutItem';
+
+  it("counts a transfer's hand-over once, with the hand-over before it (was: a phantom second count)", async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `lost-count-${randomUUID().slice(0, 8)}`;
+    // Handed over once, its resends held for an hour: no requery (this file's or another's, on the
+    // same DynamoDB Local) counts a hand-over of it meanwhile.
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    const store = await throughProxy<typeof import('#shared/transactions/store.ts')>(
+      '#shared/transactions/store.ts',
+    );
+    const first = await store.recordDispatch(merchant.merchant_id, reference);
+    expect(first).toMatchObject({ dispatch: 2, unposted: 0, previousAt: expect.any(Number) });
+    proxy.faultNext('swallow', UPDATE);
+    const second = await store.recordDispatch(merchant.merchant_id, reference);
+    expect(second).toEqual({ dispatch: 3, unposted: 0, at: expect.any(Number), previousAt: first?.at });
+    expect((await getTransaction(merchant.merchant_id, reference))?.dispatches).toBe(3);
+  });
+
+  it('records a delivery attempt and keeps its retry (was: false, and the retry never queued)', async () => {
+    const message = {
+      merchant_id: 'mer_lostanswer',
+      event_id: `evt_${randomUUID()}`,
+      delivery_id: newDeliveryId(),
+    };
+    const delivery = await createDelivery(message, 'we_lostanswer');
+    const store = await throughProxy<typeof import('#shared/merchant-webhooks/deliveries.ts')>(
+      '#shared/merchant-webhooks/deliveries.ts',
+    );
+    proxy.faultNext('swallow', UPDATE);
+    const attempt = { at: new Date().toISOString(), status_code: 503, error: null, duration_ms: 12 };
+    const next = new Date(Date.now() + 60_000).toISOString();
+    expect(await store.recordAttempt(delivery, attempt, { status: 'pending', next_attempt_at: next })).toBe(
+      true,
+    );
+    expect(await getDelivery(message)).toMatchObject({
+      status: 'pending',
+      attempts: [attempt],
+      next_attempt_at: next,
+    });
+    // Another attempt recorded since is still told apart: false, as for a duplicate message.
+    const other = { ...attempt, at: new Date(Date.now() + 1).toISOString() };
+    expect(await store.recordAttempt(delivery, other, { status: 'delivered' })).toBe(false);
+  });
+
+  it("rotates an endpoint's secret once (was: twice, a version never shown signing for 24 h)", async () => {
+    const { merchant } = await aMerchant();
+    const receiver = await startReceiver();
+    try {
+      const { endpoint } = await createEndpoint(merchant.merchant_id, {
+        url: receiver.url,
+        events: ['transfer.failed'],
+      });
+      const endpoints = await throughProxy<typeof import('#shared/merchant-webhooks/endpoints.ts')>(
+        '#shared/merchant-webhooks/endpoints.ts',
+      );
+      proxy.faultNext('swallow', UPDATE);
+      const rotated = await endpoints.rotateSecret(merchant.merchant_id, endpoint.endpoint_id);
+      const stored = await getEndpoint(merchant.merchant_id, endpoint.endpoint_id);
+      expect(stored?.secrets.map((s) => s.version)).toEqual([1, 2]);
+      expect(rotated.endpoint.secrets).toEqual(stored?.secrets);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('creates an API key and answers it (was: a 500, the key stored and listed)', async () => {
+    const { merchant } = await aMerchant();
+    const keys = await throughProxy<typeof import('#shared/api-keys/store.ts')>('#shared/api-keys/store.ts');
+    proxy.faultNext('swallow', PUT);
+    const { record } = await keys.createApiKey(merchant.merchant_id);
+    expect(await getApiKey(record.api_key)).toMatchObject({
+      secret_hash: record.secret_hash,
+      status: 'active',
+    });
+    expect(await listApiKeys(merchant.merchant_id)).toHaveLength(2);
+  });
+
+  it('stores an account session and answers its id (was: a 500 for a stored session)', async () => {
+    const sessions = await throughProxy<typeof import('#shared/accounts/sessions.ts')>(
+      '#shared/accounts/sessions.ts',
+    );
+    proxy.faultNext('swallow', PUT);
+    const account = {
+      account_name: 'ADA OBI',
+      account_number: '0000014579',
+      bank: { code: '058', name: 'GTBank' },
+    };
+    const id = await sessions.createSession('mer_lostanswer', account);
+    expect(await sessions.accountOfSession('mer_lostanswer', id)).toMatchObject(account);
   });
 });
