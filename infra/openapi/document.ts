@@ -135,7 +135,8 @@ function successEnvelope(data: Json, list: boolean): Json {
 
 /** The error responses of an endpoint, grouped by status, each listing its codes. */
 function errorResponses(route: (typeof MERCHANT_ROUTES)[number], codes: ErrorCode[]): Json {
-  const all = new Set<ErrorCode>([...codes, 'internal_error']);
+  // Every route: the gateway's 408 for a request not received whole within 30 s (API.md §11).
+  const all = new Set<ErrorCode>([...codes, 'internal_error', 'request_timeout']);
   // Every route but the partner's webhook is rate limited and refuses a repeated query parameter.
   if (route.auth !== 'webhook') {
     all.add('rate_limited');

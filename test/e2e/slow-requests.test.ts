@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalGateway, startGateway } from '#infra/local/gateway.ts';
+import { assertMatchesContract } from '#test/support/contract.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 /**
@@ -54,6 +55,8 @@ describe('a stalled request', () => {
     expect(answer.head).toContain('content-type: application/json; charset=utf-8');
     expect(answer.head).toContain('x-request-id:');
     expect(elapsedMs).toBeGreaterThanOrEqual(1000);
+    // A status /openapi.json lists for the route, with its envelope.
+    assertMatchesContract('GET', '/api/v1/developer/banks', 408, answer.body);
   });
 
   it('with an incomplete body is answered 408 with the envelope, then closed', async () => {
@@ -71,6 +74,7 @@ describe('a stalled request', () => {
     const answer = envelopeOf(text);
     expect(answer.statusLine).toBe('HTTP/1.1 408 Request Timeout');
     expect(answer.body).toMatchObject({ status: 'error', code: 'request_timeout' });
+    assertMatchesContract('POST', '/api/v1/developer/virtual-accounts', 408, answer.body);
   });
 
   it('is bounded at 30 seconds by default', async () => {
