@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -29,6 +29,8 @@ export interface DeliveryRecord {
   attempts: DeliveryAttempt[];
   /** When the next attempt is due (ISO), while pending. */
   next_attempt_at?: string;
+  /** The random id of the last attempt recorded (`recordAttempt`), never shown. */
+  last_attempt_id?: string;
   created_at: string;
   ttl: number;
 }
@@ -146,13 +148,15 @@ export async function recordAttempt(
   outcome: { status: DeliveryStatus; next_attempt_at?: string },
 ): Promise<boolean> {
   const key = { event_key: delivery.event_key, delivery_id: delivery.delivery_id };
+  // This attempt's own mark, beside the attempts (whose list the API shows as stored).
+  const attemptId = randomUUID();
   return wroteOnce(
     () =>
       dynamo.send(
         new UpdateCommand({
           TableName: tableName('webhookDeliveries'),
           Key: key,
-          UpdateExpression: `SET attempts = list_append(attempts, :attempt), #status = :status${
+          UpdateExpression: `SET attempts = list_append(attempts, :attempt), #status = :status, last_attempt_id = :id${
             outcome.next_attempt_at ? ', next_attempt_at = :next' : ' REMOVE next_attempt_at'
           }`,
           ConditionExpression: '#status = :pending AND size(attempts) = :count',
@@ -160,6 +164,7 @@ export async function recordAttempt(
           ExpressionAttributeValues: {
             ':attempt': [attempt],
             ':status': outcome.status,
+            ':id': attemptId,
             ':pending': 'pending',
             ':count': delivery.attempts.length,
             ...(outcome.next_attempt_at ? { ':next': outcome.next_attempt_at } : {}),
@@ -170,23 +175,7 @@ export async function recordAttempt(
       const { Item } = await dynamo.send(
         new GetCommand({ TableName: tableName('webhookDeliveries'), Key: key, ConsistentRead: true }),
       );
-      const stored = Item as DeliveryRecord | undefined;
-      return (
-        stored?.status === outcome.status &&
-        stored.attempts.length === delivery.attempts.length + 1 &&
-        sameAttempt(stored.attempts.at(-1), attempt)
-      );
+      return (Item as DeliveryRecord | undefined)?.last_attempt_id === attemptId;
     },
-  );
-}
-
-/** Two records of one attempt: its time to the millisecond, answer and duration. */
-function sameAttempt(a: DeliveryAttempt | undefined, b: DeliveryAttempt): boolean {
-  return (
-    a !== undefined &&
-    a.at === b.at &&
-    a.status_code === b.status_code &&
-    a.error === b.error &&
-    a.duration_ms === b.duration_ms
   );
 }

@@ -247,7 +247,10 @@ export async function recordDispatch(
     },
     async () => {
       const stored = await getTransaction(merchantId, reference);
-      if (stored?.count_id !== countId) return undefined;
+      // Ours, and no count since: a later count of this code writes its own id, one of code from
+      // before count_id (a deploy's mixed versions) its own time. Else this count stays uncounted
+      // as sent (a cautious extra count: what follows goes as a resend).
+      if (stored?.count_id !== countId || stored.dispatched_at !== at) return undefined;
       return dispatchOf(Number(stored.dispatches), stored, at, stored.previous_dispatched_at || undefined);
     },
   );

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getApiKey, listApiKeys } from '#shared/api-keys/store.ts';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { REQUEST_TIMEOUT_MS } from '#shared/aws/request-handler.ts';
 import { entriesOf } from '#shared/ledger/audit.ts';
 import { createDelivery, getDelivery, newDeliveryId } from '#shared/merchant-webhooks/deliveries.ts';
@@ -86,21 +88,49 @@ describe('a conditional single-item write whose answer is lost after it committe
   const UPDATE = 'DynamoDB_20120810.UpdateItem';
   const PUT = 'DynamoDB_20120810.PutItem';
 
-  it("counts a transfer's hand-over once, with the hand-over before it (was: a phantom second count)", async () => {
+  /**
+   * A pending transfer handed over once, its resends held for an hour: no requery (this file's or
+   * another's, on the same DynamoDB Local) counts a hand-over of it meanwhile. With the store
+   * module behind the proxy.
+   */
+  async function aHandedOverTransfer() {
     const { merchant } = await aMerchant();
     await fund(merchant.merchant_id, 20_000);
     const reference = `lost-count-${randomUUID().slice(0, 8)}`;
-    // Handed over once, its resends held for an hour: no requery (this file's or another's, on the
-    // same DynamoDB Local) counts a hand-over of it meanwhile.
     await aPendingTransfer(merchant.merchant_id, reference, 5_000);
     const store = await throughProxy<typeof import('#shared/transactions/store.ts')>(
       '#shared/transactions/store.ts',
     );
+    return { merchant, reference, store };
+  }
+
+  it("counts a transfer's hand-over once, with the hand-over before it (was: a phantom second count)", async () => {
+    const { merchant, reference, store } = await aHandedOverTransfer();
     const first = await store.recordDispatch(merchant.merchant_id, reference);
     expect(first).toMatchObject({ dispatch: 2, unposted: 0, previousAt: expect.any(Number) });
     proxy.faultNext('swallow', UPDATE);
     const second = await store.recordDispatch(merchant.merchant_id, reference);
     expect(second).toEqual({ dispatch: 3, unposted: 0, at: expect.any(Number), previousAt: first?.at });
+    expect((await getTransaction(merchant.merchant_id, reference))?.dispatches).toBe(3);
+  });
+
+  it('does not take as its own a count made since by code from before count_id (a deploy in progress)', async () => {
+    const { merchant, reference, store } = await aHandedOverTransfer();
+    proxy.faultNext('swallow', UPDATE);
+    const counting = store.recordDispatch(merchant.merchant_id, reference);
+    // While its answer is lost, the old code counts the next hand-over (no count_id, its own time).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('transactions'),
+        Key: { merchant_id: merchant.merchant_id, reference },
+        UpdateExpression: 'ADD dispatches :one SET dispatched_at = :at',
+        ExpressionAttributeValues: { ':one': 1, ':at': Date.now() },
+      }),
+    );
+    // Taken as its own, it would answer #3 (the old code's) with the time before its own count: a
+    // refusal of its resend could then be final while the old code's send may still be made.
+    expect(await counting).toBeUndefined();
     expect((await getTransaction(merchant.merchant_id, reference))?.dispatches).toBe(3);
   });
 
@@ -125,9 +155,13 @@ describe('a conditional single-item write whose answer is lost after it committe
       attempts: [attempt],
       next_attempt_at: next,
     });
-    // Another attempt recorded since is still told apart: false, as for a duplicate message.
-    const other = { ...attempt, at: new Date(Date.now() + 1).toISOString() };
-    expect(await store.recordAttempt(delivery, other, { status: 'delivered' })).toBe(false);
+    // A duplicate message's attempt recorded since, even one alike to the millisecond, is another
+    // write: false, so that it queues no second chain of retries.
+    proxy.faultNext('swallow', UPDATE);
+    expect(await store.recordAttempt(delivery, attempt, { status: 'pending', next_attempt_at: next })).toBe(
+      false,
+    );
+    expect((await getDelivery(message))?.attempts).toHaveLength(1);
   });
 
   it("rotates an endpoint's secret once (was: twice, a version never shown signing for 24 h)", async () => {
