@@ -147,15 +147,13 @@ export async function recordAttempt(
   attempt: DeliveryAttempt,
   outcome: { status: DeliveryStatus; next_attempt_at?: string },
 ): Promise<boolean> {
-  const key = { event_key: delivery.event_key, delivery_id: delivery.delivery_id };
   // This attempt's own mark, beside the attempts (whose list the API shows as stored).
   const attemptId = randomUUID();
   return wroteOnce(
     () =>
       dynamo.send(
         new UpdateCommand({
-          TableName: tableName('webhookDeliveries'),
-          Key: key,
+          ...deliveryItemKey(delivery),
           UpdateExpression: `SET attempts = list_append(attempts, :attempt), #status = :status, last_attempt_id = :id${
             outcome.next_attempt_at ? ', next_attempt_at = :next' : ' REMOVE next_attempt_at'
           }`,
@@ -171,11 +169,6 @@ export async function recordAttempt(
           },
         }),
       ),
-    async () => {
-      const { Item } = await dynamo.send(
-        new GetCommand({ TableName: tableName('webhookDeliveries'), Key: key, ConsistentRead: true }),
-      );
-      return (Item as DeliveryRecord | undefined)?.last_attempt_id === attemptId;
-    },
+    async () => (await getDelivery(delivery))?.last_attempt_id === attemptId,
   );
 }

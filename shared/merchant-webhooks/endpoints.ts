@@ -247,13 +247,11 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
     { version: current, retires_at: retiresAt },
     { version: current + 1 },
   ];
-  const key = { merchant_id: merchantId, endpoint_id: endpointId };
   const rotated = await wroteOnce(
     () =>
       dynamo.send(
         new UpdateCommand({
-          TableName: tableName('webhookEndpoints'),
-          Key: key,
+          ...endpointItemKey(merchantId, endpointId),
           UpdateExpression: 'SET secrets = :secrets, updated_at = :now',
           // A concurrent rotation from the same version: one of them wins, the other is refused.
           ConditionExpression: '#status = :enabled AND secrets = :before',
@@ -269,10 +267,7 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
     // The SDK's retry of this rotation, its answer lost: the secrets it wrote (the retired one's
     // time is this rotation's, to the millisecond), not another rotation's.
     async () => {
-      const { Item } = await dynamo.send(
-        new GetCommand({ TableName: tableName('webhookEndpoints'), Key: key, ConsistentRead: true }),
-      );
-      const stored = (Item as EndpointRecord | undefined)?.secrets ?? [];
+      const stored = (await getEndpoint(merchantId, endpointId))?.secrets ?? [];
       return (
         stored.length === secrets.length &&
         secrets.every((s, i) => stored[i]?.version === s.version && stored[i]?.retires_at === s.retires_at)
