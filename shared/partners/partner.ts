@@ -26,7 +26,7 @@ export const SEND_START_WITHIN_MS = 60_000;
  * its count): stalled since (a slow read, no function's time to end it), it is not sent at all.
  */
 export function tooLateToSend(order: Pick<TransferOrder, 'countedAt'>, now = Date.now()): boolean {
-  return order.countedAt !== undefined && now - order.countedAt > SEND_START_WITHIN_MS;
+  return now - order.countedAt > SEND_START_WITHIN_MS;
 }
 
 /** Seconds a client should wait before retrying after the partner failed (503 `Retry-After`). */
@@ -104,7 +104,7 @@ export interface TransferOrder {
    * the partner begins within a minute of its count, which `EARLIER_SENDS_OVER_MS` relies on, also
    * where no function's time bounds the send (the local runtime, a stalled read before it).
    */
-  countedAt?: number;
+  countedAt: number;
   /**
    * The partner account the hand-over was counted under (`accountTag`): the adapter sends it
    * through exactly that account, with one key for all its calls, or throws `TransferNotSent`.

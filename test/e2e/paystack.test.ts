@@ -361,6 +361,7 @@ describe('PARTNER=paystack: two sends of one transfer racing', () => {
       account_number: payee,
       account_name: 'RACE PAYEE',
       narration: null,
+      countedAt: Date.now(),
     });
     expect(late).toMatchObject({ status: 'failed' });
     // ...but its money goes back only if no other send was counted since: it stays pending.

@@ -167,6 +167,7 @@ const order = (reference: string, accountNumber: string) => ({
   account_number: accountNumber,
   account_name: 'CONTRACT PAYEE',
   narration: 'contract test',
+  countedAt: Date.now(),
 });
 
 /** A final outcome as `expected`; its amount, where the partner gives one, the order's (`TransferOutcome`). */

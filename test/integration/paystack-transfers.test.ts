@@ -78,6 +78,7 @@ function order(prefix: string, label: string): TransferOrder {
     account_number: standInAccountNumber(prefix, BANK, serial),
     account_name: 'PAYSTACK PAYEE',
     narration: null,
+    countedAt: Date.now(),
   };
 }
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
