@@ -631,8 +631,7 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
 
 /** Credits `amount` kobo (> 0) once per entry id. */
 export function credit(posting: Omit<Posting, 'amount'> & { amount: number }): Promise<PostResult> {
-  if (!(posting.amount > 0)) throw new RangeError('a credit is a positive amount');
-  return post(posting);
+  return post(positiveCredit(posting));
 }
 
 /** `credit` of the posting `prepare` makes in the merchant's turn (see `postPrepared`). */
@@ -640,11 +639,13 @@ export function creditPrepared(
   merchantId: string,
   prepare: () => Promise<Omit<Posting, 'merchantId'>>,
 ): Promise<PostResult> {
-  return postPrepared(merchantId, async () => {
-    const posting = await prepare();
-    if (!(posting.amount > 0)) throw new RangeError('a credit is a positive amount');
-    return posting;
-  });
+  return postPrepared(merchantId, async () => positiveCredit(await prepare()));
+}
+
+/** The posting itself, if it credits: a credit of zero or less is a bug, never posted. */
+function positiveCredit<P extends { amount: number }>(posting: P): P {
+  if (!(posting.amount > 0)) throw new RangeError('a credit is a positive amount');
+  return posting;
 }
 
 /** Debits `amount` kobo (> 0) once per entry id, only if the balance covers it. */

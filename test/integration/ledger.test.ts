@@ -8,6 +8,7 @@ import {
   BalanceCeiling,
   CompanionConflict,
   credit,
+  creditPrepared,
   debit,
   getEntry,
   InsufficientFunds,
@@ -196,5 +197,23 @@ describe('the ledger', () => {
     );
     expect(await balanceOf(m)).toBe(config.limits.maxBalance + 1);
     expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('never posts a credit of zero or less, given at once or prepared in the turn', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const posting = (amount: number) => ({
+      entryId: id('payment'),
+      amount,
+      category: 'payment' as const,
+      reference: 'z',
+    });
+    expect(() => credit({ ...posting(0), merchantId: m })).toThrow(RangeError);
+    expect(() => credit({ ...posting(-500), merchantId: m })).toThrow(RangeError);
+    await expect(creditPrepared(m, async () => posting(0))).rejects.toBeInstanceOf(RangeError);
+    await expect(creditPrepared(m, async () => posting(-500))).rejects.toBeInstanceOf(RangeError);
+    expect((await creditPrepared(m, async () => posting(700))).applied).toBe(true);
+    expect(await balanceOf(m)).toBe(700);
+    expect(await entriesOf(m)).toHaveLength(1);
   });
 });
