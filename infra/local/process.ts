@@ -1,6 +1,7 @@
 import '#shared/aws/node-version.ts';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { FETCH_BLOCKED_PORTS } from '#infra/local/ports.ts';
 
 /** Credentials for the local stand-ins, which accept any. */
 export const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
@@ -18,7 +19,7 @@ function bindable(port: number): Promise<number | undefined> {
 }
 
 /** The lowest port the OS hands out for outgoing connections (Linux; elsewhere a safe guess). */
-function ephemeralLow(): number {
+export function ephemeralLow(): number {
   try {
     const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
     const value = Number(low);
@@ -39,8 +40,9 @@ export async function freePort(): Promise<number> {
   const high = ephemeralLow() - 1;
   for (let attempt = 0; attempt < 50; attempt++) {
     const candidate = 10_000 + Math.floor(Math.random() * (high - 10_000));
-    // Never the same port twice in one process (a port handed out may not be listened on yet).
-    if (handedOut.has(candidate)) continue;
+    // Never the same port twice in one process (a port handed out may not be listened on yet), and
+    // never one Node's fetch refuses to call (10080): npm start refuses those.
+    if (handedOut.has(candidate) || FETCH_BLOCKED_PORTS.has(candidate)) continue;
     const port = await bindable(candidate);
     if (port !== undefined) {
       handedOut.add(port);

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { portSetting } from '#infra/local/ports.ts';
+import { ephemeralLow, freePort } from '#infra/local/process.ts';
 
 /** The list itself is checked against Node's fetch in test/integration/fetch-blocked-ports.test.ts. */
 describe('the ports npm start takes', () => {
@@ -11,5 +12,18 @@ describe('the ports npm start takes', () => {
     expect(() => portSetting('SQS_PORT', 'x', 9324)).toThrow('SQS_PORT must be a port number');
     expect(portSetting('PORT', undefined, 3000)).toBe(3000);
     expect(portSetting('PORT', '6002', 3000)).toBe(6002);
+  });
+});
+
+describe('the free ports tests and tools pick', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("never picks one Node's fetch refuses (10080), which npm start would refuse", async () => {
+    const span = ephemeralLow() - 1 - 10_000;
+    // The first pick lands on 10080; the next one elsewhere.
+    vi.spyOn(Math, 'random')
+      .mockReturnValueOnce(80.5 / span)
+      .mockReturnValueOnce(1_234.5 / span);
+    expect(await freePort()).not.toBe(10_080);
   });
 });
