@@ -9,12 +9,12 @@ import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
 import { paymentEntryId, receivePayment } from '#shared/payments/credit.ts';
-import { unmatchedOf } from '#shared/payments/unmatched.ts';
+import { keepUnmatched, unmatchedOf } from '#shared/payments/unmatched.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { runCli } from '#test/support/cli.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
 import { aMerchant, anAccount, aPendingTransfer, fund } from '#test/support/merchants.ts';
-import { paymentEvent } from '#test/support/payments.ts';
+import { anUnusableDelivery, nipSessionId, paymentEvent } from '#test/support/payments.ts';
 
 /** Runs `npm run ops -- …` as an operator would (the test environment points it at the test stack). */
 const ops = (...args: string[]) => runCli('ops', args);
@@ -93,6 +93,24 @@ describe('npm run ops', { timeout: 120_000 }, () => {
         resolution_reason: 'ticket 7: wrong account',
       }),
     );
+  });
+
+  it('lists an unreadable delivery with its amount and account unknown, and never credits it as it stands', async () => {
+    const { merchant } = await aMerchant();
+    const sessionId = nipSessionId();
+    await keepUnmatched(
+      anUnusableDelivery(sessionId, 'duplicate key: data.amount'),
+      'duplicate key: data.amount',
+    );
+    const [record] = await unmatchedOf('sandbox', sessionId);
+    const id = `${record?.payment_key}#${record?.variant}`;
+    const listed = await ops('unmatched', 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`${id}  open      amount unknown  to unknown account  `);
+    const refused = await ops('unmatched', 'credit', id, '--merchant', merchant.merchant_id, '--reason', 'x');
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('who must deliver it again, or mark it returned');
+    expect(await balanceOf(merchant.merchant_id)).toBe(0);
   });
 
   it('marks an unmatched payment returned without moving money', async () => {

@@ -4,12 +4,7 @@ import { listEvents } from '#shared/events/events.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { debit, EntryClaimed, getEntry } from '#shared/ledger/ledger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
-import type {
-  DeliveryUnusable,
-  PaymentReceived,
-  PaymentRejected,
-  QueuedEvent,
-} from '#shared/partners/partner.ts';
+import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
 import {
   paymentEntryId,
   receivePayment,
@@ -21,7 +16,7 @@ import { keepUnmatched, statusOf, unmatchedId, unmatchedOf } from '#shared/payme
 import { getTransaction } from '#shared/transactions/store.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
-import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
+import { anUnusableDelivery, nipSessionId, paymentEvent } from '#test/support/payments.ts';
 
 const payment = (accountNumber: string, amount: number, sessionId = nipSessionId()) =>
   queuedFromSandbox(
@@ -180,19 +175,7 @@ describe('operators resolve unmatched payments', () => {
   it('never credits the payment an unreadable delivery it returned names, once delivered readable', async () => {
     const { merchant } = await aMerchant();
     const sessionId = nipSessionId();
-    const unusable: QueuedEvent & DeliveryUnusable = {
-      type: 'DeliveryUnusable',
-      partner: 'sandbox',
-      partner_event: 'payment.received',
-      partner_id: sessionId,
-      reason: 'amount unreadable',
-      body: '{}',
-      body_bytes: 2,
-      body_sha256: 'a'.repeat(64),
-      delivery_id: `d-${sessionId}`,
-      received_at: new Date().toISOString(),
-    };
-    await keepUnmatched(unusable, 'amount unreadable');
+    await keepUnmatched(anUnusableDelivery(sessionId, 'amount unreadable'), 'amount unreadable');
     await returnUnmatched(`sandbox:${sessionId}`, { reason: 'confirmed with the bank, sent back', by });
     expect(await receivePayment(payment(merchant.account_number, 1_000, sessionId))).toBe('duplicate');
     expect(await balanceOf(merchant.merchant_id)).toBe(0);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { deliverWebhook, nipSessionId, paymentEvent } from '#infra/local/sandbox-partner.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
+import type { DeliveryUnusable, QueuedEvent } from '#shared/partners/partner.ts';
 import { assertMatchesContract } from '#test/support/contract.ts';
 
 export { nipSessionId, paymentEvent };
@@ -61,4 +62,20 @@ export async function deliverRaw(
   const text = await response.text();
   assertMatchesContract('POST', '/webhooks/payments', response.status, JSON.parse(text));
   return { status: response.status, body: JSON.parse(text) as Record<string, unknown> };
+}
+
+/** A sandbox `payment.received` the service could not read (kept for operators under `sessionId`). */
+export function anUnusableDelivery(sessionId: string, reason: string): QueuedEvent & DeliveryUnusable {
+  return {
+    type: 'DeliveryUnusable',
+    partner: 'sandbox',
+    partner_event: 'payment.received',
+    partner_id: sessionId,
+    reason,
+    body: '{}',
+    body_bytes: 2,
+    body_sha256: randomBytes(32).toString('hex'),
+    delivery_id: `d-${sessionId}`,
+    received_at: new Date().toISOString(),
+  };
 }
