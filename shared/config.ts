@@ -1,3 +1,4 @@
+import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 import { number, oneOf, optional, readEnv, text, url, withDefault } from '#shared/env.ts';
 import { PARTNER_NAMES } from '#shared/partners/partner.ts';
 
@@ -14,7 +15,7 @@ const ENV = {
   DYNAMODB_ENDPOINT: optionalUrl,
   SQS_ENDPOINT: optionalUrl,
   /** Every table name is this prefix plus the logical name of `shared/definitions/tables.ts`. */
-  TABLE_PREFIX: withDefault(text({ pattern: /^[A-Za-z0-9_.-]*$/ }), 'naira-local-'),
+  TABLE_PREFIX: withDefault(text({ pattern: /^[A-Za-z0-9_.-]*$/ }), DEFAULT_TABLE_PREFIX),
   PAYMENTS_QUEUE_URL: optionalUrl,
   /** The banking partner of this deployment (API.md §9). */
   PARTNER: withDefault(oneOf(PARTNER_NAMES), 'sandbox'),

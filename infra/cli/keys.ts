@@ -4,6 +4,7 @@ import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/
 import { parseCommandLine, Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { apiGateway } from '#shared/aws/api-gateway.ts';
+import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 import { isIsoDateTime } from '#shared/schemas.ts';
 
 /** When the authorizer acts on a change: its key-record cache, plus API Gateway's verdict cache on AWS. */
@@ -211,7 +212,10 @@ export async function runKeys(argv: string[]): Promise<string> {
 async function useLocalUserPool(): Promise<void> {
   const { createDashboardUserPool } = await import('#infra/local/cognito.ts');
   const env = process.env;
-  const pool = await createDashboardUserPool(env.COGNITO_ENDPOINT ?? '', env.TABLE_PREFIX ?? 'naira-local-');
+  const pool = await createDashboardUserPool(
+    env.COGNITO_ENDPOINT ?? '',
+    env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
+  );
   Object.assign(env, pool);
 }
 

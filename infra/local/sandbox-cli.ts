@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { useLocalEnvironment } from '#infra/cli/command-line.ts';
 import { DEFAULT_PORTS } from '#infra/local/ports.ts';
 import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 import { EVENT_TYPES } from '#shared/events/types.ts';
@@ -10,14 +11,16 @@ import { EVENT_TYPES } from '#shared/events/types.ts';
 /**
  * `npm run sandbox -- <command>`, the local sandbox's helpers (API.md §8):
  * - `pay`: a customer pays into an account at the sandbox bank, which signs and sends
- *   `payment.received` to the running service;
+ *   `payment.received` to the running service; it returns once the service has credited it;
  * - `listen`: a local receiver, registered as a webhook endpoint, that verifies and prints every
  *   event delivered to it (like `stripe listen`), and deletes its endpoint when stopped.
  */
 const USAGE = `Usage:
   npm run sandbox -- pay --account <account_number> --amount <kobo> [--session-id <id>]
       A customer pays into an account at the sandbox bank, which sends payment.received to the
-      service (--session-id repeats an earlier payment, as a redelivery would).
+      service (--session-id repeats an earlier payment, as a redelivery would). Returns once the
+      service has credited it (or kept it for operators), read from DynamoDB Local at
+      $DYNAMODB_PORT (8000).
   npm run sandbox -- listen [--port <n>] [--key <pk_…> --secret <sk_…>] [--events <type,…>] [--base-url <url>]
       Registers a receiver on 127.0.0.1 (--port, default: a free one) as a webhook endpoint of the
       demo merchant (or of --key/--secret), verifies each delivery's signature and prints the
@@ -90,11 +93,16 @@ async function main(argv: string[]): Promise<void> {
 
 // pay
 
+/** How long `pay` waits for the service to take the payment off its queue (it does in well under a second). */
+const CREDIT_WAIT_MS = 15_000;
+
 async function payCommand(values: { account?: string; amount?: string; 'session-id'?: string }) {
   if (!/^\d{10}$/.test(values.account ?? '')) usageError('--account must be a 10-digit account number');
   if (!/^[1-9]\d{0,14}$/.test(values.amount ?? '')) {
     usageError('--amount must be a positive whole number of kobo');
   }
+  const repeated = values['session-id'];
+  const before = repeated === undefined ? undefined : await paymentOutcome(repeated);
   const sandbox = `http://127.0.0.1:${process.env.SANDBOX_PORT ?? DEFAULT_PORTS.SANDBOX_PORT}`;
   const response = await fetch(`${sandbox}/v1/_simulate/payment`, {
     method: 'POST',
@@ -102,7 +110,7 @@ async function payCommand(values: { account?: string; amount?: string; 'session-
     body: JSON.stringify({
       account_number: values.account,
       amount: Number(values.amount),
-      session_id: values['session-id'],
+      session_id: repeated,
     }),
   }).catch(() => usageError(`Could not reach the sandbox partner at ${sandbox}: is \`npm start\` running?`));
   const result = (await response.json()) as Record<string, unknown>;
@@ -117,14 +125,67 @@ async function payCommand(values: { account?: string; amount?: string; 'session-
       ].join('\n'),
     );
   }
+  const sessionId = String(result.session_id);
   console.log(
     [
-      `Paid ${values.amount} kobo into ${values.account}`,
-      `  session_id:  ${result.session_id}`,
+      before?.found
+        ? `Delivered payment ${sessionId} into ${values.account} again, as a partner's redelivery would`
+        : `Paid ${values.amount} kobo into ${values.account}`,
+      `  session_id:  ${sessionId}`,
       `  webhook:     ${result.webhook_status} ${result.webhook_response}`,
-      'The credit is applied as soon as the consumer takes the event off the queue.',
+      before?.found
+        ? `  ${before.found}: the redelivery credits nothing again (one with other details than the first is kept for operators: npm run ops -- unmatched list)`
+        : `  ${await creditOf(sessionId)}`,
     ].join('\n'),
   );
+}
+
+/**
+ * What the service made of the payment: credited (its ledger entry) or kept for operators, read
+ * from the service's tables in DynamoDB Local as soon as the consumer has taken it off the queue,
+ * so that what runs next (a `GET /balance`) sees it.
+ */
+async function creditOf(sessionId: string): Promise<string> {
+  const until = Date.now() + CREDIT_WAIT_MS;
+  for (;;) {
+    const outcome = await paymentOutcome(sessionId);
+    if (outcome.found) return outcome.found;
+    if (outcome.unreadable) return outcome.unreadable;
+    if (Date.now() >= until) {
+      return `not credited within ${CREDIT_WAIT_MS / 1000} s: it is credited when the consumer takes it off the queue (npm start's log says why not yet)`;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The payment's ledger entry or its kept record, if either exists (or why they could not be read). */
+async function paymentOutcome(sessionId: string): Promise<{ found?: string; unreadable?: string }> {
+  useLocalEnvironment(['dynamodb']);
+  const [{ getEntry }, { paymentEntryId }, { unmatchedOf }] = await Promise.all([
+    import('#shared/ledger/ledger.ts'),
+    import('#shared/payments/credit.ts'),
+    import('#shared/payments/unmatched.ts'),
+  ]);
+  const entryId = paymentEntryId({ partner: 'sandbox', payment_id: sessionId });
+  try {
+    const [entry, kept] = await Promise.all([getEntry(entryId), unmatchedOf('sandbox', sessionId)]);
+    if (entry) {
+      return {
+        found: `credited:    ${entry.amount} kobo to ${entry.merchant_id}, balance after ${entry.balance_after} (ledger entry ${entry.entry_id})`,
+      };
+    }
+    const record = kept[0];
+    if (record) {
+      return {
+        found: `not credited: kept for operators (${record.reason}): npm run ops -- unmatched list`,
+      };
+    }
+    return {};
+  } catch (error) {
+    return {
+      unreadable: `not checked: the service's tables in DynamoDB Local at ${process.env.DYNAMODB_ENDPOINT} could not be read (${(error as Error).message}): give npm run sandbox the DYNAMODB_PORT and TABLE_PREFIX npm start was given`,
+    };
+  }
 }
 
 // listen

@@ -6,6 +6,7 @@ import { DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
 import { startLocalServices } from '#infra/local/services.ts';
+import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 
 /**
  * `npm start`: the whole service on this machine. DynamoDB Local, local SQS, the sandbox partner,
@@ -112,13 +113,19 @@ async function main() {
   try {
     const port = portOf('PORT');
     const sandboxPort = portOf('SANDBOX_PORT');
-    // The sandbox CLI finds the gateway and the sandbox partner by these, and the demo merchant's
-    // keys by the data folder and the partner, as npm start did: each one it was given is repeated.
+    const dynamodbPort = portOf('DYNAMODB_PORT');
+    // The sandbox CLI finds the gateway, the sandbox partner and the tables in DynamoDB Local
+    // (where `pay` sees the credit) by these, and the demo merchant's keys by the data folder and the partner, as
+    // npm start did: each one it was given is repeated.
     const sandboxCli = `${[
       env.DATA_DIR && `DATA_DIR=${shellWord(env.DATA_DIR)}`,
       env.PARTNER && env.PARTNER !== 'sandbox' && `PARTNER=${shellWord(env.PARTNER)}`,
       port !== DEFAULT_PORTS.PORT && `PORT=${port}`,
       sandboxPort !== DEFAULT_PORTS.SANDBOX_PORT && `SANDBOX_PORT=${sandboxPort}`,
+      dynamodbPort !== DEFAULT_PORTS.DYNAMODB_PORT && `DYNAMODB_PORT=${dynamodbPort}`,
+      env.TABLE_PREFIX !== undefined &&
+        env.TABLE_PREFIX !== DEFAULT_TABLE_PREFIX &&
+        `TABLE_PREFIX=${shellWord(env.TABLE_PREFIX)}`,
     ]
       .filter(Boolean)
       .map((setting) => `${setting} `)
@@ -126,12 +133,12 @@ async function main() {
     const secrets = loadLocalSecrets(dataDir);
     const services = await startLocalServices({
       ports: {
-        dynamodb: portOf('DYNAMODB_PORT'),
+        dynamodb: dynamodbPort,
         sqs: portOf('SQS_PORT'),
         sandbox: sandboxPort,
         cognito: portOf('COGNITO_PORT'),
       },
-      tablePrefix: env.TABLE_PREFIX ?? 'naira-local-',
+      tablePrefix: env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
       dataDir,
       sandbox: {
         webhookUrl: `http://127.0.0.1:${port}/webhooks/payments`,
@@ -215,7 +222,7 @@ async function main() {
     console.error(`\nCould not start: ${message}`);
     if (inUse) {
       console.error(
-        'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT / COGNITO_PORT.',
+        'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT / COGNITO_PORT (a second npm start also needs a DATA_DIR of its own).',
       );
     }
     await shutdown(1);

@@ -20,6 +20,9 @@ export interface TableDefinition extends KeySchema {
   readonly money: boolean;
 }
 
+/** The prefix of every local table and queue name unless `TABLE_PREFIX` says otherwise. */
+export const DEFAULT_TABLE_PREFIX = 'naira-local-';
+
 export const TABLES = {
   /** A merchant and its wallet: the balance item the ledger updates. */
   merchants: {

@@ -222,7 +222,11 @@ async function main(): Promise<number> {
       ],
       {
         cwd: root,
-        env: { ...process.env, SANDBOX_PORT: new URL(printed(output, 'sandbox partner:')).port },
+        env: {
+          ...process.env,
+          SANDBOX_PORT: new URL(printed(output, 'sandbox partner:')).port,
+          DYNAMODB_PORT: String(service.ports.dynamodb),
+        },
       },
     );
     const delivered = await until('the payment event at the receiver', async () =>

@@ -37,7 +37,7 @@ describe('npm start with PARTNER=paystack', () => {
     // them: it reads the Paystack demo merchant's keys from that folder.
     expect(output).toMatch(
       new RegExp(
-        `DATA_DIR=\\S+ PARTNER=paystack PORT=${service.ports.gateway} SANDBOX_PORT=\\d+ npm run sandbox -- listen`,
+        `DATA_DIR=\\S+ PARTNER=paystack PORT=${service.ports.gateway} SANDBOX_PORT=\\d+ DYNAMODB_PORT=\\d+ (TABLE_PREFIX=\\S+ )?npm run sandbox -- listen`,
       ),
     );
     const wallet = /Demo merchant \S+ \(wallet (\d{10})\)/.exec(output)?.[1];

@@ -82,7 +82,7 @@ describe('npm start on a busy port', () => {
         const output = start.output();
         expect(output).toContain(`address already in use 127.0.0.1:${busy}`);
         expect(output).toContain(
-          'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT / COGNITO_PORT.',
+          'A port is in use: stop the other process, or set PORT / DYNAMODB_PORT / SQS_PORT / SANDBOX_PORT / COGNITO_PORT (a second npm start also needs a DATA_DIR of its own).',
         );
         // No stack trace, Node's or Java's.
         expect(output).not.toMatch(/^\s+at /m);

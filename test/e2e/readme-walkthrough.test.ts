@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/process.ts';
+import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 import { type RunningService, startNpmStart } from '#test/support/npm-start.ts';
 
 /**
@@ -92,9 +93,9 @@ function containsPair(value: unknown, field: string, expected: unknown): boolean
 }
 
 /**
- * The shell's helpers: `curl` records each answer's status and body (and still prints the body, so
- * `$(curl … | node …)` works as pasted); after `npm run sandbox -- pay`, `npm` waits as a reader
- * does, until the listen terminal has shown that payment's `payment.received`.
+ * The shell's helper: `curl` records each answer's status and body (and still prints the body, so
+ * `$(curl … | node …)` works as pasted). Nothing waits between commands: `npm run sandbox -- pay`
+ * itself returns once the payment is credited, so the blocks work pasted in one go.
  */
 const PRELUDE = String.raw`
 set -E -o pipefail
@@ -105,20 +106,6 @@ curl() {
   code=$(command curl "$@" -o "$body" -w '%{http_code}') || return
   printf '%s\t%s\n' "$code" "$body" >> "$WALK_LOG/curls"
   cat "$body"
-}
-npm() {
-  command npm "$@" || return
-  if [[ "$*" == *"sandbox -- pay"* ]]; then
-    local paid
-    paid=$(( $(cat "$WALK_LOG/pays" 2>/dev/null || echo 0) + 1 ))
-    echo "$paid" > "$WALK_LOG/pays"
-    for _ in $(seq 600); do
-      (( $(grep -c ' payment.received ' "$WALK_LOG/listen.out" || true) >= paid )) && return 0
-      sleep 0.1
-    done
-    echo "the listen terminal never showed payment.received number $paid" >&2
-    return 1
-  fi
 }
 `;
 
@@ -137,7 +124,12 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'naira-walkthrough-data-'));
   logDir = mkdtempSync(path.join(tmpdir(), 'naira-walkthrough-log-'));
   const sandboxPort = String(await freePort());
-  service = await startNpmStart({ DATA_DIR: dataDir, SANDBOX_PORT: sandboxPort });
+  // The reader's npm start has the default table prefix (not the test run's), as their terminals do.
+  service = await startNpmStart({
+    DATA_DIR: dataDir,
+    SANDBOX_PORT: sandboxPort,
+    TABLE_PREFIX: DEFAULT_TABLE_PREFIX,
+  });
   // What the reader's terminals have: their usual environment and the ports npm start was given.
   env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -145,6 +137,7 @@ beforeAll(async () => {
     LANG: 'C.UTF-8',
     PORT: String(service.ports.gateway),
     SANDBOX_PORT: sandboxPort,
+    DYNAMODB_PORT: String(service.ports.dynamodb),
     DATA_DIR: dataDir,
     WALK_LOG: logDir,
   };

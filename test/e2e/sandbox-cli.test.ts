@@ -15,11 +15,11 @@ const run = promisify(execFile);
  * (or against the sandbox at `port`).
  */
 async function sandbox(...args: string[]) {
-  return sandboxAt(new URL(config.partner.baseUrl).port, ...args);
+  return sandboxAt(new URL(config.partner.baseUrl).port, args);
 }
 
-async function sandboxAt(port: string, ...args: string[]) {
-  const env = { ...process.env, SANDBOX_PORT: port };
+async function sandboxAt(port: string, args: string[], extraEnv: Record<string, string> = {}) {
+  const env = { ...process.env, SANDBOX_PORT: port, ...extraEnv };
   try {
     const { stdout, stderr } = await run(
       process.execPath,
@@ -34,15 +34,17 @@ async function sandboxAt(port: string, ...args: string[]) {
 }
 
 describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
-  it('makes the sandbox sign and send payment.received, and the service credits it once', async () => {
+  it('makes the sandbox sign and send payment.received, and returns once the service has credited it, once', async () => {
     const { merchant } = await aMerchant();
     const paid = await sandbox('pay', '--account', merchant.account_number, '--amount', '125000');
     expect(paid.code).toBe(0);
     expect(paid.stdout).toContain('webhook:     200 {"status":"success","message":"Accepted"}');
     const sessionId = /session_id: +(\d+)/.exec(paid.stdout)?.[1] ?? '';
-    await expect
-      .poll(async () => (await getMerchant(merchant.merchant_id))?.balance, { timeout: 15_000 })
-      .toBe(125_000);
+    // Credited by the time the command returns: what is pasted next (GET /balance) sees it.
+    expect(paid.stdout).toContain(
+      `credited:    125000 kobo to ${merchant.merchant_id}, balance after 125000 (ledger entry payment:sandbox:${sessionId})`,
+    );
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(125_000);
 
     const replay = await sandbox(
       'pay',
@@ -54,8 +56,33 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
       sessionId,
     );
     expect(replay.code).toBe(0);
+    expect(replay.stdout).not.toContain('Paid');
+    expect(replay.stdout).toContain(`Delivered payment ${sessionId} into ${merchant.account_number} again`);
+    expect(replay.stdout).toContain('the redelivery credits nothing again');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(125_000);
+  });
+
+  it('says when a payment is kept for operators instead of credited', async () => {
+    const paid = await sandbox('pay', '--account', '0000014579', '--amount', '100');
+    expect(paid.code).toBe(0);
+    expect(paid.stdout).toMatch(/not credited: kept for operators \(.+\): npm run ops -- unmatched list/);
+  });
+
+  it('pays, and says it could not check the credit, when the tables are not where it looks', async () => {
+    const { merchant } = await aMerchant();
+    const paid = await sandboxAt(
+      new URL(config.partner.baseUrl).port,
+      ['pay', '--account', merchant.account_number, '--amount', '100'],
+      { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' },
+    );
+    expect(paid.code).toBe(0);
+    expect(paid.stdout).toContain(
+      "not checked: the service's tables in DynamoDB Local at http://127.0.0.1:9 could not be read",
+    );
+    await expect
+      .poll(async () => (await getMerchant(merchant.merchant_id))?.balance, { timeout: 15_000 })
+      .toBe(100);
   });
 
   it('exits 1 and says nothing is credited when the service refuses the webhook', async () => {
@@ -73,7 +100,7 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     await new Promise<void>((resolve) => refused.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = refused.address() as AddressInfo;
-      const paid = await sandboxAt(String(port), 'pay', '--account', '0000014579', '--amount', '100');
+      const paid = await sandboxAt(String(port), ['pay', '--account', '0000014579', '--amount', '100']);
       expect(paid.code).toBe(1);
       expect(paid.stdout).not.toContain('Paid');
       expect(paid.stderr).toContain('the service answered 401');
