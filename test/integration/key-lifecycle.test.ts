@@ -41,6 +41,8 @@ describe('key lifecycle', () => {
     // A later roll of the same old key cannot give it a longer life.
     const second = await rollKey(merchant.apiKey, new Date(Date.now() + 5 * 3_600_000));
     expect(second.old.expires_at).toBe(in2h.toISOString());
+    // The new keys have no expiry of their own, the old one's expiring notwithstanding (the README).
+    expect([rolled.record.expires_at, second.record.expires_at]).toEqual([undefined, undefined]);
   });
 
   it('rolls a key whose allowlist was stored before the stricter check, carrying it over as it is', async () => {
