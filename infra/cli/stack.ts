@@ -30,7 +30,7 @@ const BUNDLE_POSITION = /(?:file:\/\/)?(?:[^\s()]*\/)?index\.mjs:(\d+):(\d+)/g;
 
 /**
  * The stack with each bundle position replaced by its source position (`shared/ledger/ledger.ts:120:7`,
- * relative to the project).
+ * relative to the project); a position the map has no source for is kept, and marked.
  */
 export function mapStack(stack: string, sourceMap: SourceMap, bundleDir: string): string {
   return stack.replace(BUNDLE_POSITION, (position, line: string, column: string) => {
@@ -39,7 +39,10 @@ export function mapStack(stack: string, sourceMap: SourceMap, bundleDir: string)
       originalLine?: number;
       originalColumn?: number;
     };
-    if (!entry.originalSource || entry.originalLine === undefined) return position;
+    // Said, not left as if mapped: generated code (esbuild's banner), or another commit's bundle.
+    if (!entry.originalSource || entry.originalLine === undefined) {
+      return `${position} (no source: generated code, or not this commit's bundle)`;
+    }
     const source = originalPath(entry.originalSource, bundleDir);
     return `${path.relative(ROOT, source)}:${entry.originalLine + 1}:${(entry.originalColumn ?? 0) + 1}`;
   });

@@ -50,6 +50,13 @@ describe('npm run stack: a logged stack trace mapped back to the source', () => 
     expect(mapped).not.toMatch(/index\.mjs:\d+:\d+/);
   });
 
+  it('keeps a position the source map has no source for, and says so', async () => {
+    const mapped = await runStack(['refuse-method'], () => 'at x (file:///var/task/index.mjs:999999:1)');
+    expect(mapped).toBe(
+      "at x (file:///var/task/index.mjs:999999:1 (no source: generated code, or not this commit's bundle))",
+    );
+  });
+
   it('refuses an unknown function, and a stack with no bundle position', async () => {
     await expect(runStack(['no-such-function'], () => 'at x (index.mjs:1:2)')).rejects.toBeInstanceOf(
       UsageError,
