@@ -20,7 +20,7 @@ const USAGE = `Usage:
       A customer pays into an account at the sandbox bank, which sends payment.received to the
       service (--session-id repeats an earlier payment, as a redelivery would). Returns once the
       service has credited it (or kept it for operators), read from DynamoDB Local at
-      $DYNAMODB_PORT (8000).
+      $DYNAMODB_PORT (8000), in the tables named with $TABLE_PREFIX (naira-local-).
   npm run sandbox -- listen [--port <n>] [--key <pk_…> --secret <sk_…>] [--events <type,…>] [--base-url <url>]
       Registers a receiver on 127.0.0.1 (--port, default: a free one) as a webhook endpoint of the
       demo merchant (or of --key/--secret), verifies each delivery's signature and prints the
@@ -95,6 +95,11 @@ async function main(argv: string[]): Promise<void> {
 
 /** How long `pay` waits for the service to take the payment off its queue (it does in well under a second). */
 const CREDIT_WAIT_MS = 15_000;
+/**
+ * How long a redelivery of a payment kept for operators is watched for a credit: one with the same
+ * details leaves nothing new to see, so the wait ends there.
+ */
+const KEPT_REDELIVERY_WAIT_MS = 3_000;
 
 async function payCommand(values: { account?: string; amount?: string; 'session-id'?: string }) {
   if (!/^\d{10}$/.test(values.account ?? '')) usageError('--account must be a 10-digit account number');
@@ -102,6 +107,10 @@ async function payCommand(values: { account?: string; amount?: string; 'session-
     usageError('--amount must be a positive whole number of kobo');
   }
   const repeated = values['session-id'];
+  // The sandbox's own rule for a session id (a longer or empty one is kept under the body's hash).
+  if (repeated !== undefined && !/^\S{1,100}$/.test(repeated)) {
+    usageError('--session-id must be 1 to 100 characters, without spaces');
+  }
   const before = repeated === undefined ? undefined : await paymentOutcome(repeated);
   const sandbox = `http://127.0.0.1:${process.env.SANDBOX_PORT ?? DEFAULT_PORTS.SANDBOX_PORT}`;
   const response = await fetch(`${sandbox}/v1/_simulate/payment`, {
@@ -126,61 +135,86 @@ async function payCommand(values: { account?: string; amount?: string; 'session-
     );
   }
   const sessionId = String(result.session_id);
+  // Said before the wait: interrupted, the reader still knows the payment was made, and its id.
   console.log(
     [
-      before?.found
+      before?.entry || before?.kept || before?.returned
         ? `Delivered payment ${sessionId} into ${values.account} again, as a partner's redelivery would`
         : `Paid ${values.amount} kobo into ${values.account}`,
       `  session_id:  ${sessionId}`,
       `  webhook:     ${result.webhook_status} ${result.webhook_response}`,
-      before?.found
-        ? `  ${before.found}: the redelivery credits nothing again (one with other details than the first is kept for operators: npm run ops -- unmatched list)`
-        : `  ${await creditOf(sessionId)}`,
     ].join('\n'),
   );
+  console.log(`  ${await settledLine(sessionId, before)}`);
+}
+
+/** What a payment's ledger entry, kept records and claim say, read from the service's tables. */
+interface PaymentOutcome {
+  entry?: { amount: number; merchant_id: string; balance_after: number; entry_id: string };
+  kept?: { reason: string; count: number };
+  /** Returned to its payer by an operator: never credited. */
+  returned?: true;
+  /** Why the tables could not be read. */
+  unreadable?: string;
 }
 
 /**
- * What the service made of the payment: credited (its ledger entry) or kept for operators, read
- * from the service's tables in DynamoDB Local as soon as the consumer has taken it off the queue,
- * so that what runs next (a `GET /balance`) sees it.
+ * What the service made of the payment, once the consumer has taken it off the queue (read from
+ * its tables in DynamoDB Local), so that what runs next (a `GET /balance`) sees it. A redelivery
+ * of a credited or returned payment changes nothing: said at once.
  */
-async function creditOf(sessionId: string): Promise<string> {
-  const until = Date.now() + CREDIT_WAIT_MS;
+async function settledLine(sessionId: string, before: PaymentOutcome | undefined): Promise<string> {
+  const credited = (entry: NonNullable<PaymentOutcome['entry']>) =>
+    `credited:    ${entry.amount} kobo to ${entry.merchant_id}, balance after ${entry.balance_after} (ledger entry ${entry.entry_id})`;
+  if (before?.entry) {
+    return `${credited(before.entry)} by its first delivery: the redelivery credits nothing again (one with other details is kept for operators: npm run ops -- unmatched list)`;
+  }
+  if (before?.returned)
+    return 'not credited: returned to its payer by an operator; the redelivery credits nothing';
+  const waitMs = before?.kept ? KEPT_REDELIVERY_WAIT_MS : CREDIT_WAIT_MS;
+  const until = Date.now() + waitMs;
   for (;;) {
-    const outcome = await paymentOutcome(sessionId);
-    if (outcome.found) return outcome.found;
-    if (outcome.unreadable) return outcome.unreadable;
+    const now = await paymentOutcome(sessionId);
+    if (now.unreadable) return now.unreadable;
+    if (now.entry) return credited(now.entry);
+    if (now.returned) return 'not credited: returned to its payer by an operator';
+    // Kept now, or kept beside what was kept before (other details under the same id).
+    if (now.kept && now.kept.count > (before?.kept?.count ?? 0)) {
+      return `not credited: kept for operators (${now.kept.reason}): npm run ops -- unmatched list`;
+    }
     if (Date.now() >= until) {
-      return `not credited within ${CREDIT_WAIT_MS / 1000} s: it is credited when the consumer takes it off the queue (npm start's log says why not yet)`;
+      return before?.kept
+        ? `not credited: still kept for operators (${before.kept.reason}): npm run ops -- unmatched list`
+        : `not credited within ${waitMs / 1000} s: it is credited when the consumer takes it off the queue (npm start's log says why not yet)`;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-/** The payment's ledger entry or its kept record, if either exists (or why they could not be read). */
-async function paymentOutcome(sessionId: string): Promise<{ found?: string; unreadable?: string }> {
-  useLocalEnvironment(['dynamodb']);
-  const [{ getEntry }, { paymentEntryId }, { unmatchedOf }] = await Promise.all([
-    import('#shared/ledger/ledger.ts'),
-    import('#shared/payments/credit.ts'),
-    import('#shared/payments/unmatched.ts'),
-  ]);
-  const entryId = paymentEntryId({ partner: 'sandbox', payment_id: sessionId });
+/** The payment's ledger entry, kept records or return, as they stand (or why they could not be read). */
+async function paymentOutcome(sessionId: string): Promise<PaymentOutcome> {
   try {
-    const [entry, kept] = await Promise.all([getEntry(entryId), unmatchedOf('sandbox', sessionId)]);
-    if (entry) {
-      return {
-        found: `credited:    ${entry.amount} kobo to ${entry.merchant_id}, balance after ${entry.balance_after} (ledger entry ${entry.entry_id})`,
-      };
-    }
-    const record = kept[0];
-    if (record) {
-      return {
-        found: `not credited: kept for operators (${record.reason}): npm run ops -- unmatched list`,
-      };
-    }
-    return {};
+    useLocalEnvironment(['dynamodb']);
+    const [{ EntryClaimed, getEntry }, { paymentEntryId }, { unmatchedOf }] = await Promise.all([
+      import('#shared/ledger/ledger.ts'),
+      import('#shared/payments/credit.ts'),
+      import('#shared/payments/unmatched.ts'),
+    ]);
+    const entryId = paymentEntryId({ partner: 'sandbox', payment_id: sessionId });
+    const [entry, kept] = await Promise.all([
+      getEntry(entryId).catch((error: unknown) => {
+        // An operator returned the payment: its entry id is claimed, never to be posted.
+        if (error instanceof EntryClaimed) return 'returned' as const;
+        throw error;
+      }),
+      unmatchedOf('sandbox', sessionId),
+    ]);
+    if (entry === 'returned') return { returned: true };
+    const first = kept[0];
+    return {
+      ...(entry ? { entry } : {}),
+      ...(first ? { kept: { reason: first.reason, count: kept.length } } : {}),
+    };
   } catch (error) {
     return {
       unreadable: `not checked: the service's tables in DynamoDB Local at ${process.env.DYNAMODB_ENDPOINT} could not be read (${(error as Error).message}): give npm run sandbox the DYNAMODB_PORT and TABLE_PREFIX npm start was given`,

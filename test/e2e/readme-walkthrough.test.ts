@@ -298,6 +298,15 @@ describe('the README walkthrough, run as written against a real npm start', () =
     }, 60_000);
   }
 
+  it('had every payment of the walkthrough credited by the time its pay command returned', () => {
+    const pays = BLOCKS.reduce(
+      (count, block) => count + (block.code.match(/sandbox -- pay/g)?.length ?? 0),
+      0,
+    );
+    expect(pays).toBeGreaterThanOrEqual(3);
+    expect(shellOutput.match(/^ {2}credited: {4}\d+ kobo to mer_/gm) ?? []).toHaveLength(pays);
+  });
+
   it('showed in the listen terminal every event the walkthrough says it prints', async () => {
     const promised = new Set(
       [...README.matchAll(/The listen terminal prints ([^\n]*)/g)].flatMap((match) =>

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { config } from '#shared/config.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
+import { returnUnmatched } from '#shared/payments/operator.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
@@ -63,10 +64,52 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(125_000);
   });
 
-  it('says when a payment is kept for operators instead of credited', async () => {
-    const paid = await sandbox('pay', '--account', '0000014579', '--amount', '100');
-    expect(paid.code).toBe(0);
-    expect(paid.stdout).toMatch(/not credited: kept for operators \(.+\): npm run ops -- unmatched list/);
+  it('says when a payment is kept for operators, and what its redeliveries come to: credited, still kept, or returned', async () => {
+    const kept = await sandbox('pay', '--account', '0000014579', '--amount', '100');
+    expect(kept.code).toBe(0);
+    expect(kept.stdout).toMatch(/not credited: kept for operators \(.+\): npm run ops -- unmatched list/);
+    const sessionId = /session_id: +(\d+)/.exec(kept.stdout)?.[1] ?? '';
+    // The same payment again: nothing new to see, said within a few seconds.
+    const again = await sandbox(
+      'pay',
+      '--account',
+      '0000014579',
+      '--amount',
+      '100',
+      '--session-id',
+      sessionId,
+    );
+    expect(again.stdout).toContain(`Delivered payment ${sessionId} into 0000014579 again`);
+    expect(again.stdout).toMatch(/not credited: still kept for operators \(.+\)/);
+    // Redelivered into a merchant's wallet, it is credited, and pay waits for it.
+    const { merchant } = await aMerchant();
+    const credited = await sandbox(
+      'pay',
+      '--account',
+      merchant.account_number,
+      '--amount',
+      '100',
+      '--session-id',
+      sessionId,
+    );
+    expect(credited.stdout).toContain(`credited:    100 kobo to ${merchant.merchant_id}, balance after 100`);
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(100);
+
+    // One an operator returned to its payer: its redelivery credits nothing, and pay says why.
+    const other = await sandbox('pay', '--account', '0000014579', '--amount', '200');
+    const otherId = /session_id: +(\d+)/.exec(other.stdout)?.[1] ?? '';
+    await returnUnmatched(`sandbox:${otherId}`, { reason: 'sent back', by: 'test' });
+    const afterReturn = await sandbox(
+      'pay',
+      '--account',
+      merchant.account_number,
+      '--amount',
+      '200',
+      '--session-id',
+      otherId,
+    );
+    expect(afterReturn.stdout).toContain('not credited: returned to its payer by an operator');
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(100);
   });
 
   it('pays, and says it could not check the credit, when the tables are not where it looks', async () => {
@@ -114,5 +157,13 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     expect((await sandbox('pay', '--account', '123', '--amount', '100')).code).toBe(2);
     expect((await sandbox('pay', '--account', '0000014579', '--amount', '1.5')).code).toBe(2);
     expect((await sandbox('refund')).code).toBe(2);
+    // A session id the sandbox would not deliver under (it would be kept under the body's hash).
+    expect(
+      (await sandbox('pay', '--account', '0000014579', '--amount', '100', '--session-id', '')).code,
+    ).toBe(2);
+    expect(
+      (await sandbox('pay', '--account', '0000014579', '--amount', '100', '--session-id', 'x'.repeat(101)))
+        .code,
+    ).toBe(2);
   });
 });
