@@ -34,7 +34,15 @@ function newBeneficiaryId(now: number): string {
   return `ben_${now.toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}`;
 }
 
-const strip = ({ merchant_id: _m, sk: _s, ...beneficiary }: BeneficiaryItem): Beneficiary => beneficiary;
+/** The API's beneficiary, its fields in one order however DynamoDB returned the item's. */
+const strip = (item: BeneficiaryItem): Beneficiary => ({
+  id: item.id,
+  account_name: item.account_name,
+  account_number: item.account_number,
+  bank: { code: item.bank.code, name: item.bank.name },
+  nickname: item.nickname,
+  created_at: item.created_at,
+});
 
 /**
  * Saves a validated bank account as a beneficiary. One beneficiary per bank account and merchant:

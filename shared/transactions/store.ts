@@ -89,7 +89,12 @@ export function toApiTransaction(record: TransactionRecord) {
     currency: record.currency,
     status: record.status,
     narration: record.narration,
-    counterparty: record.counterparty,
+    // In one order, however DynamoDB returned the item's map: a 201 and a later GET read alike.
+    counterparty: {
+      account_name: record.counterparty.account_name,
+      account_number: record.counterparty.account_number,
+      bank_code: record.counterparty.bank_code,
+    },
     balance_after: record.balance_after,
     reason: record.failure_reason ?? null,
     virtual_account_reference: record.virtual_account_reference ?? null,

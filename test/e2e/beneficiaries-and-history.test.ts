@@ -40,6 +40,11 @@ describe('POST /beneficiaries', () => {
     const again = await save(m, { account_number: account, bank_code: '058' });
     expect(again.status).toBe(200);
     expect(data(again)).toEqual(data(created));
+    // The same fields in the same order, saved or read back (as a client diffing answers sees them).
+    const listed = await call(gateway, 'GET', '/api/v1/developer/beneficiaries', { headers: m.headers });
+    const [first] = data<Array<Record<string, unknown>>>(listed);
+    for (const answer of [data(again), first])
+      expect(JSON.stringify(answer)).toBe(JSON.stringify(data(created)));
   });
 
   it('saves once under 10 concurrent saves of the same account', async () => {
