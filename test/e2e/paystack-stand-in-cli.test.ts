@@ -21,7 +21,14 @@ beforeAll(async () => {
   const port = await freePort();
   child = spawn(process.execPath, ['--import', 'tsx', 'test/support/paystack-stand-in-cli.ts'], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, PAYSTACK_STAND_IN_PORT: String(port), PORT: new URL(receiver.url).port },
+    env: {
+      ...process.env,
+      PAYSTACK_STAND_IN_PORT: String(port),
+      PORT: new URL(receiver.url).port,
+      // Given to run beside another npm start: the command it prints repeats them.
+      DYNAMODB_PORT: '8801',
+      COGNITO_PORT: '9230',
+    },
   });
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString('utf8');
@@ -55,7 +62,7 @@ const type = async (line: string, expected: string) => {
 describe('npm run paystack:stand-in', { timeout: 60_000 }, () => {
   it('prints how to start the service against it, and sends a typed payment signed to the gateway', async () => {
     expect(output).toContain(
-      `DATA_DIR=.data-paystack PORT=${new URL(receiver.url).port} PARTNER=paystack PAYSTACK_BASE_URL=${url}`,
+      `DATA_DIR=.data-paystack PORT=${new URL(receiver.url).port} DYNAMODB_PORT=8801 COGNITO_PORT=9230 PARTNER=paystack PAYSTACK_BASE_URL=${url}`,
     );
     expect(secretKey).toMatch(/^sk_test_/);
     // A wallet, as the service opens one: a customer, then a dedicated account.

@@ -32,12 +32,18 @@ async function main() {
     webhookUrl: `http://127.0.0.1:${gatewayPort}/webhooks/paystack`,
     settleAfterMs: 2_000,
   });
-  const portPrefix = gatewayPort === DEFAULT_PORTS.PORT ? '' : `PORT=${gatewayPort} `;
+  // Every port it was given is repeated, so the service it prints runs beside another npm start.
+  const ports = (['PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'SANDBOX_PORT', 'COGNITO_PORT'] as const)
+    .map((name) => [name, portSetting(name, process.env[name], DEFAULT_PORTS[name])] as const)
+    .filter(([name, value]) => value !== DEFAULT_PORTS[name])
+    .map(([name, value]) => `${name}=${value} `)
+    .join('');
+  const dataDir = process.env.DATA_DIR || '.data-paystack';
   console.log(
     [
       `Paystack stand-in at ${standIn.url} (its events go to http://127.0.0.1:${gatewayPort}/webhooks/paystack)`,
       'In another terminal:',
-      `  DATA_DIR=.data-paystack ${portPrefix}PARTNER=paystack PAYSTACK_BASE_URL=${standIn.url} PAYSTACK_SECRET_KEY=${standIn.secretKey} npm start`,
+      `  DATA_DIR=${dataDir} ${ports}PARTNER=paystack PAYSTACK_BASE_URL=${standIn.url} PAYSTACK_SECRET_KEY=${standIn.secretKey} npm start`,
       '  (a data folder of its own: the stand-in keeps nothing; after restarting it, add -- --fresh)',
       HELP,
     ].join('\n'),
