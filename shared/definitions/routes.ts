@@ -441,7 +441,7 @@ export const ROUTES = [
     paths: ['/sessions'],
     auth: 'none',
     summary: 'Sign in to the dashboard',
-    access: { signsIn: true },
+    access: { signsIn: true, limitsClientIp: true },
     dashboard: true,
   },
   {
@@ -450,7 +450,7 @@ export const ROUTES = [
     paths: ['/sessions/challenge'],
     auth: 'none',
     summary: 'Answer a dashboard sign-in challenge',
-    access: { signsIn: true },
+    access: { signsIn: true, limitsClientIp: true },
     dashboard: true,
   },
   {

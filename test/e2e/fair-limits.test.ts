@@ -207,3 +207,53 @@ describe('requests without a key and failed attempts', () => {
     expect(slashed.body?.data).toEqual(valid.body?.data);
   });
 });
+
+describe('dashboard sign-in', () => {
+  const SIGN_IN = '/api/v1/dashboard/sessions';
+  const wrongPassword = { email: 'nobody@example.ng', password: 'Wrong-pass-1!' };
+
+  it("shares the client IP's count with failed API key attempts: spent by one, refused to the other", async () => {
+    for (let i = 0; i < 100; i++) {
+      const failed = await callFrom(gateway, '127.0.0.21', 'GET', '/balance', {
+        'X-API-Key': inventedKey(),
+        'X-API-Secret': 'nope',
+      });
+      expect(failed.status).toBe(401);
+    }
+    const signIn = await callFrom(gateway, '127.0.0.21', 'POST', SIGN_IN, {}, wrongPassword);
+    expect(signIn.status).toBe(429);
+    expect(signIn.body).toStrictEqual(RATE_LIMITED);
+    expect(Number(signIn.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const challenge = await callFrom(
+      gateway,
+      '127.0.0.21',
+      'POST',
+      `${SIGN_IN}/challenge`,
+      {},
+      {
+        email: 'nobody@example.ng',
+        challenge: 'SOFTWARE_TOKEN_MFA',
+        session: 'made-up',
+        code: '123456',
+      },
+    );
+    expect(challenge.status).toBe(429);
+  });
+
+  it("counts every sign-in of an address, so that guessing passwords spends the failed attempts' limit", async () => {
+    const victim = await aMerchant();
+    for (let i = 0; i < 100; i++) {
+      const guessed = await callFrom(gateway, '127.0.0.22', 'POST', SIGN_IN, {}, wrongPassword);
+      expect(guessed.status).toBe(401);
+      expect(guessed.headers['x-ratelimit-remaining']).toBe(String(99 - i));
+    }
+    expect((await callFrom(gateway, '127.0.0.22', 'POST', SIGN_IN, {}, wrongPassword)).status).toBe(429);
+    const invented = await callFrom(gateway, '127.0.0.22', 'GET', '/balance', {
+      'X-API-Key': inventedKey(),
+      'X-API-Secret': 'nope',
+    });
+    expect(invented.body).toStrictEqual(RATE_LIMITED);
+    // Valid credentials are limited per key only, whatever the address has spent.
+    expect((await callFrom(gateway, '127.0.0.22', 'GET', '/balance', victim.headers)).status).toBe(200);
+  });
+});

@@ -58,6 +58,8 @@ export function callFrom(
   pathAndQuery: string,
   /** An array is raw `[name, value, name, value, …]`: names that differ only in case stay apart. */
   headers: Record<string, string | string[]> | string[] = {},
+  /** Sent as JSON (with its content type, unless `headers` is raw). */
+  body?: unknown,
 ): Promise<{
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -66,7 +68,11 @@ export function callFrom(
   return new Promise((resolve, reject) => {
     const target = new URL(`${gateway.url}${pathAndQuery}`);
     // Raw headers are sent as given: the Host header too.
-    const sent = Array.isArray(headers) ? ['Host', target.host, ...headers] : headers;
+    const sent = Array.isArray(headers)
+      ? ['Host', target.host, ...headers]
+      : body === undefined
+        ? headers
+        : { 'Content-Type': 'application/json', ...headers };
     const request = httpRequest(target, { method, headers: sent, localAddress }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -83,6 +89,6 @@ export function callFrom(
       response.on('error', reject);
     });
     request.on('error', reject);
-    request.end();
+    request.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
