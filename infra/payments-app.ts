@@ -15,7 +15,8 @@ function partnerOf(value: unknown): PartnerName {
 /**
  * Adds the service to a CDK app: the stage from context (`-c stage=prod`, default `dev`), the
  * partner from `-c partner=paystack` (default `sandbox`, whose API is `-c partnerBaseUrl=https://…`
- * and `-c partnerBankCode=101`; Paystack's webhook addresses `-c paystackWebhookIps=a,b`), the
+ * and `-c partnerBankCode=101`; Paystack's webhook addresses `-c paystackWebhookIps=a,b`, or `none`;
+ * prod must name its partner, and with Paystack its webhook addresses, on every deploy), the
  * concurrency reserved for the payment events consumer and capping the partner webhook
  * (`-c paymentConsumerConcurrency=5 -c webhookConcurrency=20`, 0: none; an account whose concurrency
  * quota would leave fewer than 100 unreserved executions refuses any), and cdk-nag's AWS Solutions
@@ -29,21 +30,41 @@ function executionsOf(app: App, name: string, fallback: number): number {
   return value;
 }
 
+/**
+ * A context value every prod deploy must give itself: its default would quietly change where money
+ * goes (the sandbox partner instead of Paystack, no webhook allowlist) when one deploy forgets it.
+ */
+function givenForProd(app: App, stage: string, name: string, what: string): unknown {
+  const value = app.node.tryGetContext(name);
+  if (value === undefined && stage === 'prod') {
+    throw new Error(
+      `-c ${name}=… is required for stage prod (${what}): give every deploy of a stage the same -c values`,
+    );
+  }
+  return value;
+}
+
 export function buildPaymentsApp(app: App): PaymentsStack {
   const stage = String(app.node.tryGetContext('stage') ?? 'dev');
   if (!/^[a-z][a-z0-9-]{1,19}$/.test(stage))
     throw new Error(`stage must be lower-case letters, digits and dashes: ${stage}`);
+  const partner = partnerOf(givenForProd(app, stage, 'partner', 'paystack or sandbox'));
+  const webhookIps =
+    partner === 'paystack'
+      ? givenForProd(app, stage, 'paystackWebhookIps', "Paystack's webhook addresses, or none")
+      : app.node.tryGetContext('paystackWebhookIps');
   const consumerConcurrency = executionsOf(app, 'paymentConsumerConcurrency', 5);
   // It is also the SQS pollers' maximum, which Lambda takes from 2 up.
   if (consumerConcurrency === 1) throw new Error('paymentConsumerConcurrency must be 0 or at least 2');
   const stack = new PaymentsStack(app, `NairaPay-${stage}`, {
     stage,
     projectRoot: path.resolve(import.meta.dirname, '..'),
-    partner: partnerOf(app.node.tryGetContext('partner')),
+    partner,
     partnerBaseUrl: String(app.node.tryGetContext('partnerBaseUrl') ?? 'https://partner.invalid'),
     partnerBankCode: String(app.node.tryGetContext('partnerBankCode') ?? '101'),
     paystackBaseUrl: String(app.node.tryGetContext('paystackBaseUrl') ?? 'https://api.paystack.co'),
-    paystackWebhookIps: String(app.node.tryGetContext('paystackWebhookIps') ?? ''),
+    // `none`: no allowlist, said on purpose.
+    paystackWebhookIps: webhookIps === undefined || webhookIps === 'none' ? '' : String(webhookIps),
     requeryIntervalMinutes: Number(app.node.tryGetContext('requeryIntervalMinutes') ?? 1),
     paymentConsumerConcurrency: consumerConcurrency,
     webhookConcurrency: executionsOf(app, 'webhookConcurrency', 20),

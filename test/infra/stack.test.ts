@@ -64,7 +64,7 @@ let dev: ReturnType<typeof synth>;
 let prod: ReturnType<typeof synth>;
 beforeAll(() => {
   dev = synth('dev');
-  prod = synth('prod');
+  prod = synth('prod', { partner: 'sandbox' });
 });
 afterAll(() => {
   for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
@@ -670,6 +670,14 @@ describe('the AWS stack', () => {
     expect(() => synth('dev', { webhookConcurrency: -3 })).toThrow(/whole number/);
   });
 
+  it('refuses a prod deploy that leaves out its partner, or with Paystack its webhook addresses', () => {
+    // A default there would move prod to the sandbox partner, or drop the allowlist, unnoticed.
+    expect(() => synth('prod')).toThrow(/-c partner=… is required for stage prod/);
+    expect(() => synth('prod', { partner: 'paystack' })).toThrow(
+      /-c paystackWebhookIps=… is required for stage prod/,
+    );
+  });
+
   it('fans new events out from the events stream (INSERT only) and keeps the master webhook key in prod', () => {
     dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       StartingPosition: 'TRIM_HORIZON',
@@ -725,7 +733,7 @@ describe('the AWS stack', () => {
   });
 
   it('with -c partner=paystack: a Paystack key secret, read only by the functions that call Paystack', () => {
-    const paystack = synth('dev', { partner: 'paystack' });
+    const paystack = synth('dev', { partner: 'paystack', paystackWebhookIps: 'none' });
     paystack.template.hasResourceProperties('AWS::SecretsManager::Secret', {
       Name: 'naira/dev/paystack-secret-key',
     });
@@ -742,8 +750,12 @@ describe('the AWS stack', () => {
         'requery-transfers',
       ].sort(),
     );
-    for (const fn of functions)
-      expect((fn.Environment as { Variables: Record<string, unknown> }).Variables.PARTNER).toBe('paystack');
+    for (const fn of functions) {
+      const variables = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables.PARTNER).toBe('paystack');
+      // `none`: no allowlist.
+      if ('PAYSTACK_WEBHOOK_IPS' in variables) expect(variables.PAYSTACK_WEBHOOK_IPS).toBe('');
+    }
     expect(JSON.stringify(dev.resources)).not.toContain('paystack-secret-key');
   });
 
