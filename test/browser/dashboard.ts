@@ -367,6 +367,26 @@ async function main(): Promise<number> {
     check('no request failed', seen.failed.length === 0, seen.failed.join(', '));
     check('the browser logged no error', seen.consoleErrors.length === 0, seen.consoleErrors.join(' | '));
     check('no request left this machine', seen.outside().length === 0, seen.outside().join(', '));
+
+    // Last, as it spends this address's limit: sign-in shares the count of failed key attempts,
+    // and its page says when to try again.
+    for (let i = 0; i < 110; i++) {
+      const refused = await api('GET', '/balance', { 'X-API-Key': 'pk_invented', 'X-API-Secret': 'x' });
+      if (refused.status === 429) break;
+    }
+    const later = await (await browser.newContext()).newPage();
+    await later.goto(dashboardUrl);
+    await later.getByLabel('Email').fill(email);
+    await later.getByLabel('Password').fill(password);
+    await later.getByRole('button', { name: 'Sign in' }).click();
+    const alert = later.getByRole('alert');
+    await alert.waitFor();
+    const said = await alert.innerText();
+    check(
+      "with the address's limit spent, sign-in says when to try again",
+      /Rate limit exceeded: try again in \d+ s/.test(said),
+      said,
+    );
     console.log(`screenshots: ${path.relative(root, shots)}/`);
   } finally {
     await browser.close();

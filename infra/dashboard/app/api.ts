@@ -89,9 +89,12 @@ export async function request<T>(method: string, path: string, body?: unknown): 
       saveSession(undefined);
       onSignedOut();
     }
+    const message = envelope.message ?? `HTTP ${response.status}`;
+    // A limit's refusal says when to try again (its Retry-After, in seconds).
+    const retryAfter = Number(response.headers.get('Retry-After'));
     throw new ApiFailure(
       response.status,
-      envelope.message ?? `HTTP ${response.status}`,
+      response.status === 429 && retryAfter > 0 ? `${message}: try again in ${retryAfter} s` : message,
       envelope.code,
       envelope.errors,
     );
