@@ -191,15 +191,25 @@ async function settledLine(sessionId: string, before: PaymentOutcome | undefined
   }
 }
 
+let tables: ReturnType<typeof loadServiceTables> | undefined;
+/** The service's own readers of its tables, pointed at `npm start`'s DynamoDB Local: loaded once. */
+const serviceTables = () => {
+  tables ??= loadServiceTables();
+  return tables;
+};
+function loadServiceTables() {
+  useLocalEnvironment(['dynamodb']);
+  return Promise.all([
+    import('#shared/ledger/ledger.ts'),
+    import('#shared/payments/credit.ts'),
+    import('#shared/payments/unmatched.ts'),
+  ]);
+}
+
 /** The payment's ledger entry, kept records or return, as they stand (or why they could not be read). */
 async function paymentOutcome(sessionId: string): Promise<PaymentOutcome> {
   try {
-    useLocalEnvironment(['dynamodb']);
-    const [{ EntryClaimed, getEntry }, { paymentEntryId }, { unmatchedOf }] = await Promise.all([
-      import('#shared/ledger/ledger.ts'),
-      import('#shared/payments/credit.ts'),
-      import('#shared/payments/unmatched.ts'),
-    ]);
+    const [{ EntryClaimed, getEntry }, { paymentEntryId }, { unmatchedOf }] = await serviceTables();
     const entryId = paymentEntryId({ partner: 'sandbox', payment_id: sessionId });
     const [entry, kept] = await Promise.all([
       getEntry(entryId).catch((error: unknown) => {
