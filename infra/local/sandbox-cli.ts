@@ -20,7 +20,9 @@ const USAGE = `Usage:
       A customer pays into an account at the sandbox bank, which sends payment.received to the
       service (--session-id repeats an earlier payment, as a redelivery would). Returns once the
       service has credited it (or kept it for operators), read from DynamoDB Local at
-      $DYNAMODB_PORT (8000), in the tables named with $TABLE_PREFIX (naira-local-).
+      $DYNAMODB_PORT (8000), in the tables named with $TABLE_PREFIX (naira-local-). Exits 0
+      when it says what became of the payment, 3 when the sandbox paid but the credit was not
+      seen within 15 s or could not be checked, 1 when the service refused the payment.
   npm run sandbox -- listen [--port <n>] [--key <pk_…> --secret <sk_…>] [--events <type,…>] [--base-url <url>]
       Registers a receiver on 127.0.0.1 (--port, default: a free one) as a webhook endpoint of the
       demo merchant (or of --key/--secret), verifies each delivery's signature and prints the
@@ -145,7 +147,20 @@ async function payCommand(values: { account?: string; amount?: string; 'session-
       `  webhook:     ${result.webhook_status} ${result.webhook_response}`,
     ].join('\n'),
   );
-  console.log(`  ${await settledLine(sessionId, before)}`);
+  const settled = await settledLine(sessionId, before);
+  console.log(`  ${settled.line}`);
+  // Paid, but what became of it is not known: a script must not read that as credited.
+  if (!settled.known) process.exitCode = UNCONFIRMED_EXIT_CODE;
+}
+
+/** `pay`'s exit code when the sandbox paid but the credit was not seen (in time, or at all). */
+const UNCONFIRMED_EXIT_CODE = 3;
+
+/** What `pay` prints last, and whether it says what became of the payment. */
+interface Settled {
+  line: string;
+  /** Credited, kept for operators or returned; false when not seen in time or not checked. */
+  known: boolean;
 }
 
 /** What a payment's ledger entry, kept records and claim say, read from the service's tables. */
@@ -163,29 +178,38 @@ interface PaymentOutcome {
  * its tables in DynamoDB Local), so that what runs next (a `GET /balance`) sees it. A redelivery
  * of a credited or returned payment changes nothing: said at once.
  */
-async function settledLine(sessionId: string, before: PaymentOutcome | undefined): Promise<string> {
+async function settledLine(sessionId: string, before: PaymentOutcome | undefined): Promise<Settled> {
+  const known = (line: string): Settled => ({ line, known: true });
   const credited = (entry: NonNullable<PaymentOutcome['entry']>) =>
     `credited:    ${entry.amount} kobo to ${entry.merchant_id}, balance after ${entry.balance_after} (ledger entry ${entry.entry_id})`;
   if (before?.entry) {
-    return `${credited(before.entry)} by its first delivery: the redelivery credits nothing again (one with other details is kept for operators: npm run ops -- unmatched list)`;
+    return known(
+      `${credited(before.entry)} by its first delivery: the redelivery credits nothing again (one with other details is kept for operators: npm run ops -- unmatched list)`,
+    );
   }
   if (before?.returned)
-    return 'not credited: returned to its payer by an operator; the redelivery credits nothing';
+    return known('not credited: returned to its payer by an operator; the redelivery credits nothing');
   const waitMs = before?.kept ? KEPT_REDELIVERY_WAIT_MS : CREDIT_WAIT_MS;
   const until = Date.now() + waitMs;
   for (;;) {
     const now = await paymentOutcome(sessionId);
-    if (now.unreadable) return now.unreadable;
-    if (now.entry) return credited(now.entry);
-    if (now.returned) return 'not credited: returned to its payer by an operator';
+    if (now.unreadable) return { line: now.unreadable, known: false };
+    if (now.entry) return known(credited(now.entry));
+    if (now.returned) return known('not credited: returned to its payer by an operator');
     // Kept now, or kept beside what was kept before (other details under the same id).
     if (now.kept && now.kept.count > (before?.kept?.count ?? 0)) {
-      return `not credited: kept for operators (${now.kept.reason}): npm run ops -- unmatched list`;
+      return known(`not credited: kept for operators (${now.kept.reason}): npm run ops -- unmatched list`);
     }
     if (Date.now() >= until) {
+      // A redelivery of a kept payment that is still kept is an answer; silence from a first one is not.
       return before?.kept
-        ? `not credited: still kept for operators (${before.kept.reason}): npm run ops -- unmatched list`
-        : `not credited within ${waitMs / 1000} s: it is credited when the consumer takes it off the queue (npm start's log says why not yet)`;
+        ? known(
+            `not credited: still kept for operators (${before.kept.reason}): npm run ops -- unmatched list`,
+          )
+        : {
+            line: `not credited within ${waitMs / 1000} s: it is credited when the consumer takes it off the queue (npm start's log says why not yet)`,
+            known: false,
+          };
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

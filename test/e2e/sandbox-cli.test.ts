@@ -81,6 +81,7 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     );
     expect(again.stdout).toContain(`Delivered payment ${sessionId} into 0000014579 again`);
     expect(again.stdout).toMatch(/not credited: still kept for operators \(.+\)/);
+    expect(again.code).toBe(0);
     // Redelivered into a merchant's wallet, it is credited, and pay waits for it.
     const { merchant } = await aMerchant();
     const credited = await sandbox(
@@ -93,6 +94,7 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
       sessionId,
     );
     expect(credited.stdout).toContain(`credited:    100 kobo to ${merchant.merchant_id}, balance after 100`);
+    expect(credited.code).toBe(0);
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(100);
 
     // One an operator returned to its payer: its redelivery credits nothing, and pay says why.
@@ -109,6 +111,7 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
       otherId,
     );
     expect(afterReturn.stdout).toContain('not credited: returned to its payer by an operator');
+    expect(afterReturn.code).toBe(0);
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(100);
   });
 
@@ -119,7 +122,8 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
       ['pay', '--account', merchant.account_number, '--amount', '100'],
       { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' },
     );
-    expect(paid.code).toBe(0);
+    // Paid, but unconfirmed: a script must not take it for a credit.
+    expect(paid.code).toBe(3);
     expect(paid.stdout).toContain(
       "not checked: the service's tables in DynamoDB Local at http://127.0.0.1:9 could not be read",
     );
