@@ -74,7 +74,7 @@ export async function runKeys(argv: string[]): Promise<string> {
   const keys = await import('#shared/api-keys/store.ts');
   const { toApiKey } = await import('#shared/api-keys/registry.ts');
   const lifecycle = await import('#shared/api-keys/lifecycle.ts');
-  const { onboardMerchant } = await import('#shared/merchants/onboard.ts');
+  const { KeylessMerchant, onboardMerchant } = await import('#shared/merchants/onboard.ts');
   const { getMerchant } = await import('#shared/merchants/store.ts');
   const print = (json: object, text: string) => (values.json ? JSON.stringify(json) : text);
 
@@ -96,10 +96,20 @@ export async function runKeys(argv: string[]): Promise<string> {
       if (!values.name.trim()) usage('--name must not be empty');
       if (values.email !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(values.email))
         usage('--email must be an email address');
-      const { merchant, key, apiSecret } = await onboardMerchant(values.name.trim(), keyOptions, {
-        email: values.email,
+      const { merchant, key, apiSecret } = await onboardMerchant(
+        values.name.trim(),
+        keyOptions,
+        { email: values.email },
+        gateway,
+      ).catch((error: unknown) => {
+        // Run again with --name, it would make a second merchant: say how to give this one its key.
+        if (!(error instanceof KeylessMerchant)) throw error;
+        const stage = values.stage === undefined ? '' : ` --stage ${values.stage}`;
+        throw new Error(
+          `${error.message}. Its wallet is ${error.merchant.account_number}; make its key with: npm run keys -- create --merchant ${error.merchant.merchant_id}${stage}`,
+          { cause: error.cause },
+        );
       });
-      await gateway?.register(key.api_key, merchant.merchant_id);
       return print(
         {
           merchant_id: merchant.merchant_id,

@@ -66,8 +66,10 @@ export async function createKey(merchantId: string, options: KeyOptions = {}, re
       ? [...(options.allowedIps ?? [])]
       : checkedAllowlist(options.allowedIps ?? []),
     expiresAt: options.expiresAt,
+    // Registered before it is stored: a registration that fails leaves a key in the plan that no
+    // record backs (the authorizer refuses it), never an active key the plan does not throttle.
+    ...(registry ? { beforeStoring: (apiKey: string) => registry.register(apiKey, merchantId) } : {}),
   });
-  await registry?.register(record.api_key, merchantId);
   return { record, apiSecret };
 }
 

@@ -28,12 +28,21 @@ export interface ApiKeyRecord {
 /** How often `last_used_at` is written at most, per key. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** Creates a key pair for a merchant; the plain secret is returned once and never stored. */
+/**
+ * Creates a key pair for a merchant; the plain secret is returned once and never stored.
+ * `beforeStoring` (the usage plan's registration on AWS) runs first: if it fails, nothing is
+ * stored, so no key is ever active that nobody was shown and the usage plan does not know.
+ */
 export async function createApiKey(
   merchantId: string,
-  options: { allowedIps?: string[]; expiresAt?: string } = {},
+  options: {
+    allowedIps?: string[];
+    expiresAt?: string;
+    beforeStoring?: (apiKey: string) => Promise<void>;
+  } = {},
 ): Promise<{ record: ApiKeyRecord; apiSecret: string }> {
   const { apiKey, apiSecret } = generateKeyPair();
+  await options.beforeStoring?.(apiKey);
   const record: ApiKeyRecord = {
     api_key: apiKey,
     merchant_id: merchantId,

@@ -7,14 +7,24 @@ import type { ApiGateway } from '#shared/aws/api-gateway.ts';
  */
 export function gatewayKeys(usagePlanId: string, gateway: ApiGateway): KeyRegistry {
   return {
+    // Each step may have been done by an attempt whose answer was lost (the retry is then told
+    // `ConflictException`): the key's value is new and ours alone, so the conflict is our own work.
     async register(apiKey: string, merchantId: string): Promise<void> {
-      const created = await gateway.createApiKey({
-        name: apiKey,
-        value: apiKey,
-        enabled: true,
-        description: `merchant ${merchantId}`,
+      const keyId = await gateway
+        .createApiKey({ name: apiKey, value: apiKey, enabled: true, description: `merchant ${merchantId}` })
+        .then(
+          (created) => created.id,
+          async (error: unknown) => {
+            if (!conflict(error)) throw error;
+            const named = (await gateway.getApiKeys(apiKey)).find((key) => key.name === apiKey);
+            if (!named) throw error;
+            return named.id;
+          },
+        );
+      await gateway.createUsagePlanKey(usagePlanId, keyId).catch((error: unknown) => {
+        // Already in the plan: a fresh key can be in no other.
+        if (!conflict(error)) throw error;
       });
-      await gateway.createUsagePlanKey(usagePlanId, created.id);
     },
     async disable(apiKey: string): Promise<void> {
       const named = await gateway.getApiKeys(apiKey);
@@ -24,3 +34,5 @@ export function gatewayKeys(usagePlanId: string, gateway: ApiGateway): KeyRegist
     },
   };
 }
+
+const conflict = (error: unknown) => (error as Error).name === 'ConflictException';

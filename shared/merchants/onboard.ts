@@ -1,4 +1,5 @@
 import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
+import type { KeyRegistry } from '#shared/api-keys/lifecycle.ts';
 import { type ApiKeyRecord, createApiKey } from '#shared/api-keys/store.ts';
 import { tableName } from '#shared/aws/clients.ts';
 import { newId, nowIso } from '#shared/ids.ts';
@@ -51,13 +52,38 @@ export interface KeyOptions {
 /**
  * A new merchant with its wallet and a first key pair; the secret is returned once. The contact
  * email is the one a partner may need for the wallet (Paystack's customer), else a synthetic one.
+ * `registry` (the usage plan on AWS) has the key before it is stored, as for every new key.
  */
 export async function onboardMerchant(
   name: string,
   keyOptions: KeyOptions = {},
   contact: { email?: string } = {},
+  registry?: KeyRegistry,
 ): Promise<{ merchant: Merchant; key: ApiKeyRecord; apiSecret: string }> {
   const merchant = await createMerchant(name, contact);
-  const { record, apiSecret } = await createApiKey(merchant.merchant_id, keyOptions);
+  const { record, apiSecret } = await createApiKey(merchant.merchant_id, {
+    ...keyOptions,
+    ...(registry
+      ? { beforeStoring: (apiKey: string) => registry.register(apiKey, merchant.merchant_id) }
+      : {}),
+  }).catch((error: unknown) => {
+    throw new KeylessMerchant(merchant, error);
+  });
   return { merchant, key: record, apiSecret };
+}
+
+/** The merchant and its wallet were made, its first key was not (`cause` says why): make one alone. */
+export class KeylessMerchant extends Error {
+  constructor(
+    readonly merchant: Merchant,
+    cause: unknown,
+  ) {
+    super(
+      `Merchant ${merchant.merchant_id} was created, but not its first key: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
+    this.name = 'KeylessMerchant';
+  }
 }

@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import {
+  createKey,
   editAllowedIps,
+  type KeyRegistry,
   MAX_ROLL_OVERLAP_MS,
   ROLL_CLOCK_SKEW_MS,
   revokeKey,
@@ -96,6 +98,39 @@ describe('key lifecycle', () => {
 
     await revokeKey(other.apiKey);
     await expect(rollKey(other.apiKey, new Date())).rejects.toBeInstanceOf(NotFound);
+  });
+
+  it('registers a new key in the usage plan before storing it: a failed registration stores nothing', async () => {
+    const { merchant } = await aMerchant();
+    const registered: string[] = [];
+    const stored = async () => (await listApiKeys(merchant.merchant_id)).map((key) => key.api_key);
+    const before = await stored();
+    const registry: KeyRegistry = {
+      async register(apiKey, merchantId) {
+        // Not stored yet when the plan is told of it.
+        expect(await getApiKey(apiKey, { consistent: true })).toBeUndefined();
+        expect(merchantId).toBe(merchant.merchant_id);
+        registered.push(apiKey);
+      },
+      disable: async () => {},
+    };
+    const { record } = await createKey(merchant.merchant_id, {}, registry);
+    expect(registered).toEqual([record.api_key]);
+    expect(await stored()).toEqual([record.api_key, ...before]);
+
+    const down: KeyRegistry = {
+      register: async () => {
+        throw new Error('API Gateway is down');
+      },
+      disable: async () => {},
+    };
+    await expect(createKey(merchant.merchant_id, {}, down)).rejects.toThrow('API Gateway is down');
+    await expect(rollKey(record.api_key, new Date(), { registry: down })).rejects.toThrow(
+      'API Gateway is down',
+    );
+    // No key the merchant was never shown, and the rolled key untouched.
+    expect(await stored()).toEqual([record.api_key, ...before]);
+    expect((await getApiKey(record.api_key))?.expires_at).toBeUndefined();
   });
 
   it('edits the allowlist: malformed blocks refused, empty means any address', async () => {

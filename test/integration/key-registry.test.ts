@@ -79,6 +79,42 @@ describe("the dashboard's key registry", () => {
     ]);
   });
 
+  it('registers a key once when AWS made it but the answer was lost (the retry is told ConflictException)', async () => {
+    const { keyRegistry } = await registryWith({ USAGE_PLAN_ID: 'plan42', AWS_REGION: 'eu-west-1' });
+    gateway.planKeys.set('plan42', []);
+    gateway.loseNextAnswers(503);
+    await (await keyRegistry())?.register('pk_lost', 'mer_3');
+    expect(gateway.keys.map((key) => key.name)).toEqual(['pk_lost']);
+    expect(gateway.planKeys.get('plan42')).toEqual([gateway.keys[0]?.id]);
+    expect(gateway.requests.map((request) => [request.method, request.path])).toEqual([
+      ['POST', '/apikeys'],
+      ['POST', '/apikeys'],
+      ['GET', '/apikeys'],
+      ['POST', '/usageplans/plan42/keys'],
+    ]);
+  });
+
+  it('takes a key already in the plan as registered when the answer to adding it was lost', async () => {
+    const { keyRegistry } = await registryWith({ USAGE_PLAN_ID: 'plan42', AWS_REGION: 'eu-west-1' });
+    gateway.planKeys.set('plan42', []);
+    gateway.loseNextAnswers(null, 503);
+    await (await keyRegistry())?.register('pk_added', 'mer_3');
+    expect(gateway.planKeys.get('plan42')).toEqual([gateway.keys[0]?.id]);
+    expect(gateway.requests.map((request) => [request.method, request.path])).toEqual([
+      ['POST', '/apikeys'],
+      ['POST', '/usageplans/plan42/keys'],
+      ['POST', '/usageplans/plan42/keys'],
+    ]);
+  });
+
+  it('still fails on a conflict that is not its own (a key of that value made elsewhere, not found by its name)', async () => {
+    const { keyRegistry } = await registryWith({ USAGE_PLAN_ID: 'plan42', AWS_REGION: 'eu-west-1' });
+    gateway.keys.push({ id: 'other', name: 'someone-else', value: 'pk_taken', enabled: true });
+    await expect((await keyRegistry())?.register('pk_taken', 'mer_3')).rejects.toMatchObject({
+      name: 'ConflictException',
+    });
+  });
+
   it('registers nowhere locally (no plan configured)', async () => {
     const { keyRegistry } = await registryWith({});
     expect(await keyRegistry()).toBeUndefined();

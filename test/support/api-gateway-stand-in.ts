@@ -43,6 +43,11 @@ export interface ApiGatewayStandIn {
   planKeys: Map<string, string[]>;
   /** Answers the next requests with these statuses (429 as `TooManyRequestsException`, 5xx as a server error). */
   failNext(...statuses: number[]): void;
+  /**
+   * Does what the next requests ask, then answers them with these statuses instead: an answer lost
+   * on the way (`null`: that request's answer is not lost).
+   */
+  loseNextAnswers(...statuses: (number | null)[]): void;
   close(): Promise<void>;
 }
 
@@ -64,6 +69,7 @@ export async function startApiGatewayStandIn(
   const keys: GatewayKey[] = [];
   const planKeys = new Map(plans.map((plan) => [plan.id, [] as string[]]));
   const failures: number[] = [];
+  const lostAnswers: (number | null)[] = [];
 
   function page<T>(items: T[], query: Record<string, string>) {
     const limit = Math.min(Number(query.limit ?? 25), pageSize);
@@ -99,6 +105,7 @@ export async function startApiGatewayStandIn(
       const key = keys.find((candidate) => candidate.id === body.keyId);
       if (!key || body.keyType !== 'API_KEY')
         return [400, { message: 'Invalid API Key identifier specified' }];
+      if (inPlan.includes(key.id)) return [409, { message: 'Usage plan key already exists' }];
       inPlan.push(key.id);
       return [201, { id: key.id, type: 'API_KEY', name: key.name, value: key.value }];
     }
@@ -137,7 +144,9 @@ export async function startApiGatewayStandIn(
       signatureValid: scope ? await signatureValid(incoming, url, text, scope) : false,
     };
     requests.push(request);
-    const [status, json] = answer(request);
+    const done = answer(request);
+    const lost = lostAnswers.shift() ?? undefined;
+    const [status, json] = lost === undefined ? done : [lost, { message: 'Injected failure after the work' }];
     const type = ERROR_TYPES[status];
     response.writeHead(status, {
       'content-type': 'application/json',
@@ -161,5 +170,6 @@ export async function startApiGatewayStandIn(
     keys,
     planKeys,
     failNext: (...statuses) => failures.push(...statuses),
+    loseNextAnswers: (...statuses) => lostAnswers.push(...statuses),
   };
 }

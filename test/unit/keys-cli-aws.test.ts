@@ -109,6 +109,18 @@ describe('npm run keys -- … --stage prod', () => {
     expect(vi.mocked(fetch).mock.calls[0]?.[0].toString()).toBe('https://partner.example.ng/v1/accounts');
   });
 
+  it('stores no key when API Gateway refuses it: the merchant is made, keyless, and the refusal said', async () => {
+    gateway.failNext(400);
+    const refused = runKeys(['create', '--name', 'Acme Ltd', '--json', '--stage', 'prod']);
+    await expect(refused).rejects.toThrow(
+      /^Merchant (mer_\w+) was created, but not its first key: Injected failure\. Its wallet is 5123456786; make its key with: npm run keys -- create --merchant \1 --stage prod$/,
+    );
+    await expect(refused).rejects.toMatchObject({ cause: { name: 'BadRequestException' } });
+    expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(1);
+    expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
+    expect(gateway.planKeys.get('plan123')).toEqual([]);
+  });
+
   it('revokes in the stage table and disables the key in API Gateway', async () => {
     dynamo.on(GetCommand).resolves({
       Item: {
