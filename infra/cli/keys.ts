@@ -4,6 +4,7 @@ import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/
 import { parseCommandLine, Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { apiGateway } from '#shared/aws/api-gateway.ts';
+import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 import { isIsoDateTime } from '#shared/schemas.ts';
 
@@ -244,12 +245,23 @@ async function invite(
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) usage('--email must be an email address');
   const { getMerchant } = await import('#shared/merchants/store.ts');
   if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
-  const { createDashboardUser, DuplicateUser } = await import('#shared/dashboard/users.ts');
+  const { createDashboardUser, DuplicateUser, getDashboardUser } = await import('#shared/dashboard/users.ts');
   const { temporaryPassword } = await import('#shared/dashboard/passwords.ts');
   const password = local ? temporaryPassword() : undefined;
-  const user = await createDashboardUser({ merchantId, email, password }).catch((error: Error) => {
-    throw error instanceof DuplicateUser ? new Refusal(error.message) : error;
+  const user = await createDashboardUser({ merchantId, email, password }).catch(async (error: Error) => {
+    if (!(error instanceof DuplicateUser)) throw error;
+    // Invited already (a run again, or a retry whose answer was lost after Cognito made the user)?
+    const existing = await getDashboardUser(error.email);
+    if (existing?.merchantId !== merchantId) {
+      throw new Refusal(
+        existing?.merchantId
+          ? `${error.message}, a user of another merchant (${existing.merchantId}): an email signs in to one merchant's dashboard`
+          : error.message,
+      );
+    }
+    return existing;
   });
+  if ('status' in user) return alreadyInvited(user, merchantId, print);
   return print(
     { merchant_id: merchantId, email: user.email, temporary_password: password ?? null },
     [
@@ -257,6 +269,30 @@ async function invite(
       password
         ? `  temporary password: ${password} (nothing is emailed locally: pass it on; a new one is chosen at first sign-in)`
         : '  Cognito emails a temporary password; a new one is chosen at first sign-in.',
+    ].join('\n'),
+  );
+}
+
+/** `invite` of a user the merchant has already: nothing is made or sent again. */
+function alreadyInvited(
+  user: { email: string; status: string; createdAt: string | undefined },
+  merchantId: string,
+  print: (json: object, text: string) => string,
+): string {
+  const signedIn = user.status !== 'FORCE_CHANGE_PASSWORD';
+  return print(
+    {
+      merchant_id: merchantId,
+      email: user.email,
+      temporary_password: null,
+      already_invited_at: user.createdAt ?? null,
+      signed_in: signedIn,
+    },
+    [
+      `${user.email} is already a dashboard user of ${merchantId} (invited ${user.createdAt ?? 'earlier'}): nothing is made or sent again.`,
+      signedIn
+        ? '  They have signed in and chosen their password.'
+        : `  They have not signed in yet: the temporary password given then still stands (refused ${DASHBOARD_USER_POOL.passwordPolicy.TemporaryPasswordValidityDays} days after the invitation).`,
     ].join('\n'),
   );
 }

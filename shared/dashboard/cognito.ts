@@ -2,6 +2,8 @@ import type {
   AdminCreateUserRequest,
   AdminCreateUserResponse,
   AdminDeleteUserRequest,
+  AdminGetUserRequest,
+  AdminGetUserResponse,
   AdminSetUserMFAPreferenceRequest,
   AdminSetUserMFAPreferenceResponse,
   AdminSetUserPasswordRequest,
@@ -34,6 +36,7 @@ interface Operations {
   AdminSetUserPassword: [AdminSetUserPasswordRequest, AdminSetUserPasswordResponse];
   AdminSetUserMFAPreference: [AdminSetUserMFAPreferenceRequest, AdminSetUserMFAPreferenceResponse];
   AdminDeleteUser: [AdminDeleteUserRequest, object];
+  AdminGetUser: [AdminGetUserRequest, AdminGetUserResponse];
 }
 
 let send: ReturnType<typeof awsService> | undefined;

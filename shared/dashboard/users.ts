@@ -66,6 +66,39 @@ export async function createDashboardUser(user: NewUser): Promise<{ email: strin
   }
 }
 
+/** A dashboard user as the operator sees one: whose, since when, and whether they have signed in. */
+export interface DashboardUser {
+  email: string;
+  merchantId: string | undefined;
+  /** Cognito's status: `FORCE_CHANGE_PASSWORD` until the first sign-in, then `CONFIRMED`. */
+  status: string;
+  createdAt: string | undefined;
+}
+
+/** The dashboard user with this email, or undefined. */
+export async function getDashboardUser(email: string): Promise<DashboardUser | undefined> {
+  const username = email.trim().toLowerCase();
+  try {
+    const user = await cognito('AdminGetUser', { UserPoolId: userPoolId(), Username: username });
+    const attribute = (name: string) => user.UserAttributes?.find((item) => item.Name === name)?.Value;
+    // Epoch seconds from Cognito's JSON; a date string from the local stand-in.
+    const created = user.UserCreateDate as unknown as number | string | undefined;
+    const createdAt =
+      created === undefined
+        ? undefined
+        : new Date(typeof created === 'number' ? created * 1000 : created).toISOString();
+    return {
+      email: attribute('email') ?? username,
+      merchantId: attribute(`custom:${DASHBOARD_USER_POOL.merchantAttribute}`),
+      status: user.UserStatus ?? 'UNKNOWN',
+      createdAt,
+    };
+  } catch (error) {
+    if ((error as Error).name === 'UserNotFoundException') return undefined;
+    throw error;
+  }
+}
+
 /** Deletes a dashboard user (by email); the local demo user's reset only: operators disable users in Cognito. */
 export async function deleteDashboardUser(email: string): Promise<void> {
   await cognito('AdminDeleteUser', { UserPoolId: userPoolId(), Username: email.trim().toLowerCase() });

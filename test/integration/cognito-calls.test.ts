@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import {
   AdminCreateUserCommand,
   AdminDeleteUserCommand,
+  AdminGetUserCommand,
   AdminSetUserMFAPreferenceCommand,
   AdminSetUserPasswordCommand,
   AssociateSoftwareTokenCommand,
@@ -98,6 +99,7 @@ const CALLS = {
   },
   AdminSetUserPassword: { UserPoolId: 'eu-west-1_abc', Username: 'a@b.ng', Password: 'p', Permanent: true },
   AdminDeleteUser: { UserPoolId: 'eu-west-1_abc', Username: 'a@b.ng' },
+  AdminGetUser: { UserPoolId: 'eu-west-1_abc', Username: 'a@b.ng' },
   AdminSetUserMFAPreference: {
     UserPoolId: 'eu-west-1_abc',
     Username: 'a@b.ng',
@@ -115,6 +117,7 @@ const COMMANDS = {
   AdminCreateUser: AdminCreateUserCommand,
   AdminSetUserPassword: AdminSetUserPasswordCommand,
   AdminDeleteUser: AdminDeleteUserCommand,
+  AdminGetUser: AdminGetUserCommand,
   AdminSetUserMFAPreference: AdminSetUserMFAPreferenceCommand,
 };
 
@@ -138,6 +141,39 @@ describe('Cognito calls without the SDK client', () => {
       expect(mine?.signedFor, operation).toBe(
         operation.startsWith('Admin') ? 'eu-west-1/cognito-idp' : 'unsigned',
       );
+    }
+  });
+
+  it('reads a user as Cognito answers AdminGetUser (its dates in epoch seconds), and none for UserNotFoundException', async () => {
+    process.env.USER_POOL_ID = 'eu-west-1_abc';
+    await ours();
+    const { getDashboardUser } = await import('#shared/dashboard/users.ts');
+    try {
+      answer = {
+        status: 200,
+        body: {
+          Username: '0f1e2d3c',
+          UserAttributes: [
+            { Name: 'email', Value: 'ada@acme.ng' },
+            { Name: 'custom:merchant_id', Value: 'mer_1' },
+          ],
+          UserCreateDate: 1763942400.5,
+          UserLastModifiedDate: 1763942400.5,
+          UserStatus: 'CONFIRMED',
+          Enabled: true,
+        },
+      };
+      await expect(getDashboardUser(' Ada@Acme.ng ')).resolves.toEqual({
+        email: 'ada@acme.ng',
+        merchantId: 'mer_1',
+        status: 'CONFIRMED',
+        createdAt: '2025-11-24T00:00:00.500Z',
+      });
+      expect(recorded.at(-1)?.body).toMatchObject({ Username: 'ada@acme.ng' });
+      answer = { status: 400, body: { __type: 'UserNotFoundException', message: 'User does not exist.' } };
+      await expect(getDashboardUser('nobody@acme.ng')).resolves.toBeUndefined();
+    } finally {
+      answer = { status: 200, body: {} };
     }
   });
 
