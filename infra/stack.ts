@@ -101,6 +101,8 @@ export interface PaymentsStackProps extends StackProps {
   paymentConsumerConcurrency: number;
   /** The most concurrent executions of the public partner webhook (reserved, so a cap); 0: no cap. */
   webhookConcurrency: number;
+  /** Service settings given at deploy, by variable name (checked already): every function's environment. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 /** The header values of every gateway-made response: JSON, and the request id. */
@@ -243,6 +245,7 @@ export class PaymentsStack extends Stack {
       PAYSTACK_BASE_URL: props.paystackBaseUrl,
       PAYSTACK_WEBHOOK_IPS: props.paystackWebhookIps,
       TRANSFER_REQUERY_INTERVAL_SECONDS: String(props.requeryIntervalMinutes * 60),
+      ...props.settings,
     };
     // The dashboard's users (API.md §10): sign-in functions get the pool; key managers the pepper
     // and, once the usage plan exists, exactly the API Gateway calls a key's registration makes.

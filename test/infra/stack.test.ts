@@ -678,6 +678,57 @@ describe('the AWS stack', () => {
     );
   });
 
+  it("takes a stage's values from cdk.json's context.stages, under -c, and its deploy settings checked at synth", () => {
+    const functionsOf = (synthed: ReturnType<typeof synth>) =>
+      ofType(synthed.resources, 'AWS::Lambda::Function').map(
+        ([, f]) =>
+          (f.Properties.Environment as { Variables: Record<string, unknown> } | undefined)?.Variables ?? {},
+      );
+    const stages = {
+      prod: {
+        partner: 'paystack',
+        paystackWebhookIps: '52.31.139.75',
+        MAX_BALANCE: 5_000_000_000_000,
+        PAYSTACK_DVA_BANK: 'titan-paystack',
+      },
+    };
+    const kept = synth('prod', { stages, LOG_LEVEL: 'WARN' });
+    const variables = functionsOf(kept).filter((v) => v.TABLE_PREFIX === 'naira-prod-');
+    expect(variables.length).toBeGreaterThan(30);
+    for (const v of variables) {
+      expect(v).toMatchObject({
+        PARTNER: 'paystack',
+        PAYSTACK_WEBHOOK_IPS: '52.31.139.75',
+        MAX_BALANCE: '5000000000000',
+        PAYSTACK_DVA_BANK: 'titan-paystack',
+        LOG_LEVEL: 'WARN',
+      });
+      expect(v.TRANSFER_FEE_TIERS).toBeUndefined();
+    }
+    // -c wins over the kept value; nothing kept, nothing set (the functions' defaults).
+    const overridden = functionsOf(synth('prod', { stages, paystackWebhookIps: 'none' }));
+    expect(
+      overridden.filter((v) => v.TABLE_PREFIX === 'naira-prod-').every((v) => v.PAYSTACK_WEBHOOK_IPS === ''),
+    ).toBe(true);
+    expect(functionsOf(dev).some((v) => 'MAX_BALANCE' in v || 'PAYSTACK_DVA_BANK' in v)).toBe(false);
+
+    // A mistake fails the synth, said as the functions would have said it at cold start.
+    expect(() => synth('dev', { TRANSFER_FEE_TIERS: '100:5' })).toThrow(
+      /Deploy settings: TRANSFER_FEE_TIERS: tiers must ascend and end with \*:fee/,
+    );
+    expect(() => synth('dev', { MAX_BALANCE: '-1' })).toThrow(
+      /Deploy settings: Invalid configuration: MAX_BALANCE/,
+    );
+    expect(() => synth('dev', { MAX_BALANSE: '1' })).toThrow(
+      /-c MAX_BALANSE: not a setting a deploy may set/,
+    );
+    expect(() => synth('dev', { PARTNER_TIMEOUT_MS: '1' })).toThrow(/-c PARTNER_TIMEOUT_MS: not a setting/);
+    expect(() => synth('dev', { stages: { dev: { partnr: 'sandbox' } } })).toThrow(
+      /cdk.json's context.stages.dev: unknown value partnr/,
+    );
+    expect(() => synth('dev', { stages: { dev: 'paystack' } })).toThrow(/must be an object/);
+  });
+
   it('fans new events out from the events stream (INSERT only) and keeps the master webhook key in prod', () => {
     dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       StartingPosition: 'TRIM_HORIZON',
