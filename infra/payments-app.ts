@@ -3,6 +3,7 @@ import { type App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { acknowledgeNagFindings } from '#infra/nag.ts';
 import { PaymentsStack } from '#infra/stack.ts';
+import { DEPLOY_SETTINGS } from '#infra/stack-names.ts';
 import { loadConfig } from '#shared/config-schema.ts';
 import { PARTNER_NAMES, type PartnerName } from '#shared/partners/partner.ts';
 
@@ -23,24 +24,6 @@ const STACK_VALUES = [
   'requeryIntervalMinutes',
   'paymentConsumerConcurrency',
   'webhookConcurrency',
-] as const;
-
-/**
- * The service settings a stage may set at deploy, by their variable's name (`-c MAX_BALANCE=…`),
- * checked at synth as the functions read them (`shared/config.ts`): a mistake fails the synth, not a
- * function's cold start. Not the local-only ones, those the stack sets itself, nor those its
- * timeouts and the contract's deadlines assume (partner timeout, auth cache, webhook retries).
- */
-export const DEPLOY_SETTINGS = [
-  'TRANSFER_FEE_TIERS',
-  'MAX_PAYMENT_AMOUNT',
-  'MAX_BALANCE',
-  'PAYSTACK_EMAIL_DOMAIN',
-  'PAYSTACK_DVA_BANK',
-  'TRANSFER_REQUERY_AFTER_SECONDS',
-  'TRANSFER_REQUERY_ALERT_HOURS',
-  'NAME_ENQUIRY_CACHE_SECONDS',
-  'LOG_LEVEL',
 ] as const;
 
 type ValueName = (typeof STACK_VALUES)[number] | (typeof DEPLOY_SETTINGS)[number];

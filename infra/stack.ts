@@ -474,6 +474,8 @@ export class PaymentsStack extends Stack {
         paystackBaseUrl: props.paystackBaseUrl,
         paystackSecretArn: paystackKey?.secretArn,
         userPoolId: dashboardUsers.pool.userPoolId,
+        // The CLI credits, issues wallets and charges fees as the functions do.
+        settings: props.settings ?? {},
       }),
     });
     this.keyManagersMayRegister(keyManagers, plan.usagePlanId);

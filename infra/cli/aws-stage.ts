@@ -1,6 +1,6 @@
 import '#shared/aws/node-version.ts';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { operatorConfigParameter } from '#infra/stack-names.ts';
+import { DEPLOY_SETTINGS, operatorConfigParameter } from '#infra/stack-names.ts';
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 
 /** What the stack publishes for operators (SSM parameter, no secrets). */
@@ -15,6 +15,8 @@ export interface StageConfig {
   paystackSecretArn?: string;
   /** The dashboard's Cognito user pool (`keys invite`). */
   userPoolId?: string;
+  /** The service settings the stage was deployed with, by variable name (absent before they existed). */
+  settings?: Record<string, string>;
 }
 
 /**
@@ -59,4 +61,11 @@ export function useStageEnvironment(config: StageConfig, region: string): void {
   env.PARTNER_BANK_CODE = config.partnerBankCode;
   env.API_KEY_PEPPER_SECRET = config.pepperSecretArn;
   if (config.userPoolId) env.USER_POOL_ID = config.userPoolId;
+  // The stage's settings, and the defaults the functions have for those it does not set: never
+  // the operator's shell's (a local MAX_BALANCE must not decide a credit on prod).
+  for (const name of DEPLOY_SETTINGS) {
+    const value = config.settings?.[name];
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
 }

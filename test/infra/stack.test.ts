@@ -705,6 +705,11 @@ describe('the AWS stack', () => {
       });
       expect(v.TRANSFER_FEE_TIERS).toBeUndefined();
     }
+    // The operator CLI's --stage runs with them too.
+    const [, parameter] = ofType(kept.resources, 'AWS::SSM::Parameter')[0] as [string, Resource];
+    const published = JSON.stringify(parameter.Properties.Value);
+    expect(published).toContain('\\"settings\\":{\\"MAX_BALANCE\\":\\"5000000000000\\"');
+    expect(published).toContain('\\"PAYSTACK_DVA_BANK\\":\\"titan-paystack\\",\\"LOG_LEVEL\\":\\"WARN\\"}');
     // -c wins over the kept value; nothing kept, nothing set (the functions' defaults).
     const overridden = functionsOf(synth('prod', { stages, paystackWebhookIps: 'none' }));
     expect(

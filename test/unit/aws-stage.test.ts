@@ -1,0 +1,45 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type StageConfig, useStageEnvironment } from '#infra/cli/aws-stage.ts';
+
+const savedEnv = { ...process.env };
+afterEach(() => {
+  process.env = { ...savedEnv };
+});
+
+const stage: StageConfig = {
+  tablePrefix: 'naira-prod-',
+  usagePlanId: 'plan1',
+  pepperSecretArn: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:naira/prod/api-key-pepper',
+  partner: 'paystack',
+  partnerBaseUrl: 'https://partner.invalid',
+  partnerBankCode: '101',
+};
+
+describe("the operator CLI's --stage environment", () => {
+  it("runs with the stage's deploy settings, and the functions' defaults for the rest, never the shell's", () => {
+    Object.assign(process.env, {
+      MAX_BALANCE: '100',
+      TRANSFER_FEE_TIERS: '*:0',
+      PAYSTACK_DVA_BANK: 'test-bank',
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+    });
+    useStageEnvironment(
+      { ...stage, settings: { MAX_BALANCE: '5000000000000', PAYSTACK_DVA_BANK: 'titan-paystack' } },
+      'eu-west-1',
+    );
+    expect(process.env).toMatchObject({
+      MAX_BALANCE: '5000000000000',
+      PAYSTACK_DVA_BANK: 'titan-paystack',
+      TABLE_PREFIX: 'naira-prod-',
+      PARTNER: 'paystack',
+    });
+    expect(process.env.TRANSFER_FEE_TIERS).toBeUndefined();
+    expect(process.env.DYNAMODB_ENDPOINT).toBeUndefined();
+  });
+
+  it('takes a stage deployed before settings existed as all defaults', () => {
+    process.env.MAX_PAYMENT_AMOUNT = '1';
+    useStageEnvironment(stage, 'eu-west-1');
+    expect(process.env.MAX_PAYMENT_AMOUNT).toBeUndefined();
+  });
+});
