@@ -99,7 +99,7 @@ function deploySettings(value: (name: ValueName) => unknown): Record<string, str
  * concurrency reserved for the payment events consumer and capping the partner webhook
  * (`-c paymentConsumerConcurrency=5 -c webhookConcurrency=20`, 0: none; an account whose concurrency
  * quota would leave fewer than 100 unreserved executions refuses any), and cdk-nag's AWS Solutions
- * checks with every acknowledged finding explained. Any of these, and the deploy settings below, may
+ * checks with every acknowledged finding explained. Any of these, and the `DEPLOY_SETTINGS`, may
  * be kept per stage in cdk.json (`context.stages.<stage>`); a `-c` value wins. Used by
  * `infra/app.ts` and by the infra tests, so both build the same thing.
  */
