@@ -72,7 +72,7 @@ async function openPayment(id: string, action: OperatorAction): Promise<Unmatche
   if (found.length > 1) {
     throw new OperatorError(
       'ambiguous',
-      `${id} names ${found.length} different payments (the partner reused its id): give one of ${found
+      `${id} names ${found.length} different payments (a partner id reused, or one holding a #): give one of ${found
         .map(unmatchedId)
         .join(', ')}`,
     );
@@ -98,15 +98,22 @@ async function assertStillOpen(record: UnmatchedRecord): Promise<void> {
 
 /**
  * The ledger entry id and reference a kept payment is credited under: the payment's usual ones, or
- * for a payment that reused the partner id of another, credited payment, the usual ones qualified
- * by its own fingerprint.
+ * for a payment that reused the partner id of another, credited payment, ones of their own:
+ * `payment-reused:` and its fingerprint. Not `payment:`, whose ids the partner's own ids make: a
+ * partner payment whose id happened to be `<id>#<fingerprint>` would be taken for it.
  */
 function creditEntryOf(record: UnmatchedRecord, event: PaymentReceived) {
-  const entryId = paymentEntryId(event);
-  const reference = paymentReference(event);
-  if (!record.reason.startsWith(REUSED_PAYMENT_ID)) return { entryId, reference };
-  return { entryId: `${entryId}#${record.variant}`, reference: `${reference}#${record.variant}` };
+  if (!record.reason.startsWith(REUSED_PAYMENT_ID)) {
+    return { entryId: paymentEntryId(event), reference: paymentReference(event) };
+  }
+  return {
+    entryId: `${REUSED_PREFIX}${event.partner}:${event.payment_id}#${record.variant}`,
+    reference: `${REUSED_PREFIX}${event.payment_id}#${record.variant}`,
+  };
 }
+
+/** What the entry ids and references of reused partner ids' payments begin with. */
+const REUSED_PREFIX = 'payment-reused:';
 
 /**
  * The ledger entry id under which a kept payment would be credited, by an operator or by a

@@ -121,16 +121,25 @@ export async function keepUnmatched(event: QueuedEvent & Kept, reason: string): 
  * names every payment kept under that partner id (one, unless a partner reused the id).
  */
 export async function findUnmatched(id: string): Promise<UnmatchedRecord[]> {
-  const hash = id.lastIndexOf('#');
-  if (hash < 0) return keptUnder(id);
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName('unmatchedPayments'),
-      Key: { payment_key: id.slice(0, hash), variant: id.slice(hash + 1) },
-      ConsistentRead: true,
-    }),
-  );
-  return Item ? [Item as UnmatchedRecord] : [];
+  // A partner's id may hold a `#` itself: `<partner>:<X>#<fingerprint>` names X's kept payment of
+  // that fingerprint, and also whatever is kept under the partner id `<X>#<fingerprint>`. The exact
+  // one comes first; more than one is for the operator to choose by its full id.
+  const named = /^(.+)#([0-9a-f]{24})$/.exec(id);
+  const [exact, under] = await Promise.all([
+    named
+      ? dynamo
+          .send(
+            new GetCommand({
+              TableName: tableName('unmatchedPayments'),
+              Key: { payment_key: named[1], variant: named[2] },
+              ConsistentRead: true,
+            }),
+          )
+          .then(({ Item }) => Item as UnmatchedRecord | undefined)
+      : undefined,
+    keptUnder(id),
+  ]);
+  return exact ? [exact, ...under] : under;
 }
 
 /** How an operator resolved a kept payment. */

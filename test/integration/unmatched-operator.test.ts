@@ -12,7 +12,13 @@ import {
   receiveRejectedPayment,
 } from '#shared/payments/credit.ts';
 import { creditUnmatched, listUnmatched, OperatorError, returnUnmatched } from '#shared/payments/operator.ts';
-import { keepUnmatched, statusOf, unmatchedId, unmatchedOf } from '#shared/payments/unmatched.ts';
+import {
+  findUnmatched,
+  keepUnmatched,
+  statusOf,
+  unmatchedId,
+  unmatchedOf,
+} from '#shared/payments/unmatched.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
@@ -337,10 +343,52 @@ describe('operators resolve unmatched payments', () => {
       reason: 'second payment',
       by,
     });
-    expect(entry.entry_id).toBe(`payment:sandbox:${sessionId}#${kept.variant}`);
-    expect(await getTransaction(m, `payment:${sessionId}#${kept.variant}`)).toMatchObject({ amount: 2_500 });
+    expect(entry.entry_id).toBe(`payment-reused:sandbox:${sessionId}#${kept.variant}`);
+    expect(await getTransaction(m, `payment-reused:${sessionId}#${kept.variant}`)).toMatchObject({
+      amount: 2_500,
+    });
     expect(await balanceOf(m)).toBe(3_500);
     expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it("never takes a partner payment whose id is another's plus a fingerprint for that other's kept payment", async () => {
+    // A partner's ids may hold `#`: the id `<X>#<fingerprint>` is its own payment, however it ends.
+    for (const resolve of ['credit', 'return'] as const) {
+      const { merchant } = await aMerchant();
+      const m = merchant.merchant_id;
+      const sessionId = nipSessionId();
+      expect(await receivePayment(payment(merchant.account_number, 1_000, sessionId))).toBe('credited');
+      expect(await receivePayment(payment(merchant.account_number, 2_000, sessionId))).toBe('unmatched');
+      const [kept] = await unmatchedOf('sandbox', sessionId);
+      if (!kept) throw new Error('not kept');
+      const lookalike = `${sessionId}#${kept.variant}`;
+      if (resolve === 'credit') {
+        await creditUnmatched(unmatchedId(kept), { merchantId: m, reason: 'second payment', by });
+      } else {
+        await returnUnmatched(unmatchedId(kept), { reason: 'sent back', by });
+      }
+      // Before and after the operator: the look-alike is a payment like any other, credited once.
+      expect(await receivePayment(payment(merchant.account_number, 4_000, lookalike))).toBe('credited');
+      expect(await receivePayment(payment(merchant.account_number, 4_000, lookalike))).toBe('duplicate');
+      expect(await getTransaction(m, `payment:${lookalike}`)).toMatchObject({ amount: 4_000 });
+      expect(await balanceOf(m)).toBe(resolve === 'credit' ? 7_000 : 5_000);
+      // Its own kept payments are found by their full id, the `#` in it notwithstanding; the short
+      // id names both, for the operator to choose.
+      expect(await receivePayment(payment(merchant.account_number, 8_000, lookalike))).toBe('unmatched');
+      const [own] = await unmatchedOf('sandbox', lookalike);
+      if (!own) throw new Error('not kept');
+      expect((await findUnmatched(unmatchedId(own))).map((record) => record.event)).toMatchObject([
+        { payment_id: lookalike, amount: 8_000 },
+      ]);
+      expect((await findUnmatched(`sandbox:${lookalike}`)).map((record) => record.event)).toMatchObject([
+        { payment_id: sessionId, amount: 2_000 },
+        { payment_id: lookalike, amount: 8_000 },
+      ]);
+      await expect(
+        creditUnmatched(`sandbox:${lookalike}`, { merchantId: m, reason: 'which?', by }),
+      ).rejects.toMatchObject({ code: 'ambiguous' });
+      expect((await auditMerchant(m)).problems).toEqual([]);
+    }
   });
 
   it('lists every kept payment with its status, oldest first', async () => {
