@@ -330,14 +330,19 @@ describe('operators resolve unmatched payments', () => {
     expect(await entriesOf(other.merchant.merchant_id)).toEqual([]);
   });
 
-  it('credits a different payment that reused a partner id under its own entry', async () => {
+  /** A merchant's credited payment, and another under the same partner id, kept for operators. */
+  async function aReusedIdTwin(amount: number) {
     const { merchant } = await aMerchant();
-    const m = merchant.merchant_id;
     const sessionId = nipSessionId();
     expect(await receivePayment(payment(merchant.account_number, 1_000, sessionId))).toBe('credited');
-    expect(await receivePayment(payment(merchant.account_number, 2_500, sessionId))).toBe('unmatched');
+    expect(await receivePayment(payment(merchant.account_number, amount, sessionId))).toBe('unmatched');
     const [kept] = await unmatchedOf('sandbox', sessionId);
     if (!kept) throw new Error('not kept');
+    return { merchant, m: merchant.merchant_id, sessionId, kept };
+  }
+
+  it('credits a different payment that reused a partner id under its own entry', async () => {
+    const { m, sessionId, kept } = await aReusedIdTwin(2_500);
     const { entry } = await creditUnmatched(`sandbox:${sessionId}`, {
       merchantId: m,
       reason: 'second payment',
@@ -354,20 +359,14 @@ describe('operators resolve unmatched payments', () => {
   it("never takes a partner payment whose id is another's plus a fingerprint for that other's kept payment", async () => {
     // A partner's ids may hold `#`: the id `<X>#<fingerprint>` is its own payment, however it ends.
     for (const resolve of ['credit', 'return'] as const) {
-      const { merchant } = await aMerchant();
-      const m = merchant.merchant_id;
-      const sessionId = nipSessionId();
-      expect(await receivePayment(payment(merchant.account_number, 1_000, sessionId))).toBe('credited');
-      expect(await receivePayment(payment(merchant.account_number, 2_000, sessionId))).toBe('unmatched');
-      const [kept] = await unmatchedOf('sandbox', sessionId);
-      if (!kept) throw new Error('not kept');
+      const { merchant, m, sessionId, kept } = await aReusedIdTwin(2_000);
       const lookalike = `${sessionId}#${kept.variant}`;
       if (resolve === 'credit') {
         await creditUnmatched(unmatchedId(kept), { merchantId: m, reason: 'second payment', by });
       } else {
         await returnUnmatched(unmatchedId(kept), { reason: 'sent back', by });
       }
-      // Before and after the operator: the look-alike is a payment like any other, credited once.
+      // After the operator's credit or return, the look-alike is a payment like any other, credited once.
       expect(await receivePayment(payment(merchant.account_number, 4_000, lookalike))).toBe('credited');
       expect(await receivePayment(payment(merchant.account_number, 4_000, lookalike))).toBe('duplicate');
       expect(await getTransaction(m, `payment:${lookalike}`)).toMatchObject({ amount: 4_000 });
