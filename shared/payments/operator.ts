@@ -41,6 +41,7 @@ export type OperatorRefusal =
   | 'ambiguous'
   | 'already_resolved'
   | 'already_credited'
+  | 'already_returned'
   | 'unknown_merchant'
   | 'not_creditable'
   | 'over_max_balance'
@@ -186,7 +187,9 @@ export async function creditUnmatched(
   }
   if (!(await getMerchant(request.merchantId)))
     throw new OperatorError('unknown_merchant', `no merchant ${request.merchantId}`);
-  const { entryId, reference } = await entryFor(record, event);
+  const { entryId, reference } = await entryFor(record, event).catch((error: unknown) =>
+    returnedMeanwhile(record, error),
+  );
   const resolution: Resolution = {
     status: 'credited',
     at: new Date().toISOString(),
@@ -235,8 +238,18 @@ export async function creditUnmatched(
     }
     // The resolution's condition (the last companion) failed: another operator resolved it first.
     if (error instanceof CompanionConflict) await assertStillOpen(record);
-    throw error;
+    return returnedMeanwhile(record, error);
   }
+}
+
+/**
+ * A credit that found its entry id claimed: another operator returned the payment meanwhile (this
+ * one, or a record naming the same payment). Refused, as a credit of a returned payment is.
+ */
+async function returnedMeanwhile(record: UnmatchedRecord, error: unknown): Promise<never> {
+  if (!(error instanceof EntryClaimed)) throw error;
+  await assertStillOpen(record);
+  throw new OperatorError('already_returned', `${error.message}: not credited`);
 }
 
 /**

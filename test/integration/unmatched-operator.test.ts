@@ -187,6 +187,28 @@ describe('operators resolve unmatched payments', () => {
     expect(await balanceOf(merchant.merchant_id)).toBe(0);
   });
 
+  it('refuses, as a refusal, to credit a payment whose other record was returned meanwhile', async () => {
+    // What a credit racing a return meets: the entry id it would post is claimed by the return.
+    const { merchant } = await aMerchant();
+    const { event, id } = await anUnmatchedPayment(1_000);
+    await keepUnmatched(anUnusableDelivery(event.payment_id, 'amount unreadable'), 'amount unreadable');
+    const [unreadable] = (await unmatchedOf('sandbox', event.payment_id)).filter(
+      (record) => record.event.type === 'DeliveryUnusable',
+    );
+    if (!unreadable) throw new Error('not kept');
+    await returnUnmatched(unmatchedId(unreadable), { reason: 'confirmed with the bank, sent back', by });
+    const credited = creditUnmatched(id, { merchantId: merchant.merchant_id, reason: 'found it', by });
+    await expect(credited).rejects.toMatchObject({
+      code: 'already_returned',
+      message: expect.stringMatching(
+        /may never be posted: returned to its payer \(sandbox:\d+#\w+\): confirmed with the bank, sent back .*: not credited$/,
+      ),
+    });
+    expect(await balanceOf(merchant.merchant_id)).toBe(0);
+    const [still] = await findUnmatched(id);
+    expect(still && statusOf(still)).toBe('open');
+  });
+
   it('lets a return and a redelivery race: the payment ends credited or returned, never both', async () => {
     for (let round = 0; round < 6; round++) {
       const { merchant } = await aMerchant();
