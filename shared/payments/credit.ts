@@ -5,11 +5,13 @@ import { eventItem, newEvent } from '#shared/events/events.ts';
 import {
   BalanceCeiling,
   CompanionConflict,
+  type Companions,
   claimItem,
   creditPrepared,
   EntryClaimed,
   type GroupPosting,
   type LedgerEntry,
+  type PostResult,
   postGroupsPrepared,
 } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
@@ -222,6 +224,62 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
   return { postings, accountWrites };
 }
 
+/**
+ * One payment's posting, planned in its merchant's turn (`creditPrepared`), so the virtual account's
+ * total it reads is not overtaken meanwhile: its records, its payment on the account, the account's
+ * new total and, if it pays it, `virtual_account.paid`. `first` companions (the caller's) go before.
+ */
+function paymentPosting(member: Member, first?: Companions) {
+  const merchantId = member.owner.merchant_id;
+  return async () => {
+    const { postings, accountWrites } = plan(merchantId, [member], await statesOf(merchantId, [member]));
+    const [posting] = postings;
+    if (!posting) throw new Error('no posting');
+    return {
+      ...posting,
+      companions: (posted: LedgerEntry) => [
+        ...(first?.(posted) ?? []),
+        ...(posting.companions?.(posted) ?? []),
+        ...accountWrites([posted]),
+      ],
+    };
+  };
+}
+
+/**
+ * Credits a kept payment to the merchant whose virtual account it paid (an operator's credit,
+ * `shared/payments/operator.ts`), written as the consumer writes a payment, so the account shows it:
+ * its payment, total and status, and the transaction's `virtual_account_reference`. `first` (the
+ * operator's resolution) goes in the same transaction; a conflict there is the caller's. Tried again
+ * while the account's total moves under it (another payment to it credited meanwhile).
+ */
+export async function creditIntoVirtualAccount(
+  event: Received,
+  owner: AccountOwner,
+  options: { allowPastMaxBalance?: boolean; first: Companions },
+): Promise<PostResult> {
+  let firstCount = 0;
+  const first: Companions = (posted) => {
+    const items = options.first(posted);
+    firstCount = items.length;
+    return items;
+  };
+  // What the delivery's id claims was never written for a payment kept before its posting.
+  const member = { event: { ...event, delivery_claim: undefined }, owner };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await creditPrepared(owner.merchant_id, async () => ({
+        ...(await paymentPosting(member, first)()),
+        allowPastMaxBalance: options.allowPastMaxBalance,
+      }));
+    } catch (error) {
+      const accountMoved = error instanceof CompanionConflict && error.index >= firstCount;
+      if (!accountMoved || attempt >= ACCOUNT_ATTEMPTS) throw error;
+      await backoff(attempt);
+    }
+  }
+}
+
 export type PaymentOutcome = 'credited' | 'duplicate' | 'unmatched' | 'held';
 
 /** Times a payment is tried again when a virtual account's total moved under it. */
@@ -245,19 +303,9 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
     return 'held';
   }
   const merchantId = owner.merchant_id;
-  const members = [{ event, owner }];
   for (let attempt = 1; ; attempt++) {
     try {
-      // Planned in the merchant's turn: the account's total it reads is not overtaken meanwhile.
-      const { entry, applied } = await creditPrepared(merchantId, async () => {
-        const { postings, accountWrites } = plan(merchantId, members, await statesOf(merchantId, members));
-        const [posting] = postings;
-        if (!posting) throw new Error('no posting');
-        return {
-          ...posting,
-          companions: (posted) => [...(posting.companions?.(posted) ?? []), ...accountWrites([posted])],
-        };
-      });
+      const { entry, applied } = await creditPrepared(merchantId, paymentPosting({ event, owner }));
       if (applied) return 'credited';
       if (entry.merchant_id !== merchantId || entry.amount !== event.amount) {
         // The partner reused a payment id for a different payment: never credit it as the first one.

@@ -1,5 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { type AccountOwner, ownerOf } from '#shared/accounts/owners.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { scanAll } from '#shared/aws/scan.ts';
 import { config } from '#shared/config.ts';
@@ -17,6 +18,7 @@ import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived } from '#shared/partners/partner.ts';
 import {
   creditedPaymentItems,
+  creditIntoVirtualAccount,
   paymentEntryId,
   paymentReference,
   REUSED_PAYMENT_ID,
@@ -198,22 +200,26 @@ export async function creditUnmatched(
     merchant_id: request.merchantId,
     entry_id: entryId,
   };
+  const resolutionItem = { Update: resolutionUpdate(record, resolution) };
+  const into = await accountPaid(record, event, request.merchantId);
   try {
-    const { entry, applied } = await credit({
-      entryId,
-      merchantId: request.merchantId,
-      amount: event.amount,
-      category: 'payment',
-      reference,
-      allowPastMaxBalance: request.allowPastMaxBalance,
-      companions: (posted) => [
-        ...creditedPaymentItems(posted, event, {
+    const { entry, applied } = into
+      ? await creditIntoVirtualAccount(event, into, {
+          allowPastMaxBalance: request.allowPastMaxBalance,
+          first: () => [resolutionItem],
+        })
+      : await credit({
+          entryId,
+          merchantId: request.merchantId,
+          amount: event.amount,
+          category: 'payment',
           reference,
-          virtualAccount: null,
-        }),
-        { Update: resolutionUpdate(record, resolution) },
-      ],
-    });
+          allowPastMaxBalance: request.allowPastMaxBalance,
+          companions: (posted) => [
+            ...creditedPaymentItems(posted, event, { reference, virtualAccount: null }),
+            resolutionItem,
+          ],
+        });
     if (!applied) {
       // Another operator's credit of this payment, or a redelivery of it, was applied first.
       await assertStillOpen(record);
@@ -236,10 +242,25 @@ export async function creditUnmatched(
         `crediting ${event.amount} kobo would take the balance of ${request.merchantId} to ${error.balanceAfter}, past MAX_BALANCE (${config.limits.maxBalance})`,
       );
     }
-    // The resolution's condition (the last companion) failed: another operator resolved it first.
+    // The resolution's condition failed: another operator resolved it first.
     if (error instanceof CompanionConflict) await assertStillOpen(record);
     return returnedMeanwhile(record, error);
   }
+}
+
+/**
+ * The virtual account a kept payment paid, when it is credited to the merchant that owns it: the
+ * account then shows it, as if the consumer had credited it. Not for a reused id's twin (the account
+ * has the first payment under that id), nor for another merchant (the money goes to their wallet).
+ */
+async function accountPaid(
+  record: UnmatchedRecord,
+  event: PaymentReceived,
+  merchantId: string,
+): Promise<AccountOwner | undefined> {
+  if (record.reason.startsWith(REUSED_PAYMENT_ID)) return undefined;
+  const owner = await ownerOf(event.partner, event.account_ids);
+  return owner?.kind === 'virtual_account' && owner.merchant_id === merchantId ? owner : undefined;
 }
 
 /**

@@ -19,6 +19,8 @@ import {
   unmatchedId,
   unmatchedOf,
 } from '#shared/payments/unmatched.ts';
+import { createVirtualAccount } from '#shared/payments/virtual-account-opening.ts';
+import { getVirtualAccount, paymentsOf } from '#shared/payments/virtual-accounts.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
@@ -410,6 +412,87 @@ describe('operators resolve unmatched payments', () => {
       ).rejects.toMatchObject({ code: 'ambiguous' });
       expect((await auditMerchant(m)).problems).toEqual([]);
     }
+  });
+
+  it('credits a held payment into the virtual account it paid, for its merchant: the account shows it', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const { account } = await createVirtualAccount(m, merchant.name, {
+      amount: 500_000,
+      reference: `va-${nipSessionId()}`,
+      expires_in_minutes: 30,
+    });
+    // Held: above MAX_PAYMENT_AMOUNT, never credited without an operator.
+    const big = config.limits.maxPaymentAmount + 1;
+    const event = payment(account.account_number, big);
+    expect(await receivePayment(event)).toBe('held');
+    const small = payment(account.account_number, 1_000);
+    expect(await receivePayment(small)).toBe('credited');
+    const [held] = await unmatchedOf('sandbox', event.payment_id);
+    if (!held) throw new Error('not kept');
+    await creditUnmatched(unmatchedId(held), { merchantId: m, reason: 'checked with the bank', by });
+
+    expect(await getVirtualAccount(m, account.reference)).toMatchObject({
+      amount_received: big + 1_000,
+      payment_count: 2,
+    });
+    const { payments } = await paymentsOf(m, account.reference);
+    expect(payments.map((p) => p.amount).sort((a, b) => a - b)).toEqual([1_000, big]);
+    expect(await getTransaction(m, `payment:${event.payment_id}`)).toMatchObject({
+      amount: big,
+      virtual_account_reference: account.reference,
+    });
+    const { items: events } = await listEvents(m, { limit: 10 });
+    expect(events.map((e) => e.type).sort()).toEqual([
+      'payment.received',
+      'payment.received',
+      'virtual_account.paid',
+    ]);
+    const received = events.find(
+      (e) =>
+        e.type === 'payment.received' &&
+        (e.data as { transaction: { amount: number } }).transaction.amount === big,
+    );
+    expect(received?.data).toMatchObject({
+      virtual_account: { reference: account.reference, amount_received: big + 1_000 },
+    });
+    expect(await balanceOf(m)).toBe(big + 1_000);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+
+    // Another held payment credited while a burst of payments to the same account is: all counted.
+    const late = payment(account.account_number, big);
+    expect(await receivePayment(late)).toBe('held');
+    const [lateKept] = await unmatchedOf('sandbox', late.payment_id);
+    if (!lateKept) throw new Error('not kept');
+    const burst = Array.from({ length: 10 }, () => payment(account.account_number, 100));
+    const [, outcomes] = await Promise.all([
+      creditUnmatched(unmatchedId(lateKept), { merchantId: m, reason: 'checked', by }),
+      receivePayments(burst),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status === 'fulfilled' && outcome.value)).toEqual(
+      burst.map(() => 'credited'),
+    );
+    expect(await getVirtualAccount(m, account.reference)).toMatchObject({
+      amount_received: 2 * big + 2_000,
+      payment_count: 13,
+    });
+    expect((await auditMerchant(m)).problems).toEqual([]);
+
+    // Credited to another merchant instead, the money goes to their wallet; the account is untouched.
+    const other = await aMerchant();
+    const again = payment(account.account_number, big);
+    expect(await receivePayment(again)).toBe('held');
+    const [kept] = await unmatchedOf('sandbox', again.payment_id);
+    if (!kept) throw new Error('not kept');
+    await creditUnmatched(unmatchedId(kept), {
+      merchantId: other.merchant.merchant_id,
+      reason: 'their customer',
+      by,
+    });
+    expect(await getVirtualAccount(m, account.reference)).toMatchObject({ payment_count: 13 });
+    expect(await getTransaction(other.merchant.merchant_id, `payment:${again.payment_id}`)).toMatchObject({
+      virtual_account_reference: null,
+    });
   });
 
   it('lists every kept payment with its status, oldest first', async () => {
