@@ -75,7 +75,7 @@ async function openPayment(id: string, action: OperatorAction): Promise<Unmatche
   if (found.length > 1) {
     throw new OperatorError(
       'ambiguous',
-      `${id} names ${found.length} different payments (a partner id reused, or one holding a #): give one of ${found
+      `${id} names ${found.length} different payments (the partner reused its id): give one of ${found
         .map(unmatchedId)
         .join(', ')}`,
     );

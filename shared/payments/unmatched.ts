@@ -122,24 +122,20 @@ export async function keepUnmatched(event: QueuedEvent & Kept, reason: string): 
  */
 export async function findUnmatched(id: string): Promise<UnmatchedRecord[]> {
   // A partner's id may hold a `#` itself: `<partner>:<X>#<fingerprint>` names X's kept payment of
-  // that fingerprint, and also whatever is kept under the partner id `<X>#<fingerprint>`. The exact
-  // one comes first; more than one is for the operator to choose by its full id.
+  // that fingerprint when there is one (what is kept under the partner id `<X>#<fingerprint>` is
+  // named by its own full ids); else it is a payment key like any other.
   const named = /^(.+)#([0-9a-f]{24})$/.exec(id);
-  const [exact, under] = await Promise.all([
-    named
-      ? dynamo
-          .send(
-            new GetCommand({
-              TableName: tableName('unmatchedPayments'),
-              Key: { payment_key: named[1], variant: named[2] },
-              ConsistentRead: true,
-            }),
-          )
-          .then(({ Item }) => Item as UnmatchedRecord | undefined)
-      : undefined,
-    keptUnder(id),
-  ]);
-  return exact ? [exact, ...under] : under;
+  if (named) {
+    const { Item } = await dynamo.send(
+      new GetCommand({
+        TableName: tableName('unmatchedPayments'),
+        Key: { payment_key: named[1], variant: named[2] },
+        ConsistentRead: true,
+      }),
+    );
+    if (Item) return [Item as UnmatchedRecord];
+  }
+  return keptUnder(id);
 }
 
 /** How an operator resolved a kept payment. */

@@ -395,21 +395,17 @@ describe('operators resolve unmatched payments', () => {
       expect(await receivePayment(payment(merchant.account_number, 4_000, lookalike))).toBe('duplicate');
       expect(await getTransaction(m, `payment:${lookalike}`)).toMatchObject({ amount: 4_000 });
       expect(await balanceOf(m)).toBe(resolve === 'credit' ? 7_000 : 5_000);
-      // Its own kept payments are found by their full id, the `#` in it notwithstanding; the short
-      // id names both, for the operator to choose.
+      // Its own kept payments are found by their full id, the `#` in it notwithstanding.
       expect(await receivePayment(payment(merchant.account_number, 8_000, lookalike))).toBe('unmatched');
       const [own] = await unmatchedOf('sandbox', lookalike);
       if (!own) throw new Error('not kept');
       expect((await findUnmatched(unmatchedId(own))).map((record) => record.event)).toMatchObject([
         { payment_id: lookalike, amount: 8_000 },
       ]);
-      expect((await findUnmatched(`sandbox:${lookalike}`)).map((record) => record.event)).toMatchObject([
+      // The twin's own id names the twin alone: resolved already here, and refused as such.
+      expect((await findUnmatched(unmatchedId(kept))).map((record) => record.event)).toMatchObject([
         { payment_id: sessionId, amount: 2_000 },
-        { payment_id: lookalike, amount: 8_000 },
       ]);
-      await expect(
-        creditUnmatched(`sandbox:${lookalike}`, { merchantId: m, reason: 'which?', by }),
-      ).rejects.toMatchObject({ code: 'ambiguous' });
       expect((await auditMerchant(m)).problems).toEqual([]);
     }
   });
@@ -493,6 +489,20 @@ describe('operators resolve unmatched payments', () => {
     expect(await getTransaction(other.merchant.merchant_id, `payment:${again.payment_id}`)).toMatchObject({
       virtual_account_reference: null,
     });
+  });
+
+  it("resolves a reused id's open twin and a payment kept under the look-alike id, each by its own id", async () => {
+    const { m, sessionId, kept } = await aReusedIdTwin(2_000);
+    const lookalike = `${sessionId}#${kept.variant}`;
+    expect(await receivePayment(payment(anAccount('101', '8'), 3_000, lookalike))).toBe('unmatched');
+    const [own] = await unmatchedOf('sandbox', lookalike);
+    if (!own) throw new Error('not kept');
+    await creditUnmatched(unmatchedId(kept), { merchantId: m, reason: 'second payment', by });
+    await returnUnmatched(unmatchedId(own), { reason: 'nobody owns the account', by });
+    expect(await balanceOf(m)).toBe(3_000);
+    const [twin] = await findUnmatched(unmatchedId(kept));
+    const [returned] = await findUnmatched(unmatchedId(own));
+    expect([twin && statusOf(twin), returned && statusOf(returned)]).toEqual(['credited', 'returned']);
   });
 
   it('lists every kept payment with its status, oldest first', async () => {
