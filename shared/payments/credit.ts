@@ -227,9 +227,11 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
 /**
  * One payment's posting, planned in its merchant's turn (`creditPrepared`), so the virtual account's
  * total it reads is not overtaken meanwhile: its records, its payment on the account, the account's
- * new total and, if it pays it, `virtual_account.paid`. `first` companions (the caller's) go before.
+ * new total and, if it pays it, `virtual_account.paid`. `first` companions (the caller's) go before;
+ * `at.total` is set to the index of the account's total among the companions (a conflict there: the
+ * total moved, read again).
  */
-function paymentPosting(member: Member, first?: Companions) {
+function paymentPosting(member: Member, first?: Companions, at: { total?: number } = {}) {
   const merchantId = member.owner.merchant_id;
   return async () => {
     const { postings, accountWrites } = plan(merchantId, [member], await statesOf(merchantId, [member]));
@@ -237,11 +239,12 @@ function paymentPosting(member: Member, first?: Companions) {
     if (!posting) throw new Error('no posting');
     return {
       ...posting,
-      companions: (posted: LedgerEntry) => [
-        ...(first?.(posted) ?? []),
-        ...(posting.companions?.(posted) ?? []),
-        ...accountWrites([posted]),
-      ],
+      companions: (posted: LedgerEntry) => {
+        const before = [...(first?.(posted) ?? []), ...(posting.companions?.(posted) ?? [])];
+        const account = accountWrites([posted]);
+        at.total = account.length > 0 ? before.length : undefined;
+        return [...before, ...account];
+      },
     };
   };
 }
@@ -251,30 +254,26 @@ function paymentPosting(member: Member, first?: Companions) {
  * `shared/payments/operator.ts`), written as the consumer writes a payment, so the account shows it:
  * its payment, total and status, and the transaction's `virtual_account_reference`. `first` (the
  * operator's resolution) goes in the same transaction; a conflict there is the caller's. Tried again
- * while the account's total moves under it (another payment to it credited meanwhile).
+ * while the account's total moves under it (a payment to it credited meanwhile by another process).
  */
 export async function creditIntoVirtualAccount(
   event: Received,
   owner: AccountOwner,
   options: { allowPastMaxBalance?: boolean; first: Companions },
 ): Promise<PostResult> {
-  let firstCount = 0;
-  const first: Companions = (posted) => {
-    const items = options.first(posted);
-    firstCount = items.length;
-    return items;
-  };
-  // What the delivery's id claims was never written for a payment kept before its posting.
+  // The delivery's id was never claimed for a payment kept before its posting, and a payment kept
+  // because another took that id must not claim it now.
   const member = { event: { ...event, delivery_claim: undefined }, owner };
+  const at: { total?: number } = {};
   for (let attempt = 1; ; attempt++) {
     try {
       return await creditPrepared(owner.merchant_id, async () => ({
-        ...(await paymentPosting(member, first)()),
+        ...(await paymentPosting(member, options.first, at)()),
         allowPastMaxBalance: options.allowPastMaxBalance,
       }));
     } catch (error) {
-      const accountMoved = error instanceof CompanionConflict && error.index >= firstCount;
-      if (!accountMoved || attempt >= ACCOUNT_ATTEMPTS) throw error;
+      const totalMoved = error instanceof CompanionConflict && error.index === at.total;
+      if (!totalMoved || attempt >= ACCOUNT_ATTEMPTS) throw error;
       await backoff(attempt);
     }
   }

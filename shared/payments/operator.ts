@@ -141,7 +141,7 @@ function creditIdOf(record: UnmatchedRecord): string | undefined {
  * The ledger entry and reference of an operator's credit: the payment's usual entry id
  * (`payment:<partner>:<id>`), so that a later redelivery of the same payment finds it applied and
  * credits nothing. Only a payment kept because the partner reused the id of another, credited
- * payment gets the usual id qualified by its own fingerprint (`creditEntryOf`). A kept payment whose
+ * payment gets one of its own, `payment-reused:…` with its fingerprint (`creditEntryOf`). A kept payment whose
  * entry exists was credited since (a redelivery, or another operator): never credited again,
  * whichever merchant the operator names.
  */
@@ -158,9 +158,10 @@ async function entryFor(record: UnmatchedRecord, event: PaymentReceived) {
 }
 
 /**
- * Credits a kept payment to a merchant's wallet, once: one ledger transaction puts the entry, the
+ * Credits a kept payment to a merchant, once: one ledger transaction puts the entry, the
  * transaction record in the merchant's history, its `payment.received` event, and the payment's
- * resolution (conditional on it being unresolved). Amounts must be whole kobo within exact integers;
+ * resolution (conditional on it being unresolved); for a payment into the merchant's own virtual
+ * account, also the payment on the account, its total and `virtual_account.paid` (`accountPaid`). Amounts must be whole kobo within exact integers;
  * a credit that would take the balance past MAX_BALANCE is refused unless `allowPastMaxBalance`.
  */
 export async function creditUnmatched(

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { config } from '#shared/config.ts';
 import { listEvents } from '#shared/events/events.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
@@ -503,6 +505,104 @@ describe('operators resolve unmatched payments', () => {
     const [twin] = await findUnmatched(unmatchedId(kept));
     const [returned] = await findUnmatched(unmatchedId(own));
     expect([twin && statusOf(twin), returned && statusOf(returned)]).toEqual(['credited', 'returned']);
+  });
+
+  describe('races met inside the ledger transaction', () => {
+    afterEach(() => vi.restoreAllMocks());
+
+    /** Runs `meanwhile` once, just before the first ledger transaction is sent. */
+    function beforeFirstTransaction(meanwhile: () => Promise<unknown>) {
+      const send = dynamo.send.bind(dynamo);
+      let done = false;
+      vi.spyOn(dynamo, 'send').mockImplementation((async (command: unknown) => {
+        if (!done && command instanceof TransactWriteCommand) {
+          done = true;
+          await meanwhile();
+        }
+        return send(command as never);
+      }) as never);
+    }
+
+    /** A virtual account of a new merchant, and a payment into it held above MAX_PAYMENT_AMOUNT. */
+    async function aHeldAccountPayment() {
+      const { merchant } = await aMerchant();
+      const m = merchant.merchant_id;
+      const { account } = await createVirtualAccount(m, merchant.name, {
+        amount: 500_000,
+        reference: `va-${nipSessionId()}`,
+        expires_in_minutes: 30,
+      });
+      const big = config.limits.maxPaymentAmount + 1;
+      const event = payment(account.account_number, big);
+      expect(await receivePayment(event)).toBe('held');
+      const [held] = await unmatchedOf('sandbox', event.payment_id);
+      if (!held) throw new Error('not kept');
+      return { merchant, m, account, big, event, held };
+    }
+
+    it("credits into the virtual account again when its total moved under the credit's first try", async () => {
+      const { m, account, big, held } = await aHeldAccountPayment();
+      // Another process's payment to the account, as far as the total goes: 7 kobo.
+      beforeFirstTransaction(() =>
+        dynamo.send(
+          new UpdateCommand({
+            TableName: tableName('virtualAccounts'),
+            Key: { merchant_id: m, reference: account.reference },
+            UpdateExpression: 'ADD amount_received :seven',
+            ExpressionAttributeValues: { ':seven': 7 },
+          }),
+        ),
+      );
+      await creditUnmatched(unmatchedId(held), { merchantId: m, reason: 'checked', by });
+      vi.restoreAllMocks();
+      expect(await getVirtualAccount(m, account.reference)).toMatchObject({
+        amount_received: big + 7,
+        payment_count: 1,
+      });
+      expect(await balanceOf(m)).toBe(big);
+      expect((await auditMerchant(m)).problems).toEqual([]);
+    });
+
+    it('refuses as already_returned a credit whose payment was returned under another record meanwhile', async () => {
+      const { merchant } = await aMerchant();
+      const { event, id } = await anUnmatchedPayment(1_000);
+      await keepUnmatched(anUnusableDelivery(event.payment_id, 'amount unreadable'), 'amount unreadable');
+      const [unreadable] = (await unmatchedOf('sandbox', event.payment_id)).filter(
+        (record) => record.event.type === 'DeliveryUnusable',
+      );
+      if (!unreadable) throw new Error('not kept');
+      // The return lands after the credit's checks, before its transaction.
+      beforeFirstTransaction(() => returnUnmatched(unmatchedId(unreadable), { reason: 'sent back', by }));
+      await expect(
+        creditUnmatched(id, { merchantId: merchant.merchant_id, reason: 'found it', by }),
+      ).rejects.toMatchObject({ code: 'already_returned' });
+      vi.restoreAllMocks();
+      expect(await balanceOf(merchant.merchant_id)).toBe(0);
+    });
+  });
+
+  it('credits into the account a payment kept because its webhook-id had carried another payment', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const { account } = await createVirtualAccount(m, merchant.name, {
+      amount: 500_000,
+      reference: `va-${nipSessionId()}`,
+      expires_in_minutes: 30,
+    });
+    const deliveryId = `msg_${nipSessionId()}`;
+    const claimed = (event: QueuedEvent & PaymentReceived) =>
+      ({ ...event, delivery_claim: `delivery:sandbox:${deliveryId}` }) as QueuedEvent & PaymentReceived;
+    expect(await receivePayment(claimed(payment(account.account_number, 1_000)))).toBe('credited');
+    const second = claimed(payment(account.account_number, 2_000));
+    expect(await receivePayment(second)).toBe('unmatched');
+    const [kept] = await unmatchedOf('sandbox', second.payment_id);
+    if (!kept) throw new Error('not kept');
+    await creditUnmatched(unmatchedId(kept), { merchantId: m, reason: 'a second payment', by });
+    expect(await getVirtualAccount(m, account.reference)).toMatchObject({
+      amount_received: 3_000,
+      payment_count: 2,
+    });
+    expect(await balanceOf(m)).toBe(3_000);
   });
 
   it('lists every kept payment with its status, oldest first', async () => {
