@@ -44,6 +44,18 @@ const spend = (merchantId: string) =>
     reference: 'spend',
   });
 
+/** A new merchant and a virtual account of theirs (NGN 5,000, open 30 minutes). */
+async function aMerchantWithAnAccount() {
+  const { merchant } = await aMerchant();
+  const m = merchant.merchant_id;
+  const { account } = await createVirtualAccount(m, merchant.name, {
+    amount: 500_000,
+    reference: `va-${nipSessionId()}`,
+    expires_in_minutes: 30,
+  });
+  return { merchant, m, account };
+}
+
 /** A payment into an account nobody owns, kept for operators; its operator id. */
 async function anUnmatchedPayment(amount: number) {
   const event = payment(anAccount('101', '8'), amount);
@@ -413,13 +425,7 @@ describe('operators resolve unmatched payments', () => {
   });
 
   it('credits a held payment into the virtual account it paid, for its merchant: the account shows it', async () => {
-    const { merchant } = await aMerchant();
-    const m = merchant.merchant_id;
-    const { account } = await createVirtualAccount(m, merchant.name, {
-      amount: 500_000,
-      reference: `va-${nipSessionId()}`,
-      expires_in_minutes: 30,
-    });
+    const { m, account } = await aMerchantWithAnAccount();
     // Held: above MAX_PAYMENT_AMOUNT, never credited without an operator.
     const big = config.limits.maxPaymentAmount + 1;
     const event = payment(account.account_number, big);
@@ -525,13 +531,7 @@ describe('operators resolve unmatched payments', () => {
 
     /** A virtual account of a new merchant, and a payment into it held above MAX_PAYMENT_AMOUNT. */
     async function aHeldAccountPayment() {
-      const { merchant } = await aMerchant();
-      const m = merchant.merchant_id;
-      const { account } = await createVirtualAccount(m, merchant.name, {
-        amount: 500_000,
-        reference: `va-${nipSessionId()}`,
-        expires_in_minutes: 30,
-      });
+      const { merchant, m, account } = await aMerchantWithAnAccount();
       const big = config.limits.maxPaymentAmount + 1;
       const event = payment(account.account_number, big);
       expect(await receivePayment(event)).toBe('held');
@@ -582,13 +582,7 @@ describe('operators resolve unmatched payments', () => {
   });
 
   it('credits into the account a payment kept because its webhook-id had carried another payment', async () => {
-    const { merchant } = await aMerchant();
-    const m = merchant.merchant_id;
-    const { account } = await createVirtualAccount(m, merchant.name, {
-      amount: 500_000,
-      reference: `va-${nipSessionId()}`,
-      expires_in_minutes: 30,
-    });
+    const { m, account } = await aMerchantWithAnAccount();
     const deliveryId = `msg_${nipSessionId()}`;
     const claimed = (event: QueuedEvent & PaymentReceived) =>
       ({ ...event, delivery_claim: `delivery:sandbox:${deliveryId}` }) as QueuedEvent & PaymentReceived;
