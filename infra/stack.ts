@@ -46,6 +46,7 @@ import {
   secretGrants,
   tableGrants,
 } from '#infra/table-grants.ts';
+import { loadConfig } from '#shared/config-schema.ts';
 import {
   CONTRADICTED_SETTLEMENT,
   EVENT_NOT_FANNED_OUT,
@@ -247,6 +248,12 @@ export class PaymentsStack extends Stack {
       TRANSFER_REQUERY_INTERVAL_SECONDS: String(props.requeryIntervalMinutes * 60),
       ...props.settings,
     };
+    // Read at synth as every function reads it at cold start: a bad deploy value stops the synth.
+    try {
+      loadConfig(environment);
+    } catch (error) {
+      throw new Error(`The functions' environment from this deploy's values: ${(error as Error).message}`);
+    }
     // The dashboard's users (API.md §10): sign-in functions get the pool; key managers the pepper
     // and, once the usage plan exists, exactly the API Gateway calls a key's registration makes.
     const dashboardUsers = new DashboardUsers(this, 'DashboardUsers', { stage, prod });

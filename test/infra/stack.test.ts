@@ -719,10 +719,17 @@ describe('the AWS stack', () => {
 
     // A mistake fails the synth, said as the functions would have said it at cold start.
     expect(() => synth('dev', { TRANSFER_FEE_TIERS: '100:5' })).toThrow(
-      /Deploy settings: TRANSFER_FEE_TIERS: tiers must ascend and end with \*:fee/,
+      /The functions' environment from this deploy's values: TRANSFER_FEE_TIERS: tiers must ascend and end with \*:fee/,
     );
     expect(() => synth('dev', { MAX_BALANCE: '-1' })).toThrow(
-      /Deploy settings: Invalid configuration: MAX_BALANCE/,
+      /The functions' environment from this deploy's values: Invalid configuration: MAX_BALANCE/,
+    );
+    // The stack's own values too, as a stage's block may give them (a number for a bank code).
+    expect(() => synth('dev', { stages: { dev: { partnerBankCode: 44 } } })).toThrow(
+      /The functions' environment from this deploy's values: Invalid configuration: PARTNER_BANK_CODE/,
+    );
+    expect(() => synth('dev', { requeryIntervalMinutes: 'often' })).toThrow(
+      /The functions' environment from this deploy's values: Invalid configuration: TRANSFER_REQUERY_INTERVAL_SECONDS/,
     );
     expect(() => synth('dev', { MAX_BALANSE: '1' })).toThrow(
       /-c MAX_BALANSE: not a setting a deploy may set/,
