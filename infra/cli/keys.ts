@@ -273,26 +273,37 @@ async function invite(
   );
 }
 
-/** `invite` of a user the merchant has already: nothing is made or sent again. */
-function alreadyInvited(
-  user: { email: string; status: string; createdAt: string | undefined },
+/** `invite` of a user the merchant has already: nothing is made or sent again; what Cognito says of them. */
+export function alreadyInvited(
+  user: { email: string; status: string; enabled: boolean; createdAt: string | undefined },
   merchantId: string,
   print: (json: object, text: string) => string,
 ): string {
-  const signedIn = user.status !== 'FORCE_CHANGE_PASSWORD';
+  const validDays = DASHBOARD_USER_POOL.passwordPolicy.TemporaryPasswordValidityDays;
+  const invitedAt = user.createdAt ? Date.parse(user.createdAt) : Number.NaN;
+  const expired = Date.now() - invitedAt > validDays * 24 * 3_600_000;
+  const state =
+    user.status === 'CONFIRMED'
+      ? 'They have signed in and chosen their password.'
+      : user.status !== 'FORCE_CHANGE_PASSWORD'
+        ? `Cognito's status for them: ${user.status}.`
+        : expired
+          ? `They never signed in, and their temporary password has expired (${validDays} days): have Cognito send a new one with aws cognito-idp admin-create-user --user-pool-id <DashboardUserPoolId> --username ${user.email} --message-action RESEND.`
+          : `They have not signed in yet: the temporary password given then still stands (for ${validDays} days after the invitation).`;
   return print(
     {
       merchant_id: merchantId,
       email: user.email,
       temporary_password: null,
       already_invited_at: user.createdAt ?? null,
-      signed_in: signedIn,
+      signed_in: user.status === 'CONFIRMED',
+      status: user.status,
+      enabled: user.enabled,
     },
     [
       `${user.email} is already a dashboard user of ${merchantId} (invited ${user.createdAt ?? 'earlier'}): nothing is made or sent again.`,
-      signedIn
-        ? '  They have signed in and chosen their password.'
-        : `  They have not signed in yet: the temporary password given then still stands (refused ${DASHBOARD_USER_POOL.passwordPolicy.TemporaryPasswordValidityDays} days after the invitation).`,
+      `  ${state}`,
+      ...(user.enabled ? [] : ['  The user is disabled in Cognito: they cannot sign in.']),
     ].join('\n'),
   );
 }

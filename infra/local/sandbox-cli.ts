@@ -22,7 +22,8 @@ const USAGE = `Usage:
       service has credited it (or kept it for operators), read from DynamoDB Local at
       $DYNAMODB_PORT (8000), in the tables named with $TABLE_PREFIX (naira-local-). Exits 0
       when it says what became of the payment, 3 when the sandbox paid but the credit was not
-      seen within 15 s or could not be checked, 1 when the service refused the payment.
+      seen within 15 s or could not be checked, 1 when the service refused the payment, 2 for a
+      mistake in the command line or a sandbox that refused or could not be reached.
   npm run sandbox -- listen [--port <n>] [--key <pk_…> --secret <sk_…>] [--events <type,…>] [--base-url <url>]
       Registers a receiver on 127.0.0.1 (--port, default: a free one) as a webhook endpoint of the
       demo merchant (or of --key/--secret), verifies each delivery's signature and prints the

@@ -72,6 +72,8 @@ export interface DashboardUser {
   merchantId: string | undefined;
   /** Cognito's status: `FORCE_CHANGE_PASSWORD` until the first sign-in, then `CONFIRMED`. */
   status: string;
+  /** False once an operator disabled the user in Cognito. */
+  enabled: boolean;
   createdAt: string | undefined;
 }
 
@@ -91,6 +93,7 @@ export async function getDashboardUser(email: string): Promise<DashboardUser | u
       email: attribute('email') ?? username,
       merchantId: attribute(`custom:${DASHBOARD_USER_POOL.merchantAttribute}`),
       status: user.UserStatus ?? 'UNKNOWN',
+      enabled: user.Enabled !== false,
       createdAt,
     };
   } catch (error) {

@@ -180,6 +180,8 @@ describe('npm run keys', { timeout: 60_000 }, () => {
       temporary_password: null,
       already_invited_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       signed_in: false,
+      status: 'FORCE_CHANGE_PASSWORD',
+      enabled: true,
     });
     const againText = await keys('invite', '--merchant', merchantId, '--email', email);
     expect(againText.stdout).toContain(`${email} is already a dashboard user of ${merchantId}`);

@@ -167,6 +167,7 @@ describe('Cognito calls without the SDK client', () => {
         email: 'ada@acme.ng',
         merchantId: 'mer_1',
         status: 'CONFIRMED',
+        enabled: true,
         createdAt: '2025-11-24T00:00:00.500Z',
       });
       expect(recorded.at(-1)?.body).toMatchObject({ Username: 'ada@acme.ng' });
