@@ -65,6 +65,21 @@ async function anUnmatchedPayment(amount: number) {
   return { event, id: unmatchedId(record) };
 }
 
+/**
+ * A merchant, and a payment kept for operators beside an unreadable delivery naming it: returning
+ * the delivery claims the entry id the payment would be credited under.
+ */
+async function aPaymentAndItsUnreadableDelivery() {
+  const { merchant } = await aMerchant();
+  const { event, id } = await anUnmatchedPayment(1_000);
+  await keepUnmatched(anUnusableDelivery(event.payment_id, 'amount unreadable'), 'amount unreadable');
+  const [unreadable] = (await unmatchedOf('sandbox', event.payment_id)).filter(
+    (record) => record.event.type === 'DeliveryUnusable',
+  );
+  if (!unreadable) throw new Error('not kept');
+  return { merchant, id, unreadable };
+}
+
 const refusal = (promise: Promise<unknown>) =>
   promise.then(
     () => 'done',
@@ -205,13 +220,7 @@ describe('operators resolve unmatched payments', () => {
 
   it('refuses, as a refusal, to credit a payment whose other record was returned meanwhile', async () => {
     // What a credit racing a return meets: the entry id it would post is claimed by the return.
-    const { merchant } = await aMerchant();
-    const { event, id } = await anUnmatchedPayment(1_000);
-    await keepUnmatched(anUnusableDelivery(event.payment_id, 'amount unreadable'), 'amount unreadable');
-    const [unreadable] = (await unmatchedOf('sandbox', event.payment_id)).filter(
-      (record) => record.event.type === 'DeliveryUnusable',
-    );
-    if (!unreadable) throw new Error('not kept');
+    const { merchant, id, unreadable } = await aPaymentAndItsUnreadableDelivery();
     await returnUnmatched(unmatchedId(unreadable), { reason: 'confirmed with the bank, sent back', by });
     const credited = creditUnmatched(id, { merchantId: merchant.merchant_id, reason: 'found it', by });
     await expect(credited).rejects.toMatchObject({
@@ -564,13 +573,7 @@ describe('operators resolve unmatched payments', () => {
     });
 
     it('refuses as already_returned a credit whose payment was returned under another record meanwhile', async () => {
-      const { merchant } = await aMerchant();
-      const { event, id } = await anUnmatchedPayment(1_000);
-      await keepUnmatched(anUnusableDelivery(event.payment_id, 'amount unreadable'), 'amount unreadable');
-      const [unreadable] = (await unmatchedOf('sandbox', event.payment_id)).filter(
-        (record) => record.event.type === 'DeliveryUnusable',
-      );
-      if (!unreadable) throw new Error('not kept');
+      const { merchant, id, unreadable } = await aPaymentAndItsUnreadableDelivery();
       // The return lands after the credit's checks, before its transaction.
       beforeFirstTransaction(() => returnUnmatched(unmatchedId(unreadable), { reason: 'sent back', by }));
       await expect(
