@@ -1,6 +1,6 @@
 import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
-import type { KeyRegistry } from '#shared/api-keys/lifecycle.ts';
-import { type ApiKeyRecord, createApiKey } from '#shared/api-keys/store.ts';
+import { createKey, type KeyRegistry } from '#shared/api-keys/lifecycle.ts';
+import type { ApiKeyRecord } from '#shared/api-keys/store.ts';
 import { tableName } from '#shared/aws/clients.ts';
 import { newId, nowIso } from '#shared/ids.ts';
 import type { Merchant } from '#shared/merchants/store.ts';
@@ -52,7 +52,7 @@ export interface KeyOptions {
 /**
  * A new merchant with its wallet and a first key pair; the secret is returned once. The contact
  * email is the one a partner may need for the wallet (Paystack's customer), else a synthetic one.
- * `registry` (the usage plan on AWS) has the key before it is stored, as for every new key.
+ * The key is made as every new key is (`createKey`): in `registry` (the usage plan on AWS) before it is stored.
  */
 export async function onboardMerchant(
   name: string,
@@ -61,14 +61,11 @@ export async function onboardMerchant(
   registry?: KeyRegistry,
 ): Promise<{ merchant: Merchant; key: ApiKeyRecord; apiSecret: string }> {
   const merchant = await createMerchant(name, contact);
-  const { record, apiSecret } = await createApiKey(merchant.merchant_id, {
-    ...keyOptions,
-    ...(registry
-      ? { beforeStoring: (apiKey: string) => registry.register(apiKey, merchant.merchant_id) }
-      : {}),
-  }).catch((error: unknown) => {
-    throw new KeylessMerchant(merchant, error);
-  });
+  const { record, apiSecret } = await createKey(merchant.merchant_id, keyOptions, registry).catch(
+    (error: unknown) => {
+      throw new KeylessMerchant(merchant, error);
+    },
+  );
   return { merchant, key: record, apiSecret };
 }
 

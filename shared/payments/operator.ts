@@ -141,9 +141,9 @@ function creditIdOf(record: UnmatchedRecord): string | undefined {
  * The ledger entry and reference of an operator's credit: the payment's usual entry id
  * (`payment:<partner>:<id>`), so that a later redelivery of the same payment finds it applied and
  * credits nothing. Only a payment kept because the partner reused the id of another, credited
- * payment gets one of its own, `payment-reused:…` with its fingerprint (`creditEntryOf`). A kept payment whose
- * entry exists was credited since (a redelivery, or another operator): never credited again,
- * whichever merchant the operator names.
+ * payment gets one of its own, `payment-reused:…` with its fingerprint (`creditEntryOf`). A kept
+ * payment whose entry exists was credited since (a redelivery, or another operator): never credited
+ * again, whichever merchant the operator names.
  */
 async function entryFor(record: UnmatchedRecord, event: PaymentReceived) {
   const entry = creditEntryOf(record, event);
@@ -161,8 +161,9 @@ async function entryFor(record: UnmatchedRecord, event: PaymentReceived) {
  * Credits a kept payment to a merchant, once: one ledger transaction puts the entry, the
  * transaction record in the merchant's history, its `payment.received` event, and the payment's
  * resolution (conditional on it being unresolved); for a payment into the merchant's own virtual
- * account, also the payment on the account, its total and `virtual_account.paid` (`accountPaid`). Amounts must be whole kobo within exact integers;
- * a credit that would take the balance past MAX_BALANCE is refused unless `allowPastMaxBalance`.
+ * account, also the payment on the account, its total and `virtual_account.paid` (`accountPaid`).
+ * Amounts must be whole kobo within exact integers; a credit that would take the balance past
+ * MAX_BALANCE is refused unless `allowPastMaxBalance`.
  */
 export async function creditUnmatched(
   id: string,
