@@ -102,7 +102,7 @@ export interface PaymentsStackProps extends StackProps {
   paymentConsumerConcurrency: number;
   /** The most concurrent executions of the public partner webhook (reserved, so a cap); 0: no cap. */
   webhookConcurrency: number;
-  /** Service settings given at deploy, by variable name (checked already): every function's environment. */
+  /** Service settings given at deploy, by variable name: in every function's environment, checked with it. */
   settings?: Readonly<Record<string, string>>;
 }
 
