@@ -34,6 +34,23 @@ async function sandboxAt(port: string, args: string[], extraEnv: Record<string, 
   }
 }
 
+/** Runs `use` against a stand-in sandbox whose `_simulate/payment` gives `answer`, then stops it. */
+async function withSandboxAnswering<T>(
+  answer: Record<string, unknown>,
+  use: (port: string) => Promise<T>,
+): Promise<T> {
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(answer));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    return await use(String((server.address() as AddressInfo).port));
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
 describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
   it('makes the sandbox sign and send payment.received, and returns once the service has credited it, once', async () => {
     const { merchant } = await aMerchant();
@@ -134,27 +151,34 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
 
   it('exits 1 and says nothing is credited when the service refuses the webhook', async () => {
     // A sandbox whose webhook the service answered 401 (as one with PARTNER=paystack does).
-    const refused = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({
-          session_id: '100000',
-          webhook_status: 401,
-          webhook_response: '{"status":"error","message":"Invalid webhook signature"}',
-        }),
-      );
-    });
-    await new Promise<void>((resolve) => refused.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = refused.address() as AddressInfo;
-      const paid = await sandboxAt(String(port), ['pay', '--account', '0000014579', '--amount', '100']);
-      expect(paid.code).toBe(1);
-      expect(paid.stdout).not.toContain('Paid');
-      expect(paid.stderr).toContain('the service answered 401');
-      expect(paid.stderr).toContain('nothing is credited');
-    } finally {
-      await new Promise((resolve) => refused.close(resolve));
-    }
+    const paid = await withSandboxAnswering(
+      {
+        session_id: '100000',
+        webhook_status: 401,
+        webhook_response: '{"status":"error","message":"Invalid webhook signature"}',
+      },
+      (port) => sandboxAt(port, ['pay', '--account', '0000014579', '--amount', '100']),
+    );
+    expect(paid.code).toBe(1);
+    expect(paid.stdout).not.toContain('Paid');
+    expect(paid.stderr).toContain('the service answered 401');
+    expect(paid.stderr).toContain('nothing is credited');
+  });
+
+  it('exits 3 when the service took the webhook but the credit is not seen within 15 s', async () => {
+    // A sandbox that says the service answered 200 for a payment it never sent: nothing is ever
+    // credited under this id, so pay waits its whole 15 s and must not call it credited.
+    const sessionId = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+    const started = Date.now();
+    const paid = await withSandboxAnswering(
+      { session_id: sessionId, webhook_status: 200, webhook_response: '{"status":"success"}' },
+      (port) => sandboxAt(port, ['pay', '--account', '0000014579', '--amount', '100']),
+    );
+    expect(paid.code).toBe(3);
+    expect(paid.stdout).toContain(`session_id:  ${sessionId}`);
+    expect(paid.stdout).toContain('not credited within 15 s');
+    expect(paid.stdout).not.toContain('credited:');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15_000);
   });
 
   it('refuses bad arguments with exit code 2', async () => {
