@@ -301,9 +301,14 @@ async function unmatched(command: string, id: string | undefined, values: Values
   const { UNMATCHED_STATUSES, statusOf } = await import('#shared/payments/unmatched.ts');
   const { listUnmatched } = await import('#shared/payments/operator.ts');
   const operator = await import('#shared/payments/operator.ts');
-  // An unusable delivery has neither an amount nor an account the service could read.
+  // An unusable delivery has neither an amount nor an account the service could read: its body
+  // (in --json) is what the operator reads them from.
+  const what = (view: ReturnType<typeof operator.toOperatorView>) =>
+    view.delivery
+      ? `unusable delivery (${view.delivery.partner_event ?? 'no event type'}, ${view.delivery.body_bytes} bytes; body in --json)`
+      : `${view.amount} kobo  to ${view.account_number ?? (view.account_ids.join(',') || 'unknown account')}`;
   const describe = (view: ReturnType<typeof operator.toOperatorView>) =>
-    `${view.id}  ${view.status.padEnd(8)}  ${view.amount === null ? 'amount unknown' : `${view.amount} kobo`}  to ${view.account_number ?? (view.account_ids.join(',') || 'unknown account')}  ${view.received_at}  ${view.reason}` +
+    `${view.id}  ${view.status.padEnd(8)}  ${what(view)}  ${view.received_at}  ${view.reason}` +
     (view.resolved_at
       ? `\n    ${view.status} ${view.resolved_at} by ${view.resolved_by}${view.merchant_id ? ` to ${view.merchant_id} (${view.entry_id})` : ''}: ${view.resolution_reason}`
       : '');

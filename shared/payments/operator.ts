@@ -355,6 +355,16 @@ export function toOperatorView(record: UnmatchedRecord) {
         ? []
         : [...event.account_ids, ...(event.type === 'PaymentRejected' ? (event.alias_ids ?? []) : [])],
     sender: event.type === 'PaymentReceived' ? event.sender : null,
+    // What an operator reads an unusable delivery by, to confirm it with the partner.
+    delivery:
+      event.type === 'DeliveryUnusable'
+        ? {
+            partner_event: event.partner_event,
+            body: event.body,
+            body_bytes: event.body_bytes,
+            body_sha256: event.body_sha256,
+          }
+        : null,
     received_at: record.received_at,
     resolved_at: record.resolved_at ?? null,
     resolved_by: record.resolved_by ?? null,

@@ -95,7 +95,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     );
   });
 
-  it('lists an unreadable delivery with its amount and account unknown, and never credits it as it stands', async () => {
+  it('lists an unreadable delivery with its body for the operator, and never credits it as it stands', async () => {
     const { merchant } = await aMerchant();
     const sessionId = nipSessionId();
     await keepUnmatched(
@@ -106,7 +106,22 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     const id = `${record?.payment_key}#${record?.variant}`;
     const listed = await ops('unmatched', 'list');
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toContain(`${id}  open      amount unknown  to unknown account  `);
+    expect(listed.stdout).toContain(
+      `${id}  open      unusable delivery (payment.received, 2 bytes; body in --json)  `,
+    );
+    const [view] = (
+      JSON.parse((await ops('unmatched', 'list', '--json')).stdout) as { id: string; delivery: unknown }[]
+    ).filter((listedView) => listedView.id === id);
+    expect(view).toMatchObject({
+      kind: 'unusable_delivery',
+      amount: null,
+      delivery: {
+        partner_event: 'payment.received',
+        body: '{}',
+        body_bytes: 2,
+        body_sha256: record?.event.type === 'DeliveryUnusable' ? record.event.body_sha256 : 'not kept',
+      },
+    });
     const refused = await ops('unmatched', 'credit', id, '--merchant', merchant.merchant_id, '--reason', 'x');
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain('who must deliver it again, or mark it returned');
