@@ -36,3 +36,17 @@ export function portSetting(name: string, raw: string | undefined, fallback: num
   }
   return value;
 }
+
+/**
+ * `NAME=value` for each of `names` (in that order) whose port in `env` is set and not its default:
+ * what a printed command repeats so that it reaches the same services.
+ */
+export function changedPortSettings(
+  names: readonly (keyof typeof DEFAULT_PORTS)[],
+  env: Record<string, string | undefined> = process.env,
+): string[] {
+  return names.flatMap((name) => {
+    const value = portSetting(name, env[name], DEFAULT_PORTS[name]);
+    return value === DEFAULT_PORTS[name] ? [] : [`${name}=${value}`];
+  });
+}

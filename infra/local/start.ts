@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
+import { changedPortSettings, DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
 import { startLocalServices } from '#infra/local/services.ts';
@@ -113,16 +113,13 @@ async function main() {
   try {
     const port = portOf('PORT');
     const sandboxPort = portOf('SANDBOX_PORT');
-    const dynamodbPort = portOf('DYNAMODB_PORT');
     // The sandbox CLI finds the gateway, the sandbox partner and the tables in DynamoDB Local
     // (where `pay` sees the credit) by these, and the demo merchant's keys by the data folder and the partner, as
     // npm start did: each one it was given is repeated.
     const sandboxCli = `${[
       env.DATA_DIR && `DATA_DIR=${shellWord(env.DATA_DIR)}`,
       env.PARTNER && env.PARTNER !== 'sandbox' && `PARTNER=${shellWord(env.PARTNER)}`,
-      port !== DEFAULT_PORTS.PORT && `PORT=${port}`,
-      sandboxPort !== DEFAULT_PORTS.SANDBOX_PORT && `SANDBOX_PORT=${sandboxPort}`,
-      dynamodbPort !== DEFAULT_PORTS.DYNAMODB_PORT && `DYNAMODB_PORT=${dynamodbPort}`,
+      ...changedPortSettings(['PORT', 'SANDBOX_PORT', 'DYNAMODB_PORT'], env),
       env.TABLE_PREFIX !== undefined &&
         env.TABLE_PREFIX !== DEFAULT_TABLE_PREFIX &&
         `TABLE_PREFIX=${shellWord(env.TABLE_PREFIX)}`,
@@ -133,7 +130,7 @@ async function main() {
     const secrets = loadLocalSecrets(dataDir);
     const services = await startLocalServices({
       ports: {
-        dynamodb: dynamodbPort,
+        dynamodb: portOf('DYNAMODB_PORT'),
         sqs: portOf('SQS_PORT'),
         sandbox: sandboxPort,
         cognito: portOf('COGNITO_PORT'),

@@ -7,7 +7,7 @@
  * own, in the foreground).
  */
 import { createInterface } from 'node:readline';
-import { DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
+import { changedPortSettings, DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { DEFAULT_PAYSTACK_SECRET_KEY, startPaystackStandIn } from '#test/support/paystack-stand-in.ts';
 
 const HELP = [
@@ -33,10 +33,8 @@ async function main() {
     settleAfterMs: 2_000,
   });
   // Every port it was given is repeated, so the service it prints runs beside another npm start.
-  const ports = (['PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'SANDBOX_PORT', 'COGNITO_PORT'] as const)
-    .map((name) => [name, portSetting(name, process.env[name], DEFAULT_PORTS[name])] as const)
-    .filter(([name, value]) => value !== DEFAULT_PORTS[name])
-    .map(([name, value]) => `${name}=${value} `)
+  const ports = changedPortSettings(['PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'SANDBOX_PORT', 'COGNITO_PORT'])
+    .map((setting) => `${setting} `)
     .join('');
   const dataDir = process.env.DATA_DIR || '.data-paystack';
   console.log(

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { portSetting } from '#infra/local/ports.ts';
+import { changedPortSettings, portSetting } from '#infra/local/ports.ts';
 import { ephemeralLow, freePort } from '#infra/local/process.ts';
 
 /** The list itself is checked against Node's fetch in test/integration/fetch-blocked-ports.test.ts. */
@@ -12,6 +12,16 @@ describe('the ports npm start takes', () => {
     expect(() => portSetting('SQS_PORT', 'x', 9324)).toThrow('SQS_PORT must be a port number');
     expect(portSetting('PORT', undefined, 3000)).toBe(3000);
     expect(portSetting('PORT', '6002', 3000)).toBe(6002);
+  });
+
+  it('repeats in a printed command only the ports set to something other than their default, in the order asked', () => {
+    const env = { PORT: '3001', SANDBOX_PORT: '3100', DYNAMODB_PORT: '8001', SQS_PORT: undefined };
+    expect(changedPortSettings(['DYNAMODB_PORT', 'SQS_PORT', 'SANDBOX_PORT', 'PORT'], env)).toEqual([
+      'DYNAMODB_PORT=8001',
+      'PORT=3001',
+    ]);
+    expect(changedPortSettings(['PORT'], {})).toEqual([]);
+    expect(() => changedPortSettings(['PORT'], { PORT: 'x' })).toThrow('PORT must be a port number');
   });
 });
 
