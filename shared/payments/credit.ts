@@ -227,25 +227,28 @@ function plan(merchantId: string, members: readonly Member[], states: Map<string
 /**
  * One payment's posting, planned in its merchant's turn (`creditPrepared`), so the virtual account's
  * total it reads is not overtaken meanwhile: its records, its payment on the account, the account's
- * new total and, if it pays it, `virtual_account.paid`. `first` companions (the caller's) go before;
- * `at.total` is set to the index of the account's total among the companions (a conflict there: the
- * total moved, read again).
+ * new total and, if it pays it, `virtual_account.paid`. `first` companions (the caller's) go before.
+ * `totalMoved` tells whether a conflict was on the account's total (it moved: read again).
  */
-function paymentPosting(member: Member, first?: Companions, at: { total?: number } = {}) {
+function paymentPosting(member: Member, first?: Companions) {
   const merchantId = member.owner.merchant_id;
-  return async () => {
-    const { postings, accountWrites } = plan(merchantId, [member], await statesOf(merchantId, [member]));
-    const [posting] = postings;
-    if (!posting) throw new Error('no posting');
-    return {
-      ...posting,
-      companions: (posted: LedgerEntry) => {
-        const before = [...(first?.(posted) ?? []), ...(posting.companions?.(posted) ?? [])];
-        const account = accountWrites([posted]);
-        at.total = account.length > 0 ? before.length : undefined;
-        return [...before, ...account];
-      },
-    };
+  let totalIndex: number | undefined;
+  return {
+    prepare: async () => {
+      const { postings, accountWrites } = plan(merchantId, [member], await statesOf(merchantId, [member]));
+      const [posting] = postings;
+      if (!posting) throw new Error('no posting');
+      return {
+        ...posting,
+        companions: (posted: LedgerEntry) => {
+          const before = [...(first?.(posted) ?? []), ...(posting.companions?.(posted) ?? [])];
+          const account = accountWrites([posted]);
+          totalIndex = account.length > 0 ? before.length : undefined;
+          return [...before, ...account];
+        },
+      };
+    },
+    totalMoved: (error: unknown) => error instanceof CompanionConflict && error.index === totalIndex,
   };
 }
 
@@ -264,16 +267,15 @@ export async function creditIntoVirtualAccount(
   // The delivery's id was never claimed for a payment kept before its posting, and a payment kept
   // because another took that id must not claim it now.
   const member = { event: { ...event, delivery_claim: undefined }, owner };
-  const at: { total?: number } = {};
+  const posting = paymentPosting(member, options.first);
   for (let attempt = 1; ; attempt++) {
     try {
       return await creditPrepared(owner.merchant_id, async () => ({
-        ...(await paymentPosting(member, options.first, at)()),
+        ...(await posting.prepare()),
         allowPastMaxBalance: options.allowPastMaxBalance,
       }));
     } catch (error) {
-      const totalMoved = error instanceof CompanionConflict && error.index === at.total;
-      if (!totalMoved || attempt >= ACCOUNT_ATTEMPTS) throw error;
+      if (!posting.totalMoved(error) || attempt >= ACCOUNT_ATTEMPTS) throw error;
       await backoff(attempt);
     }
   }
@@ -304,7 +306,7 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
   const merchantId = owner.merchant_id;
   for (let attempt = 1; ; attempt++) {
     try {
-      const { entry, applied } = await creditPrepared(merchantId, paymentPosting({ event, owner }));
+      const { entry, applied } = await creditPrepared(merchantId, paymentPosting({ event, owner }).prepare);
       if (applied) return 'credited';
       if (entry.merchant_id !== merchantId || entry.amount !== event.amount) {
         // The partner reused a payment id for a different payment: never credit it as the first one.
