@@ -2,10 +2,11 @@ import { allowlistEntryProblem } from '#shared/api-keys/authenticate.ts';
 import {
   type ApiKeyRecord,
   createApiKey,
-  expireApiKeyAt,
   getApiKey,
   revokeApiKey,
+  rollApiKey,
   setAllowedIps,
+  usableAt,
 } from '#shared/api-keys/store.ts';
 import { NotFound, ValidationError } from '#shared/errors.ts';
 
@@ -98,16 +99,20 @@ export async function rollKey(
     ]);
   }
   const old = await ownKey(apiKey, options.merchantId);
-  // A revoked or already expired key has nothing left to roll.
-  if (!usable(old, now)) throw new NotFound('API key');
-  const created = await createKey(
-    old.merchant_id,
-    { allowedIps: old.allowed_ips ?? [], inheritedIps: true },
-    options.registry,
-  );
   const at = Math.min(Math.max(chosen, earliest), latest);
-  const expiring = await expireApiKeyAt(apiKey, new Date(at).toISOString());
-  return { ...created, old: expiring };
+  const { registry } = options;
+  // The new key and the old key's expiry are stored together, only while the old key is usable: a
+  // roll that meets a revocation stores nothing (and its registration is taken out of the plan).
+  return rollApiKey(old, new Date(at).toISOString(), {
+    allowedIps: old.allowed_ips ?? [],
+    now,
+    ...(registry
+      ? {
+          beforeStoring: (newKey: string) => registry.register(newKey, old.merchant_id),
+          notStored: (newKey: string) => registry.disable(newKey),
+        }
+      : {}),
+  });
 }
 
 /** Revokes a key (the authorizer refuses it within 35 s on AWS) and disables it in the usage plan. */
@@ -121,12 +126,6 @@ export async function revokeKey(
   return record;
 }
 
-/** Whether a key can still authenticate: neither revoked nor past its expiry. */
-function usable(key: { status: string; expires_at?: string }, now: Date): boolean {
-  const expired = key.expires_at !== undefined && Date.parse(key.expires_at) <= now.getTime();
-  return key.status === 'active' && !expired;
-}
-
 /**
  * Replaces a key's IP allowlist (CIDR blocks or addresses; empty: any address). A revoked or expired
  * key is `NotFound`, as for a roll: it can never be used again, so an allowlist would mean nothing.
@@ -137,6 +136,6 @@ export async function editAllowedIps(
   options: { merchantId?: string } = {},
 ) {
   const key = await ownKey(apiKey, options.merchantId);
-  if (!usable(key, new Date())) throw new NotFound('API key');
+  if (!usableAt(key, new Date())) throw new NotFound('API key');
   return setAllowedIps(apiKey, checkedAllowlist(allowedIps));
 }

@@ -133,6 +133,66 @@ describe('key lifecycle', () => {
     expect((await getApiKey(record.api_key))?.expires_at).toBeUndefined();
   });
 
+  it('stores nothing when a roll meets a revocation, and takes the registered key out of the plan', async () => {
+    const { merchant, apiKey } = await aMerchant();
+    const stored = async () => (await listApiKeys(merchant.merchant_id)).map((key) => key.api_key);
+    const before = await stored();
+    const disabled: string[] = [];
+    let registered = '';
+    // The revocation lands between the roll's read of the old key and its write.
+    const racing: KeyRegistry = {
+      async register(newKey) {
+        registered = newKey;
+        await revokeKey(apiKey);
+      },
+      disable: async (newKey) => {
+        disabled.push(newKey);
+      },
+    };
+    await expect(
+      rollKey(apiKey, new Date(Date.now() + 3_600_000), { registry: racing }),
+    ).rejects.toBeInstanceOf(NotFound);
+    // No active key nobody was shown: nothing new stored, and the plan told to drop it.
+    expect(await stored()).toEqual(before);
+    expect(disabled).toEqual([registered]);
+    expect((await getApiKey(apiKey))?.status).toBe('revoked');
+  });
+
+  it('rolls a key rolled meanwhile to expire sooner, keeping the sooner expiry', async () => {
+    const { apiKey } = await aMerchant();
+    const sooner = new Date(Date.now() + 600_000).toISOString();
+    const racing: KeyRegistry = {
+      // Another roll, to a sooner expiry, lands in the window.
+      register: async () => {
+        await rollKey(apiKey, new Date(sooner));
+      },
+      disable: async () => {},
+    };
+    const rolled = await rollKey(apiKey, new Date(Date.now() + 3_600_000), { registry: racing });
+    expect(rolled.old.expires_at).toBe(sooner);
+    expect((await getApiKey(apiKey, { consistent: true }))?.expires_at).toBe(sooner);
+    expect((await getApiKey(rolled.record.api_key, { consistent: true }))?.status).toBe('active');
+  });
+
+  it('answers every key a burst of rolls and a revocation stored: none active that nobody was shown', async () => {
+    const { merchant, apiKey } = await aMerchant();
+    const before = new Set((await listApiKeys(merchant.merchant_id)).map((key) => key.api_key));
+    const in2h = new Date(Date.now() + 7_200_000);
+    const rolls = Array.from({ length: 8 }, () => rollKey(apiKey, in2h));
+    const [outcomes] = await Promise.all([Promise.allSettled(rolls), revokeKey(apiKey)]);
+    const shown = new Set(
+      outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value.record.api_key] : [])),
+    );
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(NotFound);
+    }
+    const added = (await listApiKeys(merchant.merchant_id))
+      .map((key) => key.api_key)
+      .filter((key) => !before.has(key));
+    expect(new Set(added)).toEqual(shown);
+    expect((await getApiKey(apiKey, { consistent: true }))?.status).toBe('revoked');
+  });
+
   it('edits the allowlist: malformed blocks refused, empty means any address', async () => {
     const merchant = await aMerchant();
     await expect(editAllowedIps(merchant.apiKey, ['300.1.1.1/8'])).rejects.toBeInstanceOf(ValidationError);
