@@ -3,6 +3,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
+import { backoff } from '#shared/aws/transactions.ts';
 import { wroteOnce } from '#shared/aws/written-once.ts';
 import { config } from '#shared/config.ts';
 import { InvalidUrl, LimitReached, NotFound } from '#shared/errors.ts';
@@ -224,11 +225,20 @@ export async function rotateSecret(
     try {
       return await rotateOnce(await enabledEndpoint(merchantId, endpointId));
     } catch (error) {
-      // A concurrent rotation won: rotate again from what it left (both secrets then sign for 24 h).
-      if (!(error instanceof RotatedMeanwhile) || attempt >= 3) throw error;
+      // A concurrent rotation won: rotate again from what it left (both secrets then sign for 24 h),
+      // after a jittered pause, so that a burst of rotations goes through one by one.
+      if (!(error instanceof RotatedMeanwhile) || attempt >= ROTATION_ATTEMPTS) throw error;
+      await backoff(attempt);
     }
   }
 }
+
+/**
+ * Tries of one rotation while others win: each round one of the concurrent rotations is written, so
+ * this many concurrent rotations of one endpoint all go through (a merchant's key allows 100 a
+ * minute; with the backoff's jitter, bursts far larger pass too). At most about 4 s of pauses.
+ */
+const ROTATION_ATTEMPTS = 20;
 
 async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: EndpointRecord; secret: string }> {
   const { merchant_id: merchantId, endpoint_id: endpointId } = endpoint;

@@ -40,6 +40,19 @@ describe('webhook endpoints (API.md §8)', () => {
     expect(listed).toEqual([{ ...endpoint, secret: undefined }].map(({ secret: _s, ...rest }) => rest));
   });
 
+  it('never refuses a rotation: a burst of rotations of one endpoint all answer 200, each with its own secret', async () => {
+    const m = await aMerchant();
+    const endpoint = data<Endpoint>(await create(m, { url: 'http://127.0.0.1:9/hook' }));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        call(gateway, 'POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, { headers: m.headers }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200));
+    const secrets = answers.map((answer) => data<Endpoint>(answer).secret);
+    expect(new Set([endpoint.secret, ...secrets]).size).toBe(13);
+  });
+
   it('rotates the secret (a new one, shown once) and deletes: gone from the list, 404 for another merchant', async () => {
     const m = await aMerchant();
     const other = await aMerchant();
