@@ -103,7 +103,7 @@ function acknowledgeDashboard(stack: PaymentsStack, acknowledge: (id: string, re
   );
   acknowledge(
     `IAM5[Resource::arn:${partition}:apigateway:${region}::/apikeys/*]`,
-    "Disabling a revoked key patches /apikeys/<id>, an id API Gateway assigns when the key is created: the dashboard key routes may patch API keys, and register them only in this stage's usage plan.",
+    "Deleting a key that can no longer work (revoked, expired, or registered for a key never stored) is DELETE /apikeys/<id>, an id API Gateway assigns when the key is created: the dashboard key routes may delete API keys, and register them only in this stage's usage plan.",
   );
   acknowledge(
     'S1',

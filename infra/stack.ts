@@ -588,7 +588,7 @@ export class PaymentsStack extends Stack {
 
   /**
    * What a dashboard key route may call beyond its tables: find the stage's usage plan by name,
-   * register a key in it and disable one (API Gateway's key calls, on exactly this plan). A policy of its own, not the functions' default one: the plan depends on the
+   * register a key in it and delete one that can no longer work (API Gateway's key calls, on exactly this plan). A policy of its own, not the functions' default one: the plan depends on the
    * stage, the stage on the methods, the methods on the functions, so the functions cannot name it.
    */
   private keyManagersMayRegister(functions: readonly ServiceFunction[], usagePlanId: string): void {
@@ -604,7 +604,7 @@ export class PaymentsStack extends Stack {
           actions: ['apigateway:GET'],
           resources: [apigateway('/apikeys'), apigateway('/usageplans')],
         }),
-        new PolicyStatement({ actions: ['apigateway:PATCH'], resources: [apigateway('/apikeys/*')] }),
+        new PolicyStatement({ actions: ['apigateway:DELETE'], resources: [apigateway('/apikeys/*')] }),
       ],
     });
     for (const fn of functions) fn.role?.attachInlinePolicy(policy);

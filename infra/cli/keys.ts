@@ -34,6 +34,12 @@ function reasonOf(error: Error): string {
   return details?.errors?.[0]?.message ?? error.message;
 }
 
+/** A merchant's keys at their limit is a refusal (exit 3); any other failure stays what it is. */
+function refusedAtLimit(error: Error): never {
+  if (error.name === 'LimitReached') throw new Refusal(error.message);
+  throw error;
+}
+
 /** Runs one CLI command; returns what it prints. */
 export async function runKeys(argv: string[]): Promise<string> {
   const { values, positionals } = parseCommandLine(argv, {
@@ -132,7 +138,9 @@ export async function runKeys(argv: string[]): Promise<string> {
     }
     const merchantId = values.merchant ?? '';
     if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
-    const { record, apiSecret } = await lifecycle.createKey(merchantId, keyOptions, gateway);
+    const { record, apiSecret } = await lifecycle
+      .createKey(merchantId, keyOptions, gateway)
+      .catch((error: Error) => refusedAtLimit(error));
     return print(
       {
         merchant_id: merchantId,
@@ -156,9 +164,11 @@ export async function runKeys(argv: string[]): Promise<string> {
       usage('--old-expires-in-hours must be 0 to 168 (7 days)');
     const rolled = await lifecycle
       .rollKey(apiKey, new Date(Date.now() + hours * 3_600_000), { registry: gateway })
-      .catch((error: Error) =>
-        usage(error.name === 'NotFound' ? `no active key ${apiKey}` : reasonOf(error)),
-      );
+      .catch((error: Error) => {
+        if (error.name === 'NotFound') usage(`no active key ${apiKey}`);
+        if (error.name === 'ValidationError') usage(reasonOf(error));
+        return refusedAtLimit(error);
+      });
     return print(
       {
         merchant_id: rolled.record.merchant_id,
@@ -180,7 +190,9 @@ export async function runKeys(argv: string[]): Promise<string> {
     const apiKey = rest[0] ?? usage('revoke needs the api_key');
     const record = await lifecycle
       .revokeKey(apiKey, { registry: gateway })
-      .catch(() => usage(`no key ${apiKey}`));
+      .catch((error: Error) =>
+        error.name === 'NotFound' ? usage(`no key ${apiKey}`) : Promise.reject(error),
+      );
     return print(
       { api_key: record.api_key, status: record.status, revoked_at: record.revoked_at },
       `Revoked ${record.api_key} (refused within ${ENFORCED_WITHIN})`,

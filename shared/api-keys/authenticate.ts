@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { secretMatches } from '#shared/api-keys/secrets.ts';
+import { isKeyId, secretMatches } from '#shared/api-keys/secrets.ts';
 import {
   type ApiKeyRecord,
   getApiKey,
@@ -120,8 +120,6 @@ async function loadKey(apiKey: string, now: number): Promise<CachedKey | undefin
   return entry;
 }
 
-const KEY_PATTERN = /^pk_[0-9a-f]{32}$/;
-
 /**
  * Verifies a request's API key and secret. Every failure throws `Unauthorized` (one 401 body for
  * all); the reason is logged without the secret.
@@ -131,12 +129,12 @@ export async function authenticate(credentials: Credentials, now = Date.now()): 
   const fail = (reason: string): never => {
     logger.warn('authentication failed', {
       reason,
-      api_key: apiKey && KEY_PATTERN.test(apiKey) ? apiKey : undefined,
+      api_key: apiKey && isKeyId(apiKey) ? apiKey : undefined,
     });
     throw new Unauthorized(reason);
   };
   if (!apiKey || !apiSecret) return fail('missing credentials');
-  if (!KEY_PATTERN.test(apiKey) || apiSecret.length > 256) return fail('malformed credentials');
+  if (!isKeyId(apiKey) || apiSecret.length > 256) return fail('malformed credentials');
   const pepper = await apiKeyPepper();
   const key = await loadKey(apiKey, now);
   if (!key) return fail('unknown key');

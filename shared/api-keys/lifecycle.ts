@@ -1,4 +1,5 @@
 import { allowlistEntryProblem } from '#shared/api-keys/authenticate.ts';
+import { isKeyId } from '#shared/api-keys/secrets.ts';
 import {
   type ApiKeyRecord,
   createApiKey,
@@ -21,7 +22,20 @@ import { NotFound, ValidationError } from '#shared/errors.ts';
 /** The usage plan's side of a key on AWS; nothing to do locally. */
 export interface KeyRegistry {
   register(apiKey: string, merchantId: string): Promise<void>;
-  disable(apiKey: string): Promise<void>;
+  /** Takes a key that can no longer work out of API Gateway (its keys per Region are few). */
+  remove(apiKey: string): Promise<void>;
+}
+
+/** What storing a key tells the registry: the registration first, and what it no longer needs. */
+function registryHooks(registry: KeyRegistry | undefined, merchantId: string) {
+  if (!registry) return {};
+  return {
+    beforeStoring: (apiKey: string) => registry.register(apiKey, merchantId),
+    notStored: (apiKey: string) => registry.remove(apiKey),
+    expired: async (apiKeys: string[]) => {
+      for (const apiKey of apiKeys) await registry.remove(apiKey);
+    },
+  };
 }
 
 /** The longest an old key may keep working after a roll. */
@@ -52,8 +66,8 @@ function checkedAllowlist(allowedIps: readonly string[]): string[] {
 
 /** A merchant's own key, or `NotFound` (another merchant's key is not found either). */
 async function ownKey(apiKey: string, merchantId?: string): Promise<ApiKeyRecord> {
-  // No key id is this long; DynamoDB would refuse it as a key rather than find nothing.
-  if (apiKey.length > 100) throw new NotFound('API key');
+  // Only a key id names a key (the table holds each merchant's keys in use beside them).
+  if (!isKeyId(apiKey)) throw new NotFound('API key');
   const record = await getApiKey(apiKey);
   if (!record || (merchantId !== undefined && record.merchant_id !== merchantId))
     throw new NotFound('API key');
@@ -69,7 +83,7 @@ export async function createKey(merchantId: string, options: KeyOptions = {}, re
     expiresAt: options.expiresAt,
     // Registered before it is stored: a registration that fails leaves a key in the plan that no
     // record backs (the authorizer refuses it), never an active key the plan does not throttle.
-    ...(registry ? { beforeStoring: (apiKey: string) => registry.register(apiKey, merchantId) } : {}),
+    ...registryHooks(registry, merchantId),
   });
   return { record, apiSecret };
 }
@@ -100,29 +114,23 @@ export async function rollKey(
   }
   const old = await ownKey(apiKey, options.merchantId);
   const at = Math.min(Math.max(chosen, earliest), latest);
-  const { registry } = options;
   // The new key and the old key's expiry are stored together, only while the old key is usable: a
   // roll that meets a revocation stores nothing (and its registration is taken out of the plan).
   return rollApiKey(old, new Date(at).toISOString(), {
     allowedIps: old.allowed_ips ?? [],
     now,
-    ...(registry
-      ? {
-          beforeStoring: (newKey: string) => registry.register(newKey, old.merchant_id),
-          notStored: (newKey: string) => registry.disable(newKey),
-        }
-      : {}),
+    ...registryHooks(options.registry, old.merchant_id),
   });
 }
 
-/** Revokes a key (the authorizer refuses it within 35 s on AWS) and disables it in the usage plan. */
+/** Revokes a key (the authorizer refuses it within 35 s on AWS) and takes it out of API Gateway. */
 export async function revokeKey(
   apiKey: string,
   options: { merchantId?: string; registry?: KeyRegistry } = {},
 ) {
   await ownKey(apiKey, options.merchantId);
   const record = await revokeApiKey(apiKey);
-  await options.registry?.disable(apiKey);
+  await options.registry?.remove(apiKey);
   return record;
 }
 

@@ -8,6 +8,11 @@ export function generateKeyPair(): { apiKey: string; apiSecret: string } {
   };
 }
 
+/** Whether `value` has the form of a key id (`generateKeyPair`'s `pk_` and 32 hex digits). */
+export function isKeyId(value: string): boolean {
+  return /^pk_[0-9a-f]{32}$/.test(value);
+}
+
 /** The only form in which a secret is stored: HMAC-SHA256 keyed with the server-side pepper. */
 export function hashSecret(secret: string, pepper: string): string {
   return createHmac('sha256', pepper).update(secret, 'utf8').digest('hex');

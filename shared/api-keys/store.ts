@@ -1,11 +1,10 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateKeyPair, hashSecret } from '#shared/api-keys/secrets.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll, queryPage } from '#shared/aws/query.ts';
-import { retryingConflicts } from '#shared/aws/transactions.ts';
-import { wroteOnce } from '#shared/aws/written-once.ts';
-import { NotFound } from '#shared/errors.ts';
+import { backoff, retryingConflicts } from '#shared/aws/transactions.ts';
+import { LimitReached, NotFound } from '#shared/errors.ts';
 import { nowIso } from '#shared/ids.ts';
 import { logger } from '#shared/logger.ts';
 import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
@@ -53,54 +52,177 @@ async function newKey(merchantId: string, options: NewKeyOptions) {
 }
 
 /**
+ * At most this many of a merchant's keys work at once: every key created or rolled and not yet
+ * revoked or expired, an old key in its overlap after a roll included. API Gateway holds 10,000
+ * keys per account and Region for every merchant and stage, and cannot be asked for more.
+ */
+export const MAX_USABLE_KEYS = 10;
+
+/**
+ * The item that holds which of a merchant's keys may still work (key id → its expiry, `''` for
+ * none), rewritten by every create and roll on the version it read, so the limit holds under
+ * concurrency. Its id is no key id (`pk_…`), which the authorizer and the key routes refuse
+ * before any read, and without `merchant_id` it is in no listing.
+ */
+const inUseId = (merchantId: string) => `in-use:${merchantId}`;
+
+interface InUse {
+  version: number;
+  keys: Record<string, string>;
+}
+
+/** Whether an expiry as `InUse` holds it (`''`: none) is still ahead at `now`. */
+const ahead = (expiry: string, now: Date) => expiry === '' || Date.parse(expiry) > now.getTime();
+
+async function inUseOf(merchantId: string, now: Date): Promise<InUse> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName('apiKeys'),
+      Key: { api_key: inUseId(merchantId) },
+      ConsistentRead: true,
+    }),
+  );
+  if (Item) return { version: Number(Item.version), keys: (Item.keys as Record<string, string>) ?? {} };
+  // The merchant's first key made since the limit: the keys stored before it.
+  const usable = (await listApiKeys(merchantId)).filter((key) => usableAt(key, now));
+  return { version: 0, keys: Object.fromEntries(usable.map((key) => [key.api_key, key.expires_at ?? ''])) };
+}
+
+/**
+ * The keys in use that leave room for one more (with `rolled` given its new expiry), or
+ * `LimitReached`. Keys that expired are dropped (`expired`: the caller takes them out of the usage
+ * plan); at the limit, the records are read, and keys revoked since they were added are dropped too.
+ */
+async function roomForOneMore(
+  current: InUse,
+  now: Date,
+  rolled?: { apiKey: string; expiresAt: string },
+): Promise<{ keys: Record<string, string>; expired: string[] }> {
+  const keys = { ...current.keys };
+  if (rolled) {
+    const before = keys[rolled.apiKey];
+    keys[rolled.apiKey] = before && before < rolled.expiresAt ? before : rolled.expiresAt;
+  }
+  const expired = Object.keys(keys).filter((apiKey) => !ahead(keys[apiKey] ?? '', now));
+  for (const apiKey of expired) delete keys[apiKey];
+  if (Object.keys(keys).length >= MAX_USABLE_KEYS) {
+    // At most MAX_USABLE_KEYS reads, and only at the limit.
+    const ids = Object.keys(keys);
+    const records = await Promise.all(ids.map((apiKey) => getApiKey(apiKey, { consistent: true })));
+    ids.forEach((apiKey, i) => {
+      const record = records[i];
+      if (!record || !usableAt(record, now)) delete keys[apiKey];
+    });
+  }
+  if (Object.keys(keys).length >= MAX_USABLE_KEYS) {
+    throw new LimitReached(
+      `At most ${MAX_USABLE_KEYS} API keys can work at once, a rolled key in its overlap included: revoke one first (or roll with the old key expiring now)`,
+    );
+  }
+  return { keys, expired };
+}
+
+/** The transaction item that stores `keys` as in use, on the version they were read at. */
+function inUseWrite(merchantId: string, current: InUse, keys: Record<string, string>) {
+  return {
+    Put: {
+      TableName: tableName('apiKeys'),
+      Item: { api_key: inUseId(merchantId), version: current.version + 1, keys },
+      ConditionExpression: current.version === 0 ? 'attribute_not_exists(api_key)' : 'version = :seen',
+      ...(current.version === 0 ? {} : { ExpressionAttributeValues: { ':seen': current.version } }),
+    },
+  };
+}
+
+/** What storing a new key is told besides the key: the usage plan's side of it. */
+type StoreOptions = NewKeyOptions & {
+  now?: Date;
+  /** Told of a registered key the transaction refused to store (to take it out of the plan). */
+  notStored?: (apiKey: string) => Promise<void>;
+  /** Told of keys found expired, which no longer need to be in the plan. */
+  expired?: (apiKeys: string[]) => Promise<void>;
+};
+
+/** Times a create or roll reads again what changed between its reads and its transaction. */
+const STORE_ATTEMPTS = 12;
+
+/**
  * Creates a key pair for a merchant; the plain secret is returned once and never stored.
  * `beforeStoring` (the usage plan's registration on AWS) runs first: if it fails, nothing is
- * stored, so no key is ever active that nobody was shown and the usage plan does not know.
+ * stored, so no key is ever active that nobody was shown and the usage plan does not know. Refused
+ * (`LimitReached`) when the merchant has MAX_USABLE_KEYS keys that work.
  */
 export async function createApiKey(
   merchantId: string,
-  options: NewKeyOptions = {},
+  options: StoreOptions = {},
 ): Promise<{ record: ApiKeyRecord; apiSecret: string }> {
-  const { record, apiSecret } = await newKey(merchantId, options);
-  const stored = await wroteOnce(
-    () =>
-      dynamo.send(
-        new PutCommand({
-          TableName: tableName('apiKeys'),
-          Item: record,
-          ConditionExpression: 'attribute_not_exists(api_key)',
-        }),
-      ),
-    // The SDK's retry of this put, its answer lost: the key is there with this secret's hash.
-    async () => (await getApiKey(record.api_key, { consistent: true }))?.secret_hash === record.secret_hash,
-  );
-  if (!stored) throw new Error('a new API key collided with a stored one');
+  const { record, apiSecret } = await storeNewKey(merchantId, options);
   return { record, apiSecret };
 }
 
-/** Times a roll reads the old key again when it changed between its read and the transaction. */
-const ROLL_ATTEMPTS = 5;
-
 /**
- * Rolls a key (`rolled`, as read): a new key pair for its merchant (registered first, as `createApiKey`'s) stored in
- * one transaction with the old key's life shortened to `expiresAt` (never lengthened: a key that
- * expires sooner keeps its expiry). The transaction holds only while the old key can still be used,
- * so a roll that meets a revocation or the key's expiry stores nothing (`NotFound`): never an active
- * key nobody was shown. Answers the new pair and the old key as it now stands.
+ * Rolls a key (`rolled`, as read): a new key pair for its merchant (registered first, as
+ * `createApiKey`'s) stored in one transaction with the old key's life shortened to `expiresAt`
+ * (never lengthened: a key that expires sooner keeps its expiry). The transaction holds only while
+ * the old key can still be used, so a roll that meets a revocation or the key's expiry stores
+ * nothing (`NotFound`): never an active key nobody was shown. Answers the new pair and the old key
+ * as it now stands.
  */
 export async function rollApiKey(
   rolled: ApiKeyRecord,
   expiresAt: string,
-  options: NewKeyOptions & {
-    now?: Date;
-    /** Told of a registered key the transaction refused to store (to take it out of the plan). */
-    notStored?: (apiKey: string) => Promise<void>;
-  } = {},
+  options: StoreOptions = {},
 ): Promise<{ record: ApiKeyRecord; apiSecret: string; old: ApiKeyRecord }> {
-  const oldKey = rolled.api_key;
-  let old: ApiKeyRecord | undefined = rolled;
-  if (!usableAt(old, options.now ?? new Date())) throw new NotFound('API key');
-  const { record, apiSecret } = await newKey(old.merchant_id, options);
+  if (!usableAt(rolled, options.now ?? new Date())) throw new NotFound('API key');
+  const { record, apiSecret, old } = await storeNewKey(rolled.merchant_id, options, { rolled, expiresAt });
+  return { record, apiSecret, old: old ?? rolled };
+}
+
+/** The old key's side of a roll's transaction: its expiry shortened, or checked unchanged. */
+function rolledItem(old: ApiKeyRecord, expiresAt: string) {
+  const shortens = old.expires_at === undefined || old.expires_at > expiresAt;
+  const Key = { api_key: old.api_key };
+  const item = shortens
+    ? {
+        Update: {
+          TableName: tableName('apiKeys'),
+          Key,
+          UpdateExpression: 'SET expires_at = :at',
+          ConditionExpression: '#status = :active AND (attribute_not_exists(expires_at) OR expires_at > :at)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':at': expiresAt, ':active': 'active' },
+        },
+      }
+    : {
+        // It expires sooner already: unchanged, and still active, when the new key is stored (an
+        // update that writes what is there, so the functions need no ConditionCheckItem).
+        Update: {
+          TableName: tableName('apiKeys'),
+          Key,
+          UpdateExpression: 'SET expires_at = :seen',
+          ConditionExpression: '#status = :active AND expires_at = :seen',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':active': 'active', ':seen': old.expires_at },
+        },
+      };
+  return { item, after: shortens ? { ...old, expires_at: expiresAt } : old };
+}
+
+/**
+ * A new key stored with the merchant's keys in use (and, for a roll, the old key's new expiry) in
+ * one transaction, tried again on what changed meanwhile.
+ */
+async function storeNewKey(
+  merchantId: string,
+  options: StoreOptions,
+  roll?: { rolled: ApiKeyRecord; expiresAt: string },
+): Promise<{ record: ApiKeyRecord; apiSecret: string; old?: ApiKeyRecord }> {
+  const now = options.now ?? new Date();
+  const rolling = roll && { apiKey: roll.rolled.api_key, expiresAt: roll.expiresAt };
+  let inUse = await inUseOf(merchantId, now);
+  // At the limit, nothing is registered.
+  await roomForOneMore(inUse, now, rolling);
+  const { record, apiSecret } = await newKey(merchantId, options);
   const putNew = {
     Put: {
       TableName: tableName('apiKeys'),
@@ -108,52 +230,52 @@ export async function rollApiKey(
       ConditionExpression: 'attribute_not_exists(api_key)',
     },
   };
+  let old = roll?.rolled;
+  const refuse = async (error: Error): Promise<never> => {
+    // Left registered it would only be an unused plan key that no record backs: worth a try.
+    await options.notStored?.(record.api_key).catch((cause: unknown) =>
+      logger.warn('a key registered but not stored is still in the usage plan', {
+        api_key: record.api_key,
+        error: String(cause),
+      }),
+    );
+    throw error;
+  };
   for (let attempt = 1; ; attempt++) {
-    const shortens = old.expires_at === undefined || old.expires_at > expiresAt;
-    const oldItem = shortens
-      ? {
-          Update: {
-            TableName: tableName('apiKeys'),
-            Key: { api_key: oldKey },
-            UpdateExpression: 'SET expires_at = :at',
-            ConditionExpression:
-              '#status = :active AND (attribute_not_exists(expires_at) OR expires_at > :at)',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':at': expiresAt, ':active': 'active' },
-          },
-        }
-      : {
-          // It expires sooner already: unchanged, and still active, when the new key is stored.
-          ConditionCheck: {
-            TableName: tableName('apiKeys'),
-            Key: { api_key: oldKey },
-            ConditionExpression: '#status = :active AND expires_at = :seen',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':active': 'active', ':seen': old.expires_at },
-          },
-        };
+    const room = await roomForOneMore(inUse, now, rolling).catch(refuse);
+    const keys = { ...room.keys, [record.api_key]: record.expires_at ?? '' };
+    const onOld = old && roll ? rolledItem(old, roll.expiresAt) : undefined;
     try {
       await retryingConflicts(() =>
-        dynamo.send(new TransactWriteCommand({ TransactItems: [putNew, oldItem] })),
+        dynamo.send(
+          new TransactWriteCommand({
+            TransactItems: [putNew, inUseWrite(merchantId, inUse, keys), ...(onOld ? [onOld.item] : [])],
+          }),
+        ),
       );
-      return { record, apiSecret, old: shortens ? { ...old, expires_at: expiresAt } : old };
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const [put, onOld] = (error.CancellationReasons ?? []).map((reason) => reason.Code);
-      if (put === 'ConditionalCheckFailed') throw new Error('a new API key collided with a stored one');
-      if (onOld !== 'ConditionalCheckFailed') throw error;
-      // Revoked, expired or shortened meanwhile: read it again; a key that can no longer be used
-      // has nothing left to roll.
-      old = await getApiKey(oldKey, { consistent: true });
-      if (!old || !usableAt(old, options.now ?? new Date()) || attempt >= ROLL_ATTEMPTS) {
-        // Left registered it would only be an unused plan key that no record backs: worth a try.
-        await options.notStored?.(record.api_key).catch((cause: unknown) =>
-          logger.warn('a key registered for a roll that was refused is still in the usage plan', {
-            api_key: record.api_key,
+      if (room.expired.length > 0) {
+        await options.expired?.(room.expired).catch((cause: unknown) =>
+          logger.warn('expired keys are still in the usage plan', {
+            api_keys: room.expired,
             error: String(cause),
           }),
         );
-        throw new NotFound('API key');
+      }
+      return { record, apiSecret, old: onOld?.after };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const [put, keys, rolled] = (error.CancellationReasons ?? []).map((reason) => reason.Code);
+      if (put === 'ConditionalCheckFailed') throw new Error('a new API key collided with a stored one');
+      if (keys !== 'ConditionalCheckFailed' && rolled !== 'ConditionalCheckFailed') throw error;
+      if (attempt >= STORE_ATTEMPTS) return refuse(new Error('the keys in use kept changing'));
+      // Another create or roll of this merchant's keys, or a revocation or expiry of the rolled
+      // key, came between: read again (after a jittered pause, so a burst goes through one by
+      // one); a rolled key that can no longer be used has nothing to roll.
+      await backoff(attempt);
+      inUse = await inUseOf(merchantId, now);
+      if (roll) {
+        old = await getApiKey(roll.rolled.api_key, { consistent: true });
+        if (!old || !usableAt(old, now)) return refuse(new NotFound('API key'));
       }
     }
   }

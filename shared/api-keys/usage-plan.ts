@@ -3,7 +3,9 @@ import type { ApiGateway } from '#shared/aws/api-gateway.ts';
 
 /**
  * The stage's API Gateway side of a key: the authorizer hands API Gateway the verified key (key
- * source AUTHORIZER), whose usage plan throttles each registered key; a revoked key is disabled there too.
+ * source AUTHORIZER), whose usage plan throttles each registered key. A key that can no longer work
+ * (revoked, expired, or registered for a key never stored) is deleted there: an account holds
+ * 10,000 keys per Region, for every stage, and cannot be given more.
  */
 export function gatewayKeys(usagePlanId: string, gateway: ApiGateway): KeyRegistry {
   return {
@@ -26,10 +28,13 @@ export function gatewayKeys(usagePlanId: string, gateway: ApiGateway): KeyRegist
         if (!conflict(error)) throw error;
       });
     },
-    async disable(apiKey: string): Promise<void> {
+    async remove(apiKey: string): Promise<void> {
       const named = await gateway.getApiKeys(apiKey);
       for (const key of named.filter((item) => item.name === apiKey)) {
-        await gateway.updateApiKey(key.id, [{ op: 'replace', path: '/enabled', value: 'false' }]);
+        await gateway.deleteApiKey(key.id).catch((error: unknown) => {
+          // Deleted meanwhile (a retry after a lost answer, or a second removal).
+          if ((error as Error).name !== 'NotFoundException') throw error;
+        });
       }
     },
   };

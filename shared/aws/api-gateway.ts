@@ -2,7 +2,7 @@ import { awsService, type ServiceOptions } from '#shared/aws/service.ts';
 
 /**
  * The five API Gateway management calls the key lifecycle makes (find the usage plan, create a key,
- * add it to the plan, find a key by name, disable it), as the REST requests the SDK's
+ * add it to the plan, find a key by name, delete it), as the REST requests the SDK's
  * `@aws-sdk/client-api-gateway` sends (`shared/aws/service.ts`: the client was 59 KB of each key
  * route). `test/integration/api-gateway.test.ts` holds each request to the SDK client's.
  */
@@ -18,10 +18,8 @@ export interface ApiGateway {
   createUsagePlanKey(usagePlanId: string, keyId: string): Promise<void>;
   /** The keys whose name starts with `nameQuery` (API Gateway matches a prefix), without values. */
   getApiKeys(nameQuery: string): Promise<{ id: string; name?: string }[]>;
-  updateApiKey(
-    keyId: string,
-    patchOperations: { op: 'replace'; path: string; value: string }[],
-  ): Promise<void>;
+  /** Deletes a key (it leaves every usage plan with it). */
+  deleteApiKey(keyId: string): Promise<void>;
 }
 
 export function apiGateway(options: Omit<ServiceOptions, 'service'>): ApiGateway {
@@ -62,8 +60,8 @@ export function apiGateway(options: Omit<ServiceOptions, 'service'>): ApiGateway
       );
     },
     getApiKeys: (nameQuery) => all('/apikeys', { name: nameQuery, includeValues: 'false' }),
-    async updateApiKey(keyId, patchOperations) {
-      await call('PATCH', `/apikeys/${encodeURIComponent(keyId)}`, {}, { patchOperations });
+    async deleteApiKey(keyId) {
+      await call('DELETE', `/apikeys/${encodeURIComponent(keyId)}`);
     },
   };
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiKey } from '#infra/dashboard/app/types.ts';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { clearAuthCache } from '#shared/api-keys/authenticate.ts';
+import { MAX_USABLE_KEYS } from '#shared/api-keys/store.ts';
 import { aDashboardUser } from '#test/support/dashboard.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
@@ -51,6 +52,27 @@ describe('API keys in the dashboard (API.md §10)', () => {
     expect(text).not.toContain(key.api_secret);
     expect(text).not.toContain('secret_hash');
     expect(listed.map((item) => item.api_key)).toContain(merchant.apiKey);
+  });
+
+  it("refuses a key past the merchant's limit of keys that work at once: 422 limit_reached, until one is revoked", async () => {
+    const own = await aDashboardUser((await aMerchant()).merchant.merchant_id);
+    const as = (method: string, path: string, body?: unknown) =>
+      call(gateway, method, `${DASHBOARD}${path}`, {
+        headers: own.headers,
+        ...(body === undefined ? {} : { body }),
+      });
+    // The merchant's first key and nine more.
+    for (let i = 1; i < MAX_USABLE_KEYS; i++) expect((await as('POST', '/keys')).status).toBe(201);
+    const refused = await as('POST', '/keys');
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ status: 'error', code: 'limit_reached' });
+    const last = data<Key[]>(await as('GET', '/keys'))[0] as Key;
+    const rollKeepingOld = await as('POST', `/keys/${last.api_key}/roll`, {
+      old_key_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect([rollKeepingOld.status, rollKeepingOld.body?.code]).toEqual([422, 'limit_reached']);
+    expect((await as('POST', `/keys/${last.api_key}/revoke`)).status).toBe(200);
+    expect((await as('POST', '/keys')).status).toBe(201);
   });
 
   it('lists keys as every list (API.md §1): newest first, paged by limit and cursor, strict query', async () => {

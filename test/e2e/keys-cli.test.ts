@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { clearAuthCache } from '#shared/api-keys/authenticate.ts';
+import { createApiKey, MAX_USABLE_KEYS } from '#shared/api-keys/store.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
 import { runCli } from '#test/support/cli.ts';
 import { aDashboardUser, totpCode } from '#test/support/dashboard.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
+import { aMerchant } from '#test/support/merchants.ts';
 
 /** Runs `npm run keys -- …` as an operator would (the test environment points it at the test stack). */
 const keys = (...args: string[]) => runCli('keys', args);
@@ -245,6 +247,18 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     const created = await keys('create', '--name', 'Plain Text Ltd');
     expect(created.stdout).toMatch(/api_key: +pk_[0-9a-f]{32}/);
     expect(created.stdout).toMatch(/api_secret: +sk_/);
+  });
+
+  it("refuses a key past the merchant's limit with exit 3, and a roll that ends the old key at once passes", async () => {
+    const { merchant, apiKey } = await aMerchant();
+    for (let i = 1; i < MAX_USABLE_KEYS; i++) await createApiKey(merchant.merchant_id);
+    const refused = await keys('create', '--merchant', merchant.merchant_id);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(`Refused: At most ${MAX_USABLE_KEYS} API keys can work at once`);
+    const keepingOld = await keys('roll', apiKey);
+    expect(keepingOld.code).toBe(3);
+    const endingOld = await keys('roll', apiKey, '--old-expires-in-hours', '0');
+    expect(endingOld.code).toBe(0);
   });
 
   it('refuses bad input with usage and exit code 2', async () => {

@@ -203,7 +203,7 @@ describe("the dashboard's AWS side (API.md §10)", () => {
     const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
       .Statement;
     expect(statements.map((statement) => statement.Action).sort()).toEqual(
-      ['apigateway:GET', 'apigateway:PATCH', 'apigateway:POST'].sort(),
+      ['apigateway:DELETE', 'apigateway:GET', 'apigateway:POST'].sort(),
     );
     const get = JSON.stringify(
       statements.find((statement) => statement.Action === 'apigateway:GET')?.Resource,

@@ -4,9 +4,9 @@ import {
   APIGatewayClient,
   CreateApiKeyCommand,
   CreateUsagePlanKeyCommand,
+  DeleteApiKeyCommand,
   GetApiKeysCommand,
   GetUsagePlansCommand,
-  UpdateApiKeyCommand,
 } from '@aws-sdk/client-api-gateway';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
@@ -104,14 +104,12 @@ describe('API Gateway calls without the SDK client', () => {
     );
     expect(await sent(() => client.getApiKeys('pk_a'))).toEqual(findSdk);
 
-    const patch = [{ op: 'replace' as const, path: '/enabled', value: 'false' }];
-    const updateSdk = await sent(() =>
-      reference.send(new UpdateApiKeyCommand({ apiKey: first?.id, patchOperations: patch })),
+    const deleteSdk = await sent(() => reference.send(new DeleteApiKeyCommand({ apiKey: first?.id })));
+    expect(await sent(() => client.deleteApiKey(second?.id ?? ''))).toEqual(
+      deleteSdk.map((request) => ({ ...request, path: `/apikeys/${second?.id}` })),
     );
-    expect(await sent(() => client.updateApiKey(second?.id ?? '', patch))).toEqual(
-      updateSdk.map((request) => ({ ...request, path: `/apikeys/${second?.id}` })),
-    );
-    expect(standIn.keys.map((k) => k.enabled)).toEqual([false, false]);
+    expect(standIn.keys).toEqual([]);
+    expect(standIn.planKeys.get('plan2')).toEqual([]);
     expect(standIn.requests.every((request) => request.service === 'apigateway')).toBe(true);
     expect(standIn.requests.every((request) => request.signatureValid)).toBe(true);
   });
@@ -206,7 +204,7 @@ describe('API Gateway calls without the SDK client', () => {
     expect(attempts).toHaveLength(1 + 3);
   });
 
-  it('registers a key in the plan and disables it by name (the key lifecycle over these calls)', async () => {
+  it('registers a key in the plan and deletes it by name (the key lifecycle over these calls)', async () => {
     const registry = gatewayKeys('plan2', ours());
     await registry.register('pk_live_1', 'mer_1');
     await registry.register('pk_live_10', 'mer_1');
@@ -218,11 +216,12 @@ describe('API Gateway calls without the SDK client', () => {
       enabled: true,
       description: 'merchant mer_1',
     });
-    // GetApiKeys matches a prefix: disabling pk_live_1 must leave pk_live_10 alone.
-    await registry.disable('pk_live_1');
-    expect(standIn.keys.map((key) => [key.name, key.enabled])).toEqual([
-      ['pk_live_1', false],
-      ['pk_live_10', true],
-    ]);
+    // GetApiKeys matches a prefix: deleting pk_live_1 must leave pk_live_10 alone.
+    await registry.remove('pk_live_1');
+    expect(standIn.keys.map((key) => key.name)).toEqual(['pk_live_10']);
+    expect(standIn.planKeys.get('plan2')).toEqual([ten?.id]);
+    // Removed already (a retry after a lost answer): nothing left to do, no error.
+    await registry.remove('pk_live_1');
+    expect(standIn.keys.map((key) => key.name)).toEqual(['pk_live_10']);
   });
 });

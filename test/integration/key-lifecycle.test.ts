@@ -1,3 +1,4 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import {
@@ -14,10 +15,11 @@ import {
   getApiKey,
   listApiKeys,
   listApiKeysPage,
+  MAX_USABLE_KEYS,
   setAllowedIps,
 } from '#shared/api-keys/store.ts';
-import { dynamo } from '#shared/aws/clients.ts';
-import { NotFound, Unauthorized, ValidationError } from '#shared/errors.ts';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { LimitReached, NotFound, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { listingCalls } from '#test/support/sdk-calls.ts';
 
@@ -112,7 +114,7 @@ describe('key lifecycle', () => {
         expect(merchantId).toBe(merchant.merchant_id);
         registered.push(apiKey);
       },
-      disable: async () => {},
+      remove: async () => {},
     };
     const { record } = await createKey(merchant.merchant_id, {}, registry);
     expect(registered).toEqual([record.api_key]);
@@ -122,7 +124,7 @@ describe('key lifecycle', () => {
       register: async () => {
         throw new Error('API Gateway is down');
       },
-      disable: async () => {},
+      remove: async () => {},
     };
     await expect(createKey(merchant.merchant_id, {}, down)).rejects.toThrow('API Gateway is down');
     await expect(rollKey(record.api_key, new Date(), { registry: down })).rejects.toThrow(
@@ -137,7 +139,7 @@ describe('key lifecycle', () => {
     const { merchant, apiKey } = await aMerchant();
     const stored = async () => (await listApiKeys(merchant.merchant_id)).map((key) => key.api_key);
     const before = await stored();
-    const disabled: string[] = [];
+    const removed: string[] = [];
     let registered = '';
     // The revocation lands between the roll's read of the old key and its write.
     const racing: KeyRegistry = {
@@ -145,8 +147,8 @@ describe('key lifecycle', () => {
         registered = newKey;
         await revokeKey(apiKey);
       },
-      disable: async (newKey) => {
-        disabled.push(newKey);
+      remove: async (newKey) => {
+        removed.push(newKey);
       },
     };
     await expect(
@@ -154,7 +156,7 @@ describe('key lifecycle', () => {
     ).rejects.toBeInstanceOf(NotFound);
     // No active key nobody was shown: nothing new stored, and the plan told to drop it.
     expect(await stored()).toEqual(before);
-    expect(disabled).toEqual([registered]);
+    expect(removed).toEqual([registered]);
     expect((await getApiKey(apiKey))?.status).toBe('revoked');
   });
 
@@ -166,7 +168,7 @@ describe('key lifecycle', () => {
       register: async () => {
         await rollKey(apiKey, new Date(sooner));
       },
-      disable: async () => {},
+      remove: async () => {},
     };
     const rolled = await rollKey(apiKey, new Date(Date.now() + 3_600_000), { registry: racing });
     expect(rolled.old.expires_at).toBe(sooner);
@@ -193,6 +195,90 @@ describe('key lifecycle', () => {
     expect((await getApiKey(apiKey, { consistent: true }))?.status).toBe('revoked');
   });
 
+  it(`lets at most ${MAX_USABLE_KEYS} keys of a merchant work at once, even when they are made at the same moment`, async () => {
+    const { merchant, apiKey } = await aMerchant();
+    const m = merchant.merchant_id;
+    const registered: string[] = [];
+    const registry: KeyRegistry = {
+      register: async (newKey) => {
+        registered.push(newKey);
+      },
+      remove: async () => {},
+    };
+    // 20 at once beside the merchant's first key: exactly enough for the limit are made.
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => createKey(m, {}, registry)));
+    const made = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    expect(made).toHaveLength(MAX_USABLE_KEYS - 1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') {
+        expect(outcome.reason).toBeInstanceOf(LimitReached);
+        expect(outcome.reason.code).toBe('limit_reached');
+      }
+    }
+    const usable = (await listApiKeys(m)).filter((key) => key.status === 'active');
+    expect(usable).toHaveLength(MAX_USABLE_KEYS);
+    // At the limit: a create, and a roll that keeps the old key working, are refused before any
+    // registration; a roll that ends the old key now is not.
+    const before = registered.length;
+    await expect(createKey(m, {}, registry)).rejects.toBeInstanceOf(LimitReached);
+    await expect(rollKey(apiKey, new Date(Date.now() + 3_600_000), { registry })).rejects.toBeInstanceOf(
+      LimitReached,
+    );
+    expect(registered).toHaveLength(before);
+    const rolled = await rollKey(apiKey, new Date(), { registry });
+    expect(rolled.old.api_key).toBe(apiKey);
+    // A revoked key frees its place.
+    await revokeKey(rolled.record.api_key);
+    await createKey(m, {}, registry);
+    await expect(createKey(m, {}, registry)).rejects.toBeInstanceOf(LimitReached);
+  });
+
+  it('takes out of API Gateway every key that can no longer work: revoked, expired after a roll, or never stored', async () => {
+    const { merchant, apiKey } = await aMerchant();
+    const removed: string[] = [];
+    const registry: KeyRegistry = {
+      register: async () => {},
+      remove: async (key) => {
+        removed.push(key);
+      },
+    };
+    // Rolled to expire now: gone from the plan as the roll is stored.
+    const rolled = await rollKey(apiKey, new Date(), { registry });
+    expect(removed).toEqual([apiKey]);
+    // Rolled to expire soon: gone at the merchant's next create or roll after it expired.
+    const soon = new Date(Date.now() + 1_500);
+    const second = await rollKey(rolled.record.api_key, soon, { registry });
+    expect(removed).toEqual([apiKey]);
+    await new Promise((resolve) => setTimeout(resolve, soon.getTime() - Date.now() + 50));
+    const made = await createKey(merchant.merchant_id, {}, registry);
+    expect(removed).toEqual([apiKey, rolled.record.api_key]);
+    // Revoked: gone at once.
+    await revokeKey(made.record.api_key, { registry });
+    expect(removed).toEqual([apiKey, rolled.record.api_key, made.record.api_key]);
+    expect((await getApiKey(second.record.api_key))?.status).toBe('active');
+  });
+
+  it('counts the keys a merchant made before the limit existed', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    for (let i = 1; i < MAX_USABLE_KEYS; i++) await createApiKey(m);
+    // As the store stood before: keys, and no record of which are in use.
+    await dynamo.send(
+      new DeleteCommand({ TableName: tableName('apiKeys'), Key: { api_key: `in-use:${m}` } }),
+    );
+    await expect(createKey(m)).rejects.toBeInstanceOf(LimitReached);
+  });
+
+  it('never takes the record of keys in use for a key', async () => {
+    const { merchant } = await aMerchant();
+    const id = `in-use:${merchant.merchant_id}`;
+    expect(await getApiKey(id, { consistent: true })).toBeDefined();
+    await expect(revokeKey(id)).rejects.toBeInstanceOf(NotFound);
+    await expect(rollKey(id, new Date())).rejects.toBeInstanceOf(NotFound);
+    await expect(editAllowedIps(id, [])).rejects.toBeInstanceOf(NotFound);
+    expect((await listApiKeys(merchant.merchant_id)).map((key) => key.api_key)).not.toContain(id);
+  });
+
   it('edits the allowlist: malformed blocks refused, empty means any address', async () => {
     const merchant = await aMerchant();
     await expect(editAllowedIps(merchant.apiKey, ['300.1.1.1/8'])).rejects.toBeInstanceOf(ValidationError);
@@ -213,7 +299,8 @@ describe("a merchant's keys, listed", () => {
   it('a page at a time from the index, however many keys: newest first, every key once across the pages', async () => {
     const merchant = await aMerchant();
     const m = merchant.merchant.merchant_id;
-    for (let i = 0; i < 24; i++) await createApiKey(m);
+    // Revoked as they go: at most MAX_USABLE_KEYS work at once, and the list shows every key made.
+    for (let i = 0; i < 24; i++) await revokeKey((await createApiKey(m)).record.api_key);
     const all = await listApiKeys(m);
     expect(all).toHaveLength(25);
     const paged: string[] = [];

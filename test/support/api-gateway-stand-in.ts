@@ -5,7 +5,7 @@ import { signatureScope, signatureValid } from '#test/support/sigv4.ts';
 
 /*
  * A stand-in for the five calls of API Gateway's management API (REST, JSON) that the key lifecycle
- * makes: GET /usageplans, POST /apikeys, POST /usageplans/{id}/keys, GET /apikeys, PATCH
+ * makes: GET /usageplans, POST /apikeys, POST /usageplans/{id}/keys, GET /apikeys, DELETE
  * /apikeys/{id}. Its answers have the API's shapes (listings in `item`, the next page's token in
  * `position`, errors named in `x-amzn-ErrorType` with a `message`); it keeps keys and plans in
  * memory and records every request, with the region and service of its signature.
@@ -115,15 +115,16 @@ export async function startApiGatewayStandIn(
         .map(({ value, ...key }) => (request.query.includeValues === 'true' ? { ...key, value } : key));
       return [200, page(named, request.query)];
     }
-    if (request.method === 'PATCH' && keyPath) {
-      const key = keys.find((candidate) => candidate.id === decodeURIComponent(keyPath[1] ?? ''));
+    if (request.method === 'DELETE' && keyPath) {
+      const at = keys.findIndex((candidate) => candidate.id === decodeURIComponent(keyPath[1] ?? ''));
+      const [key] = at < 0 ? [] : keys.splice(at, 1);
       if (!key) return [404, { message: 'Invalid API Key identifier specified' }];
-      for (const operation of (body.patchOperations ?? []) as { op: string; path: string; value: string }[]) {
-        if (operation.op === 'replace' && operation.path === '/enabled')
-          key.enabled = operation.value === 'true';
-        else return [400, { message: `Invalid patch path ${operation.path}` }];
-      }
-      return [200, key];
+      for (const [plan, ids] of planKeys)
+        planKeys.set(
+          plan,
+          ids.filter((id) => id !== key.id),
+        );
+      return [202, undefined];
     }
     return [404, { message: `No such operation ${request.method} ${request.path}` }];
   }
