@@ -26,7 +26,7 @@ const USAGE = `Usage:
   npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]
   npm run keys -- invite --merchant <merchant_id> --email <email> [--json] [--stage prod]
   npm run keys -- reset-mfa --email <email> [--json] [--stage prod]   (a user who lost their authenticator)
-With --stage, --region <region> sets the AWS region of every call (default: the profile's region).`;
+With --stage, --region <region> sets the AWS region of every call (default: AWS_REGION, else the profile's region).`;
 
 /** What a refusal says: the field's message of a validation error, else the error's own. */
 function reasonOf(error: Error): string {

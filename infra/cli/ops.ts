@@ -16,7 +16,7 @@ import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 const QUEUE_NAMES = QUEUE_LIST.map((queue) => queue.name);
 const USAGE = `Usage:
   npm run ops -- dlq list [--queue ${QUEUE_NAMES.join('|')}] [--json] [--stage prod]
-  npm run ops -- dlq redrive [--queue …] [--message <message_id>] [--stage prod]
+  npm run ops -- dlq redrive [--queue …] [--message <message_id>] [--json] [--stage prod]
   npm run ops -- unmatched list [--status open,held|credited|returned|all] [--json] [--stage prod]
   npm run ops -- unmatched credit <id> --merchant <merchant_id> --reason "<text>" [--allow-over-max-balance] [--by <name>] [--json] [--stage prod]
   npm run ops -- unmatched return <id> --reason "<text>" [--by <name>] [--json] [--stage prod]
@@ -25,7 +25,7 @@ const USAGE = `Usage:
   npm run ops -- events fan-out --from <time> --to <time> [--json] [--stage prod]
   npm run ops -- ledger audit [--merchant <merchant_id>] [--json] [--stage prod]
   npm run ops -- transfers fail <reference> --merchant <merchant_id> --reason "<text>" [--by <name>] [--json] [--stage prod]
-With --stage, --region <region> sets the AWS region of every call (default: the profile's region).
+With --stage, --region <region> sets the AWS region of every call (default: AWS_REGION, else the profile's region).
 
 ledger audit checks every merchant's ledger (or one's): the balance is the sum of its entries, the
 entries run 1..n without gaps, each balance_after follows from the one before, none below zero.
