@@ -28,6 +28,19 @@ function eventKeys(record: DynamoDBRecord): { merchant_id?: string; event_id?: s
   return { merchant_id: keys?.merchant_id?.S, event_id: keys?.event_id?.S };
 }
 
+/**
+ * A record's event. An image that cannot be read (an attribute value of no known type) reads the
+ * same way however often it is tried: a `TypeError`, which `isTransient` says is not worth a retry,
+ * instead of the plain `Error` `unmarshall` throws, which would hold up the events after it.
+ */
+function readImage(image: Record<string, unknown>): EventRecord {
+  try {
+    return unmarshall(image as Record<string, AttributeValue>) as EventRecord;
+  } catch (error) {
+    throw new TypeError(`unreadable stream image: ${String(error)}`);
+  }
+}
+
 export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   logger.resetKeys();
   const endpointsOf = endpointsOncePerMerchant();
@@ -39,7 +52,7 @@ export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatc
     if (record.eventName !== 'INSERT' || !record.dynamodb?.NewImage) continue;
     const sequence = record.dynamodb.SequenceNumber ?? '';
     try {
-      const event = unmarshall(record.dynamodb.NewImage as Record<string, AttributeValue>) as EventRecord;
+      const event = readImage(record.dynamodb.NewImage);
       for (const message of (await recordFanOut(event, endpointsOf)).messages) {
         messages.push(message);
         recordOf.push(sequence);

@@ -41,13 +41,24 @@ export function signedHeaders(
   };
 }
 
+/** One attempt, its host's lookup and its request within the delivery timeout together. */
 async function attempt(event: MerchantEvent, endpoint: EndpointRecord): Promise<DeliveryResult> {
-  const check = await checkWebhookUrl(endpoint.url, { allowPrivate: config.merchantWebhooks.allowPrivate });
+  const { timeoutMs } = config.merchantWebhooks;
+  const started = Date.now();
+  const check = await checkWebhookUrl(endpoint.url, {
+    allowPrivate: config.merchantWebhooks.allowPrivate,
+    resolveTimeoutMs: timeoutMs,
+  });
   if (!check.ok)
-    return { status: null, error: `invalid_url: ${check.reason}`, duration_ms: 0, body_excerpt: null };
+    return {
+      status: null,
+      error: `invalid_url: ${check.reason}`,
+      duration_ms: Date.now() - started,
+      body_excerpt: null,
+    };
   const body = JSON.stringify(event);
   const headers = signedHeaders(event, body, await signingSecrets(endpoint));
-  return postPinned(check, body, headers, config.merchantWebhooks.timeoutMs);
+  return postPinned(check, body, headers, Math.max(1, timeoutMs - (Date.now() - started)));
 }
 
 /** Ends a delivery that can never be made (its event expired, its endpoint deleted). */

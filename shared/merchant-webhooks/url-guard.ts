@@ -15,7 +15,15 @@ export interface UrlPolicy {
   allowPrivate: boolean;
   /** Resolves hostnames; defaults to the operating system's resolver (`dns.lookup`). */
   resolve?: Resolver;
+  /**
+   * How long resolving may take (default RESOLVE_TIMEOUT_MS): a name server that never answers
+   * would otherwise hold a delivery, or a registration, for as long as the resolver waits.
+   */
+  resolveTimeoutMs?: number;
 }
+
+/** How long a webhook URL's host may take to resolve, unless the policy says otherwise. */
+export const RESOLVE_TIMEOUT_MS = 5_000;
 
 /** The verdict on a webhook URL: the URL and the addresses it may be delivered to, or why not. */
 export type UrlCheck = { ok: true; url: URL; addresses: string[] } | { ok: false; reason: string };
@@ -271,12 +279,26 @@ const NO_SUCH_NAME: ReadonlySet<string> = new Set(['ENOTFOUND', 'ENODATA', 'EAI_
  * The addresses a name resolves to, without duplicates (empty when it has none), or the code of a
  * failure that says nothing about the name (the resolver could not answer now).
  */
-async function resolveAll(hostname: string, resolve: Resolver): Promise<string[] | { failed: string }> {
+async function resolveAll(
+  hostname: string,
+  resolve: Resolver,
+  timeoutMs: number,
+): Promise<string[] | { failed: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  // The lookup itself cannot be cancelled (getaddrinfo); it is left to finish unheard.
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(Object.assign(new Error('resolving timed out'), { code: 'ETIMEOUT' })),
+      timeoutMs,
+    );
+  });
   try {
-    return [...new Set(await resolve(hostname))];
+    return [...new Set(await Promise.race([resolve(hostname), late]))];
   } catch (error) {
     const code = String((error as { code?: unknown }).code ?? 'unknown error');
     return NO_SUCH_NAME.has(code) ? [] : { failed: code };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -291,7 +313,9 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<U
   if (!shape.ok) return shape;
   const host = hostOf(shape.url);
   const literal = isIP(host) !== 0;
-  const addresses = literal ? [host] : await resolveAll(host, policy.resolve ?? systemResolver);
+  const addresses = literal
+    ? [host]
+    : await resolveAll(host, policy.resolve ?? systemResolver, policy.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS);
   if (!Array.isArray(addresses)) {
     return { ok: false, reason: `host could not be resolved now (${addresses.failed}): try again` };
   }

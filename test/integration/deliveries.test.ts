@@ -59,7 +59,7 @@ describe('a delivery attempt', () => {
       const event = newEvent(
         merchant.merchant_id,
         'payment.received',
-        { transaction: {} },
+        { transaction: { reference: 'deliveries-test' } },
         new Date().toISOString(),
       );
       await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));

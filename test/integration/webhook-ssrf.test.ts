@@ -63,7 +63,7 @@ describe('merchant webhook URLs with MERCHANT_WEBHOOK_ALLOW_PRIVATE off (as on A
     const event = newEvent(
       merchant.merchant_id,
       'payment.received',
-      { transaction: {}, virtual_account: null },
+      { transaction: { reference: 'ssrf-test' }, virtual_account: null },
       new Date().toISOString(),
     );
     // Stored directly, as a credit's transaction would store it.

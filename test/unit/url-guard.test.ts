@@ -326,6 +326,18 @@ describe('checkWebhookUrl with a hostname', () => {
     });
   });
 
+  it('gives up on a resolver that does not answer in time, as on one that could not answer', async () => {
+    // Without the timeout this would wait for ever (the test's own timeout would fail it).
+    const silent: Resolver = () => new Promise(() => {});
+    expect(
+      await checkWebhookUrl('https://hooks.example.com/', {
+        allowPrivate: false,
+        resolve: silent,
+        resolveTimeoutMs: 50,
+      }),
+    ).toEqual({ ok: false, reason: 'host could not be resolved now (ETIMEOUT): try again' });
+  });
+
   it('checks the shape before resolving anything', async () => {
     const spy = vi.fn(resolve);
     const result = await checkWebhookUrl('http://good.example/', { allowPrivate: false, resolve: spy });
