@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import {
@@ -36,7 +36,9 @@ export async function startCognitoLocal(options: { port: number; dataDir: string
     probe.listen(options.port, '127.0.0.1', () => probe.close(() => resolve()));
   });
   const cwd = path.join(options.dataDir, 'cognito');
-  mkdirSync(cwd, { recursive: true });
+  // cognito-local stores each user's password as typed: for this user alone, wherever the folder is.
+  mkdirSync(cwd, { recursive: true, mode: 0o700 });
+  chmodSync(cwd, 0o700);
   // cognito-local's server, with its sign-in made as strict as Cognito's (see the script).
   const script = path.join(import.meta.dirname, 'cognito-child.cjs');
   const child = spawn(process.execPath, [script], {

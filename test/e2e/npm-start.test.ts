@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -49,6 +49,8 @@ describe('npm start, stopped as a process manager stops it', () => {
         if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${npm.output()}`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
+      // The dashboard users' passwords (cognito-local keeps them as typed) are the owner's alone.
+      expect(statSync(path.join(dataDir, 'cognito')).mode & 0o077).toBe(0);
       npm.child.kill('SIGTERM');
       // Every process of the group (npm, node, DynamoDB Local's Java) must go.
       const stopBy = Date.now() + 20_000;

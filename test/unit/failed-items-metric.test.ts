@@ -78,10 +78,23 @@ describe('failed items of queue and stream consumers, as a CloudWatch metric', (
   });
 
   it('fan-out-events counts the record it stops at', async () => {
+    // A failure that may pass (DynamoDB unavailable): the record is reported, to come again.
+    vi.doMock('#shared/merchant-webhooks/fan-out.ts', async (importOriginal) => ({
+      ...(await importOriginal<typeof import('#shared/merchant-webhooks/fan-out.ts')>()),
+      recordFanOut: async () => {
+        throw new Error('DynamoDB unavailable');
+      },
+    }));
     const { handler } = await import('#functions/fan-out-events.ts');
     const stream = {
       Records: [
-        { eventName: 'INSERT', dynamodb: { SequenceNumber: '7', NewImage: { merchant_id: { BOGUS: 'x' } } } },
+        {
+          eventName: 'INSERT',
+          dynamodb: {
+            SequenceNumber: '7',
+            NewImage: { merchant_id: { S: 'mer_1' }, event_id: { S: 'evt_1' } },
+          },
+        },
       ],
     } as unknown as DynamoDBStreamEvent;
     expect((await handler(stream)).batchItemFailures).toEqual([{ itemIdentifier: '7' }]);

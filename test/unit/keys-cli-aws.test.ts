@@ -3,6 +3,7 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -28,6 +29,8 @@ const dynamo = mockClient(DynamoDBDocumentClient);
 let secretsManager: SecretsManagerStandIn;
 const savedEnv = { ...process.env };
 const PEPPER = 'prod-pepper-0123456789abcdefghijklmnopqrstuv';
+/** A key id of the stage (the CLI refuses anything else before any call). */
+const KEY = 'pk_0123456789abcdef0123456789abcdef';
 
 beforeAll(async () => {
   gateway = await startApiGatewayStandIn([{ id: 'plan123', name: 'naira-prod-per-key' }]);
@@ -37,7 +40,7 @@ beforeAll(async () => {
 beforeEach(() => {
   for (const mock of [ssm, dynamo]) mock.reset();
   secretsManager.requests.length = 0;
-  gateway.keys.splice(0, Infinity, { id: 'gwkey1', name: 'pk_x', value: 'pk_x', enabled: true });
+  gateway.keys.splice(0, Infinity, { id: 'gwkey1', name: KEY, value: KEY, enabled: true });
   gateway.planKeys.set('plan123', []);
   gateway.requests.length = 0;
   Object.assign(process.env, {
@@ -63,6 +66,9 @@ beforeEach(() => {
   );
   dynamo.on(TransactWriteCommand).resolves({});
   dynamo.on(PutCommand).resolves({});
+  // The merchant's keys in use: none yet.
+  dynamo.on(GetCommand).resolves({});
+  dynamo.on(QueryCommand).resolves({ Items: [] });
   vi.stubGlobal(
     'fetch',
     vi.fn(
@@ -95,9 +101,15 @@ describe('npm run keys -- … --stage prod', () => {
       'naira-prod-account-owners',
       'naira-prod-merchants',
     ]);
-    const put = dynamo.commandCalls(PutCommand)[0]?.args[0].input;
-    expect(put?.TableName).toBe('naira-prod-api-keys');
-    expect(JSON.stringify(put)).not.toContain(output.api_secret);
+    // The key, with the merchant's keys in use, in one transaction.
+    const keyItems = dynamo.commandCalls(TransactWriteCommand)[1]?.args[0].input.TransactItems ?? [];
+    expect(keyItems.map((item) => item.Put?.TableName)).toEqual([
+      'naira-prod-api-keys',
+      'naira-prod-api-keys',
+    ]);
+    expect(keyItems[0]?.Put?.Item?.api_key).toBe(output.api_key);
+    expect(keyItems[1]?.Put?.Item?.keys).toEqual({ [output.api_key]: '' });
+    expect(JSON.stringify(keyItems)).not.toContain(output.api_secret);
     expect(secretsManager.requests.map((request) => request.signatureValid)).toEqual([true]);
 
     const registered = gateway.keys.find((key) => key.name === output.api_key);
@@ -117,29 +129,28 @@ describe('npm run keys -- … --stage prod', () => {
     );
     await expect(refused).rejects.toMatchObject({ cause: { name: 'BadRequestException' } });
     expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(1);
-    expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
     expect(gateway.planKeys.get('plan123')).toEqual([]);
   });
 
-  it('revokes in the stage table and disables the key in API Gateway', async () => {
+  it('revokes in the stage table and deletes the key from API Gateway', async () => {
     dynamo.on(GetCommand).resolves({
       Item: {
-        api_key: 'pk_x',
+        api_key: KEY,
         merchant_id: 'mer_1',
         status: 'active',
         created_at: '2026-11-20T00:00:00.000Z',
       },
     });
     dynamo.on(UpdateCommand).resolves({
-      Attributes: { api_key: 'pk_x', status: 'revoked', revoked_at: '2026-11-21T00:00:00.000Z' },
+      Attributes: { api_key: KEY, status: 'revoked', revoked_at: '2026-11-21T00:00:00.000Z' },
     });
-    const output = await runKeys(['revoke', 'pk_x', '--stage', 'prod']);
-    expect(output).toContain('Revoked pk_x');
+    const output = await runKeys(['revoke', KEY, '--stage', 'prod']);
+    expect(output).toContain(`Revoked ${KEY}`);
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.TableName).toBe('naira-prod-api-keys');
-    expect(gateway.keys).toEqual([{ id: 'gwkey1', name: 'pk_x', value: 'pk_x', enabled: false }]);
+    expect(gateway.keys).toEqual([]);
     expect(gateway.requests.map((request) => [request.method, request.path])).toEqual([
       ['GET', '/apikeys'],
-      ['PATCH', '/apikeys/gwkey1'],
+      ['DELETE', '/apikeys/gwkey1'],
     ]);
   });
 

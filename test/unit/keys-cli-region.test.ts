@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runKeys } from '#infra/cli/keys.ts';
@@ -81,6 +87,9 @@ beforeEach(() => {
   );
   dynamo.on(TransactWriteCommand).resolves({});
   dynamo.on(PutCommand).resolves({});
+  // The merchant's keys in use: none yet.
+  dynamo.on(GetCommand).resolves({});
+  dynamo.on(QueryCommand).resolves({ Items: [] });
   vi.stubGlobal(
     'fetch',
     vi.fn(
@@ -123,7 +132,8 @@ describe('npm run keys -- … --stage prod: one region for every AWS client', ()
     await runKeys(['create', '--name', 'Acme Ltd', '--json', '--stage', 'prod']);
     expect(await regionsCalled()).toEqual({
       ssm: ['eu-west-2'],
-      dynamodb: ['eu-west-2', 'eu-west-2'],
+      // The merchant, the keys in use (read, and its first time from the index), the key.
+      dynamodb: ['eu-west-2', 'eu-west-2', 'eu-west-2', 'eu-west-2'],
       secretsmanager: ['eu-west-2'],
       apigateway: ['eu-west-2', 'eu-west-2'],
     });
@@ -134,7 +144,8 @@ describe('npm run keys -- … --stage prod: one region for every AWS client', ()
     // Each run is a fresh process (modules reset), so the pepper is read again, in this region too.
     expect(await regionsCalled()).toEqual({
       ssm: ['af-south-1'],
-      dynamodb: ['af-south-1', 'af-south-1'],
+      // The merchant, the keys in use (read, and its first time from the index), the key.
+      dynamodb: ['af-south-1', 'af-south-1', 'af-south-1', 'af-south-1'],
       secretsmanager: ['af-south-1'],
       apigateway: ['af-south-1', 'af-south-1'],
     });
