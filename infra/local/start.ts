@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -94,10 +94,10 @@ async function demoUser(dataDir: string, demo: DemoMerchant, partnerName: string
 async function main() {
   const dataDir = path.resolve(root, env.DATA_DIR || '.data');
   if (fresh) rmSync(dataDir, { recursive: true, force: true });
-  // Only its owner may enter it: it holds the keys, the webhook secret and the dashboard users'
-  // passwords (cognito-local keeps them as typed).
+  // Made for its owner alone: it holds the keys, the webhook secret and the dashboard users'
+  // passwords (their own folder is closed whatever this one's mode: infra/local/cognito.ts). A
+  // folder that exists keeps the mode it has (DATA_DIR may name any folder).
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(dataDir, 0o700);
   // As the user would type it: relative to the checkout when inside it.
   const shownDataDir = path.relative(root, dataDir).startsWith('..') ? dataDir : path.relative(root, dataDir);
 

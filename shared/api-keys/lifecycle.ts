@@ -10,6 +10,7 @@ import {
   usableAt,
 } from '#shared/api-keys/store.ts';
 import { NotFound, ValidationError } from '#shared/errors.ts';
+import { logger } from '#shared/logger.ts';
 
 /**
  * The life of an API key (API.md §10), in one place for the operator CLI and the dashboard: create
@@ -46,6 +47,13 @@ export const MAX_ROLL_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
  * end: a browser's clock a little behind or ahead of ours ("now", "in 7 days") is no mistake.
  */
 export const ROLL_CLOCK_SKEW_MS = 60_000;
+
+/**
+ * A chosen expiry this close after now is now: the dashboard's "Now" asks for its clock's now plus
+ * a second (a request in flight must not ask for a past time), and a key at the merchant's limit of
+ * working keys can only be rolled by ending the old key now.
+ */
+export const ROLL_NOW_MS = 2_000;
 
 export interface KeyOptions {
   allowedIps?: readonly string[];
@@ -113,7 +121,7 @@ export async function rollKey(
     ]);
   }
   const old = await ownKey(apiKey, options.merchantId);
-  const at = Math.min(Math.max(chosen, earliest), latest);
+  const at = chosen <= earliest + ROLL_NOW_MS ? earliest : Math.min(chosen, latest);
   // The new key and the old key's expiry are stored together, only while the old key is usable: a
   // roll that meets a revocation stores nothing (and its registration is taken out of the plan).
   return rollApiKey(old, new Date(at).toISOString(), {
@@ -123,14 +131,22 @@ export async function rollKey(
   });
 }
 
-/** Revokes a key (the authorizer refuses it within 35 s on AWS) and takes it out of API Gateway. */
+/**
+ * Revokes a key (the authorizer refuses it within 35 s on AWS) and takes it out of API Gateway. The
+ * revocation is what counts: a removal that fails is logged, never reported as a failed revoke.
+ */
 export async function revokeKey(
   apiKey: string,
   options: { merchantId?: string; registry?: KeyRegistry } = {},
 ) {
   await ownKey(apiKey, options.merchantId);
   const record = await revokeApiKey(apiKey);
-  await options.registry?.remove(apiKey);
+  await options.registry?.remove(apiKey).catch((error: unknown) =>
+    logger.warn('a revoked key is still in API Gateway (the authorizer refuses it)', {
+      api_key: apiKey,
+      error: String(error),
+    }),
+  );
   return record;
 }
 

@@ -92,6 +92,8 @@ async function inUseOf(merchantId: string, now: Date): Promise<InUse> {
  * The keys in use that leave room for one more (with `rolled` given its new expiry), or
  * `LimitReached`. Keys that expired are dropped (`expired`: the caller takes them out of the usage
  * plan); at the limit, the records are read, and keys revoked since they were added are dropped too.
+ * A roll that ends the old key now adds no working key: it passes whatever the count (so a merchant
+ * with more keys than the limit, made before it, can still rotate them).
  */
 async function roomForOneMore(
   current: InUse,
@@ -105,8 +107,9 @@ async function roomForOneMore(
   }
   const expired = Object.keys(keys).filter((apiKey) => !ahead(keys[apiKey] ?? '', now));
   for (const apiKey of expired) delete keys[apiKey];
+  if (rolled && expired.includes(rolled.apiKey)) return { keys, expired };
   if (Object.keys(keys).length >= MAX_USABLE_KEYS) {
-    // At most MAX_USABLE_KEYS reads, and only at the limit.
+    // Only at the limit: one read per key in use.
     const ids = Object.keys(keys);
     const records = await Promise.all(ids.map((apiKey) => getApiKey(apiKey, { consistent: true })));
     ids.forEach((apiKey, i) => {
@@ -219,20 +222,15 @@ async function storeNewKey(
 ): Promise<{ record: ApiKeyRecord; apiSecret: string; old?: ApiKeyRecord }> {
   const now = options.now ?? new Date();
   const rolling = roll && { apiKey: roll.rolled.api_key, expiresAt: roll.expiresAt };
-  let inUse = await inUseOf(merchantId, now);
+  const inUse = await inUseOf(merchantId, now);
   // At the limit, nothing is registered.
   await roomForOneMore(inUse, now, rolling);
   const { record, apiSecret } = await newKey(merchantId, options);
-  const putNew = {
-    Put: {
-      TableName: tableName('apiKeys'),
-      Item: record,
-      ConditionExpression: 'attribute_not_exists(api_key)',
-    },
-  };
-  let old = roll?.rolled;
-  const refuse = async (error: Error): Promise<never> => {
-    // Left registered it would only be an unused plan key that no record backs: worth a try.
+  try {
+    return await storeRegistered(merchantId, { record, apiSecret }, inUse, options, roll);
+  } catch (error) {
+    // Not stored (or its answer lost, and never shown to anyone): left registered, it would only
+    // be an unused plan key that no record backs, taking a place in the account's quota.
     await options.notStored?.(record.api_key).catch((cause: unknown) =>
       logger.warn('a key registered but not stored is still in the usage plan', {
         api_key: record.api_key,
@@ -240,9 +238,30 @@ async function storeNewKey(
       }),
     );
     throw error;
+  }
+}
+
+/** `storeNewKey`'s transaction, tried again on what changed meanwhile; the key is registered. */
+async function storeRegistered(
+  merchantId: string,
+  { record, apiSecret }: { record: ApiKeyRecord; apiSecret: string },
+  readInUse: InUse,
+  options: StoreOptions,
+  roll?: { rolled: ApiKeyRecord; expiresAt: string },
+): Promise<{ record: ApiKeyRecord; apiSecret: string; old?: ApiKeyRecord }> {
+  const now = options.now ?? new Date();
+  const rolling = roll && { apiKey: roll.rolled.api_key, expiresAt: roll.expiresAt };
+  const putNew = {
+    Put: {
+      TableName: tableName('apiKeys'),
+      Item: record,
+      ConditionExpression: 'attribute_not_exists(api_key)',
+    },
   };
+  let inUse = readInUse;
+  let old = roll?.rolled;
   for (let attempt = 1; ; attempt++) {
-    const room = await roomForOneMore(inUse, now, rolling).catch(refuse);
+    const room = await roomForOneMore(inUse, now, rolling);
     const keys = { ...room.keys, [record.api_key]: record.expires_at ?? '' };
     const onOld = old && roll ? rolledItem(old, roll.expiresAt) : undefined;
     try {
@@ -267,7 +286,7 @@ async function storeNewKey(
       const [put, keys, rolled] = (error.CancellationReasons ?? []).map((reason) => reason.Code);
       if (put === 'ConditionalCheckFailed') throw new Error('a new API key collided with a stored one');
       if (keys !== 'ConditionalCheckFailed' && rolled !== 'ConditionalCheckFailed') throw error;
-      if (attempt >= STORE_ATTEMPTS) return refuse(new Error('the keys in use kept changing'));
+      if (attempt >= STORE_ATTEMPTS) throw new Error('the keys in use kept changing');
       // Another create or roll of this merchant's keys, or a revocation or expiry of the rolled
       // key, came between: read again (after a jittered pause, so a burst goes through one by
       // one); a rolled key that can no longer be used has nothing to roll.
@@ -275,7 +294,7 @@ async function storeNewKey(
       inUse = await inUseOf(merchantId, now);
       if (roll) {
         old = await getApiKey(roll.rolled.api_key, { consistent: true });
-        if (!old || !usableAt(old, now)) return refuse(new NotFound('API key'));
+        if (!old || !usableAt(old, now)) throw new NotFound('API key');
       }
     }
   }

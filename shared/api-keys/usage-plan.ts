@@ -23,9 +23,12 @@ export function gatewayKeys(usagePlanId: string, gateway: ApiGateway): KeyRegist
             return named.id;
           },
         );
-      await gateway.createUsagePlanKey(usagePlanId, keyId).catch((error: unknown) => {
+      await gateway.createUsagePlanKey(usagePlanId, keyId).catch(async (error: unknown) => {
         // Already in the plan: a fresh key can be in no other.
-        if (!conflict(error)) throw error;
+        if (conflict(error)) return;
+        // Never stored, so never usable: not left to take a place in the account's quota.
+        await gateway.deleteApiKey(keyId).catch(() => undefined);
+        throw error;
       });
     },
     async remove(apiKey: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
@@ -46,6 +46,8 @@ export interface EndpointRecord {
   secrets: SecretVersion[];
   created_at: string;
   updated_at: string;
+  /** The last rotation's own id, so that it tells itself apart from another made alike. */
+  rotation_id?: string;
 }
 
 /** The item that counts a merchant's enabled endpoints (the limit holds under concurrency). */
@@ -245,6 +247,7 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
   const now = Date.now();
   const current = Math.max(...endpoint.secrets.map((s) => s.version));
   const retiresAt = new Date(now + ROTATION_OVERLAP_MS).toISOString();
+  const rotation = randomUUID();
   // Secrets rotated out earlier keep signing until their own 24 hours are over (API.md §8: each
   // rotation's old secret signs for 24 hours, however soon the next rotation comes), the oldest
   // dropped first past MAX_SIGNING_SECRETS.
@@ -262,7 +265,7 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
       dynamo.send(
         new UpdateCommand({
           ...endpointItemKey(merchantId, endpointId),
-          UpdateExpression: 'SET secrets = :secrets, updated_at = :now',
+          UpdateExpression: 'SET secrets = :secrets, updated_at = :now, rotation_id = :rotation',
           // A concurrent rotation from the same version: one of them wins, the other is refused.
           ConditionExpression: '#status = :enabled AND secrets = :before',
           ExpressionAttributeNames: { '#status': 'status' },
@@ -271,18 +274,13 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
             ':before': endpoint.secrets,
             ':enabled': 'enabled',
             ':now': new Date(now).toISOString(),
+            ':rotation': rotation,
           },
         }),
       ),
-    // The SDK's retry of this rotation, its answer lost: the secrets it wrote (the retired one's
-    // time is this rotation's, to the millisecond), not another rotation's.
-    async () => {
-      const stored = (await getEndpoint(merchantId, endpointId))?.secrets ?? [];
-      return (
-        stored.length === secrets.length &&
-        secrets.every((s, i) => stored[i]?.version === s.version && stored[i]?.retires_at === s.retires_at)
-      );
-    },
+    // The SDK's retry of this rotation, its answer lost: its own id, not another rotation's (two
+    // made from the same state in the same millisecond write the same secrets).
+    async () => (await getEndpoint(merchantId, endpointId))?.rotation_id === rotation,
   );
   // Another rotation won: the caller rotates again from what it left.
   if (!rotated) throw new RotatedMeanwhile();

@@ -71,7 +71,12 @@ describe('API keys in the dashboard (API.md §10)', () => {
       old_key_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
     });
     expect([rollKeepingOld.status, rollKeepingOld.body?.code]).toEqual([422, 'limit_reached']);
-    expect((await as('POST', `/keys/${last.api_key}/revoke`)).status).toBe(200);
+    // The web app's "Now": its clock's now plus a second, read as now.
+    const rollNow = await as('POST', `/keys/${last.api_key}/roll`, {
+      old_key_expires_at: new Date(Date.now() + 1_000).toISOString(),
+    });
+    expect(rollNow.status).toBe(201);
+    expect((await as('POST', `/keys/${data<Key>(rollNow).api_key}/revoke`)).status).toBe(200);
     expect((await as('POST', '/keys')).status).toBe(201);
   });
 
@@ -95,7 +100,8 @@ describe('API keys in the dashboard (API.md §10)', () => {
 
   it('rolls a key: both work until the chosen expiry, then only the new one', async () => {
     const key = data<Key>(await dashboard('POST', '/keys', { allowed_ips: ['127.0.0.1'] }));
-    const expiresAt = new Date(Date.now() + 2_000).toISOString();
+    // Past ROLL_NOW_MS (2 s), which would be read as now.
+    const expiresAt = new Date(Date.now() + 4_000).toISOString();
     const rolled = await dashboard('POST', `/keys/${key.api_key}/roll`, { old_key_expires_at: expiresAt });
     expect(rolled.status).toBe(201);
     const fresh = data<Key>(rolled);
@@ -103,7 +109,7 @@ describe('API keys in the dashboard (API.md §10)', () => {
     expect(fresh.allowed_ips).toEqual(['127.0.0.1']);
     expect(fresh.rolled_key).toMatchObject({ api_key: key.api_key, expires_at: expiresAt, status: 'active' });
     expect([await balanceWith(key), await balanceWith(fresh)]).toEqual([200, 200]);
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 100));
     expect([await balanceWith(key), await balanceWith(fresh)]).toEqual([401, 200]);
     const listed = data<Key[]>(await dashboard('GET', '/keys'));
     expect(listed.find((item) => item.api_key === key.api_key)?.status).toBe('expired');

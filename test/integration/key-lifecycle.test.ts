@@ -1,4 +1,5 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import {
@@ -245,9 +246,13 @@ describe('key lifecycle', () => {
     // Rolled to expire now: gone from the plan as the roll is stored.
     const rolled = await rollKey(apiKey, new Date(), { registry });
     expect(removed).toEqual([apiKey]);
-    // Rolled to expire soon: gone at the merchant's next create or roll after it expired.
-    const soon = new Date(Date.now() + 1_500);
-    const second = await rollKey(rolled.record.api_key, soon, { registry });
+    // Rolled to expire soon (a roll read as made a minute ago, so "soon" is not "now" to it): gone
+    // at the merchant's next create or roll after it expired.
+    const soon = new Date(Date.now() + 1_000);
+    const second = await rollKey(rolled.record.api_key, soon, {
+      registry,
+      now: new Date(soon.getTime() - 60_000),
+    });
     expect(removed).toEqual([apiKey]);
     await new Promise((resolve) => setTimeout(resolve, soon.getTime() - Date.now() + 50));
     const made = await createKey(merchant.merchant_id, {}, registry);
@@ -256,6 +261,30 @@ describe('key lifecycle', () => {
     await revokeKey(made.record.api_key, { registry });
     expect(removed).toEqual([apiKey, rolled.record.api_key, made.record.api_key]);
     expect((await getApiKey(second.record.api_key))?.status).toBe('active');
+  });
+
+  it('rolls the dashboard\'s "Now" (a second ahead) as now, and lets a merchant over the limit from before it roll that way', async () => {
+    const { merchant, apiKey } = await aMerchant();
+    const m = merchant.merchant_id;
+    for (let i = 1; i < MAX_USABLE_KEYS; i++) await createApiKey(m);
+    const rolled = await rollKey(apiKey, new Date(Date.now() + 1_000));
+    expect(Date.parse(rolled.old.expires_at ?? '')).toBeLessThanOrEqual(Date.now());
+    // Two keys more than the limit, stored as before it existed (no record of keys in use).
+    await dynamo.send(
+      new DeleteCommand({ TableName: tableName('apiKeys'), Key: { api_key: `in-use:${m}` } }),
+    );
+    const stored = await getApiKey(rolled.record.api_key, { consistent: true });
+    for (const extra of [randomBytes(16), randomBytes(16)]) {
+      const item = { ...stored, api_key: `pk_${extra.toString('hex')}` };
+      await dynamo.send(new PutCommand({ TableName: tableName('apiKeys'), Item: item }));
+    }
+    await expect(createKey(m)).rejects.toBeInstanceOf(LimitReached);
+    await expect(rollKey(rolled.record.api_key, new Date(Date.now() + 3_600_000))).rejects.toBeInstanceOf(
+      LimitReached,
+    );
+    // A roll that ends the old key now adds no working key: it passes.
+    const again = await rollKey(rolled.record.api_key, new Date());
+    expect((await getApiKey(again.record.api_key, { consistent: true }))?.status).toBe('active');
   });
 
   it('counts the keys a merchant made before the limit existed', async () => {

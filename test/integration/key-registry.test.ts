@@ -107,6 +107,16 @@ describe("the dashboard's key registry", () => {
     ]);
   });
 
+  it('deletes the key it made when adding it to the plan fails: nothing left in the quota', async () => {
+    // A plan the stand-in does not know: the key is made, adding it to the plan is 404.
+    const { keyRegistry } = await registryWith({ USAGE_PLAN_ID: 'gone', AWS_REGION: 'eu-west-1' });
+    await expect((await keyRegistry())?.register('pk_half', 'mer_3')).rejects.toMatchObject({
+      name: 'NotFoundException',
+    });
+    expect(gateway.keys.map((key) => key.name)).not.toContain('pk_half');
+    expect(gateway.requests.map((request) => request.method)).toEqual(['POST', 'POST', 'DELETE']);
+  });
+
   it('still fails on a conflict that is not its own (a key of that value made elsewhere, not found by its name)', async () => {
     const { keyRegistry } = await registryWith({ USAGE_PLAN_ID: 'plan42', AWS_REGION: 'eu-west-1' });
     gateway.keys.push({ id: 'other', name: 'someone-else', value: 'pk_taken', enabled: true });
