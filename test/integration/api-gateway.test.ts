@@ -223,5 +223,9 @@ describe('API Gateway calls without the SDK client', () => {
     // Removed already (a retry after a lost answer): nothing left to do, no error.
     await registry.remove('pk_live_1');
     expect(standIn.keys.map((key) => key.name)).toEqual(['pk_live_10']);
+    // Deleted by someone else between the lookup and the delete (404): removed, no error.
+    standIn.loseNextAnswers(null, 404);
+    await registry.remove('pk_live_10');
+    expect(standIn.keys).toEqual([]);
   });
 });
