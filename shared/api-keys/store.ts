@@ -92,8 +92,10 @@ async function inUseOf(merchantId: string, now: Date): Promise<InUse> {
  * The keys in use that leave room for one more (with `rolled` given its new expiry), or
  * `LimitReached`. Keys that expired are dropped (`expired`: the caller takes them out of the usage
  * plan); at the limit, the records are read, and keys revoked since they were added are dropped too.
- * A roll that ends the old key now adds no working key: it passes whatever the count (so a merchant
- * with more keys than the limit, made before it, can still rotate them).
+ * A roll that ends now an old key that had no expiry takes one working key out for the one it adds:
+ * it passes whatever the count (so a merchant with more keys than the limit, made before it, can
+ * still rotate them). A key a roll already gave an expiry gets no such pass: two rolls of one key
+ * would otherwise each add a key for the one they take out.
  */
 async function roomForOneMore(
   current: InUse,
@@ -101,13 +103,13 @@ async function roomForOneMore(
   rolled?: { apiKey: string; expiresAt: string },
 ): Promise<{ keys: Record<string, string>; expired: string[] }> {
   const keys = { ...current.keys };
+  const before = rolled && keys[rolled.apiKey];
   if (rolled) {
-    const before = keys[rolled.apiKey];
     keys[rolled.apiKey] = before && before < rolled.expiresAt ? before : rolled.expiresAt;
   }
   const expired = Object.keys(keys).filter((apiKey) => !ahead(keys[apiKey] ?? '', now));
   for (const apiKey of expired) delete keys[apiKey];
-  if (rolled && expired.includes(rolled.apiKey)) return { keys, expired };
+  if (rolled && before === '' && expired.includes(rolled.apiKey)) return { keys, expired };
   if (Object.keys(keys).length >= MAX_USABLE_KEYS) {
     // Only at the limit: one read per key in use.
     const ids = Object.keys(keys);

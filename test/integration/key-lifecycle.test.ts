@@ -20,7 +20,7 @@ import {
   setAllowedIps,
 } from '#shared/api-keys/store.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
-import { LimitReached, NotFound, Unauthorized, ValidationError } from '#shared/errors.ts';
+import { ApiError, LimitReached, NotFound, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { listingCalls } from '#test/support/sdk-calls.ts';
 
@@ -285,6 +285,25 @@ describe('key lifecycle', () => {
     // A roll that ends the old key now adds no working key: it passes.
     const again = await rollKey(rolled.record.api_key, new Date());
     expect((await getApiKey(again.record.api_key, { consistent: true }))?.status).toBe('active');
+  });
+
+  it('never lets two rolls of one key, both ending it now, pass the limit', async () => {
+    const { merchant, apiKey } = await aMerchant();
+    const m = merchant.merchant_id;
+    for (let i = 1; i < MAX_USABLE_KEYS; i++) await createApiKey(m);
+    // The other roll lands between this one's reads and its write.
+    const racing: KeyRegistry = {
+      register: async () => {
+        await rollKey(apiKey, new Date());
+      },
+      remove: async () => {},
+    };
+    await expect(rollKey(apiKey, new Date(), { registry: racing })).rejects.toBeInstanceOf(ApiError);
+    const now = Date.now();
+    const working = (await listApiKeys(m)).filter(
+      (key) => key.status === 'active' && (key.expires_at === undefined || Date.parse(key.expires_at) > now),
+    );
+    expect(working).toHaveLength(MAX_USABLE_KEYS);
   });
 
   it('counts the keys a merchant made before the limit existed', async () => {
