@@ -140,7 +140,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
     const { record, apiSecret } = await lifecycle
       .createKey(merchantId, keyOptions, gateway)
-      .catch((error: Error) => refusedAtLimit(error));
+      .catch(refusedAtLimit);
     return print(
       {
         merchant_id: merchantId,

@@ -71,6 +71,12 @@ interface InUse {
   keys: Record<string, string>;
 }
 
+/** A roll's side of storing its new key: the old key as read, and its chosen expiry. */
+type Roll = { rolled: ApiKeyRecord; expiresAt: string };
+
+/** The keys in use once there is room for one more, and those found expired on the way. */
+type Room = { keys: Record<string, string>; expired: string[] };
+
 /** Whether an expiry as `InUse` holds it (`''`: none) is still ahead at `now`. */
 const ahead = (expiry: string, now: Date) => expiry === '' || Date.parse(expiry) > now.getTime();
 
@@ -97,19 +103,16 @@ async function inUseOf(merchantId: string, now: Date): Promise<InUse> {
  * still rotate them). A key a roll already gave an expiry gets no such pass: two rolls of one key
  * would otherwise each add a key for the one they take out.
  */
-async function roomForOneMore(
-  current: InUse,
-  now: Date,
-  rolled?: { apiKey: string; expiresAt: string },
-): Promise<{ keys: Record<string, string>; expired: string[] }> {
+async function roomForOneMore(current: InUse, now: Date, roll?: Roll): Promise<Room> {
   const keys = { ...current.keys };
-  const before = rolled && keys[rolled.apiKey];
-  if (rolled) {
-    keys[rolled.apiKey] = before && before < rolled.expiresAt ? before : rolled.expiresAt;
+  const rolled = roll?.rolled.api_key;
+  const before = rolled === undefined ? undefined : keys[rolled];
+  if (roll && rolled !== undefined) {
+    keys[rolled] = before && before < roll.expiresAt ? before : roll.expiresAt;
   }
   const expired = Object.keys(keys).filter((apiKey) => !ahead(keys[apiKey] ?? '', now));
   for (const apiKey of expired) delete keys[apiKey];
-  if (rolled && before === '' && expired.includes(rolled.apiKey)) return { keys, expired };
+  if (rolled !== undefined && before === '' && expired.includes(rolled)) return { keys, expired };
   if (Object.keys(keys).length >= MAX_USABLE_KEYS) {
     // Only at the limit: one read per key in use.
     const ids = Object.keys(keys);
@@ -220,16 +223,16 @@ function rolledItem(old: ApiKeyRecord, expiresAt: string) {
 async function storeNewKey(
   merchantId: string,
   options: StoreOptions,
-  roll?: { rolled: ApiKeyRecord; expiresAt: string },
+  roll?: Roll,
 ): Promise<{ record: ApiKeyRecord; apiSecret: string; old?: ApiKeyRecord }> {
   const now = options.now ?? new Date();
-  const rolling = roll && { apiKey: roll.rolled.api_key, expiresAt: roll.expiresAt };
   const inUse = await inUseOf(merchantId, now);
   // At the limit, nothing is registered.
-  await roomForOneMore(inUse, now, rolling);
+  const room = await roomForOneMore(inUse, now, roll);
   const { record, apiSecret } = await newKey(merchantId, options);
   try {
-    return await storeRegistered(merchantId, { record, apiSecret }, inUse, options, roll);
+    const old = await storeRegistered(record, { inUse, room }, { merchantId, now, roll, options });
+    return { record, apiSecret, old };
   } catch (error) {
     // Not stored (or its answer lost, and never shown to anyone): left registered, it would only
     // be an unused plan key that no record backs, taking a place in the account's quota.
@@ -243,16 +246,15 @@ async function storeNewKey(
   }
 }
 
-/** `storeNewKey`'s transaction, tried again on what changed meanwhile; the key is registered. */
+/**
+ * `storeNewKey`'s transaction for its registered key, from the keys in use it read first, and read
+ * again on what changed meanwhile. Answers the rolled key as it now stands.
+ */
 async function storeRegistered(
-  merchantId: string,
-  { record, apiSecret }: { record: ApiKeyRecord; apiSecret: string },
-  readInUse: InUse,
-  options: StoreOptions,
-  roll?: { rolled: ApiKeyRecord; expiresAt: string },
-): Promise<{ record: ApiKeyRecord; apiSecret: string; old?: ApiKeyRecord }> {
-  const now = options.now ?? new Date();
-  const rolling = roll && { apiKey: roll.rolled.api_key, expiresAt: roll.expiresAt };
+  record: ApiKeyRecord,
+  first: { inUse: InUse; room: Room },
+  { merchantId, now, roll, options }: { merchantId: string; now: Date; roll?: Roll; options: StoreOptions },
+): Promise<ApiKeyRecord | undefined> {
   const putNew = {
     Put: {
       TableName: tableName('apiKeys'),
@@ -260,10 +262,9 @@ async function storeRegistered(
       ConditionExpression: 'attribute_not_exists(api_key)',
     },
   };
-  let inUse = readInUse;
+  let { inUse, room } = first;
   let old = roll?.rolled;
   for (let attempt = 1; ; attempt++) {
-    const room = await roomForOneMore(inUse, now, rolling);
     const keys = { ...room.keys, [record.api_key]: record.expires_at ?? '' };
     const onOld = old && roll ? rolledItem(old, roll.expiresAt) : undefined;
     try {
@@ -282,12 +283,12 @@ async function storeRegistered(
           }),
         );
       }
-      return { record, apiSecret, old: onOld?.after };
+      return onOld?.after;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
-      const [put, keys, rolled] = (error.CancellationReasons ?? []).map((reason) => reason.Code);
+      const [put, keysCode, rolledCode] = (error.CancellationReasons ?? []).map((reason) => reason.Code);
       if (put === 'ConditionalCheckFailed') throw new Error('a new API key collided with a stored one');
-      if (keys !== 'ConditionalCheckFailed' && rolled !== 'ConditionalCheckFailed') throw error;
+      if (keysCode !== 'ConditionalCheckFailed' && rolledCode !== 'ConditionalCheckFailed') throw error;
       if (attempt >= STORE_ATTEMPTS) throw new Error('the keys in use kept changing');
       // Another create or roll of this merchant's keys, or a revocation or expiry of the rolled
       // key, came between: read again (after a jittered pause, so a burst goes through one by
@@ -298,6 +299,7 @@ async function storeRegistered(
         old = await getApiKey(roll.rolled.api_key, { consistent: true });
         if (!old || !usableAt(old, now)) throw new NotFound('API key');
       }
+      room = await roomForOneMore(inUse, now, roll);
     }
   }
 }

@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP } from 'node:net';
+import { within } from '#shared/time-limit.ts';
 
 /** Every address a hostname resolves to (A and AAAA records). */
 export type Resolver = (hostname: string) => Promise<string[]>;
@@ -284,21 +285,13 @@ async function resolveAll(
   resolve: Resolver,
   timeoutMs: number,
 ): Promise<string[] | { failed: string }> {
-  let timer: NodeJS.Timeout | undefined;
-  // The lookup itself cannot be cancelled (getaddrinfo); it is left to finish unheard.
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(Object.assign(new Error('resolving timed out'), { code: 'ETIMEOUT' })),
-      timeoutMs,
-    );
-  });
   try {
-    return [...new Set(await Promise.race([resolve(hostname), late]))];
+    // The lookup itself cannot be cancelled (getaddrinfo); past its time it is left to finish unheard.
+    const late = () => Object.assign(new Error('resolving timed out'), { code: 'ETIMEOUT' });
+    return [...new Set(await within(resolve(hostname), timeoutMs, late))];
   } catch (error) {
     const code = String((error as { code?: unknown }).code ?? 'unknown error');
     return NO_SUCH_NAME.has(code) ? [] : { failed: code };
-  } finally {
-    clearTimeout(timer);
   }
 }
 
