@@ -46,6 +46,35 @@ export interface StreamBatchGivenUp {
   };
 }
 
+type StreamAttribute = NonNullable<NonNullable<_Record['dynamodb']>['NewImage']>[string];
+
+/**
+ * An attribute as DynamoDB's stream gives it. DynamoDB Local's stream writes an empty map as `{}`,
+ * with no type, where DynamoDB's (and DynamoDB Local's own `GetItem`) write `{"M":{}}`; nothing
+ * else is ever typeless, so a typeless value is that map.
+ */
+function repaired(value: StreamAttribute): StreamAttribute {
+  if (value.M) return { M: repairedImage(value.M) };
+  if (value.L) return { L: value.L.map(repaired) };
+  return Object.keys(value).length === 0 ? { M: {} } : value;
+}
+
+function repairedImage(image: Record<string, StreamAttribute>): Record<string, StreamAttribute> {
+  return Object.fromEntries(Object.entries(image).map(([name, value]) => [name, repaired(value)]));
+}
+
+/** A record of DynamoDB Local's stream as Lambda's mapping hands it to a function on AWS. */
+function asLambdaGives(record: _Record, streamArn: string): DynamoDBRecord {
+  const change = record.dynamodb;
+  const images = change && {
+    ...change,
+    ...(change.Keys && { Keys: repairedImage(change.Keys) }),
+    ...(change.NewImage && { NewImage: repairedImage(change.NewImage) }),
+    ...(change.OldImage && { OldImage: repairedImage(change.OldImage) }),
+  };
+  return { ...record, ...(images && { dynamodb: images }), eventSourceARN: streamArn } as DynamoDBRecord;
+}
+
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined>;
 
 export interface StreamPollerOptions {
@@ -225,7 +254,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
       }
       const batch = pending.slice(0, options.batchSize);
       const event: DynamoDBStreamEvent = {
-        Records: batch.map((record) => ({ ...record, eventSourceARN: streamArn }) as DynamoDBRecord),
+        Records: batch.map((record) => asLambdaGives(record, streamArn)),
       };
       let failedAt = -1;
       invokes++;

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type AttributeValue,
   CreateTableCommand,
   DeleteTableCommand,
   DynamoDBClient,
   PutItemCommand,
+  type StreamViewType,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import {
@@ -12,6 +14,7 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localCredentials } from '#infra/local/process.ts';
@@ -19,6 +22,7 @@ import {
   givenUpSender,
   STREAM_RETENTION_MS,
   type StreamBatchGivenUp,
+  type StreamHandler,
   startStreamPoller,
 } from '#infra/local/stream-poller.ts';
 import { EVENTS_STREAM, givenUpQueueName } from '#shared/definitions/streams.ts';
@@ -44,19 +48,21 @@ const otherTable = `${env.TABLE_PREFIX}others`;
 const stream = { ...EVENTS_STREAM, consumer: 'test-consumer' };
 let queueUrl = '';
 
+const createTable = async (name: string, images: StreamViewType = 'NEW_IMAGE') => {
+  await dynamo.send(
+    new CreateTableCommand({
+      TableName: name,
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+      StreamSpecification: { StreamEnabled: true, StreamViewType: images },
+    }),
+  );
+  await waitUntilTableExists({ client: dynamo, maxWaitTime: 30 }, { TableName: name });
+};
+
 beforeAll(async () => {
-  for (const name of [table, otherTable]) {
-    await dynamo.send(
-      new CreateTableCommand({
-        TableName: name,
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-        BillingMode: 'PAY_PER_REQUEST',
-        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
-      }),
-    );
-    await waitUntilTableExists({ client: dynamo, maxWaitTime: 30 }, { TableName: name });
-  }
+  for (const name of [table, otherTable]) await createTable(name);
   queueUrl =
     (await sqs.send(new CreateQueueCommand({ QueueName: env.TABLE_PREFIX + givenUpQueueName(stream) })))
       .QueueUrl ?? '';
@@ -72,6 +78,16 @@ afterAll(async () => {
 
 const put = (id: string, into = table) =>
   dynamo.send(new PutItemCommand({ TableName: into, Item: { id: { S: id } } }));
+/** A poller of one table, 10 records a batch, reading again 50 ms after finding nothing new. */
+const pollerFor = (tableName: string, handler: StreamHandler) =>
+  startStreamPoller({
+    endpoint: process.env.DYNAMODB_ENDPOINT ?? '',
+    tableName,
+    batchSize: 10,
+    idleMs: 50,
+    handler,
+    onError: () => undefined,
+  });
 const idOf = (record: DynamoDBStreamEvent['Records'][number]) => record.dynamodb?.NewImage?.id?.S;
 
 describe('the local stream poller', { timeout: 60_000 }, () => {
@@ -162,6 +178,30 @@ describe('the local stream poller', { timeout: 60_000 }, () => {
     }
   });
 
+  it('gives an empty map as DynamoDB does ({"M":{}}), though DynamoDB Local\'s stream writes it as {}', async () => {
+    const mapsTable = `${env.TABLE_PREFIX}maps`;
+    await createTable(mapsTable, 'NEW_AND_OLD_IMAGES');
+    const item = { id: 'm', empty: {}, nested: { inner: {}, kept: 'k' }, list: [{}, []] };
+    await dynamo.send(new PutItemCommand({ TableName: mapsTable, Item: marshall(item) }));
+    await dynamo.send(new PutItemCommand({ TableName: mapsTable, Item: marshall({ ...item, kept: 1 }) }));
+    const seen: DynamoDBStreamEvent['Records'] = [];
+    const poller = await pollerFor(mapsTable, async (event) => {
+      seen.push(...event.Records);
+      return { batchItemFailures: [] };
+    });
+    try {
+      await expect.poll(() => seen.length, { timeout: 20_000, interval: 100 }).toBe(2);
+      const image = (value: unknown) => unmarshall(value as Record<string, AttributeValue>);
+      expect(image(seen[0]?.dynamodb?.NewImage)).toEqual(item);
+      expect(image(seen[1]?.dynamodb?.OldImage)).toEqual(item);
+      expect(image(seen[1]?.dynamodb?.NewImage)).toEqual({ ...item, kept: 1 });
+      expect(seen[0]?.dynamodb?.NewImage?.empty).toEqual({ M: {} });
+    } finally {
+      await poller.stop();
+      await dynamo.send(new DeleteTableCommand({ TableName: mapsTable })).catch(() => undefined);
+    }
+  });
+
   it("gives the whole batch again when a reported failure is none of the batch's records, as Lambda does", async () => {
     await put('x', otherTable);
     await put('y', otherTable);
@@ -171,16 +211,9 @@ describe('the local stream poller', { timeout: 60_000 }, () => {
       { batchItemFailures: [{ itemIdentifier: 'not-a-sequence-number' }] },
       { batchItemFailures: [] },
     ];
-    const poller = await startStreamPoller({
-      endpoint: process.env.DYNAMODB_ENDPOINT ?? '',
-      tableName: otherTable,
-      batchSize: 10,
-      idleMs: 50,
-      handler: async (event) => {
-        seen.push(event.Records.map((record) => idOf(record) ?? '?'));
-        return answers[seen.length - 1] ?? { batchItemFailures: [] };
-      },
-      onError: () => undefined,
+    const poller = await pollerFor(otherTable, async (event) => {
+      seen.push(event.Records.map((record) => idOf(record) ?? '?'));
+      return answers[seen.length - 1] ?? { batchItemFailures: [] };
     });
     try {
       await expect.poll(() => seen.length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(3);
