@@ -77,8 +77,8 @@ type Roll = { rolled: ApiKeyRecord; expiresAt: string };
 /** The keys in use once there is room for one more, and those found expired on the way. */
 type Room = { keys: Record<string, string>; expired: string[] };
 
-/** Whether an expiry as `InUse` holds it (`''`: none) is still ahead at `now`. */
-const ahead = (expiry: string, now: Date) => expiry === '' || Date.parse(expiry) > now.getTime();
+/** Whether an expiry, as a key record (`undefined`: none) or `InUse` (`''`: none) holds it, is still ahead at `now`. */
+const ahead = (expiry: string | undefined, now: Date) => !expiry || Date.parse(expiry) > now.getTime();
 
 async function inUseOf(merchantId: string, now: Date): Promise<InUse> {
   const { Item } = await dynamo.send(
@@ -110,7 +110,7 @@ async function roomForOneMore(current: InUse, now: Date, roll?: Roll): Promise<R
   if (roll && rolled !== undefined) {
     keys[rolled] = before && before < roll.expiresAt ? before : roll.expiresAt;
   }
-  const expired = Object.keys(keys).filter((apiKey) => !ahead(keys[apiKey] ?? '', now));
+  const expired = Object.keys(keys).filter((apiKey) => !ahead(keys[apiKey], now));
   for (const apiKey of expired) delete keys[apiKey];
   if (rolled !== undefined && before === '' && expired.includes(rolled)) return { keys, expired };
   if (Object.keys(keys).length >= MAX_USABLE_KEYS) {
@@ -306,8 +306,7 @@ async function storeRegistered(
 
 /** Whether a key can still authenticate at `now`: neither revoked nor past its expiry. */
 export function usableAt(key: Pick<ApiKeyRecord, 'status' | 'expires_at'>, now: Date): boolean {
-  const expired = key.expires_at !== undefined && Date.parse(key.expires_at) <= now.getTime();
-  return key.status === 'active' && !expired;
+  return key.status === 'active' && ahead(key.expires_at, now);
 }
 
 export async function getApiKey(
