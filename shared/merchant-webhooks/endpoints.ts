@@ -3,7 +3,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
-import { backoff } from '#shared/aws/transactions.ts';
+import { backoff, retryingConflicts } from '#shared/aws/transactions.ts';
 import { wroteOnce } from '#shared/aws/written-once.ts';
 import { config } from '#shared/config.ts';
 import { InvalidUrl, LimitReached, NotFound } from '#shared/errors.ts';
@@ -120,19 +120,23 @@ export async function createEndpoint(
     updated_at: now,
   };
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          counterItem(merchantId, 1),
-          {
-            Put: {
-              TableName: tableName('webhookEndpoints'),
-              Item: endpoint,
-              ConditionExpression: 'attribute_not_exists(endpoint_id)',
+    // The counter is shared by the merchant's creates and deletes: one at the same moment cancels
+    // this with TransactionConflict, and nothing was written.
+    await retryingConflicts(() =>
+      dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            counterItem(merchantId, 1),
+            {
+              Put: {
+                TableName: tableName('webhookEndpoints'),
+                Item: endpoint,
+                ConditionExpression: 'attribute_not_exists(endpoint_id)',
+              },
             },
-          },
-        ],
-      }),
+          ],
+        }),
+      ),
     );
   } catch (error) {
     const [counter] = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
@@ -188,26 +192,32 @@ export async function deleteEndpoint(merchantId: string, endpointId: string): Pr
   const endpoint = await enabledEndpoint(merchantId, endpointId);
   const now = nowIso();
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName('webhookEndpoints'),
-              Key: { merchant_id: merchantId, endpoint_id: endpointId },
-              UpdateExpression: 'SET #status = :deleted, updated_at = :now',
-              ConditionExpression: '#status = :enabled',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':deleted': 'deleted', ':enabled': 'enabled', ':now': now },
+    // Another create, delete or rotation of the merchant's at the same moment cancels this with
+    // TransactionConflict, and nothing was written.
+    await retryingConflicts(() =>
+      dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName('webhookEndpoints'),
+                Key: { merchant_id: merchantId, endpoint_id: endpointId },
+                UpdateExpression: 'SET #status = :deleted, updated_at = :now',
+                ConditionExpression: '#status = :enabled',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':deleted': 'deleted', ':enabled': 'enabled', ':now': now },
+              },
             },
-          },
-          counterItem(merchantId, -1),
-        ],
-      }),
+            counterItem(merchantId, -1),
+          ],
+        }),
+      ),
     );
   } catch (error) {
-    // Deleted by a concurrent request: the same answer.
-    if (!(error instanceof TransactionCanceledException)) throw error;
+    // Deleted by a concurrent request since it was read: the answer of a DELETE after it (404).
+    const [stored] = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+    if (stored?.Code === 'ConditionalCheckFailed') throw new NotFound('Webhook endpoint');
+    throw error;
   }
   return { ...endpoint, status: 'deleted', updated_at: now };
 }
@@ -261,22 +271,25 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
     { version: current + 1 },
   ];
   const rotated = await wroteOnce(
+    // A delete of the endpoint at the same moment refuses this with TransactionConflict, unwritten.
     () =>
-      dynamo.send(
-        new UpdateCommand({
-          ...endpointItemKey(merchantId, endpointId),
-          UpdateExpression: 'SET secrets = :secrets, updated_at = :now, rotation_id = :rotation',
-          // A concurrent rotation from the same version: one of them wins, the other is refused.
-          ConditionExpression: '#status = :enabled AND secrets = :before',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':secrets': secrets,
-            ':before': endpoint.secrets,
-            ':enabled': 'enabled',
-            ':now': new Date(now).toISOString(),
-            ':rotation': rotation,
-          },
-        }),
+      retryingConflicts(() =>
+        dynamo.send(
+          new UpdateCommand({
+            ...endpointItemKey(merchantId, endpointId),
+            UpdateExpression: 'SET secrets = :secrets, updated_at = :now, rotation_id = :rotation',
+            // A concurrent rotation from the same version: one of them wins, the other is refused.
+            ConditionExpression: '#status = :enabled AND secrets = :before',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: {
+              ':secrets': secrets,
+              ':before': endpoint.secrets,
+              ':enabled': 'enabled',
+              ':now': new Date(now).toISOString(),
+              ':rotation': rotation,
+            },
+          }),
+        ),
       ),
     // The SDK's retry of this rotation, its answer lost: its own id, not another rotation's (two
     // made from the same state in the same millisecond write the same secrets).

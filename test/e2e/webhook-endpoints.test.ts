@@ -119,6 +119,19 @@ describe('webhook endpoints (API.md §8)', () => {
     expect(again.status).toBe(404);
   });
 
+  it('deletes an endpoint once under concurrency: one DELETE answers 200, the others 404 as they would after it', async () => {
+    const m = await aMerchant();
+    const endpoint = data<Endpoint>(await create(m, { url: 'http://127.0.0.1:9/hook' }));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        call(gateway, 'DELETE', `/webhook-endpoints/${endpoint.id}`, { headers: m.headers }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 404, 404, 404, 404, 404]);
+    expect(answers.find((answer) => answer.status === 404)?.body?.code).toBe('not_found');
+    expect(await list(m)).toEqual([]);
+  });
+
   it('allows 5 endpoints, also under concurrency, and a 6th again once one is deleted', async () => {
     const m = await aMerchant();
     const answers = await Promise.all(

@@ -3,6 +3,7 @@ import {
   ProvisionedThroughputExceededException,
   ThrottlingException,
   TransactionCanceledException,
+  TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBBatchResponse } from 'aws-lambda';
 import fc from 'fast-check';
@@ -14,7 +15,7 @@ import { queryAll } from '#shared/aws/query.ts';
 import type { EventRecord } from '#shared/events/events.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { deliveriesOf, firstDeliveryId } from '#shared/merchant-webhooks/deliveries.ts';
-import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
+import { createEndpoint, listEndpoints } from '#shared/merchant-webhooks/endpoints.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent, TransferSettled } from '#shared/partners/partner.ts';
 import { receivePayment, receivePayments } from '#shared/payments/credit.ts';
@@ -37,7 +38,7 @@ import {
   SimulatedCrash,
   underFault,
 } from '#test/support/faults.ts';
-import { call, startTestGateway } from '#test/support/gateway.ts';
+import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import {
   aMerchant,
   anAccount,
@@ -707,5 +708,66 @@ describe('TransactionConflict outside the ledger (found by fault injection, fixe
     }).finally(() => fault.remove());
     expect(fault.injected()).toBe(1);
     expect(response.status).toBe(201);
+  });
+
+  // A merchant's webhook endpoints share one counter item, so their creates and deletes conflict
+  // with each other, and a rotation conflicts with a delete. A delete that met a conflict used to
+  // answer 200 while the endpoint stayed enabled (and kept receiving events); creates and rotations
+  // answered 500.
+  const anEndpoint = async (m: Awaited<ReturnType<typeof aMerchant>>) =>
+    data<{ id: string }>(
+      await call(gateway, 'POST', '/webhook-endpoints', {
+        body: { url: 'http://127.0.0.1:9/hook' },
+        headers: m.headers,
+      }),
+    );
+
+  it('deletes a webhook endpoint whose transaction met a TransactionConflict once', async () => {
+    const m = await aMerchant();
+    const endpoint = await anEndpoint(m);
+    const fault = failAttempts('TransactWriteItemsCommand', 1, conflict);
+    const response = await call(gateway, 'DELETE', `/webhook-endpoints/${endpoint.id}`, {
+      headers: m.headers,
+    }).finally(() => fault.remove());
+    expect(fault.injected()).toBe(1);
+    expect(response.status).toBe(200);
+    expect(await listEndpoints(m.merchant.merchant_id)).toEqual([]);
+  });
+
+  it('answers 404 to a delete whose endpoint was deleted after it was read, as to a delete after it', async () => {
+    const m = await aMerchant();
+    const endpoint = await anEndpoint(m);
+    const deletedMeanwhile = () =>
+      new TransactionCanceledException({
+        ...injected,
+        message: 'injected: Transaction cancelled [ConditionalCheckFailed, None]',
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
+      });
+    const fault = failAttempts('TransactWriteItemsCommand', 1, deletedMeanwhile);
+    const response = await call(gateway, 'DELETE', `/webhook-endpoints/${endpoint.id}`, {
+      headers: m.headers,
+    }).finally(() => fault.remove());
+    expect(fault.injected()).toBe(1);
+    expect([response.status, response.body?.code]).toEqual([404, 'not_found']);
+  });
+
+  it('creates a webhook endpoint, and rotates its secret, when the write met a conflict once', async () => {
+    const m = await aMerchant();
+    const creating = failAttempts('TransactWriteItemsCommand', 1, conflict);
+    const created = await call(gateway, 'POST', '/webhook-endpoints', {
+      body: { url: 'http://127.0.0.1:9/hook' },
+      headers: m.headers,
+    }).finally(() => creating.remove());
+    expect([creating.injected(), created.status]).toEqual([1, 201]);
+    const rotating = failAttempts(
+      'UpdateItemCommand',
+      1,
+      () => new TransactionConflictException({ ...injected, message: 'injected: conflict' }),
+    );
+    const { id } = data<{ id: string }>(created);
+    const rotated = await call(gateway, 'POST', `/webhook-endpoints/${id}/rotate-secret`, {
+      headers: m.headers,
+    }).finally(() => rotating.remove());
+    expect([rotating.injected(), rotated.status]).toEqual([1, 200]);
   });
 });
