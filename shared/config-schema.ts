@@ -8,6 +8,15 @@ const nonNegativeInt = number({ integer: true, min: 0 });
 const optionalUrl = optional(url());
 const optionalText = optional(text({ min: 1 }));
 
+/**
+ * The longest a partner call may take. A requery round (50 s, `REQUERY_TIMEOUT_SECONDS`) asks
+ * nothing new in its last call and 3 s, and sends a transfer the partner does not know again only
+ * with time for the resend's 4 calls left: after one slow question, 6 calls and 3 s must fit in a
+ * round, or a transfer lost before its send would never be sent again and its money stay held.
+ * (The partner routes' 28 s hold a transfer's 3 calls too.)
+ */
+export const MAX_PARTNER_TIMEOUT_MS = 7_500;
+
 const ENV = {
   /** Lambda always sets it; unset elsewhere, the SDK resolves the region itself (the profile's). */
   AWS_REGION: optionalText,
@@ -21,11 +30,8 @@ const ENV = {
   PARTNER: withDefault(oneOf(PARTNER_NAMES), 'sandbox'),
   /** The sandbox partner's API. */
   PARTNER_BASE_URL: withDefault(url(), 'http://127.0.0.1:3100'),
-  /**
-   * One partner call's limit. At most 30 s: no function has more (a transfer's send must also reach
-   * the partner well within the 15 minutes after which a resend's refusal is final).
-   */
-  PARTNER_TIMEOUT_MS: withDefault(number({ integer: true, min: 1, max: 30_000 }), '5000'),
+  /** One partner call's limit (at most `MAX_PARTNER_TIMEOUT_MS`). */
+  PARTNER_TIMEOUT_MS: withDefault(number({ integer: true, min: 1, max: MAX_PARTNER_TIMEOUT_MS }), '5000'),
   /** The bank that issues wallet and virtual account numbers: the partner's own CBN code. */
   PARTNER_BANK_CODE: withDefault(text({ pattern: /^\d{3}$|^\d{6}$/ }), '101'),
   /** Server-side pepper for API secret hashes (locally); on AWS the Secrets Manager secret below. */

@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { handler as requeryHandler } from '#functions/requery-transfers.ts';
+import { config, MAX_PARTNER_TIMEOUT_MS } from '#shared/config.ts';
 import { OVERDUE_TRANSFER } from '#shared/definitions/alerts.ts';
+import { REQUERY_TIMEOUT_SECONDS } from '#shared/definitions/routes.ts';
 import { PartnerUnavailable } from '#shared/errors.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
 import { logger } from '#shared/logger.ts';
@@ -63,6 +66,22 @@ describe('the requery of pending transfers (API.md §7)', () => {
     expect(sendsOfIt()).toHaveLength(1);
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(14_000);
     expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  });
+
+  it('sends it again in a round of its function (50 s) even with the longest partner call allowed', async () => {
+    const { merchant, reference, sendsOf } = await aNeverSentTransfer('slow-partner');
+    const sent = vi.spyOn(partner(), 'sendTransfer');
+    const timeoutMs = config.partner.timeoutMs;
+    (config.partner as { timeoutMs: number }).timeoutMs = MAX_PARTNER_TIMEOUT_MS;
+    try {
+      // Pending past TRANSFER_REQUERY_AFTER_SECONDS (2 s in tests) on the clock the function reads.
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      await requeryHandler({}, { getRemainingTimeInMillis: () => REQUERY_TIMEOUT_SECONDS * 1000 });
+    } finally {
+      (config.partner as { timeoutMs: number }).timeoutMs = timeoutMs;
+    }
+    expect(sendsOf(sent)).toHaveLength(1);
+    expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('success');
   });
 
   it('never fails by guess a transfer the partner will not show: sent again, then held, and reported once overdue', async () => {
