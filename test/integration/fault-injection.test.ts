@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  ConditionalCheckFailedException,
   ProvisionedThroughputExceededException,
   ThrottlingException,
   TransactionCanceledException,
@@ -677,7 +678,7 @@ describe('the webhook when SQS fails', () => {
   });
 });
 
-describe('TransactionConflict outside the ledger (found by fault injection, fixed)', () => {
+describe('conflicts outside the ledger (found by fault injection and reviews, fixed)', () => {
   // DynamoDB cancels a transaction with TransactionConflict when another one touches the same item
   // at that moment, and the SDK does not retry it; saving a beneficiary and opening a virtual
   // account used to answer 500. They now back off and retry (shared/aws/transactions.ts).
@@ -769,5 +770,18 @@ describe('TransactionConflict outside the ledger (found by fault injection, fixe
       headers: m.headers,
     }).finally(() => rotating.remove());
     expect([rotating.injected(), rotated.status]).toEqual([1, 200]);
+  });
+
+  it('rotates a secret after other rotations won the write several times in a row', async () => {
+    const m = await aMerchant();
+    const { id } = await anEndpoint(m);
+    // As when concurrent rotations each write first: the condition on the secrets read fails.
+    const otherWon = () =>
+      new ConditionalCheckFailedException({ ...injected, message: 'injected: another rotation' });
+    const fault = failAttempts('UpdateItemCommand', 6, otherWon);
+    const rotated = await call(gateway, 'POST', `/webhook-endpoints/${id}/rotate-secret`, {
+      headers: m.headers,
+    }).finally(() => fault.remove());
+    expect([fault.injected(), rotated.status]).toEqual([6, 200]);
   });
 });
