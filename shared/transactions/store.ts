@@ -426,7 +426,13 @@ const CURSOR_KEYS = ['created_at', 'reference'] as const;
 
 /** A merchant's transactions, newest first, filtered, one page at a time. */
 export async function listTransactions(merchantId: string, filter: TransactionFilter) {
-  const position = decodeCursor(filter.cursor, CURSOR_KEYS);
+  let position = decodeCursor(filter.cursor, CURSOR_KEYS);
+  // A cursor is a place in the newest-first order, kept when the dates asked change: the page after
+  // it within them. DynamoDB refuses a start outside the key condition, so a place newer than `to`
+  // starts at the newest in range, and one older than `from` has nothing after it.
+  const at = position?.created_at ?? '';
+  if (position && filter.from && at < filter.from) return { items: [], nextCursor: null };
+  if (position && filter.to && at > filter.to) position = undefined;
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':m': merchantId };
   let keyCondition = 'merchant_id = :m';

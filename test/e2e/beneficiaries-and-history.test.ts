@@ -226,6 +226,29 @@ describe('transaction history', () => {
     expect(nextCursor(pageTwo)).toBeNull();
   });
 
+  it('keeps a cursor when the dates change: the page after its place, within the dates (was a 500)', async () => {
+    const { m, references } = await merchantWithHistory();
+    const page = (query: string) => call(gateway, 'GET', `/transactions?${query}`, { headers: m.headers });
+    const listed = data<{ reference: string; created_at: string }[]>(await page('type=debit'));
+    const timeOf = (reference?: string) => listed.find((t) => t.reference === reference)?.created_at ?? '';
+    const first = await page('type=debit&limit=1');
+    expect(data<{ reference: string }[]>(first).map((t) => t.reference)).toEqual([references[2]]);
+    const cursor = nextCursor(first);
+    const after = async (query: string) => {
+      const answer = await page(`type=debit&${query}&cursor=${cursor}`);
+      expect(answer.status, query).toBe(200);
+      return data<{ reference: string }[]>(answer).map((t) => t.reference);
+    };
+    // Its place is within the dates: the page after it.
+    expect(await after(`from=${timeOf(references[0])}`)).toEqual([references[1], references[0]]);
+    // Newer than `to`: the page starts at the newest within the dates.
+    expect(await after(`to=${timeOf(references[1])}`)).toEqual([references[1], references[0]]);
+    expect(await after(`from=${timeOf(references[0])}&to=${timeOf(references[0])}`)).toEqual([references[0]]);
+    // Older than `from`: nothing is after it.
+    const later = new Date(Date.parse(timeOf(references[2])) + 1).toISOString();
+    expect(await after(`from=${later}`)).toEqual([]);
+  });
+
   it.each([
     'type=refund',
     'status=done',
