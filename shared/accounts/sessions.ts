@@ -69,8 +69,14 @@ export async function accountOfSession(
   sessionId: string,
   now = Date.now(),
 ): Promise<ResolvedAccount> {
+  // Consistent: a session is used right after `validate-account` made it, which an eventually
+  // consistent read on AWS may not see yet (a spurious `session_expired`).
   const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName('accountSessions'), Key: { session_id: sessionId } }),
+    new GetCommand({
+      TableName: tableName('accountSessions'),
+      Key: { session_id: sessionId },
+      ConsistentRead: true,
+    }),
   );
   const session = Item as SessionItem | undefined;
   if (!session || session.merchant_id !== merchantId || Date.parse(session.expires_at) <= now) {

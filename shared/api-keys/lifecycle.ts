@@ -76,7 +76,9 @@ function checkedAllowlist(allowedIps: readonly string[]): string[] {
 async function ownKey(apiKey: string, merchantId?: string): Promise<ApiKeyRecord> {
   // Only a key id names a key (the table holds each merchant's keys in use beside them).
   if (!isKeyId(apiKey)) throw new NotFound('API key');
-  const record = await getApiKey(apiKey);
+  // Consistent: a key is revoked or rolled right after it was made, which an eventually consistent
+  // read on AWS may not see yet (a spurious 404).
+  const record = await getApiKey(apiKey, { consistent: true });
   if (!record || (merchantId !== undefined && record.merchant_id !== merchantId))
     throw new NotFound('API key');
   return record;

@@ -27,9 +27,17 @@ export interface Merchant {
   updated_at: string;
 }
 
+/**
+ * A merchant as last written: consistent, so a balance read right after a transfer or a credit
+ * shows it (an eventually consistent read on AWS may not yet).
+ */
 export async function getMerchant(merchantId: string): Promise<Merchant | undefined> {
   const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName('merchants'), Key: { merchant_id: merchantId } }),
+    new GetCommand({
+      TableName: tableName('merchants'),
+      Key: { merchant_id: merchantId },
+      ConsistentRead: true,
+    }),
   );
   return Item as Merchant | undefined;
 }

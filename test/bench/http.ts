@@ -173,7 +173,7 @@ export interface OverheadOptions {
   headers: Record<string, string>;
   /** The bench's own client and the GetItem that `GET /balance` itself makes (the merchant's wallet). */
   client: DynamoDBDocumentClient;
-  getInput: { TableName: string; Key: Record<string, string> };
+  getInput: { TableName: string; Key: Record<string, string>; ConsistentRead: boolean };
   sequential: number;
   concurrent: number;
   concurrency: number;

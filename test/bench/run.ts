@@ -147,7 +147,11 @@ async function withStack(env: Record<string, string>, webhookSecret: string) {
       balanceUrl: `${gateway.url}/balance`,
       headers: { 'X-API-Key': key.api_key, 'X-API-Secret': apiSecret },
       client,
-      getInput: { TableName: tableName('merchants'), Key: { merchant_id: merchant.merchant_id } },
+      getInput: {
+        TableName: tableName('merchants'),
+        Key: { merchant_id: merchant.merchant_id },
+        ConsistentRead: true,
+      },
       sequential: SIZES.seq,
       concurrent: SIZES.c16,
       concurrency: CONCURRENCY,

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as fanOutEvents } from '#functions/fan-out-events.ts';
 import type { LocalGateway } from '#infra/local/gateway.ts';
+import { revokeKey } from '#shared/api-keys/lifecycle.ts';
 import { tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import type { EventRecord } from '#shared/events/events.ts';
@@ -783,5 +784,49 @@ describe('conflicts outside the ledger (found by fault injection and reviews, fi
       headers: m.headers,
     }).finally(() => fault.remove());
     expect([fault.injected(), rotated.status]).toEqual([6, 200]);
+  });
+});
+
+describe('reads right after a write', () => {
+  // DynamoDB Local always answers with the latest write; DynamoDB answers an eventually consistent
+  // read from a replica that may not have it yet. A session used right after `validate-account`, a
+  // key revoked right after it was made and a balance read right after a transfer must see it.
+  const readsOf = (calls: readonly DynamoCall[], table: Parameters<typeof tableName>[0]) =>
+    calls.filter((c) => c.command === 'GetItemCommand' && c.tables.includes(tableName(table)));
+
+  it('reads a validation session and a balance consistently', async () => {
+    const m = await aMerchant();
+    await fund(m.merchant.merchant_id, 100_000);
+    const recording = recordDynamo();
+    try {
+      const validated = await call(gateway, 'POST', '/validate-account', {
+        body: { account_number: anAccount('058'), bank_code: '058' },
+        headers: m.headers,
+      });
+      const { session_id } = data<{ session_id: string }>(validated);
+      const sent = await call(gateway, 'POST', '/transfers', {
+        body: { reference: `read-${randomUUID()}`, amount: 1_000, session_id },
+        headers: m.headers,
+      });
+      expect(sent.status).toBe(201);
+      expect((await call(gateway, 'GET', '/balance', { headers: m.headers })).status).toBe(200);
+    } finally {
+      recording.remove();
+    }
+    for (const table of ['accountSessions', 'merchants'] as const) {
+      expect(readsOf(recording.calls, table).length, table).toBeGreaterThan(0);
+      expect(
+        readsOf(recording.calls, table).filter((c) => !c.consistent),
+        table,
+      ).toEqual([]);
+    }
+  });
+
+  it('reads a key to revoke consistently', async () => {
+    const { apiKey } = await aMerchant();
+    const recording = recordDynamo();
+    await revokeKey(apiKey).finally(() => recording.remove());
+    expect(readsOf(recording.calls, 'apiKeys').length).toBeGreaterThan(0);
+    expect(readsOf(recording.calls, 'apiKeys').filter((c) => !c.consistent)).toEqual([]);
   });
 });

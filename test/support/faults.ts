@@ -33,6 +33,8 @@ export interface DynamoCall {
   tables: string[];
   /** Whether the command writes (a crash can happen before or after its write). */
   write: boolean;
+  /** Whether a read asked for a strongly consistent answer (`ConsistentRead`). */
+  consistent: boolean;
 }
 
 const WRITE_COMMANDS = new Set([
@@ -95,6 +97,7 @@ export function interceptDynamo(step: Step, intercept: Interceptor, scope?: stri
         command,
         tables: tablesOf(input),
         write: WRITE_COMMANDS.has(command),
+        consistent: input.ConsistentRead === true,
       };
       calls.push(call);
       return intercept(call, () => next(args));
