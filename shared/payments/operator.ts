@@ -3,6 +3,7 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type AccountOwner, ownerOf } from '#shared/accounts/owners.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { scanAll } from '#shared/aws/scan.ts';
+import { retryingConflicts } from '#shared/aws/transactions.ts';
 import { config } from '#shared/config.ts';
 import {
   BalanceCeiling,
@@ -287,28 +288,32 @@ export async function returnUnmatched(id: string, action: OperatorAction): Promi
   const resolution: Resolution = { status: 'returned', at: new Date().toISOString(), ...action };
   const claimed = creditIdOf(record);
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Update: resolutionUpdate(record, resolution) },
-          ...(claimed
-            ? [
-                claimItem(claimed, {
-                  reason: `returned to its payer (${unmatchedId(record)}): ${action.reason}`,
-                  at: resolution.at,
-                  by: action.by,
-                }),
-              ]
-            : []),
-        ],
-      }),
+    // A credit of the same payment at the same moment cancels this with TransactionConflict, unwritten.
+    await retryingConflicts(() =>
+      dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Update: resolutionUpdate(record, resolution) },
+            ...(claimed
+              ? [
+                  claimItem(claimed, {
+                    reason: `returned to its payer (${unmatchedId(record)}): ${action.reason}`,
+                    at: resolution.at,
+                    by: action.by,
+                  }),
+                ]
+              : []),
+          ],
+        }),
+      ),
     );
   } catch (error) {
     if (!(error instanceof TransactionCanceledException)) throw error;
     const [resolutionReason, claimReason] = error.CancellationReasons ?? [];
     if (claimReason?.Code === 'ConditionalCheckFailed' && claimed) {
       await assertStillOpen(record);
-      const entry = await getEntry(claimed);
+      // Claimed by the return of another record naming the same payment: returned already.
+      const entry = await getEntry(claimed).catch((claim: unknown) => returnedMeanwhile(record, claim));
       throw new OperatorError(
         'already_credited',
         `${claimed} was credited ${entry?.amount} kobo to ${entry?.merchant_id} (${entry?.created_at}) since it was kept, by a redelivery of the payment: it is the merchant's now, not to be returned`,

@@ -1,3 +1,4 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
@@ -25,6 +26,7 @@ import { createVirtualAccount } from '#shared/payments/virtual-account-opening.t
 import { getVirtualAccount, paymentsOf } from '#shared/payments/virtual-accounts.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
+import { failAttempts } from '#test/support/faults.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
 import { anUnusableDelivery, nipSessionId, paymentEvent } from '#test/support/payments.ts';
 
@@ -232,6 +234,29 @@ describe('operators resolve unmatched payments', () => {
     expect(await balanceOf(merchant.merchant_id)).toBe(0);
     const [still] = await findUnmatched(id);
     expect(still && statusOf(still)).toBe('open');
+  });
+
+  it('marks one returned when its transaction met a TransactionConflict once (a credit at that moment)', async () => {
+    const { id } = await anUnmatchedPayment(5_000);
+    const conflict = () =>
+      new TransactionCanceledException({
+        $metadata: { httpStatusCode: 400 },
+        message: 'injected: Transaction cancelled [None, TransactionConflict]',
+        CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+      });
+    const fault = failAttempts('TransactWriteItemsCommand', 1, conflict);
+    const returned = await returnUnmatched(id, { reason: 'sent back', by }).finally(() => fault.remove());
+    expect([fault.injected(), returned.status]).toEqual([1, 'returned']);
+  });
+
+  it('refuses, as already returned, to return a payment whose other record was returned', async () => {
+    // Both records name one payment: the first return claimed its entry id.
+    const { merchant, id, unreadable } = await aPaymentAndItsUnreadableDelivery();
+    await returnUnmatched(unmatchedId(unreadable), { reason: 'confirmed with the bank, sent back', by });
+    await expect(returnUnmatched(id, { reason: 'sent back again', by })).rejects.toMatchObject({
+      code: 'already_returned',
+    });
+    expect(await balanceOf(merchant.merchant_id)).toBe(0);
   });
 
   it('lets a return and a redelivery race: the payment ends credited or returned, never both', async () => {
