@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import {
-  createServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-  STATUS_CODES,
-} from 'node:http';
+import { createServer, type IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type {
@@ -377,8 +372,17 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
         ),
       );
     }
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const path = sentPath(request.url ?? '/');
+    // A request target is a path or an absolute URL; `*` (OPTIONS) and a CONNECT's `host:port` are
+    // neither, and name no route.
+    const target = request.url ?? '/';
+    if (!target.startsWith('/') && !/^https?:\/\//i.test(target)) {
+      return send(
+        response,
+        errorResult(new ApiError('validation_error', 'Malformed HTTP request'), requestId),
+      );
+    }
+    const url = new URL(target, 'http://localhost');
+    const path = sentPath(target);
     /**
      * As WAF on AWS: counted per client IP with failed attempts and requests without a key; what
      * a route answers is counted by the authorizer or its handler instead.
@@ -480,6 +484,19 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       });
     },
   );
+  // Node hands a CONNECT to `connect` listeners only, and closes the connection unanswered when there
+  // is none: answered as any other method (405 on a known path), on its own connection.
+  server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const response = new ServerResponse(request);
+    response.assignSocket(socket);
+    response.shouldKeepAlive = false;
+    response.on('finish', () => socket.end());
+    request.push(null);
+    handle(request, response).catch((error: unknown) => {
+      console.error('local gateway: handler failed', error);
+      socket.destroy();
+    });
+  });
   // Requests Node refuses before any handler sees them (header block over 16 KiB, malformed
   // HTTP) still get the envelope and a request id.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { BANKS } from '#shared/banks/data.ts';
@@ -82,6 +83,42 @@ describe('routing errors', () => {
     }
     expect((await raw('/banks/')).status).toBe(200);
     expect((await raw('/api/v1/developer/banks/list/')).status).toBe(200);
+  });
+
+  it('answers the request targets that are not a path (OPTIONS *, CONNECT) with the envelope, never a 500 or silence', async () => {
+    // Written on the socket: no client library sends these as given.
+    const exchange = (requestLine: string) =>
+      new Promise<{ status: number; headers: string; body: Record<string, unknown> }>((resolve, reject) => {
+        const { hostname, port } = new URL(gateway.url);
+        const socket = connect(Number(port), hostname, () =>
+          socket.write(`${requestLine}\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`),
+        );
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('error', reject);
+        socket.on('close', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const [head = '', body = ''] = text.split('\r\n\r\n');
+          try {
+            resolve({
+              status: Number(head.split(' ')[1]),
+              headers: head.toLowerCase(),
+              body: JSON.parse(body),
+            });
+          } catch {
+            reject(new Error(`not an answer: ${JSON.stringify(text.slice(0, 200))}`));
+          }
+        });
+      });
+    for (const line of ['OPTIONS * HTTP/1.1', 'CONNECT 127.0.0.1:443 HTTP/1.1']) {
+      const answer = await exchange(line);
+      expect([answer.status, answer.body.code], line).toEqual([400, 'validation_error']);
+      expect(answer.headers, line).toMatch(/x-request-id: [0-9a-f-]{36}/);
+    }
+    const connectToRoute = await exchange('CONNECT /banks HTTP/1.1');
+    expect([connectToRoute.status, connectToRoute.body.code]).toEqual([405, 'method_not_allowed']);
+    expect(connectToRoute.headers).toMatch(/allow: get/);
+    expect((await exchange('CONNECT /nope HTTP/1.1')).status).toBe(404);
   });
 
   it('a route whose handler does not exist yet is absent, not a stub', async () => {
