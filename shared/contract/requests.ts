@@ -30,6 +30,10 @@ function built<T>(build: () => T): T {
   return build();
 }
 
+/** The first and last millisecond a four-digit year holds: bounds beyond them are these. */
+const FIRST_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LAST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
 /**
  * A date-time bound in the millisecond times are kept in: a fraction finer than that is cut for an
  * end (`to` 10:15:30.1239 keeps .123) and rounded up for a start (`from` 10:15:30.1231 starts at
@@ -38,7 +42,10 @@ function built<T>(build: () => T): T {
 function toMillisecondBound(value: string, end: 'start' | 'end'): string {
   const ms = Date.parse(value);
   const finer = /\.\d{3}(\d+)/.exec(value)?.[1] ?? '';
-  return new Date(end === 'start' && /[1-9]/.test(finer) ? ms + 1 : ms).toISOString();
+  const bound = end === 'start' && /[1-9]/.test(finer) ? ms + 1 : ms;
+  // Times are compared as strings: an offset can carry a time of the year 9999 into 10000
+  // (`+010000-…`) or of the year 0000 into -1, which would sort before every four-digit year.
+  return new Date(Math.min(Math.max(bound, FIRST_MS), LAST_MS)).toISOString();
 }
 
 /** An ISO date or date-time; a bare date means the start (`from`) or the end (`to`) of that day. */

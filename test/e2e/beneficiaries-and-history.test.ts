@@ -213,6 +213,12 @@ describe('transaction history', () => {
     expect(await get('from=9999-12-31T23:59:59.999Z')).toHaveLength(0);
     expect((await get('from=0001-01-01')).length).toBeGreaterThanOrEqual(4);
     expect((await get('to=9999-12-31')).length).toBeGreaterThanOrEqual(4);
+    // An offset that carries the time past the year 9999 or before 0000 (compared as text, the
+    // year +010000 sorted before every other).
+    expect((await get('to=9999-12-31T23:59:59-23:59')).length).toBeGreaterThanOrEqual(4);
+    expect((await get('from=0000-01-01T00:00:00%2B23:59')).length).toBeGreaterThanOrEqual(4);
+    expect(await get('from=9999-12-31T23:59:59-23:59')).toHaveLength(0);
+    expect(await get('to=0000-01-01T00:00:00%2B23:59')).toHaveLength(0);
 
     const pageOne = await call(gateway, 'GET', '/transactions?type=debit&limit=2', { headers: m.headers });
     expect(data<unknown[]>(pageOne)).toHaveLength(2);
