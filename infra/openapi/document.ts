@@ -135,8 +135,9 @@ function successEnvelope(data: Json, list: boolean): Json {
 
 /** The error responses of an endpoint, grouped by status, each listing its codes. */
 function errorResponses(route: (typeof MERCHANT_ROUTES)[number], codes: ErrorCode[]): Json {
-  // Every route: the gateway's 408 for a request not received whole within 30 s (API.md §11).
-  const all = new Set<ErrorCode>([...codes, 'internal_error', 'request_timeout']);
+  // Every route: the gateway's 408 for a request not received whole within 30 s (API.md §11), and
+  // its 413 for a request line and headers over 16 KiB (a long path or query too).
+  const all = new Set<ErrorCode>([...codes, 'internal_error', 'request_timeout', 'payload_too_large']);
   // Every route but the partner's webhook is rate limited and refuses a repeated query parameter.
   if (route.auth !== 'webhook') {
     all.add('rate_limited');

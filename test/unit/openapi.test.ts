@@ -119,6 +119,10 @@ describe('the OpenAPI document', () => {
   it('lists every error response with its codes, and documents amounts as kobo', () => {
     for (const { key, operation } of operations) {
       expect(operation.responses['500']?.description, key).toContain('internal_error');
+      // The gateway's own answers, on every route: a request not whole within 30 s, and a
+      // request line with headers over 16 KiB (a long path segment or query, too).
+      expect(operation.responses['408']?.description, key).toContain('request_timeout');
+      expect(operation.responses['413']?.description, key).toContain('payload_too_large');
       for (const [status, response] of Object.entries(operation.responses)) {
         if (Number(status) >= 400 && status !== '401')
           expect(response.description, `${key} ${status}`).toMatch(/`[a-z_]+`/);
