@@ -386,6 +386,10 @@ export class PaymentsStack extends Stack {
       schedule: Schedule.rate(Duration.minutes(props.requeryIntervalMinutes)),
       targets: [new LambdaFunction(requery, { retryAttempts: 0 })],
     });
+    // The schedule invokes asynchronously, and Lambda itself would run a failed round twice more, a
+    // minute or two later: beside the next rounds, each asking the partner, each counted as an error.
+    // A failed round is simply the next one.
+    requery.configureAsyncInvoke({ retryAttempts: 0 });
     this.functions.set('requery-transfers', requery);
 
     const webhook = this.functions.get('receive-partner-webhook') as ServiceFunction;

@@ -784,6 +784,12 @@ describe('the AWS stack', () => {
         Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('Fnrequerytransfers'), 'Arn'] } }),
       ],
     });
+    // Neither EventBridge nor Lambda's asynchronous invocation runs a failed round again: rounds
+    // never overlap, and the next one is a minute away.
+    dev.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: functionId(dev, 'requery-transfers') },
+      MaximumRetryAttempts: 0,
+    });
     const policies = ofType(dev.resources, 'AWS::IAM::Policy').filter(([id]) =>
       id.startsWith('Fnrequerytransfers'),
     );
