@@ -486,15 +486,19 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   );
   // Node hands a CONNECT to `connect` listeners only, and closes the connection unanswered when there
   // is none: answered as any other method (405 on a known path), on its own connection.
+  // Node takes its own error listener off such a socket and leaves it out of the server's
+  // connections: errors (a client's reset) are handled here, and the socket is closed once answered.
   server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => socket.destroy());
     const response = new ServerResponse(request);
     response.assignSocket(socket);
     response.shouldKeepAlive = false;
-    response.on('finish', () => socket.end());
+    response.on('finish', () => socket.destroySoon());
     request.push(null);
     handle(request, response).catch((error: unknown) => {
       console.error('local gateway: handler failed', error);
-      socket.destroy();
+      if (!response.headersSent) send(response, errorResult(error, randomUUID()));
+      else socket.destroy();
     });
   });
   // Requests Node refuses before any handler sees them (header block over 16 KiB, malformed

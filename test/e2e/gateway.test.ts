@@ -121,6 +121,23 @@ describe('routing errors', () => {
     expect((await exchange('CONNECT /nope HTTP/1.1')).status).toBe(404);
   });
 
+  it('outlives a CONNECT whose client resets the connection before the answer', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    for (const target of ['/banks', '127.0.0.1:443']) {
+      await new Promise<void>((resolve) => {
+        const socket = connect(Number(port), hostname, () => {
+          socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`, () => {
+            socket.resetAndDestroy();
+            resolve();
+          });
+        });
+      });
+    }
+    // An uncaught socket error would have ended the process (and failed this run).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await call(gateway, 'GET', '/banks')).status).toBe(200);
+  });
+
   it('a route whose handler does not exist yet is absent, not a stub', async () => {
     const served = gateway.routes.map((route) => route.name);
     expect(served).toContain('list-banks');
