@@ -105,7 +105,10 @@ function isAllowedFrom(allowlist: BlockList, ip: string | undefined): boolean {
 async function loadKey(apiKey: string, now: number): Promise<CachedKey | undefined> {
   const cached = cache.get(apiKey);
   if (cached && now - cached.fetchedAt < config.authCacheSeconds * 1000) return cached;
-  const record = await getApiKey(apiKey);
+  // Consistent: a key is used right after it was made or rolled, which an eventually consistent
+  // read on AWS may not see yet (a spurious 401, counted against the caller's IP). Once per key
+  // and container every AUTH_CACHE_SECONDS.
+  const record = await getApiKey(apiKey, { consistent: true });
   if (!record) {
     cache.delete(apiKey);
     return undefined;

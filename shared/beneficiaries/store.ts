@@ -126,6 +126,8 @@ export async function listBeneficiaries(merchantId: string, page: { limit: numbe
       TableName: tableName('beneficiaries'),
       KeyConditionExpression: 'merchant_id = :m AND begins_with(sk, :ben)',
       ExpressionAttributeValues: { ':m': merchantId, ':ben': BENEFICIARY },
+      // A list right after a POST shows what it saved.
+      ConsistentRead: true,
       ScanIndexForward: false,
       ExclusiveStartKey: position && { merchant_id: merchantId, ...position },
     },

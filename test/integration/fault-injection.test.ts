@@ -794,7 +794,7 @@ describe('reads right after a write', () => {
   const readsOf = (calls: readonly DynamoCall[], table: Parameters<typeof tableName>[0]) =>
     calls.filter((c) => c.command === 'GetItemCommand' && c.tables.includes(tableName(table)));
 
-  it('reads a validation session and a balance consistently', async () => {
+  it('reads a new key, a validation session, a balance and the beneficiaries consistently', async () => {
     const m = await aMerchant();
     await fund(m.merchant.merchant_id, 100_000);
     const recording = recordDynamo();
@@ -810,16 +810,23 @@ describe('reads right after a write', () => {
       });
       expect(sent.status).toBe(201);
       expect((await call(gateway, 'GET', '/balance', { headers: m.headers })).status).toBe(200);
+      expect((await call(gateway, 'GET', '/beneficiaries', { headers: m.headers })).status).toBe(200);
     } finally {
       recording.remove();
     }
-    for (const table of ['accountSessions', 'merchants'] as const) {
+    // apiKeys: the authorizer's first read of the key just made.
+    for (const table of ['apiKeys', 'accountSessions', 'merchants'] as const) {
       expect(readsOf(recording.calls, table).length, table).toBeGreaterThan(0);
       expect(
         readsOf(recording.calls, table).filter((c) => !c.consistent),
         table,
       ).toEqual([]);
     }
+    const lists = recording.calls.filter(
+      (c) => c.command === 'QueryCommand' && c.tables.includes(tableName('beneficiaries')),
+    );
+    expect(lists.length).toBeGreaterThan(0);
+    expect(lists.filter((c) => !c.consistent)).toEqual([]);
   });
 
   it('reads a key to revoke consistently', async () => {
