@@ -121,6 +121,9 @@ interface ConsumerParts {
   givenUp?: Queue;
 }
 
+/** Log levels that keep the WARN and ERROR lines the log-based alarms count. */
+const ALARMED_LOG_LEVELS: readonly string[] = ['DEBUG', 'INFO', 'WARN'];
+
 /**
  * The whole service on AWS: DynamoDB tables from `shared/definitions/tables.ts`, one Lambda per route of
  * `shared/definitions/routes.ts` behind a REST API (both paths), the per-key usage plan, the payment events
@@ -249,10 +252,18 @@ export class PaymentsStack extends Stack {
       ...props.settings,
     };
     // Read at synth as every function reads it at cold start: a bad deploy value stops the synth.
+    let deployed: ReturnType<typeof loadConfig>;
     try {
-      loadConfig(environment);
+      deployed = loadConfig(environment);
     } catch (error) {
       throw new Error(`The functions' environment from this deploy's values: ${(error as Error).message}`);
+    }
+    // The alarms on unmatched payments, overdue transfers, contradicted settlements and events not
+    // fanned out count WARN and ERROR lines of the logs: a level that drops them silences them.
+    if (!ALARMED_LOG_LEVELS.includes(deployed.logLevel)) {
+      throw new Error(
+        `-c LOG_LEVEL=${deployed.logLevel}: the alarms read the functions' WARN and ERROR lines, so a deploy logs at ${ALARMED_LOG_LEVELS.join(', ')}`,
+      );
     }
     // The dashboard's users (API.md §10): sign-in functions get the pool; key managers the pepper
     // and, once the usage plan exists, exactly the API Gateway calls a key's registration makes.

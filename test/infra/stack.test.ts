@@ -735,6 +735,9 @@ describe('the AWS stack', () => {
       /-c MAX_BALANSE: not a setting a deploy may set/,
     );
     expect(() => synth('dev', { PARTNER_TIMEOUT_MS: '1' })).toThrow(/-c PARTNER_TIMEOUT_MS: not a setting/);
+    // A level that drops WARN lines would silence the log-based alarms.
+    for (const level of ['ERROR', 'SILENT'])
+      expect(() => synth('dev', { LOG_LEVEL: level })).toThrow(/-c LOG_LEVEL=.*the alarms read/);
     expect(() => synth('dev', { stages: { dev: { partnr: 'sandbox' } } })).toThrow(
       /cdk.json's context.stages.dev: unknown value partnr/,
     );
