@@ -593,6 +593,16 @@ export class PaymentsStack extends Stack {
       responseHeaders: JSON_HEADERS,
       templates: body({ status: 'error', message: 'Request body too large', code: 'payload_too_large' }),
     });
+    // Any other refusal of API Gateway's own (a malformed Authorization header, say): its status
+    // and its words, in the envelope with a request id, never a bare `{"message"}`.
+    api.addGatewayResponse('Gw-DEFAULT_4XX', {
+      type: ResponseType.DEFAULT_4XX,
+      responseHeaders: JSON_HEADERS,
+      templates: {
+        'application/json':
+          '{"status":"error","message":$context.error.messageString,"code":"validation_error"}',
+      },
+    });
     api.addGatewayResponse('Gw-DEFAULT_5XX', {
       type: ResponseType.DEFAULT_5XX,
       responseHeaders: JSON_HEADERS,

@@ -378,7 +378,7 @@ describe('the AWS stack', () => {
     }
   });
 
-  it('answers 401, 429 and unknown paths with the contract bodies', () => {
+  it('answers 401, 429, unknown paths and its other refusals with the contract bodies', () => {
     const responses = new Map(
       ofType(dev.resources, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [
         r.Properties.ResponseType,
@@ -401,6 +401,11 @@ describe('the AWS stack', () => {
         ResponseParameters: { 'gatewayresponse.header.Retry-After': "'60'" },
       });
     }
+    // Any other 4xx of API Gateway's own keeps its status and words, in the envelope.
+    expect(responses.get('DEFAULT_4XX')?.ResponseTemplates).toEqual({
+      'application/json':
+        '{"status":"error","message":$context.error.messageString,"code":"validation_error"}',
+    });
     expect(responses.get('MISSING_AUTHENTICATION_TOKEN')).toMatchObject({
       StatusCode: '404',
       ResponseTemplates: { 'application/json': expect.stringContaining('"code":"route_not_found"') },
