@@ -75,7 +75,12 @@ import {
   type RouteAuth,
   servedPaths,
 } from '#shared/definitions/routes.ts';
-import { EVENTS_STREAM, givenUpQueueName, STREAMS } from '#shared/definitions/streams.ts';
+import {
+  EVENTS_STREAM,
+  givenUpQueueName,
+  STREAM_GIVE_UP_AGE_SECONDS,
+  STREAMS,
+} from '#shared/definitions/streams.ts';
 import { TABLE_LIST, TABLES, type TableName } from '#shared/definitions/tables.ts';
 import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
@@ -355,8 +360,8 @@ export class PaymentsStack extends Stack {
         timeout: Duration.seconds(stream.consumerTimeoutSeconds),
       });
       grant(consumer, stream.consumerAccess);
-      // What the stream gives up: a description of each batch still failing when its records left
-      // the stream (24 hours), so the operator knows which events' deliveries were never made.
+      // What the stream gives up: a description of each batch still failing 23 hours after its
+      // records arrived, so the operator knows which events' deliveries were never made.
       const givenUp = new Queue(this, `Queue-${stream.consumer}-given-up`, {
         queueName: prefix + givenUpQueueName(stream),
         encryption: QueueEncryption.SQS_MANAGED,
@@ -370,9 +375,11 @@ export class PaymentsStack extends Stack {
           batchSize: stream.batchSize,
           parallelizationFactor: stream.parallelizationFactor,
           bisectBatchOnError: true,
-          // A failing record is tried again for as long as the stream keeps it (retries and record
-          // age unlimited: 24 hours), so an outage of DynamoDB or SQS delays deliveries and never
-          // loses them; a record that can never succeed is skipped by the consumer itself.
+          // A failing record is tried again (retries unlimited) for 23 hours, so an outage of
+          // DynamoDB or SQS delays deliveries and never loses them; then, an hour before the stream
+          // drops it, its batch is given up and described to the queue. A record that can never
+          // succeed is skipped by the consumer itself.
+          maxRecordAge: Duration.seconds(STREAM_GIVE_UP_AGE_SECONDS),
           onFailure: new SqsDlq(givenUp),
           reportBatchItemFailures: true,
           filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT') })],

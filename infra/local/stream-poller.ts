@@ -10,7 +10,11 @@ import {
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { localCredentials } from '#infra/local/process.ts';
-import { givenUpQueueName, type StreamDefinition } from '#shared/definitions/streams.ts';
+import {
+  givenUpQueueName,
+  STREAM_GIVE_UP_AGE_SECONDS,
+  type StreamDefinition,
+} from '#shared/definitions/streams.ts';
 
 /** Errors of a shard iterator that a fresh one cures (from the last record passed, or the oldest). */
 const RESTARTABLE = new Set(['TrimmedDataAccessException', 'ExpiredIteratorException']);
@@ -18,8 +22,8 @@ const RESTARTABLE = new Set(['TrimmedDataAccessException', 'ExpiredIteratorExcep
 /** A shard iterator expires 15 minutes after it was issued: one older than this is asked for again. */
 const ITERATOR_REFRESH_MS = 5 * 60_000;
 
-/** How long a DynamoDB stream keeps a record, and so how long Lambda retries a failing one. */
-export const STREAM_RETENTION_MS = 24 * 3_600_000;
+/** How long Lambda tries a failing record again before it gives its batch up (`STREAM_GIVE_UP_AGE_SECONDS`). */
+export const GIVE_UP_AGE_MS = STREAM_GIVE_UP_AGE_SECONDS * 1000;
 
 /**
  * Lambda's on-failure record for a DynamoDB stream batch it gave up on: where the batch was and
@@ -174,7 +178,7 @@ export function firstFailedIndex(
  * of the table's stream from its oldest record (so records written while nothing ran are still
  * handled after a restart), invokes the handler with real stream records, and on a reported
  * failure gives the same records again from the first failed one, as Lambda does, until the first
- * of them leaves the stream (24 hours): then those records are given up, described to `onGiveUp`
+ * of them is 23 hours old (`GIVE_UP_AGE_MS`): then those records are given up, described to `onGiveUp`
  * as Lambda describes them to the mapping's on-failure destination, and the shard read on.
  */
 export async function startStreamPoller(options: StreamPollerOptions): Promise<{ stop(): Promise<void> }> {
@@ -275,7 +279,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
         const failing = batch.slice(failedAt);
         // DynamoDB Local states a record's creation to the minute (DynamoDB to the second).
         const arrived = failing[0]?.dynamodb?.ApproximateCreationDateTime?.getTime() ?? now();
-        if (now() - arrived >= STREAM_RETENTION_MS && (await gaveUp(failing, shardId, invokes))) {
+        if (now() - arrived >= GIVE_UP_AGE_MS && (await gaveUp(failing, shardId, invokes))) {
           passed(failing);
           pending = pending.slice(failing.length);
           invokes = 0;

@@ -42,8 +42,16 @@ export const STREAMS: readonly StreamDefinition[] = [
 export const EVENTS_STREAM = STREAMS.find((stream) => stream.table === 'events') as StreamDefinition;
 
 /**
+ * How long a failing record is tried again before its batch is given up (Lambda's
+ * MaximumRecordAgeInSeconds; the local poller's too): 23 hours, an hour inside the 24 hours a
+ * DynamoDB stream keeps a record. Lambda reports to the on-failure queue a batch it discards for its
+ * age; a record the stream drops first (the default, unlimited age) may be lost without a word.
+ */
+export const STREAM_GIVE_UP_AGE_SECONDS = 23 * 3600;
+
+/**
  * The queue (physical name TABLE_PREFIX + this) where the stream's mapping describes each batch it
- * gave up on: records still failing when the stream dropped them (24 hours).
+ * gave up on: records still failing `STREAM_GIVE_UP_AGE_SECONDS` after they arrived.
  */
 export function givenUpQueueName(stream: StreamDefinition): string {
   return `${stream.consumer}-given-up`;

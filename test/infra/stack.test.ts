@@ -757,18 +757,18 @@ describe('the AWS stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ eventName: ['INSERT'] }) }] },
       BisectBatchOnFunctionError: true,
-      // What the stream gives up after 24 hours of failures is described in a queue of its own.
+      // What the stream gives up after 23 hours of failures is described in a queue of its own.
       DestinationConfig: {
         OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('fanouteventsgivenup'), 'Arn'] } },
       },
     });
-    // A failing record is retried for as long as the stream keeps it: no cap on attempts or age.
+    // A failing record is retried without a cap on attempts, and given up (and described) an hour
+    // before the stream would drop it unreported.
     const [, mapping] = ofType(dev.resources, 'AWS::Lambda::EventSourceMapping').find(
       ([, r]) => r.Properties.StartingPosition === 'TRIM_HORIZON',
     ) as [string, Resource];
-    for (const capped of ['MaximumRetryAttempts', 'MaximumRecordAgeInSeconds']) {
-      expect([undefined, -1]).toContain(mapping.Properties[capped]);
-    }
+    expect([undefined, -1]).toContain(mapping.Properties.MaximumRetryAttempts);
+    expect(mapping.Properties.MaximumRecordAgeInSeconds).toBe(23 * 3600);
     dev.template.hasResourceProperties('AWS::SQS::Queue', { QueueName: 'naira-dev-fan-out-events-given-up' });
     dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'IteratorAge',

@@ -19,8 +19,8 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localCredentials } from '#infra/local/process.ts';
 import {
+  GIVE_UP_AGE_MS,
   givenUpSender,
-  STREAM_RETENTION_MS,
   type StreamBatchGivenUp,
   type StreamHandler,
   startStreamPoller,
@@ -135,7 +135,7 @@ describe('the local stream poller', { timeout: 60_000 }, () => {
       expect(seen[0]).toEqual(['a', 'b', 'c']);
       expect(seen.flat().filter((id) => id === 'a')).toEqual(['a']);
       // A day later (the stream's retention), b and c are given up.
-      clockOffset = STREAM_RETENTION_MS + 60_000;
+      clockOffset = GIVE_UP_AGE_MS + 60_000;
       await expect.poll(() => givenUp.length, { timeout: 20_000, interval: 100 }).toBe(1);
 
       // The shard is read on after them (its iterator, a day old by the clock, asked for again after
