@@ -344,7 +344,7 @@ export class PaymentsStack extends Stack {
           batchSize: definition.batchSize,
           reportBatchItemFailures: true,
           // Never more pollers than reserved executions: a throttled receive counts towards the DLQ.
-          maxConcurrency: reserved,
+          maxConcurrency: reserved ?? definition.maxConcurrency,
         }),
       );
       this.functions.set(definition.consumer, consumer);

@@ -20,6 +20,11 @@ export interface QueueDefinition {
   readonly localConcurrency: number;
   /** An oldest message older than this alarms on AWS: the consumer is behind or stuck. */
   readonly maxMessageAgeSeconds: number;
+  /**
+   * Executions the queue's mapping may run at once on AWS (its MaximumConcurrency) when none are
+   * reserved for the consumer; unset: as many as Lambda scales to.
+   */
+  readonly maxConcurrency?: number;
 }
 
 /** The service's queues (named here, not inferred, so access lists can name them without a cycle). */
@@ -72,6 +77,10 @@ export const QUEUES: Record<QueueKey, QueueDefinition> = {
     localConcurrency: 4,
     // Retries wait in the queue up to SQS's 15-minute delay (longer waits hop): 5 minutes more alarms.
     maxMessageAgeSeconds: 15 * 60 + 300,
+    // A burst to slow endpoints (10 s an attempt) must not take the account's executions from the
+    // API and its authorizer (1,000 by default): at most 100 batches at once, 1,000 attempts in
+    // flight, room enough that one merchant's dead endpoint leaves the others theirs.
+    maxConcurrency: 100,
   },
 };
 

@@ -496,6 +496,11 @@ describe('the AWS stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: PAYMENT_EVENTS_QUEUE.batchSize,
     });
+    // Deliveries to slow endpoints never take every execution of the account.
+    dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: functionId(dev, 'deliver-webhooks') },
+      ScalingConfig: { MaximumConcurrency: 100 },
+    });
     const consumer = ofType(dev.resources, 'AWS::Lambda::Function').find(
       ([, r]) => r.Properties.FunctionName === 'naira-dev-process-payment-events',
     );
