@@ -767,7 +767,7 @@ export class PaymentsStack extends Stack {
       if (givenUp) {
         alarm(
           `GivenUpAlarm-${name}`,
-          `The stream gave up records of ${name} after 24 hours of failures: their deliveries were never made (README runbook)`,
+          `The stream gave up records of ${name} after 23 hours of failures: their deliveries were never made (README runbook)`,
           givenUp.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
         );
         alarm(
