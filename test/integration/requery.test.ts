@@ -73,11 +73,15 @@ describe('the requery of pending transfers (API.md §7)', () => {
     const sent = vi.spyOn(partner(), 'sendTransfer');
     const timeoutMs = config.partner.timeoutMs;
     (config.partner as { timeoutMs: number }).timeoutMs = MAX_PARTNER_TIMEOUT_MS;
+    // Pending past TRANSFER_REQUERY_AFTER_SECONDS (2 s in tests) on the clock the function reads,
+    // 10 s ahead here: waiting on the real clock would let the test runtime's own round (every
+    // second, in another process) send it first.
+    const realNow = Date.now.bind(Date);
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 10_000);
     try {
-      // Pending past TRANSFER_REQUERY_AFTER_SECONDS (2 s in tests) on the clock the function reads.
-      await new Promise((resolve) => setTimeout(resolve, 2_100));
       await requeryHandler({}, { getRemainingTimeInMillis: () => REQUERY_TIMEOUT_SECONDS * 1000 });
     } finally {
+      vi.mocked(Date.now).mockRestore();
       (config.partner as { timeoutMs: number }).timeoutMs = timeoutMs;
     }
     expect(sendsOf(sent)).toHaveLength(1);
