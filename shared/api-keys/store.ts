@@ -368,16 +368,20 @@ export async function listApiKeysPage(
 /** Revokes a key. Revoking a revoked key changes nothing; an unknown key is `NotFound`. */
 export async function revokeApiKey(apiKey: string): Promise<ApiKeyRecord> {
   try {
-    const { Attributes } = await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName('apiKeys'),
-        Key: { api_key: apiKey },
-        UpdateExpression: 'SET #status = :revoked, revoked_at = if_not_exists(revoked_at, :now)',
-        ConditionExpression: 'attribute_exists(api_key)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':revoked': 'revoked', ':now': nowIso() },
-        ReturnValues: 'ALL_NEW',
-      }),
+    // A roll of this key at the same moment (a transaction writing it) refuses this with
+    // TransactionConflict, unwritten: tried again, as for the allowlist below.
+    const { Attributes } = await retryingConflicts(() =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName('apiKeys'),
+          Key: { api_key: apiKey },
+          UpdateExpression: 'SET #status = :revoked, revoked_at = if_not_exists(revoked_at, :now)',
+          ConditionExpression: 'attribute_exists(api_key)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':revoked': 'revoked', ':now': nowIso() },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
     );
     return Attributes as ApiKeyRecord;
   } catch (error) {
@@ -389,19 +393,21 @@ export async function revokeApiKey(apiKey: string): Promise<ApiKeyRecord> {
 /** Replaces the IP allowlist of a key (empty: any address). Unknown key: `NotFound`. */
 export async function setAllowedIps(apiKey: string, allowedIps: readonly string[]): Promise<ApiKeyRecord> {
   try {
-    const { Attributes } = await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName('apiKeys'),
-        Key: { api_key: apiKey },
-        ...(allowedIps.length > 0
-          ? {
-              UpdateExpression: 'SET allowed_ips = :ips',
-              ExpressionAttributeValues: { ':ips': [...allowedIps] },
-            }
-          : { UpdateExpression: 'REMOVE allowed_ips' }),
-        ConditionExpression: 'attribute_exists(api_key)',
-        ReturnValues: 'ALL_NEW',
-      }),
+    const { Attributes } = await retryingConflicts(() =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName('apiKeys'),
+          Key: { api_key: apiKey },
+          ...(allowedIps.length > 0
+            ? {
+                UpdateExpression: 'SET allowed_ips = :ips',
+                ExpressionAttributeValues: { ':ips': [...allowedIps] },
+              }
+            : { UpdateExpression: 'REMOVE allowed_ips' }),
+          ConditionExpression: 'attribute_exists(api_key)',
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
     );
     return Attributes as ApiKeyRecord;
   } catch (error) {

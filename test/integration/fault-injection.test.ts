@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as fanOutEvents } from '#functions/fan-out-events.ts';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { revokeKey } from '#shared/api-keys/lifecycle.ts';
+import { editAllowedIps, revokeKey } from '#shared/api-keys/lifecycle.ts';
 import { tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import type { EventRecord } from '#shared/events/events.ts';
@@ -771,6 +771,17 @@ describe('conflicts outside the ledger (found by fault injection and reviews, fi
       headers: m.headers,
     }).finally(() => rotating.remove());
     expect([rotating.injected(), rotated.status]).toEqual([1, 200]);
+  });
+
+  it('revokes a key, and edits its allowlist, when the write met a roll of it once (TransactionConflict)', async () => {
+    const { apiKey } = await aMerchant();
+    const rollAtOnce = () => new TransactionConflictException({ ...injected, message: 'injected: conflict' });
+    const editing = failAttempts('UpdateItemCommand', 1, rollAtOnce);
+    const edited = await editAllowedIps(apiKey, ['203.0.113.0/24']).finally(() => editing.remove());
+    expect([editing.injected(), edited.allowed_ips]).toEqual([1, ['203.0.113.0/24']]);
+    const revoking = failAttempts('UpdateItemCommand', 1, rollAtOnce);
+    const revoked = await revokeKey(apiKey).finally(() => revoking.remove());
+    expect([revoking.injected(), revoked.status]).toEqual([1, 'revoked']);
   });
 
   it('rotates a secret after other rotations won the write several times in a row', async () => {
