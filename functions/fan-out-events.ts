@@ -16,9 +16,10 @@ import { countFailedItems } from '#shared/metrics.ts';
  * batch, and the first attempts of the whole batch queued at its end, ten to a SendMessageBatch. The
  * first record that failed (its deliveries not recorded, or one of their messages not queued) is
  * reported, so it and those after it come again (fan-out is idempotent), for 23 hours (the stream
- * keeps them 24; then the batch is given up and described): an outage delays deliveries, it never loses them. A record that can never
- * be fanned out (`isTransient` says no: malformed, or refused as sent) is skipped with an alarmed
- * log line instead, so it cannot hold up the events after it. One at a time on purpose:
+ * keeps them 24; then the batch is given up and described): an outage delays deliveries, it never
+ * loses them. A record that can never be fanned out (`isTransient` says no: malformed, or refused
+ * as sent) is skipped with an alarmed log line instead, so it cannot hold up the events after it.
+ * One at a time on purpose:
  * fanned out concurrently, a batch's writes competed with the credits for DynamoDB (the bench's
  * credits fell from 165/s to 93/s, and deliveries did not rise).
  */

@@ -484,10 +484,10 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       });
     },
   );
-  // Node hands a CONNECT to `connect` listeners only, and closes the connection unanswered when there
-  // is none: answered as any other method (405 on a known path), on its own connection.
-  // Node takes its own error listener off such a socket and leaves it out of the server's
-  // connections: errors (a client's reset) are handled here, and the socket is closed once answered.
+  // Node hands a CONNECT to `connect` listeners only (with none, it closes the connection
+  // unanswered), on a socket without its error listener and outside the server's connections: it is
+  // answered as any other method (405 on a known path), its errors (a client's reset) handled here,
+  // and it is closed once answered.
   server.on('connect', (request: IncomingMessage, socket: Socket) => {
     socket.on('error', () => socket.destroy());
     const response = new ServerResponse(request);

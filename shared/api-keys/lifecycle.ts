@@ -27,15 +27,28 @@ export interface KeyRegistry {
   remove(apiKey: string): Promise<void>;
 }
 
+/**
+ * Takes keys that can no longer work out of the registry. A removal that fails is logged, never
+ * reported: the authorizer refuses those keys whatever API Gateway still holds.
+ */
+async function removeAll(registry: KeyRegistry, apiKeys: readonly string[], what: string): Promise<void> {
+  for (const apiKey of apiKeys) {
+    await registry.remove(apiKey).catch((error: unknown) =>
+      logger.warn(`${what} is still in API Gateway (the authorizer refuses it)`, {
+        api_key: apiKey,
+        error: String(error),
+      }),
+    );
+  }
+}
+
 /** What storing a key tells the registry: the registration first, and what it no longer needs. */
 function registryHooks(registry: KeyRegistry | undefined, merchantId: string) {
   if (!registry) return {};
   return {
     beforeStoring: (apiKey: string) => registry.register(apiKey, merchantId),
-    notStored: (apiKey: string) => registry.remove(apiKey),
-    expired: async (apiKeys: string[]) => {
-      for (const apiKey of apiKeys) await registry.remove(apiKey);
-    },
+    notStored: (apiKey: string) => removeAll(registry, [apiKey], 'a key registered but not stored'),
+    expired: (apiKeys: string[]) => removeAll(registry, apiKeys, 'an expired key'),
   };
 }
 
@@ -143,12 +156,7 @@ export async function revokeKey(
 ) {
   await ownKey(apiKey, options.merchantId);
   const record = await revokeApiKey(apiKey);
-  await options.registry?.remove(apiKey).catch((error: unknown) =>
-    logger.warn('a revoked key is still in API Gateway (the authorizer refuses it)', {
-      api_key: apiKey,
-      error: String(error),
-    }),
-  );
+  if (options.registry) await removeAll(options.registry, [apiKey], 'a revoked key');
   return record;
 }
 

@@ -6,7 +6,6 @@ import { queryAll, queryPage } from '#shared/aws/query.ts';
 import { backoff, retryingConflicts } from '#shared/aws/transactions.ts';
 import { LimitReached, NotFound } from '#shared/errors.ts';
 import { nowIso } from '#shared/ids.ts';
-import { logger } from '#shared/logger.ts';
 import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
 import { apiKeyPepper } from '#shared/secrets.ts';
 
@@ -145,9 +144,9 @@ function inUseWrite(merchantId: string, current: InUse, keys: Record<string, str
 /** What storing a new key is told besides the key: the usage plan's side of it. */
 type StoreOptions = NewKeyOptions & {
   now?: Date;
-  /** Told of a registered key the transaction refused to store (to take it out of the plan). */
+  /** Told of a registered key the transaction refused to store (to take it out of the plan; never throws). */
   notStored?: (apiKey: string) => Promise<void>;
-  /** Told of keys found expired, which no longer need to be in the plan. */
+  /** Told of keys found expired, which no longer need to be in the plan (never throws). */
   expired?: (apiKeys: string[]) => Promise<void>;
 };
 
@@ -236,12 +235,7 @@ async function storeNewKey(
   } catch (error) {
     // Not stored (or its answer lost, and never shown to anyone): left registered, it would only
     // be an unused plan key that no record backs, taking a place in the account's quota.
-    await options.notStored?.(record.api_key).catch((cause: unknown) =>
-      logger.warn('a key registered but not stored is still in the usage plan', {
-        api_key: record.api_key,
-        error: String(cause),
-      }),
-    );
+    await options.notStored?.(record.api_key);
     throw error;
   }
 }
@@ -275,14 +269,7 @@ async function storeRegistered(
           }),
         ),
       );
-      if (room.expired.length > 0) {
-        await options.expired?.(room.expired).catch((cause: unknown) =>
-          logger.warn('expired keys are still in the usage plan', {
-            api_keys: room.expired,
-            error: String(cause),
-          }),
-        );
-      }
+      if (room.expired.length > 0) await options.expired?.(room.expired);
       return onOld?.after;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
