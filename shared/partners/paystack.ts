@@ -585,9 +585,10 @@ function createBankDirectory(
   let loading: Promise<BankDirectory> | undefined;
 
   /**
-   * Every page of `GET /bank`: by Paystack's cursor (`meta.next`) while its answers give one. An
-   * answer with no `meta` at all (Paystack's published description has none, and a page may hold
-   * fewer banks than asked for) is followed by pages by number, until one adds no bank.
+   * Every page of `GET /bank`: by Paystack's cursor (`meta.next`) while its answers give one; by
+   * `meta.page` of `meta.pageCount` where they give page numbers instead. An answer with no `meta`
+   * at all (Paystack's published description has none, and a page may hold fewer banks than asked
+   * for) is followed by pages by number, until one adds no bank.
    */
   const load = async (): Promise<BankDirectory> => {
     const banks = new Map<string, PaystackBank>();
@@ -620,6 +621,14 @@ function createBankDirectory(
         cursor = next;
         continue;
       }
+      // Page numbers, as Paystack's other lists give them (`TransferListResponse`): on to the next
+      // page while `page` is below `pageCount`.
+      const numbered = pageOf(meta);
+      if (cursor === undefined && numbered) {
+        if (numbered.page >= numbered.pageCount || banks.size === before) break;
+        pageNumber = numbered.page + 1;
+        continue;
+      }
       if (cursor !== undefined || meta !== undefined || banks.size === before) break;
       pageNumber = (pageNumber ?? 1) + 1;
     }
@@ -642,6 +651,14 @@ function createBankDirectory(
       return current;
     },
   };
+}
+
+/** `meta.page` of `meta.pageCount` (whole numbers, or their digits), where a list's `meta` gives them. */
+function pageOf(meta: Json | undefined): { page: number; pageCount: number } | undefined {
+  const page = Number(meta?.page);
+  const pageCount = Number(meta?.pageCount);
+  if (!Number.isSafeInteger(page) || !Number.isSafeInteger(pageCount) || page < 1) return undefined;
+  return { page, pageCount };
 }
 
 /** One entry of `GET /bank`; inactive or deleted banks count as absent. */

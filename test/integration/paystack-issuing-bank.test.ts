@@ -66,15 +66,20 @@ describe('Paystack: the bank an account is issued at', () => {
     await expect(partner.checkBank('102')).resolves.toBeUndefined();
   });
 
-  it('reads every page of a /bank list that gives no cursor (the published description), by page number', async () => {
-    const numbered = await startPaystackStandIn({ bankPagesWithoutMeta: 25 });
+  it.each([
+    // The published description: no cursor, no meta; pages asked for until one adds no bank.
+    ['gives no meta (the published description)', { bankPagesWithoutMeta: 25 }, ['1', '2', '3', '4']],
+    // Paystack's other lists (TransferListResponse): the last page says it is the last.
+    ['gives page numbers (meta.page of meta.pageCount)', { bankPagesNumbered: 25 }, ['1', '2', '3']],
+  ] as const)('reads every page of a /bank list that %s, by page number', async (_label, paging, asked) => {
+    const numbered = await startPaystackStandIn(paging);
     started.push(numbered);
     const partner = partnerOf(numbered);
     // Zenith Bank (057) and Wema Bank (035) sit on the last of the stand-in's pages of 25.
     await expect(partner.checkBank('057')).resolves.toBeUndefined();
     await expect(partner.checkBank('035')).resolves.toBeUndefined();
     const pages = numbered.requests.filter((request) => request.path === '/bank');
-    expect(pages.map((request) => request.query.page ?? '1')).toEqual(['1', '2', '3', '4']);
+    expect(pages.map((request) => request.query.page ?? '1')).toEqual(asked);
   });
 
   it('answers 503, never a listed bank that shares its id, for a slug of no list (test mode: "Test Bank")', async () => {

@@ -65,6 +65,12 @@ export interface PaystackStandInOptions {
    * cursor, as Paystack's samples and live answers have it, `perPage` honoured.
    */
   bankPagesWithoutMeta?: number;
+  /**
+   * `GET /bank` paged as Paystack's other lists are (`TransferListResponse`): `use_cursor` ignored,
+   * pages by `page`, at most this many banks a page, and a `meta` of page numbers
+   * (`{total, skipped, perPage, page, pageCount}`) instead of a cursor.
+   */
+  bankPagesNumbered?: number;
 }
 
 /** One request the stand-in received. */
@@ -732,6 +738,7 @@ class StandIn implements PaystackStandIn {
   private readonly recipientsByAccountOnly: boolean;
   private readonly unknownRecipientCode: string;
   private readonly bankPagesWithoutMeta: number | undefined;
+  private readonly bankPagesNumbered: number | undefined;
   private readonly server: Server;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly hanging = new Set<AbortController>();
@@ -755,6 +762,7 @@ class StandIn implements PaystackStandIn {
     this.recipientsByAccountOnly = options.recipientsByAccountOnly ?? false;
     this.unknownRecipientCode = options.unknownRecipientCode ?? 'invalid_transfer_recipient';
     this.bankPagesWithoutMeta = options.bankPagesWithoutMeta;
+    this.bankPagesNumbered = options.bankPagesNumbered;
     this.chargeBank = options.chargeBank ?? {
       slug: TITAN_PAYSTACK.slug,
       name: TITAN_PAYSTACK.name,
@@ -909,13 +917,24 @@ class StandIn implements PaystackStandIn {
       (query.country ?? 'nigeria') === 'nigeria' &&
       (query.type ?? 'nuban') === 'nuban';
     const all = nigerian ? PAYSTACK_BANKS : [];
-    const capped = this.bankPagesWithoutMeta;
+    const capped = this.bankPagesWithoutMeta ?? this.bankPagesNumbered;
     if (capped !== undefined) {
-      const start = (Number(query.page ?? 1) - 1) * capped;
+      const pageNumber = Number(query.page ?? 1);
+      const start = (pageNumber - 1) * capped;
       const data = all
         .slice(start, start + capped)
         .map((bank) => bankView(bank, query.include_nip_sort_code === 'true'));
-      return { status: 200, body: { status: true, message: 'Banks retrieved', data } };
+      if (this.bankPagesWithoutMeta !== undefined) {
+        return { status: 200, body: { status: true, message: 'Banks retrieved', data } };
+      }
+      const meta = {
+        total: all.length,
+        skipped: start,
+        perPage: capped,
+        page: pageNumber,
+        pageCount: Math.ceil(all.length / capped),
+      };
+      return { status: 200, body: { status: true, message: 'Banks retrieved', data, meta } };
     }
     const perPage = query.perPage ? Number(query.perPage) : all.length;
     const start = startOf(query, perPage);
