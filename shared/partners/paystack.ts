@@ -494,9 +494,9 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
         amount: order.amount,
         reference: chargeReference,
         bank_transfer: { account_expires_at: order.expires_at },
-        // Stringified JSON, as API.md §9 says (the description's versions disagree: a string, then
-        // an object in the newest).
-        metadata: JSON.stringify({ merchant_id: order.merchant_id, reference: order.reference }),
+        // No `metadata`: the description's versions type it as a string (API.md §9's "JSON string",
+        // 01ce756 of PaystackOSS/openapi) and as an object (the newest, 9678dea), so either one is
+        // refused by a Paystack that checks the other; it is optional and nothing reads it back.
       });
       const data = record(answer.body.data);
       const account = issuedAccountOf(data);

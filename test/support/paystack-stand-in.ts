@@ -422,10 +422,9 @@ const TRANSFER_BODY: Rules = {
 
 /**
  * `ChargeCreate` plus the channel objects of `POST /charge`. `bank_transfer` is not in the
- * description at all: it comes from `dist/doc/payments/payment-methods/pwt.js`. The versions of the
- * description disagree on `metadata` of a charge: stringified JSON (`type: string`, as API.md §9
- * says to send it) at commit 01ce756 of PaystackOSS/openapi, a JSON object at 9678dea. Both are
- * accepted here.
+ * description at all: it comes from `dist/doc/payments/payment-methods/pwt.js`. `metadata` is a
+ * JSON object, as the newest description (9678dea of PaystackOSS/openapi) types it; its versions
+ * disagree (stringified JSON at 01ce756), so the adapter sends none.
  */
 const CHARGE_BODY: Rules = {
   email: { type: 'string', required: true },
@@ -435,7 +434,7 @@ const CHARGE_BODY: Rules = {
   reference: { type: 'string', pattern: /^[A-Za-z0-9.=-]+$/ },
   birthday: { type: 'string' },
   device_id: { type: 'string' },
-  metadata: { type: ['object', 'string'] },
+  metadata: { type: 'object' },
   currency: { type: 'string', enum: CURRENCIES },
   bank: { type: 'object' },
   mobile_money: { type: 'object' },
@@ -1446,9 +1445,6 @@ function postBody(req: IncomingMessage, raw: string): Record<string, unknown> | 
 
 function chargeProblems(body: Record<string, unknown>): string[] {
   const problems = bodyProblems(CHARGE_BODY, body);
-  if (typeof body.metadata === 'string' && !isRecord(parseJson(body.metadata))) {
-    problems.push('metadata must be a JSON object or stringified JSON object');
-  }
   if (isRecord(body.bank_transfer)) {
     problems.push(...bodyProblems(BANK_TRANSFER_BODY, body.bank_transfer, 'bank_transfer.'));
     const expires = body.bank_transfer.account_expires_at;
