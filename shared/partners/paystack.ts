@@ -944,7 +944,9 @@ function eventsFor(event: string, data: Json, rawBody: string, keep: Keep): Doma
  * dropped, never a reason to refuse the payment.
  */
 function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
-  const channel = text(data.channel, 50);
+  // The event's own channel; without one, the authorization's (Paystack's dedicated-account sample,
+  // event-snippet.js, shows `channel: "dedicated_nuban"` only there).
+  const channel = text(data.channel, 50) ?? text(record(data.authorization)?.channel, 50);
   if (channel !== 'bank_transfer' && channel !== 'dedicated_nuban') {
     // Not a payment into an account the service issued; but one that names a charge the service
     // made (`va-…`) is money meant for a virtual account: kept for operators, never dropped.

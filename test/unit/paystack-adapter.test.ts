@@ -376,6 +376,18 @@ describe('Paystack webhook events', () => {
     });
   });
 
+  it("reads the channel from the authorization when the event's data gives none (event-snippet.js shows it only there)", () => {
+    const payload = dvaChargeSuccess();
+    delete (payload.data as Json).channel;
+    expect(eventsOf(payload)).toEqual(eventsOf(dvaChargeSuccess()));
+    expect(eventsOf(payload)[0]).toMatchObject({
+      account_ids: ['nuban:9930000902', 'customer:CUS_kpb3qj71u1m0rw8'],
+    });
+    // The event's own channel decides when it gives one: a card payment stays not ours.
+    const card = dvaChargeSuccess({ channel: 'card' });
+    expect(eventsOf(card)).toEqual([]);
+  });
+
   it('keeps a sender bank that is a CBN code, names one by our list, and leaves an unknown name null', () => {
     const [event] = eventsOf(pwtChargeSuccess({}, { sender_bank: '058' }));
     expect(event).toMatchObject({ sender: { bank_code: '058' } });
