@@ -18,7 +18,7 @@ const ENFORCED_WITHIN = 'AUTH_CACHE_SECONDS, 5 s by default; on AWS within 35 s'
  * registers each key in the API Gateway usage plan.
  */
 const USAGE = `Usage:
-  npm run keys -- create --name "Acme Ltd" [--email ops@acme.ng] [--ip 203.0.113.0/24]... [--expires 2027-01-01T00:00:00Z] [--json] [--stage prod]
+  npm run keys -- create --name "Acme Ltd" [--email ops@acme.ng] [--phone +2348012345678] [--ip 203.0.113.0/24]... [--expires 2027-01-01T00:00:00Z] [--json] [--stage prod]
   npm run keys -- create --merchant <merchant_id> [--ip CIDR]... [--expires ISO-8601] [--json] [--stage prod]
   npm run keys -- roll <api_key> [--old-expires-in-hours 24] [--json] [--stage prod]
   npm run keys -- revoke <api_key> [--stage prod]
@@ -27,6 +27,9 @@ const USAGE = `Usage:
   npm run keys -- invite --merchant <merchant_id> --email <email> [--json] [--stage prod]
   npm run keys -- reset-mfa --email <email> [--json] [--stage prod]   (a user who lost their authenticator)
 With --stage, --region <region> sets the AWS region of every call (default: AWS_REGION, else the profile's region).`;
+
+/** A phone number as the partner takes it: international (+ and 8-15 digits) or Nigerian (0 and 10). */
+const PHONE = /^(?:\+[1-9]\d{7,14}|0\d{10})$/;
 
 /** What a refusal says: the field's message of a validation error, else the error's own. */
 function reasonOf(error: Error): string {
@@ -45,6 +48,7 @@ export async function runKeys(argv: string[]): Promise<string> {
   const { values, positionals } = parseCommandLine(argv, {
     name: { type: 'string' },
     email: { type: 'string' },
+    phone: { type: 'string' },
     merchant: { type: 'string' },
     ip: { type: 'string', multiple: true },
     expires: { type: 'string' },
@@ -103,10 +107,12 @@ export async function runKeys(argv: string[]): Promise<string> {
       if (!values.name.trim()) usage('--name must not be empty');
       if (values.email !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(values.email))
         usage('--email must be an email address');
+      if (values.phone !== undefined && !PHONE.test(values.phone))
+        usage('--phone must be a phone number: + and 8 to 15 digits (+2348012345678), or 0 and 10 digits');
       const { merchant, key, apiSecret } = await onboardMerchant(
         values.name.trim(),
         keyOptions,
-        { email: values.email },
+        { email: values.email, phone: values.phone },
         gateway,
       ).catch((error: unknown) => {
         // Run again with --name, it would make a second merchant: say how to give this one its key.
@@ -136,6 +142,9 @@ export async function runKeys(argv: string[]): Promise<string> {
         ].join('\n'),
       );
     }
+    // A wallet's contact: the merchant's wallet exists already.
+    if (values.email !== undefined || values.phone !== undefined)
+      usage('--email and --phone go with --name: they are given to the partner for a new wallet');
     const merchantId = values.merchant ?? '';
     if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
     const { record, apiSecret } = await lifecycle

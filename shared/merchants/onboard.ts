@@ -6,15 +6,21 @@ import { newId, nowIso } from '#shared/ids.ts';
 import type { Merchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
 
+/** How to reach a merchant, for a partner that needs it to issue the wallet (`WalletOrder`). */
+export interface Contact {
+  email?: string;
+  phone?: string;
+}
+
 /**
  * Creates a merchant with a wallet account issued by the partner bank, at balance 0. The account's
  * ids are claimed in `account-owners` in the same transaction, so none is ever used twice.
  */
-export function createMerchant(name: string, options: { email?: string } = {}): Promise<Merchant> {
+export function createMerchant(name: string, contact: Contact = {}): Promise<Merchant> {
   const merchantId = newId('mer');
   return openWithIssuedAccount(
     'wallet',
-    (bank) => bank.issueWallet({ merchant_id: merchantId, name, email: options.email }),
+    (bank) => bank.issueWallet({ merchant_id: merchantId, name, ...contact }),
     (issued) => {
       const now = nowIso();
       const merchant: Merchant = {
@@ -51,13 +57,14 @@ export interface KeyOptions {
 
 /**
  * A new merchant with its wallet and a first key pair; the secret is returned once. The contact
- * email is the one a partner may need for the wallet (Paystack's customer), else a synthetic one.
+ * email and phone are what a partner may need for the wallet (Paystack's customer); without an
+ * email, a synthetic one.
  * The key is made as every new key is (`createKey`): in `registry` (the usage plan on AWS) before it is stored.
  */
 export async function onboardMerchant(
   name: string,
   keyOptions: KeyOptions = {},
-  contact: { email?: string } = {},
+  contact: Contact = {},
   registry?: KeyRegistry,
 ): Promise<{ merchant: Merchant; key: ApiKeyRecord; apiSecret: string }> {
   const merchant = await createMerchant(name, contact);

@@ -60,6 +60,11 @@ export interface WalletOrder {
   name: string;
   /** The merchant's contact email, where the partner needs one (operator-given or synthetic). */
   email?: string;
+  /**
+   * The merchant's contact phone (operator-given), for a partner that asks for it: Paystack's
+   * documentation wants a dedicated account's customer to have one.
+   */
+  phone?: string;
 }
 
 export interface VirtualAccountOrder {

@@ -466,7 +466,13 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
 
     async issueWallet(order) {
       const email = order.email ?? `${order.merchant_id.toLowerCase()}@${options.emailDomain}`;
-      const customer = await call('POST', '/customer', { email, ...splitName(order.name) });
+      // The phone when the operator gave one: Paystack's documentation asks a dedicated account's
+      // customer to have first name, last name and phone.
+      const customer = await call('POST', '/customer', {
+        email,
+        ...splitName(order.name),
+        ...(order.phone === undefined ? {} : { phone: order.phone }),
+      });
       const customerCode = text(record(customer.body.data)?.customer_code, 100);
       if (!isSuccess(customer.status) || !customerCode) throw unexpected('customer create', customer);
 

@@ -266,6 +266,14 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect((await keys('create')).code).toBe(2);
     expect((await keys('create', '--name', 'X', '--merchant', 'mer_1')).code).toBe(2);
     expect((await keys('create', '--merchant', 'mer_missing')).code).toBe(2);
+    for (const phone of ['08012345678x', '+0123456789', '8012345678', '+234 801 234 5678']) {
+      const badPhone = await keys('create', '--name', 'X', '--phone', phone);
+      expect([badPhone.code, badPhone.stderr]).toEqual([2, expect.stringContaining('--phone must be')]);
+    }
+    // A wallet's contact goes with the new merchant whose wallet is issued, never silently dropped.
+    const contactLater = await keys('create', '--merchant', 'mer_1', '--phone', '+2348012345678');
+    expect([contactLater.code, contactLater.stderr]).toEqual([2, expect.stringContaining('go with --name')]);
+    expect((await keys('create', '--merchant', 'mer_1', '--email', 'ops@acme.ng')).code).toBe(2);
     const unknown = await keys('list', '--merchant', 'mer_missing');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no merchant mer_missing');

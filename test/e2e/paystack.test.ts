@@ -107,11 +107,25 @@ describe('PARTNER=paystack: money out', () => {
     }
   });
 
-  it("issues a merchant's wallet as a dedicated account of a Paystack customer with the operator-given email", async () => {
-    const { merchant } = await onboardMerchant('Acme Foods Ltd', {}, { email: 'ops@acme-foods.ng' });
+  it("issues a merchant's wallet as a dedicated account of a Paystack customer with the operator-given email and phone", async () => {
+    const { merchant } = await onboardMerchant(
+      'Acme Foods Ltd',
+      {},
+      { email: 'ops@acme-foods.ng', phone: '+2348031234567' },
+    );
     expect(merchant).toMatchObject({ partner: 'paystack', bank_code: '035' });
     expect(standIn.dedicatedAccounts.get(merchant.account_number)).toMatchObject({
       email: 'ops@acme-foods.ng',
+    });
+    const customer = standIn.requests.find(
+      (request) =>
+        request.path === '/customer' && (request.body as { email?: string }).email === 'ops@acme-foods.ng',
+    );
+    expect(customer?.body).toEqual({
+      email: 'ops@acme-foods.ng',
+      first_name: 'Acme',
+      last_name: 'Foods Ltd',
+      phone: '+2348031234567',
     });
   });
 
