@@ -1,8 +1,9 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { DEFAULT_PORTS } from '#infra/local/ports.ts';
 import { localCredentials } from '#infra/local/process.ts';
-import { loadLocalSecrets } from '#infra/local/secrets.ts';
+import { loadLocalSecrets, localSecretsFile } from '#infra/local/secrets.ts';
 import { PartnerUnavailable } from '#shared/errors.ts';
 
 /** What the operator CLIs (`npm run keys`, `npm run ops`) share: errors, exit codes, local addresses. */
@@ -60,8 +61,62 @@ export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
   if (needs.includes('sqs')) env.SQS_ENDPOINT ??= at('SQS_PORT');
   if (needs.includes('partner')) env.PARTNER_BASE_URL ??= at('SANDBOX_PORT');
   if (needs.includes('cognito')) env.COGNITO_ENDPOINT ??= at('COGNITO_PORT');
-  if (needs.includes('pepper'))
-    env.API_KEY_PEPPER ??= loadLocalSecrets(path.resolve(root, env.DATA_DIR || '.data')).API_KEY_PEPPER;
+  if (needs.includes('pepper') && env.API_KEY_PEPPER === undefined) {
+    // Only `npm start` makes a data folder's secrets: a pepper made here would hash keys the
+    // running service can never verify.
+    const dataDir = localDataDir(env);
+    if (!existsSync(localSecretsFile(dataDir))) {
+      throw new Error(
+        `No local secrets in ${dataDir}: that is no data folder of \`npm start\`. Run this with the DATA_DIR of the \`npm start\` you use (it makes the folder on its first run).`,
+      );
+    }
+    env.API_KEY_PEPPER = loadLocalSecrets(dataDir).API_KEY_PEPPER;
+    pepperFromDataDir = dataDir;
+  }
+}
+
+/** The data folder of `npm start` the environment names. */
+function localDataDir(env: NodeJS.ProcessEnv): string {
+  return path.resolve(root, env.DATA_DIR || '.data');
+}
+
+/** Set when `useLocalEnvironment` read the pepper from a data folder (not pinned by the environment). */
+let pepperFromDataDir: string | undefined;
+
+/**
+ * Before a key is hashed with a data folder's pepper: that folder must be the one of the service the
+ * CLI talks to, or the key would never work (a 401 on every call). Each `npm start` keeps its demo
+ * merchant's key pair in its folder (`demo-merchant*.json`): one of them must be stored in this
+ * DynamoDB under the hash this pepper gives. A folder without a demo key is not checked.
+ */
+export async function checkLocalPepper(): Promise<void> {
+  const dataDir = pepperFromDataDir;
+  const pepper = process.env.API_KEY_PEPPER;
+  if (!dataDir || !pepper) return;
+  const demos = readdirSync(dataDir)
+    .filter((name) => /^demo-merchant(-[\w-]+)?\.json$/.test(name))
+    .flatMap((name) => {
+      try {
+        const saved = JSON.parse(readFileSync(path.join(dataDir, name), 'utf8')) as Record<string, unknown>;
+        return typeof saved.api_key === 'string' && typeof saved.api_secret === 'string'
+          ? [{ apiKey: saved.api_key, apiSecret: saved.api_secret }]
+          : [];
+      } catch {
+        return [];
+      }
+    });
+  if (demos.length === 0) return;
+  const [{ getApiKey }, { secretMatches }] = await Promise.all([
+    import('#shared/api-keys/store.ts'),
+    import('#shared/api-keys/secrets.ts'),
+  ]);
+  for (const demo of demos) {
+    const stored = await getApiKey(demo.apiKey, { consistent: true });
+    if (stored && secretMatches(demo.apiSecret, stored.secret_hash, pepper)) return;
+  }
+  throw new Error(
+    `The data folder ${dataDir} is not the one of the service at ${process.env.DYNAMODB_ENDPOINT}: a key made with its secrets would never work there. Run this with the DATA_DIR (and ports) of the \`npm start\` you use.`,
+  );
 }
 
 /**

@@ -1,7 +1,14 @@
 import { pathToFileURL } from 'node:url';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
-import { parseCommandLine, Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
+import {
+  checkLocalPepper,
+  parseCommandLine,
+  Refusal,
+  runMain,
+  usage,
+  useLocalEnvironment,
+} from '#infra/cli/command-line.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { apiGateway } from '#shared/aws/api-gateway.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
@@ -77,7 +84,9 @@ export async function runKeys(argv: string[]): Promise<string> {
     );
   } else {
     if (values.region !== undefined) usage('--region goes with --stage');
-    useLocalEnvironment(['dynamodb', 'partner', 'pepper', 'cognito']);
+    // Only a new key is hashed with the pepper: the other commands work whatever the data folder.
+    const hashes = command === 'create' || command === 'roll';
+    useLocalEnvironment(['dynamodb', 'partner', 'cognito', ...(hashes ? (['pepper'] as const) : [])]);
     if (command === 'invite' || command === 'reset-mfa') await useLocalUserPool();
   }
   // Imported after the environment is set: the shared modules read their configuration at load.
@@ -109,6 +118,7 @@ export async function runKeys(argv: string[]): Promise<string> {
         usage('--email must be an email address');
       if (values.phone !== undefined && !PHONE.test(values.phone))
         usage('--phone must be a phone number: + and 8 to 15 digits (+2348012345678), or 0 and 10 digits');
+      await checkLocalPepper();
       const { merchant, key, apiSecret } = await onboardMerchant(
         values.name.trim(),
         keyOptions,
@@ -147,6 +157,7 @@ export async function runKeys(argv: string[]): Promise<string> {
       usage('--email and --phone go with --name: they are given to the partner for a new wallet');
     const merchantId = values.merchant ?? '';
     if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
+    await checkLocalPepper();
     const { record, apiSecret } = await lifecycle
       .createKey(merchantId, keyOptions, gateway)
       .catch(refusedAtLimit);
@@ -171,6 +182,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     const hours = Number(values['old-expires-in-hours']);
     if (!Number.isFinite(hours) || hours < 0 || hours > 168)
       usage('--old-expires-in-hours must be 0 to 168 (7 days)');
+    await checkLocalPepper();
     const rolled = await lifecycle
       .rollKey(apiKey, new Date(Date.now() + hours * 3_600_000), { registry: gateway })
       .catch((error: Error) => {

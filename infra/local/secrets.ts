@@ -9,12 +9,17 @@ export interface LocalSecrets {
   MERCHANT_WEBHOOK_KEY: string;
 }
 
+/** The file a data folder keeps its secrets in. */
+export function localSecretsFile(dataDir: string): string {
+  return path.join(dataDir, 'local-secrets.json');
+}
+
 /**
  * Reads `<dataDir>/local-secrets.json`, creating it with fresh random values on first use.
  * Environment variables of the same names win, so an operator can pin them.
  */
 export function loadLocalSecrets(dataDir: string): LocalSecrets {
-  const file = path.join(dataDir, 'local-secrets.json');
+  const file = localSecretsFile(dataDir);
   if (!existsSync(file)) {
     mkdirSync(dataDir, { recursive: true });
     const fresh: LocalSecrets = {

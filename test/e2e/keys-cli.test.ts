@@ -1,3 +1,6 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { clearAuthCache } from '#shared/api-keys/authenticate.ts';
@@ -282,6 +285,58 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     const bare = await keys();
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('Usage:');
+  });
+
+  it("hashes a new key only with the pepper of the running service's data folder, never one of another folder or a new one", async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'keys-data-'));
+    try {
+      // The data folder of `npm start`: its secrets, and its demo merchant's key pair.
+      const demo = await aMerchant();
+      const ours = path.join(root, 'ours');
+      mkdirSync(ours);
+      const writeFolder = (dir: string, pepper: string, demoKey: { apiKey: string; apiSecret: string }) => {
+        writeFileSync(path.join(dir, 'local-secrets.json'), JSON.stringify({ API_KEY_PEPPER: pepper }));
+        writeFileSync(
+          path.join(dir, 'demo-merchant.json'),
+          JSON.stringify({ api_key: demoKey.apiKey, api_secret: demoKey.apiSecret }),
+        );
+      };
+      writeFolder(ours, config.apiKeyPepper ?? '', demo);
+      // Another installation's folder: its own pepper and demo key, unknown to this service.
+      const theirs = path.join(root, 'theirs');
+      mkdirSync(theirs);
+      writeFolder(theirs, 'a'.repeat(43), { apiKey: `pk_test_${'1'.repeat(32)}`, apiSecret: 'sk_x' });
+      const missing = path.join(root, 'missing');
+      const asOperator = (dataDir: string, ...args: string[]) =>
+        runCli('keys', args, { API_KEY_PEPPER: undefined, DATA_DIR: dataDir });
+
+      const made = await asOperator(ours, 'create', '--merchant', demo.merchant.merchant_id, '--json');
+      expect(made.code).toBe(0);
+      const key = JSON.parse(made.stdout.trim()) as { api_key: string; api_secret: string };
+      const headers = { 'X-API-Key': key.api_key, 'X-API-Secret': key.api_secret };
+      expect((await call(gateway, 'GET', '/balance', { headers })).status).toBe(200);
+
+      const wrong = await asOperator(theirs, 'create', '--merchant', demo.merchant.merchant_id);
+      expect([wrong.code, wrong.stderr]).toEqual([
+        1,
+        expect.stringContaining('is not the one of the service'),
+      ]);
+      const rolled = await asOperator(theirs, 'roll', key.api_key);
+      expect([rolled.code, rolled.stderr]).toEqual([
+        1,
+        expect.stringContaining('is not the one of the service'),
+      ]);
+      const none = await asOperator(missing, 'create', '--name', 'Nowhere Ltd');
+      expect([none.code, none.stderr]).toEqual([1, expect.stringContaining('No local secrets in')]);
+      expect(existsSync(missing)).toBe(false);
+      // Nothing was hashed: the key still works, and the commands that hash nothing need no folder.
+      expect((await call(gateway, 'GET', '/balance', { headers })).status).toBe(200);
+      const listed = await asOperator(missing, 'list', '--merchant', demo.merchant.merchant_id, '--json');
+      expect(listed.code).toBe(0);
+      expect(JSON.parse(listed.stdout.trim())).toHaveLength(2);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('says which address it tried when the local service is not running', async () => {
