@@ -105,8 +105,9 @@ export async function deliver(message: DeliveryMessage, now = Date.now()): Promi
   if (!stored) return abandon(delivery, 'event expired');
   if (endpoint?.status !== 'enabled') return abandon(delivery, 'endpoint deleted');
 
+  // When this attempt began: a batch's deliveries share their `now`, taken before their reads.
+  const at = new Date().toISOString();
   const result = await attempt(toApiEvent(stored), endpoint);
-  const at = new Date(now).toISOString();
   const record: DeliveryAttempt = {
     at,
     status_code: result.status,

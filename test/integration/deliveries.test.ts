@@ -122,4 +122,34 @@ describe('a delivery attempt', () => {
       await endpointServer.close();
     }
   });
+
+  it('is recorded at the time it was made, not when its batch began (a batch reads before it sends)', async () => {
+    const { merchant } = await aMerchant();
+    const endpointServer = await startReceiver();
+    try {
+      const { endpoint } = await createEndpoint(merchant.merchant_id, {
+        url: endpointServer.url,
+        events: ['transfer.failed'],
+      });
+      const event = newEvent(merchant.merchant_id, 'payment.received', {}, new Date().toISOString());
+      await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
+      const message = {
+        merchant_id: merchant.merchant_id,
+        event_id: event.event_id,
+        delivery_id: newDeliveryId(),
+        endpoint_id: endpoint.endpoint_id,
+      };
+      await createDelivery(message, endpoint.endpoint_id);
+      // The batch's clock, read when its messages were taken: a minute before this attempt.
+      const before = Date.now();
+      await deliver(message, before - 60_000);
+      const [delivery] = await deliveriesOf(merchant.merchant_id, event.event_id);
+      const at = Date.parse(delivery?.attempts[0]?.at ?? '');
+      expect(delivery?.status).toBe('delivered');
+      expect(at).toBeGreaterThanOrEqual(before);
+      expect(at).toBeLessThanOrEqual(endpointServer.received[0]?.at ?? 0);
+    } finally {
+      await endpointServer.close();
+    }
+  });
 });
