@@ -81,11 +81,13 @@ export function text(value: unknown, max: number): string | undefined {
 }
 
 /**
- * Text a person reads (a name, a narration): control characters become spaces, then trimmed and
- * cut to `max`; null when blank or not text. Never a reason to refuse a payment.
+ * Text a person reads (a name, a narration): control characters become spaces, the bidirectional
+ * overrides U+202D and U+202E too (the ones merchants' own text may not carry, `textSchema`: with
+ * them a name reads backwards on the merchant's screen), then trimmed and cut to `max`; null when
+ * blank or not text. Never a reason to refuse a payment.
  */
 export function personText(value: unknown, max: number): string | null {
-  return text(typeof value === 'string' ? value.replace(/\p{Cc}/gu, ' ') : value, max) ?? null;
+  return text(typeof value === 'string' ? value.replace(/[\p{Cc}\u202D\u202E]/gu, ' ') : value, max) ?? null;
 }
 
 /** A CBN bank code (3 digits, or a 6-digit institution code); null for anything else. */

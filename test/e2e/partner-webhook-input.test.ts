@@ -83,6 +83,13 @@ describe('a signed payment with odd cosmetic fields is credited, once', () => {
       (d) => ({ ...d, narration: 'line\nbreak\u0000' }),
       (tx) => expect(tx.narration).toBe('line break'),
     ],
+    [
+      // A name made to read backwards on the merchant's screen ("Trojan Source"): the overrides the
+      // API refuses in merchants' own text become spaces here; the embeddings and isolates stay.
+      'a sender name with bidirectional overrides',
+      (d) => ({ ...d, sender: { ...sender(d), account_name: 'ADA\u202eIBO\u202dOKE \u2068OBI\u2069' } }),
+      (tx) => expect(tx.counterparty.account_name).toBe('ADA IBO OKE \u2068OBI\u2069'),
+    ],
     ['paid_at a number', (d) => ({ ...d, paid_at: 1_767_225_600 }), () => undefined],
     [
       'paid_at over 40 characters',
