@@ -88,16 +88,21 @@ describe('a stalled request', () => {
   });
 });
 
-describe('a request without a Host header', () => {
-  it('is answered 400 with the envelope and a request id, as every refusal is', async () => {
-    const { text } = await sendRaw('GET /api/v1/developer/banks HTTP/1.1\r\nConnection: close\r\n\r\n');
-    const answer = envelopeOf(text);
-    expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request');
-    expect(answer.body).toStrictEqual({
-      status: 'error',
-      message: 'Missing Host header (HTTP/1.1 requires it)',
-      code: 'validation_error',
-    });
-    expect(answer.head).toContain('x-request-id:');
-  });
+describe('a request without exactly one Host header', () => {
+  it.each([
+    ['none', '', 'Missing Host header (HTTP/1.1 requires it)'],
+    // RFC 9112 §3.2: one Host, else 400 (Node would join the two).
+    ['two', 'Host: a.example\r\nHost: b.example\r\n', 'Host header sent more than once'],
+  ])(
+    '(%s) is answered 400 with the envelope and a request id, as every refusal is',
+    async (_label, hosts, message) => {
+      const { text } = await sendRaw(
+        `GET /api/v1/developer/banks HTTP/1.1\r\n${hosts}Connection: close\r\n\r\n`,
+      );
+      const answer = envelopeOf(text);
+      expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request');
+      expect(answer.body).toStrictEqual({ status: 'error', message, code: 'validation_error' });
+      expect(answer.head).toContain('x-request-id:');
+    },
+  );
 });
