@@ -156,7 +156,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     if (values.email !== undefined || values.phone !== undefined)
       usage('--email and --phone go with --name: they are given to the partner for a new wallet');
     const merchantId = values.merchant ?? '';
-    if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
+    const merchant = (await getMerchant(merchantId)) ?? usage(`no merchant ${merchantId}`);
     await checkLocalPepper();
     const { record, apiSecret } = await lifecycle
       .createKey(merchantId, keyOptions, gateway)
@@ -167,6 +167,9 @@ export async function runKeys(argv: string[]): Promise<string> {
         api_key: record.api_key,
         api_secret: apiSecret,
         expires_at: record.expires_at ?? null,
+        // As `create --name` prints them (API.md §6): the wallet the key's merchant is paid into.
+        account_number: merchant.account_number,
+        account_name: merchant.account_name,
       },
       [
         `New key for ${merchantId}`,

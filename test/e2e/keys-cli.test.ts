@@ -64,6 +64,12 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     const second = JSON.parse(rotated.stdout.trim()) as Record<string, string>;
     expect(second.merchant_id).toBe(merchant.merchant_id);
     expect(second.api_key).not.toBe(merchant.api_key);
+    // The fields of `create --name --json`, as §6 lists them, the wallet's included.
+    expect(Object.keys(second).sort()).toEqual(Object.keys(merchant).sort());
+    expect(second).toMatchObject({
+      account_number: merchant.account_number,
+      account_name: merchant.account_name,
+    });
 
     const listed = JSON.parse(
       (await keys('list', '--merchant', merchant.merchant_id ?? '', '--json')).stdout.trim(),
