@@ -631,7 +631,8 @@ function createBankDirectory(
       // page while `page` is below `pageCount`.
       const numbered = pageOf(meta);
       if (cursor === undefined && numbered) {
-        if (numbered.page >= numbered.pageCount || banks.size === before) break;
+        // A page of inactive or repeated entries is no end: `pageCount` says where it ends.
+        if (numbered.page >= numbered.pageCount) break;
         pageNumber = numbered.page + 1;
         continue;
       }

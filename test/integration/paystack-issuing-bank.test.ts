@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PartnerUnavailable } from '#shared/errors.ts';
 import { createPaystackPartner } from '#shared/partners/paystack.ts';
@@ -80,6 +82,60 @@ describe('Paystack: the bank an account is issued at', () => {
     await expect(partner.checkBank('035')).resolves.toBeUndefined();
     const pages = numbered.requests.filter((request) => request.path === '/bank');
     expect(pages.map((request) => request.query.page ?? '1')).toEqual(asked);
+  });
+
+  it('reads a list paged by number to meta.pageCount, past a page that adds no usable bank', async () => {
+    // Page 2 of 3 holds only an inactive bank: the list goes on to page 3 all the same.
+    const pages: Record<string, unknown>[][] = [
+      [
+        {
+          id: 1,
+          name: 'Access Bank',
+          slug: 'access-bank',
+          code: '044',
+          nip_sort_code: '000014',
+          active: true,
+        },
+      ],
+      [{ id: 2, name: 'Closed Bank', slug: 'closed-bank', code: '999', active: false }],
+      [
+        {
+          id: 3,
+          name: 'Zenith Bank',
+          slug: 'zenith-bank',
+          code: '057',
+          nip_sort_code: '000015',
+          active: true,
+        },
+      ],
+    ];
+    const asked: string[] = [];
+    const server = createServer((request, response) => {
+      const page = Number(new URL(request.url ?? '/', 'http://x').searchParams.get('page') ?? '1');
+      asked.push(String(page));
+      const meta = { total: 3, skipped: page - 1, perPage: 1, page, pageCount: pages.length };
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({ status: true, message: 'Banks retrieved', data: pages[page - 1] ?? [], meta }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const partner = createPaystackPartner({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        secretKey: async () => 'sk_test_pages',
+        timeoutMs: 2_000,
+        webhookIps: [],
+        emailDomain: 'customers.example.ng',
+        dvaBank: 'wema-bank',
+        memo: { get: async () => undefined, put: async () => undefined },
+      });
+      await expect(partner.checkBank('057')).resolves.toBeUndefined();
+      expect(asked).toEqual(['1', '2', '3']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('answers 503, never a listed bank that shares its id, for a slug of no list (test mode: "Test Bank")', async () => {
