@@ -63,15 +63,11 @@ export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
   if (needs.includes('cognito')) env.COGNITO_ENDPOINT ??= at('COGNITO_PORT');
   if (needs.includes('pepper') && env.API_KEY_PEPPER === undefined) {
     // Only `npm start` makes a data folder's secrets: a pepper made here would hash keys the
-    // running service can never verify.
-    const dataDir = localDataDir(env);
-    if (!existsSync(localSecretsFile(dataDir))) {
-      throw new Error(
-        `No local secrets in ${dataDir}: that is no data folder of \`npm start\`. Run this with the DATA_DIR of the \`npm start\` you use (it makes the folder on its first run).`,
-      );
-    }
-    env.API_KEY_PEPPER = loadLocalSecrets(dataDir).API_KEY_PEPPER;
-    pepperFromDataDir = dataDir;
+    // running service can never verify. Without them, `checkLocalPepper` refuses (after the
+    // command line is checked).
+    pepperFromDataDir = localDataDir(env);
+    if (existsSync(localSecretsFile(pepperFromDataDir)))
+      env.API_KEY_PEPPER = loadLocalSecrets(pepperFromDataDir).API_KEY_PEPPER;
   }
 }
 
@@ -87,12 +83,18 @@ let pepperFromDataDir: string | undefined;
  * Before a key is hashed with a data folder's pepper: that folder must be the one of the service the
  * CLI talks to, or the key would never work (a 401 on every call). Each `npm start` keeps its demo
  * merchant's key pair in its folder (`demo-merchant*.json`): one of them must be stored in this
- * DynamoDB under the hash this pepper gives. A folder without a demo key is not checked.
+ * DynamoDB under the hash this pepper gives. A folder without a demo key is not checked; one without
+ * secrets is refused.
  */
 export async function checkLocalPepper(): Promise<void> {
   const dataDir = pepperFromDataDir;
+  if (!dataDir) return;
   const pepper = process.env.API_KEY_PEPPER;
-  if (!dataDir || !pepper) return;
+  if (!pepper) {
+    throw new Error(
+      `No local secrets in ${dataDir}: that is no data folder of \`npm start\`. Run this with the DATA_DIR of the \`npm start\` you use (it makes the folder on its first run).`,
+    );
+  }
   const demos = readdirSync(dataDir)
     .filter((name) => /^demo-merchant(-[\w-]+)?\.json$/.test(name))
     .flatMap((name) => {

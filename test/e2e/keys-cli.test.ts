@@ -275,6 +275,9 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect((await keys('create')).code).toBe(2);
     expect((await keys('create', '--name', 'X', '--merchant', 'mer_1')).code).toBe(2);
     expect((await keys('create', '--merchant', 'mer_missing')).code).toBe(2);
+    for (const phone of ['+2348012345678', '08012345678']) {
+      expect((await keys('create', '--name', 'Phone Ltd', '--phone', phone)).code).toBe(0);
+    }
     for (const phone of ['08012345678x', '+0123456789', '8012345678', '+234 801 234 5678']) {
       const badPhone = await keys('create', '--name', 'X', '--phone', phone);
       expect([badPhone.code, badPhone.stderr]).toEqual([2, expect.stringContaining('--phone must be')]);
@@ -334,6 +337,11 @@ describe('npm run keys', { timeout: 60_000 }, () => {
       ]);
       const none = await asOperator(missing, 'create', '--name', 'Nowhere Ltd');
       expect([none.code, none.stderr]).toEqual([1, expect.stringContaining('No local secrets in')]);
+      // A mistake in the command line is told first, as usage (exit 2), whatever the folder.
+      for (const args of [['create'], ['create', '--name', 'X', '--phone', 'bad'], ['roll']]) {
+        const mistake = await asOperator(missing, ...args);
+        expect([mistake.code, mistake.stderr]).toEqual([2, expect.stringContaining('Usage:')]);
+      }
       expect(existsSync(missing)).toBe(false);
       // Nothing was hashed: the key still works, and the commands that hash nothing need no folder.
       expect((await call(gateway, 'GET', '/balance', { headers })).status).toBe(200);
