@@ -363,7 +363,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
         errorResult(new ApiError('payload_too_large', 'Request body too large'), requestId),
       );
     }
-    // Node joins a repeated Host into one value; RFC 9112 §3.2 answers such a request 400.
+    // Node keeps the first of a repeated Host; RFC 9112 §3.2 answers such a request 400.
     const hosts = request.rawHeaders.filter((value, i) => i % 2 === 0 && value.toLowerCase() === 'host');
     if (hosts.length > 1) {
       return send(
