@@ -35,6 +35,18 @@ const USAGE = `Usage:
   npm run keys -- reset-mfa --email <email> [--json] [--stage prod]   (a user who lost their authenticator)
 With --stage, --region <region> sets the AWS region of every call (default: AWS_REGION, else the profile's region).`;
 
+/** The options each command reads (as USAGE lists them), besides `EVERY_COMMAND`'s. */
+const OPTIONS_OF: Record<string, readonly string[]> = {
+  create: ['name', 'email', 'phone', 'merchant', 'ip', 'expires'],
+  roll: ['old-expires-in-hours'],
+  revoke: [],
+  'allow-ips': ['ip', 'any-ip'],
+  list: ['merchant'],
+  invite: ['merchant', 'email'],
+  'reset-mfa': ['email'],
+};
+const EVERY_COMMAND = ['json', 'stage', 'region', 'help'];
+
 /** A phone number as the partner takes it: international (+ and 8-15 digits) or Nigerian (0 and 10). */
 const PHONE = /^(?:\+[1-9]\d{7,14}|0\d{10})$/;
 
@@ -52,7 +64,7 @@ function refusedAtLimit(error: Error): never {
 
 /** Runs one CLI command; returns what it prints. */
 export async function runKeys(argv: string[]): Promise<string> {
-  const { values, positionals } = parseCommandLine(argv, {
+  const { values, positionals, tokens } = parseCommandLine(argv, {
     name: { type: 'string' },
     email: { type: 'string' },
     phone: { type: 'string' },
@@ -70,8 +82,14 @@ export async function runKeys(argv: string[]): Promise<string> {
   if (values.help) return USAGE;
   const command =
     given ?? usage('give a command: create, roll, revoke, allow-ips, list, invite or reset-mfa');
-  if (!['create', 'roll', 'revoke', 'allow-ips', 'list', 'invite', 'reset-mfa'].includes(command))
-    usage(`unknown command ${command}`);
+  const options = Object.hasOwn(OPTIONS_OF, command)
+    ? (OPTIONS_OF[command] ?? [])
+    : usage(`unknown command ${command}`);
+  // An option the command does not read is a mistake said, never silently dropped.
+  for (const token of tokens) {
+    if (token.kind === 'option' && !options.includes(token.name) && !EVERY_COMMAND.includes(token.name))
+      usage(`${token.rawName} does not go with ${command}`);
+  }
   process.env.LOG_LEVEL ??= 'ERROR';
   let gateway: ReturnType<typeof gatewayKeys> | undefined;
   if (values.stage !== undefined) {

@@ -291,6 +291,17 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(unknown.stderr).toContain('no merchant mer_missing');
     expect((await keys('revoke', `pk_${'0'.repeat(32)}`)).code).toBe(2);
     expect((await keys('frobnicate')).code).toBe(2);
+    expect((await keys('toString')).code).toBe(2);
+    // An option the command does not read is said, never dropped.
+    for (const args of [
+      ['roll', 'pk_x', '--phone', '+2348012345678'],
+      ['revoke', 'pk_x', '--ip', '10.0.0.0/8'],
+      ['list', '--merchant', 'mer_1', '--expires', '2030-01-01T00:00:00Z'],
+      ['invite', '--merchant', 'mer_1', '--email', 'a@b.ng', '--name', 'Ada'],
+    ]) {
+      const extra = await keys(...args);
+      expect([extra.code, extra.stderr]).toEqual([2, expect.stringMatching(/--\w+ does not go with \w+/)]);
+    }
     const bare = await keys();
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('Usage:');
