@@ -45,24 +45,26 @@ describe('delivery records', () => {
   });
 });
 
+/**
+ * An endpoint at `url` and a stored `payment.received` event of the merchant. The endpoint is
+ * subscribed to another type: the test run's own pipeline leaves this event to the test.
+ */
+async function storedEventFor(merchantId: string, url: string, data: Record<string, unknown> = {}) {
+  const { endpoint } = await createEndpoint(merchantId, { url, events: ['transfer.failed'] });
+  const event = newEvent(merchantId, 'payment.received', data, new Date().toISOString());
+  await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
+  return { endpoint, event };
+}
+
 describe('a delivery attempt', () => {
   it('reads its delivery, event and endpoint in one consistent call; a message queued before they named the endpoint still delivers, and its retry names it', async () => {
     const { merchant } = await aMerchant();
     // The first request is answered 200, the second 500 (a retry is due); any later one 200.
     const endpointServer = await startReceiver((n) => (n === 2 ? 500 : 200));
     try {
-      // Subscribed to another type: the test run's own pipeline leaves this event to the test.
-      const { endpoint } = await createEndpoint(merchant.merchant_id, {
-        url: endpointServer.url,
-        events: ['transfer.failed'],
+      const { endpoint, event } = await storedEventFor(merchant.merchant_id, endpointServer.url, {
+        transaction: { reference: 'deliveries-test' },
       });
-      const event = newEvent(
-        merchant.merchant_id,
-        'payment.received',
-        { transaction: { reference: 'deliveries-test' } },
-        new Date().toISOString(),
-      );
-      await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
       const queued = async (message: DeliveryMessage) => {
         await createDelivery(message, endpoint.endpoint_id);
         return message;
@@ -127,12 +129,7 @@ describe('a delivery attempt', () => {
     const { merchant } = await aMerchant();
     const endpointServer = await startReceiver();
     try {
-      const { endpoint } = await createEndpoint(merchant.merchant_id, {
-        url: endpointServer.url,
-        events: ['transfer.failed'],
-      });
-      const event = newEvent(merchant.merchant_id, 'payment.received', {}, new Date().toISOString());
-      await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
+      const { endpoint, event } = await storedEventFor(merchant.merchant_id, endpointServer.url);
       const message = {
         merchant_id: merchant.merchant_id,
         event_id: event.event_id,
