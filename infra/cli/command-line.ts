@@ -36,6 +36,24 @@ export function parseCommandLine<const O extends NonNullable<ParseArgsConfig['op
   return parsed;
 }
 
+/** The options every command of a CLI takes. */
+export const EVERY_COMMAND_TAKES = ['json', 'stage', 'region', 'help'];
+
+/**
+ * Refuses (usage, exit code 2) an option `command` does not read: a mistake said, never silently
+ * dropped (`roll … --phone`, `ledger audit --reason …`).
+ */
+export function refuseOptionsNotTaken(
+  tokens: ReturnType<typeof parseArgs>['tokens'],
+  command: string,
+  takes: readonly string[],
+): void {
+  for (const token of tokens ?? []) {
+    if (token.kind === 'option' && !takes.includes(token.name) && !EVERY_COMMAND_TAKES.includes(token.name))
+      usage(`${token.rawName} does not go with ${command}`);
+  }
+}
+
 /** A well-formed request the service's state refuses (e.g. already resolved): printed, exit code 3. */
 export class Refusal extends Error {}
 

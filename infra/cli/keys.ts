@@ -5,6 +5,7 @@ import {
   checkLocalPepper,
   parseCommandLine,
   Refusal,
+  refuseOptionsNotTaken,
   runMain,
   usage,
   useLocalEnvironment,
@@ -35,7 +36,7 @@ const USAGE = `Usage:
   npm run keys -- reset-mfa --email <email> [--json] [--stage prod]   (a user who lost their authenticator)
 With --stage, --region <region> sets the AWS region of every call (default: AWS_REGION, else the profile's region).`;
 
-/** The options each command reads (as USAGE lists them), besides `EVERY_COMMAND`'s. */
+/** The options each command reads (as USAGE lists them), besides `EVERY_COMMAND_TAKES`'s. */
 const OPTIONS_OF: Record<string, readonly string[]> = {
   create: ['name', 'email', 'phone', 'merchant', 'ip', 'expires'],
   roll: ['old-expires-in-hours'],
@@ -45,7 +46,6 @@ const OPTIONS_OF: Record<string, readonly string[]> = {
   invite: ['merchant', 'email'],
   'reset-mfa': ['email'],
 };
-const EVERY_COMMAND = ['json', 'stage', 'region', 'help'];
 
 /** A phone number as the partner takes it: international (+ and 8-15 digits) or Nigerian (0 and 10). */
 const PHONE = /^(?:\+[1-9]\d{7,14}|0\d{10})$/;
@@ -85,11 +85,7 @@ export async function runKeys(argv: string[]): Promise<string> {
   const options = Object.hasOwn(OPTIONS_OF, command)
     ? (OPTIONS_OF[command] ?? [])
     : usage(`unknown command ${command}`);
-  // An option the command does not read is a mistake said, never silently dropped.
-  for (const token of tokens) {
-    if (token.kind === 'option' && !options.includes(token.name) && !EVERY_COMMAND.includes(token.name))
-      usage(`${token.rawName} does not go with ${command}`);
-  }
+  refuseOptionsNotTaken(tokens, command, options);
   process.env.LOG_LEVEL ??= 'ERROR';
   let gateway: ReturnType<typeof gatewayKeys> | undefined;
   if (values.stage !== undefined) {

@@ -2,7 +2,14 @@ import { userInfo } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
-import { parseCommandLine, Refusal, runMain, usage, useLocalEnvironment } from '#infra/cli/command-line.ts';
+import {
+  parseCommandLine,
+  Refusal,
+  refuseOptionsNotTaken,
+  runMain,
+  usage,
+  useLocalEnvironment,
+} from '#infra/cli/command-line.ts';
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 
 /**
@@ -41,6 +48,20 @@ the audit found a problem),
 credited, not creditable, past MAX_BALANCE, a transfer not pending, sent in the last 15 minutes or
 known to the partner).`;
 
+/** Each group's commands and the options each reads (as USAGE lists them), besides every command's. */
+const OPTIONS_OF: Record<string, Record<string, readonly string[]>> = {
+  dlq: { list: ['queue'], redrive: ['queue', 'message'] },
+  unmatched: {
+    list: ['status'],
+    credit: ['merchant', 'reason', 'by', 'allow-over-max-balance'],
+    return: ['reason', 'by'],
+  },
+  'given-up': { list: [], replay: ['message'] },
+  events: { 'fan-out': ['from', 'to'] },
+  ledger: { audit: ['merchant'] },
+  transfers: { fail: ['merchant', 'reason', 'by'] },
+};
+
 /** Refusals that mean the command named something that does not exist (exit 2, like a typo). */
 const NAMING_MISTAKES = new Set(['not_found', 'ambiguous', 'unknown_merchant', 'reason_required']);
 
@@ -55,7 +76,7 @@ function operatorName(given: string | undefined): string {
 
 /** Runs one CLI command; returns what it prints. */
 export async function runOps(argv: string[]): Promise<string> {
-  const { values, positionals } = parseCommandLine(argv, {
+  const { values, positionals, tokens } = parseCommandLine(argv, {
     queue: { type: 'string', default: 'payment-events' },
     message: { type: 'string' },
     status: { type: 'string', default: 'open,held' },
@@ -76,17 +97,14 @@ export async function runOps(argv: string[]): Promise<string> {
     usage(
       'give a command: dlq list, dlq redrive, unmatched list, credit or return, given-up list or replay, events fan-out, ledger audit, transfers fail',
     );
-  const commands: Record<string, string[]> = {
-    dlq: ['list', 'redrive'],
-    unmatched: ['list', 'credit', 'return'],
-    'given-up': ['list', 'replay'],
-    events: ['fan-out'],
-    ledger: ['audit'],
-    transfers: ['fail'],
-  };
-  if (!commands[group ?? '']?.includes(command ?? '')) usage(`unknown command ${positionals.join(' ')}`);
+  const commands = group !== undefined && Object.hasOwn(OPTIONS_OF, group) ? OPTIONS_OF[group] : undefined;
+  const options =
+    commands && command !== undefined && Object.hasOwn(commands, command)
+      ? (commands[command] ?? [])
+      : usage(`unknown command ${positionals.join(' ')}`);
   if (extra.length > 0 || (id !== undefined && !['credit', 'return', 'fail'].includes(command ?? '')))
     usage(`unexpected ${[id, ...extra].filter(Boolean).join(' ')}`);
+  refuseOptionsNotTaken(tokens, `${group} ${command}`, options);
   process.env.LOG_LEVEL ??= 'ERROR';
   if (values.stage !== undefined) {
     // One region for every AWS call (SSM, DynamoDB, SQS): --region, else the profile's.

@@ -9,7 +9,7 @@ import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
 import { paymentEntryId, receivePayment } from '#shared/payments/credit.ts';
-import { keepUnmatched, unmatchedOf } from '#shared/payments/unmatched.ts';
+import { keepUnmatched, statusOf, unmatchedOf } from '#shared/payments/unmatched.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { runCli } from '#test/support/cli.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
@@ -143,7 +143,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
   });
 
   it('refuses bad command lines, unknown ids and merchants with usage and exit code 2', async () => {
-    const { id } = await anUnmatchedPayment(100);
+    const { event, id } = await anUnmatchedPayment(100);
     const bare = await ops();
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('Usage:');
@@ -175,6 +175,35 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     expect(twice.code).toBe(2);
     expect(twice.stderr).toContain('--merchant is given more than once');
     expect(await balanceOf(merchant.merchant_id)).toBe(merchant.balance);
+    // An option the command does not read is refused, never dropped: `return` given a merchant (the
+    // operator meant `credit`) leaves the payment open.
+    const notTaken = await ops(
+      'unmatched',
+      'return',
+      id,
+      '--merchant',
+      merchant.merchant_id,
+      '--reason',
+      'r',
+    );
+    expect([notTaken.code, notTaken.stderr]).toEqual([
+      2,
+      expect.stringContaining('--merchant does not go with unmatched return'),
+    ]);
+    const [kept] = await unmatchedOf('sandbox', event.payment_id);
+    expect(kept && statusOf(kept)).toBe('open');
+    for (const line of [
+      ['ledger', 'audit', '--reason', 'r'],
+      ['dlq', 'list', '--message', 'm'],
+      ['given-up', 'list', '--from', '2026-01-01T00:00:00Z'],
+      ['transfers', 'fail', 'ref', '--merchant', 'm', '--reason', 'r', '--allow-over-max-balance'],
+    ]) {
+      const refused = await ops(...line);
+      expect([refused.code, refused.stderr], line.join(' ')).toEqual([
+        2,
+        expect.stringContaining('does not go with'),
+      ]);
+    }
     const noReason = await ops('unmatched', 'credit', id, '--merchant', 'mer_x');
     expect(noReason.code).toBe(2);
     expect(noReason.stderr).toContain('--reason');
