@@ -1,8 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * The moment (epoch ms) by which an invocation's outside calls (the partner's, and AWS calls made
- * without an SDK client, `shared/aws/service.ts`) must have ended, kept per invocation's chain of
+ * The moment (epoch ms) the invocation's function ends, by which its outside calls (the partner's,
+ * and AWS calls made without an SDK client, `shared/aws/service.ts`) must have ended
+ * `ANSWER_RESERVE_MS` before, and its DynamoDB and SQS calls `FINAL_ANSWER_MS` before; kept per invocation's chain of
  * async work (the local runtime runs many invocations in one process). A request's handler chains
  * several calls (bank list, name enquiry, recipient, transfer, verify; or a key's Cognito and API
  * Gateway calls), each bounded on its own, and their sum can outlast the function: a function killed
@@ -25,11 +26,28 @@ export const CONFIRM_GRACE_MS = 1_000;
 export const MIN_CALL_MS = 500;
 
 /**
+ * Time kept after the invocation's last DynamoDB or SQS attempt (`shared/aws/request-handler.ts`):
+ * to answer in the handler's own words (a transfer answered pending, say) rather than be killed.
+ */
+export const FINAL_ANSWER_MS = 500;
+
+/** A DynamoDB or SQS attempt with less time than this is not started (they answer in milliseconds). */
+export const MIN_AWS_ATTEMPT_MS = 100;
+
+/**
+ * An AWS SDK call not attempted (again) for want of time before the function's end: the SDK does not
+ * retry it (its name is no transient error's), and the handler answers as for any failed call.
+ */
+export class OutOfTime extends Error {
+  override name = 'OutOfTime';
+}
+
+/**
  * From here on in this invocation's async work, outside calls end `ANSWER_RESERVE_MS` before the
  * function's own end, `remainingMs` from now (Lambda's `getRemainingTimeInMillis`).
  */
 export function setInvocationDeadline(remainingMs: number, now = Date.now()): void {
-  deadlines.enterWith(now + remainingMs - ANSWER_RESERVE_MS);
+  deadlines.enterWith(now + remainingMs);
 }
 
 /**
@@ -38,8 +56,22 @@ export function setInvocationDeadline(remainingMs: number, now = Date.now()): vo
  * one (`MIN_CALL_MS`), which a partner's adapter answers as `PartnerNotCalled`.
  */
 export function callTimeout(timeoutMs: number, { now = Date.now(), graceMs = 0 } = {}): number | undefined {
-  const deadline = deadlines.getStore();
-  if (deadline === undefined) return timeoutMs;
-  const left = deadline + graceMs - now;
+  const end = deadlines.getStore();
+  if (end === undefined) return timeoutMs;
+  const left = end - ANSWER_RESERVE_MS + graceMs - now;
   return left < Math.min(MIN_CALL_MS, timeoutMs) ? undefined : Math.min(timeoutMs, left);
+}
+
+/**
+ * How long the next attempt of a DynamoDB or SQS call may wait for its answer: `timeoutMs`, or less
+ * when the function's end (less `FINAL_ANSWER_MS`) is nearer; undefined when too little is left to
+ * start one (`MIN_AWS_ATTEMPT_MS`). These calls record what the outside calls answered, so they
+ * may use `ANSWER_RESERVE_MS`, but not the function's last moments: the SDK's 3 attempts of up to
+ * 5 s each would otherwise outlast a 10 s function, and the caller get API Gateway's bodiless 5xx.
+ */
+export function awsAttemptTimeout(timeoutMs: number, now = Date.now()): number | undefined {
+  const end = deadlines.getStore();
+  if (end === undefined) return timeoutMs;
+  const left = end - FINAL_ANSWER_MS - now;
+  return left < MIN_AWS_ATTEMPT_MS ? undefined : Math.min(timeoutMs, left);
 }

@@ -6,7 +6,11 @@ import { TABLES } from '#shared/definitions/tables.ts';
 
 /** The DynamoDB document client of this process, created once at cold start. */
 export const dynamo = DynamoDBDocumentClient.from(
-  new DynamoDBClient({ region: config.region, endpoint: config.dynamoEndpoint, requestHandler }),
+  new DynamoDBClient({
+    region: config.region,
+    endpoint: config.dynamoEndpoint,
+    requestHandler: requestHandler(),
+  }),
   { marshallOptions: { removeUndefinedValues: true } },
 );
 

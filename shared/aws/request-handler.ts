@@ -1,4 +1,7 @@
 import '#shared/aws/node-version.ts';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { HttpHandlerOptions } from '@smithy/types';
+import { awsAttemptTimeout, OutOfTime } from '#shared/deadline.ts';
 
 /**
  * How long one attempt of a DynamoDB or SQS request may wait for its answer. Without it the SDK waits
@@ -12,15 +15,31 @@ import '#shared/aws/node-version.ts';
 export const REQUEST_TIMEOUT_MS = 5_000;
 
 /**
- * The HTTP settings of every AWS SDK client of this process: local endpoints are plain HTTP, kept
- * alive like HTTPS, with room for the consumer's parallel batches. Agent options rather than an
- * `http.Agent`: the SDK then loads `node:http` only when a plain-HTTP endpoint is first called,
+ * Each attempt waits at most `REQUEST_TIMEOUT_MS`, and never past the invocation's deadline
+ * (`awsAttemptTimeout`); an attempt with no time left is not made (`OutOfTime`, which the SDK does
+ * not retry), so a slow DynamoDB leaves the handler time to answer in its own words.
+ */
+class DeadlineBoundHandler extends NodeHttpHandler {
+  override handle(request: Parameters<NodeHttpHandler['handle']>[0], options: HttpHandlerOptions = {}) {
+    const timeoutMs = awsAttemptTimeout(REQUEST_TIMEOUT_MS);
+    if (timeoutMs === undefined)
+      return Promise.reject(new OutOfTime('no time left before the function ends to call AWS'));
+    return super.handle(request, { ...options, requestTimeout: timeoutMs });
+  }
+}
+
+/**
+ * The HTTP handler of an AWS SDK client of this process (one each): local endpoints are plain
+ * HTTP, kept alive like HTTPS, with room for the consumer's parallel batches. Agent options rather
+ * than an `http.Agent`: `node:http` is then loaded only when a plain-HTTP endpoint is first called,
  * never on AWS. A module of its own, so that a function with only an SQS client (the partner
  * webhook) does not also load and make the DynamoDB one.
  */
-export const requestHandler = {
-  httpAgent: { keepAlive: true, maxSockets: 64 },
-  requestTimeout: REQUEST_TIMEOUT_MS,
-  // Without it a request past its timeout is only logged as a warning (the SDK's compatibility).
-  throwOnRequestTimeout: true,
-};
+export function requestHandler(): NodeHttpHandler {
+  return new DeadlineBoundHandler({
+    httpAgent: { keepAlive: true, maxSockets: 64 },
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    // Without it a request past its timeout is only logged as a warning (the SDK's compatibility).
+    throwOnRequestTimeout: true,
+  });
+}

@@ -7,4 +7,8 @@ import { config } from '#shared/config.ts';
  * partner webhook's queueing, merchant webhook deliveries, dead letters): it is made at import, so
  * any function importing this module carries the whole client (about 24 KB and 5-8 ms of import).
  */
-export const sqs = new SQSClient({ region: config.region, endpoint: config.sqsEndpoint, requestHandler });
+export const sqs = new SQSClient({
+  region: config.region,
+  endpoint: config.sqsEndpoint,
+  requestHandler: requestHandler(),
+});

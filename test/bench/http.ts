@@ -58,9 +58,12 @@ export interface LoadOptions {
 
 /** A document client with the settings of `shared/aws/clients.ts` (same HTTP settings, same endpoint). */
 export function documentClient(region: string, endpoint: string): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(new DynamoDBClient({ region, endpoint, requestHandler }), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  return DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region, endpoint, requestHandler: requestHandler() }),
+    {
+      marshallOptions: { removeUndefinedValues: true },
+    },
+  );
 }
 
 /**

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { getApiKey, listApiKeys } from '#shared/api-keys/store.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { REQUEST_TIMEOUT_MS } from '#shared/aws/request-handler.ts';
+import { ANSWER_RESERVE_MS, FINAL_ANSWER_MS, MIN_AWS_ATTEMPT_MS } from '#shared/deadline.ts';
 import { entriesOf } from '#shared/ledger/audit.ts';
 import { createDelivery, getDelivery, newDeliveryId } from '#shared/merchant-webhooks/deliveries.ts';
 import { createEndpoint, getEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
@@ -78,6 +79,64 @@ describe('a DynamoDB request whose connection goes silent', () => {
     });
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(12_345);
     expect((await entriesOf(merchant.merchant_id)).map((entry) => entry.entry_id)).toEqual([entryId]);
+  });
+});
+
+describe('a DynamoDB request whose connection goes silent near the end of its function', () => {
+  /** Runs `work` as an invocation with `remainingMs` left would (`shared/http/stack.ts` sets it so). */
+  async function inInvocation<T>(remainingMs: number, work: () => Promise<T>) {
+    // The deadline module of the modules just imported through the proxy (`throughProxy`).
+    const { setInvocationDeadline } = await import('#shared/deadline.ts');
+    const started = performance.now();
+    const outcome = await new Promise<{ value?: T; error?: unknown }>((resolve) =>
+      setImmediate(() => {
+        setInvocationDeadline(remainingMs);
+        work().then(
+          (value) => resolve({ value }),
+          (error: unknown) => resolve({ error }),
+        );
+      }),
+    );
+    return { ...outcome, ms: performance.now() - started };
+  }
+
+  it('is cut before the function ends and not tried again (was: 5 s, then a second attempt)', async () => {
+    const { merchant } = await aMerchant();
+    const store = await throughProxy<typeof import('#shared/merchants/store.ts')>(
+      '#shared/merchants/store.ts',
+    );
+    proxy.faultNext('stall', 'DynamoDB_20120810.GetItem');
+    const before = proxy.connections;
+    const { error, ms } = await inInvocation(2_000, () => store.getMerchant(merchant.merchant_id));
+    expect(error).toMatchObject({ name: 'OutOfTime' });
+    expect(ms).toBeGreaterThanOrEqual(2_000 - FINAL_ANSWER_MS - MIN_AWS_ATTEMPT_MS);
+    expect(ms).toBeLessThan(2_000);
+    // The one attempt's connection; none for a second attempt.
+    expect(proxy.connections - before).toBe(1);
+  });
+
+  it('leaves a transfer the partner answered pending, answered before the function ends (was: past it)', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `late-record-${randomUUID().slice(0, 8)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { handedOver: false });
+    const transfer = await getTransaction(merchant.merchant_id, reference);
+    const { dispatchTransfer } = await throughProxy<typeof import('#shared/transfers/dispatch.ts')>(
+      '#shared/transfers/dispatch.ts',
+    );
+    // The sandbox pays it at once; the write that records its success goes silent.
+    proxy.faultNext('stall', 'DynamoDB_20120810.TransactWriteItems');
+    const remainingMs = ANSWER_RESERVE_MS + 1_000;
+    const { value, error, ms } = await inInvocation(remainingMs, () =>
+      dispatchTransfer(transfer as NonNullable<typeof transfer>),
+    );
+    expect(error).toBeUndefined();
+    expect(value).toMatchObject({ reference, status: 'pending' });
+    expect(ms).toBeLessThan(remainingMs);
+    // Handed over once; the partner's webhook (to the test stack, not through the proxy) or the
+    // requery settles it. Debited once, whatever it stands at now.
+    expect((await getTransaction(merchant.merchant_id, reference))?.dispatches).toBe(1);
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(20_000 - 5_000 - 1_000);
   });
 });
 

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   ANSWER_RESERVE_MS,
+  awsAttemptTimeout,
   CONFIRM_GRACE_MS,
   callTimeout,
+  FINAL_ANSWER_MS,
+  MIN_AWS_ATTEMPT_MS,
   MIN_CALL_MS,
   setInvocationDeadline,
 } from '#shared/deadline.ts';
@@ -64,5 +67,28 @@ describe('the outside calls of one invocation end in time for it to answer', () 
       inInvocation(() => callTimeout(5_000, { now: now })),
     ]);
     expect([short, long, none]).toEqual([1_000, 5_000, 5_000]);
+  });
+
+  it('lets DynamoDB and SQS attempts record answers in the reserve, never in the last moments', async () => {
+    const left = await inInvocation(() => {
+      setInvocationDeadline(10_000, now);
+      return [
+        awsAttemptTimeout(5_000, now),
+        // Past the outside calls' deadline: still time to record what they answered.
+        awsAttemptTimeout(5_000, now + 10_000 - ANSWER_RESERVE_MS),
+        awsAttemptTimeout(5_000, now + 10_000 - FINAL_ANSWER_MS - MIN_AWS_ATTEMPT_MS),
+        awsAttemptTimeout(5_000, now + 10_000 - FINAL_ANSWER_MS - MIN_AWS_ATTEMPT_MS + 1),
+        awsAttemptTimeout(5_000, now + 11_000),
+      ];
+    });
+    expect(left).toEqual([
+      5_000,
+      ANSWER_RESERVE_MS - FINAL_ANSWER_MS,
+      MIN_AWS_ATTEMPT_MS,
+      undefined,
+      undefined,
+    ]);
+    // Outside an invocation (a CLI, a consumer, a test): the configured timeout.
+    expect(await inInvocation(() => awsAttemptTimeout(5_000, now))).toBe(5_000);
   });
 });
