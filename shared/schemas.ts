@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { codePoints } from '#shared/text.ts';
 
 /** A schema built only in bundles that use it (as `built` in `shared/contract/requests.ts`). */
 /* @__NO_SIDE_EFFECTS__ */
@@ -111,13 +112,6 @@ export const referenceSchema = built(() =>
     }),
   ),
 );
-
-/** How many characters (Unicode code points) a string has: 😀 is one, where `length` says two. */
-function codePoints(text: string): number {
-  let count = 0;
-  for (const _ of text) count++;
-  return count;
-}
 
 /**
  * Free text a person reads: at most `max` characters, counted as JSON Schema's `maxLength` counts

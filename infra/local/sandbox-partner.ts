@@ -5,6 +5,7 @@ import path from 'node:path';
 import { findBank } from '#shared/banks/index.ts';
 import { isValidNuban, toNuban } from '#shared/banks/nuban.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
+import { cutText } from '#shared/text.ts';
 
 /**
  * The sandbox banking partner (API.md §5): a separate HTTP server that behaves like a bank's API,
@@ -180,7 +181,7 @@ async function issueAccount(
   const serial = `${ISSUED_PREFIX}${String(randomInt(0, 10_000_000)).padStart(7, '0')}`;
   const account = {
     account_number: toNuban(bankCode, serial),
-    account_name: `NAIRAPAY/${name.toUpperCase()}`.slice(0, 60),
+    account_name: cutText(`NAIRAPAY/${name.toUpperCase()}`, 60),
     bank_code: bankCode,
   };
   book.setIssued(`${bankCode}:${account.account_number}`, account.account_name);

@@ -9,6 +9,7 @@ import {
 import { sqs } from '#shared/aws/sqs.ts';
 import { config } from '#shared/config.ts';
 import { deadLetterQueueName, type QueueDefinition } from '#shared/definitions/queues.ts';
+import { codePoints, cutText } from '#shared/text.ts';
 
 /**
  * Operators' view of a dead-letter queue: what is in it, and moving messages back to the queue they
@@ -116,13 +117,13 @@ export function summarize(body: string): string {
       ]
         .filter((key) => typeof parsed[key] === 'string' || typeof parsed[key] === 'number')
         .map((key) => `${key}=${String(parsed[key])}`);
-      if (fields.length) return fields.join(' ').slice(0, 160);
+      if (fields.length) return cutText(fields.join(' '), 160);
     }
   } catch {
     // Not JSON: shown as text.
   }
   const text = body.replace(/\s+/g, ' ');
-  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+  return codePoints(text) > 80 ? `${cutText(text, 80)}…` : text;
 }
 
 /** When a received message was first sent (ISO 8601), if SQS says. */

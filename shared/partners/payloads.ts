@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ValidationError } from '#shared/errors.ts';
 import { scanJson } from '#shared/json.ts';
 import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts';
+import { cutText } from '#shared/text.ts';
 
 /**
  * Reading partners' webhook payloads, for every adapter: strict on the fields that move money,
@@ -62,7 +63,7 @@ export function unusableDelivery(
     partner_event: ids.partnerEvent ?? null,
     partner_id: ids.partnerId ?? null,
     reason,
-    body: rawBody.slice(0, KEPT_BODY_CHARS),
+    body: cutText(rawBody, KEPT_BODY_CHARS),
     body_bytes: Buffer.byteLength(rawBody),
     body_sha256: sha256Hex(rawBody),
   };
@@ -73,21 +74,26 @@ export function record(value: unknown): Json | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
 }
 
-/** A non-blank string, trimmed and cut to `max` characters; undefined for anything else. */
+/** A non-blank string, trimmed and cut to `max` characters (code points); undefined for anything else. */
 export function text(value: unknown, max: number): string | undefined {
   if (typeof value !== 'string') return undefined;
   const trimmed = value.trim();
-  return trimmed ? trimmed.slice(0, max) : undefined;
+  return trimmed ? cutText(trimmed, max) : undefined;
 }
 
 /**
  * Text a person reads (a name, a narration): control characters become spaces, the bidirectional
  * overrides U+202D and U+202E too (the ones merchants' own text may not carry, `textSchema`: with
- * them a name reads backwards on the merchant's screen), then trimmed and cut to `max`; null when
- * blank or not text. Never a reason to refuse a payment.
+ * them a name reads backwards on the merchant's screen), a lone surrogate (half an emoji, which no
+ * UTF-8 can carry) U+FFFD, then trimmed and cut to `max` characters; null when blank or not text.
+ * Never a reason to refuse a payment.
  */
 export function personText(value: unknown, max: number): string | null {
-  return text(typeof value === 'string' ? value.replace(/[\p{Cc}\u202D\u202E]/gu, ' ') : value, max) ?? null;
+  const readable =
+    typeof value === 'string'
+      ? value.replace(/[\p{Cc}\u202D\u202E]/gu, ' ').replace(/\p{Cs}/gu, '\uFFFD')
+      : value;
+  return text(readable, max) ?? null;
 }
 
 /** A CBN bank code (3 digits, or a 6-digit institution code); null for anything else. */

@@ -38,6 +38,7 @@ import {
   text,
   unusableDelivery,
 } from '#shared/partners/payloads.ts';
+import { cutText } from '#shared/text.ts';
 import { within } from '#shared/time-limit.ts';
 
 export type { PartnerMemo } from '#shared/partners/memo.ts';
@@ -874,8 +875,8 @@ function issuedAccountOf(
 /** Paystack's customers need a first and a last name; a one-word name is used for both. */
 function splitName(name: string): { first_name: string; last_name: string } {
   const words = name.trim().split(/\s+/).filter(Boolean);
-  const first = (words[0] ?? name).slice(0, 100);
-  return { first_name: first, last_name: words.slice(1).join(' ').slice(0, 100) || first };
+  const first = cutText(words[0] ?? name, 100);
+  return { first_name: first, last_name: cutText(words.slice(1).join(' '), 100) || first };
 }
 
 // ---------------------------------------------------------------------------------------------

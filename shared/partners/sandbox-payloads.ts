@@ -10,6 +10,7 @@ import {
   text,
 } from '#shared/partners/payloads.ts';
 import { looseObject } from '#shared/schemas.ts';
+import { cutText } from '#shared/text.ts';
 
 // The sandbox partner's webhook payloads (API.md §5), read as API.md §11 asks: the fields that move
 // money (session id, receiving account, amount; a verdict's reference) are checked strictly; what a
@@ -110,7 +111,7 @@ export function readSandboxDelivery(rawBody: string): SandboxReading {
   const unusable = (reason: string): SandboxReading => ({
     kind: 'unusable',
     reason,
-    ...(type ? { type: type.slice(0, 100) } : {}),
+    ...(type ? { type: cutText(type, 100) } : {}),
     ...(id ? { id } : {}),
   });
   if (ambiguity) return unusable(ambiguity);

@@ -90,6 +90,20 @@ describe('a signed payment with odd cosmetic fields is credited, once', () => {
       (d) => ({ ...d, sender: { ...sender(d), account_name: 'ADA\u202eIBO\u202dOKE \u2068OBI\u2069' } }),
       (tx) => expect(tx.counterparty.account_name).toBe('ADA IBO OKE \u2068OBI\u2069'),
     ],
+    [
+      // Cut by characters: never half an emoji (a lone surrogate, which a strict JSON reader
+      // refuses). One sent alone becomes U+FFFD.
+      'a sender name and narration of emoji, over their lengths, and a lone surrogate',
+      (d) => ({
+        ...d,
+        sender: { ...sender(d), account_name: `a${'😀'.repeat(300)}` },
+        narration: `b\ud83d${'😀'.repeat(600)}`,
+      }),
+      (tx) => {
+        expect(tx.counterparty.account_name).toBe(`a${'😀'.repeat(199)}`);
+        expect(tx.narration).toBe(`b\uFFFD${'😀'.repeat(498)}`);
+      },
+    ],
     ['paid_at a number', (d) => ({ ...d, paid_at: 1_767_225_600 }), () => undefined],
     [
       'paid_at over 40 characters',

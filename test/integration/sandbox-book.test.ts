@@ -134,4 +134,18 @@ describe('the sandbox partner restarted on its data folder', () => {
       await service.close();
     }
   });
+
+  it('names an issued account with at most 60 characters, never half an emoji', async () => {
+    const sandbox = await aSandbox(`http://127.0.0.1:${await freePort()}/hooks`, 1_500);
+    try {
+      // NAIRAPAY/ and 50 letters leave one character: the emoji whole, never its first half.
+      const issued = await call(sandbox.url, 'POST', '/v1/accounts', {
+        kind: 'virtual_account',
+        name: `${'e'.repeat(50)}${'😀'.repeat(50)}`,
+      });
+      expect(issued.body.account_name).toBe(`NAIRAPAY/${'E'.repeat(50)}😀`);
+    } finally {
+      await sandbox.close();
+    }
+  });
 });
