@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { DataFolderInUse, holdDataFolder, LOCK_FILE } from '#infra/local/data-lock.ts';
 import { changedPortSettings, DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
@@ -93,11 +94,25 @@ async function demoUser(dataDir: string, demo: DemoMerchant, partnerName: string
 
 async function main() {
   const dataDir = path.resolve(root, env.DATA_DIR || '.data');
-  if (fresh) rmSync(dataDir, { recursive: true, force: true });
   // Made for its owner alone: it holds the keys, the webhook secret and the dashboard users'
   // passwords (their own folder is closed whatever this one's mode: infra/local/cognito.ts). A
   // folder that exists keeps the mode it has (DATA_DIR may name any folder).
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Held before anything in it is read or written: a second npm start on the same folder would
+  // otherwise compact the running one's queue journal from under it (every message acknowledged
+  // since then lost at its next crash), or wipe it all with --fresh.
+  try {
+    holdDataFolder(dataDir);
+  } catch (error) {
+    if (!(error instanceof DataFolderInUse)) throw error;
+    console.error(`\nCould not start: ${error.message}`);
+    process.exit(1);
+  }
+  if (fresh) {
+    for (const entry of readdirSync(dataDir)) {
+      if (entry !== LOCK_FILE) rmSync(path.join(dataDir, entry), { recursive: true, force: true });
+    }
+  }
   // As the user would type it: relative to the checkout when inside it.
   const shownDataDir = path.relative(root, dataDir).startsWith('..') ? dataDir : path.relative(root, dataDir);
 

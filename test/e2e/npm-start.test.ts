@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LOCK_FILE } from '#infra/local/data-lock.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import {
   groupAlive,
@@ -62,6 +64,54 @@ describe('npm start, stopped as a process manager stops it', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe('a second npm start on the data folder of a running one', () => {
+  it('is refused before it touches anything there, --fresh too; the running one keeps its queue journal', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-held-'));
+    const first = await startNpmStart({ TABLE_PREFIX: 'held-test-' }, { dataDir });
+    try {
+      const journal = path.join(dataDir, 'sqs', 'journal.ndjson');
+      const before = statSync(journal).ino;
+      // Other ports: only the data folder is shared. Before the lock, the plain one rewrote the
+      // journal through a new file (the running one then appended to a deleted copy) and the
+      // --fresh one wiped the folder.
+      const seconds = await Promise.all(
+        [[], ['--fresh']].map(async (extra) =>
+          spawnInGroup(process.execPath, ['--import', 'tsx', 'infra/local/start.ts', ...extra], {
+            ...(await startPorts()),
+            DATA_DIR: dataDir,
+          }),
+        ),
+      );
+      // Each ends by itself within seconds; one that started instead is stopped below.
+      const refusals = await Promise.all(
+        seconds.map(async (second) => ({
+          code: await Promise.race([second.exited, sleep(30_000).then(() => 'still running')]),
+          output: second.output(),
+        })),
+      );
+      for (const second of seconds) {
+        if (groupAlive(second.child.pid ?? 0)) process.kill(-(second.child.pid ?? 0), 'SIGKILL');
+      }
+      expect(refusals).toHaveLength(2);
+      for (const refused of refusals) {
+        expect(refused.code).toBe(1);
+        expect(refused.output).toContain(
+          `The data folder ${dataDir} is in use by another npm start (process ${first.child.pid})`,
+        );
+      }
+      expect(statSync(journal).ino).toBe(before);
+      expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['demo-merchant.json', LOCK_FILE, 'sqs']));
+      expect((await fetch(`${first.url}/banks/list`)).status).toBe(200);
+      expect(await first.stop()).toBe(0);
+      // Stopped, it lets the folder go.
+      expect(readdirSync(dataDir)).not.toContain(LOCK_FILE);
+    } finally {
+      await first.crash();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('npm start on a busy port', () => {
