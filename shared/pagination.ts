@@ -12,7 +12,8 @@ export const limitSchema = built(() =>
   v.optional(
     v.pipe(
       v.string(),
-      v.regex(/^\d{1,3}$/, 'Must be a whole number from 1 to 100'),
+      // Exactly 1 to 100 (leading zeros allowed: 05 is 5), so the OpenAPI pattern says no more.
+      v.regex(/^(?:0{0,2}[1-9]|0?[1-9]\d|100)$/, 'Must be a whole number from 1 to 100'),
       v.transform(Number),
       v.minValue(1, 'Must be at least 1'),
       v.maxValue(100, 'Must be at most 100'),

@@ -135,6 +135,33 @@ describe('the OpenAPI document', () => {
     );
   });
 
+  it('gives every ?limit= a pattern that takes exactly 1 to 100, as the handlers do', () => {
+    const patterns = operations.flatMap(({ operation }) =>
+      (operation.parameters as { name: string; schema?: { pattern?: string } }[])
+        .filter((parameter) => parameter.name === 'limit')
+        .map((parameter) => parameter.schema?.pattern ?? 'none'),
+    );
+    expect(patterns.length).toBeGreaterThan(0);
+    for (const pattern of new Set(patterns)) {
+      const accepted = [
+        '0',
+        '00',
+        '000',
+        '1',
+        '05',
+        '010',
+        '099',
+        '100',
+        '101',
+        '999',
+        '0100',
+        '1.5',
+        '',
+      ].filter((limit) => new RegExp(pattern, 'u').test(limit));
+      expect(accepted).toEqual(['1', '05', '010', '099', '100']);
+    }
+  });
+
   it('bounds a number once on each side: never both minimum and exclusiveMinimum (or the maxima)', () => {
     const both: string[] = [];
     const walk = (node: unknown, at: string) => {
