@@ -460,7 +460,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       if (answer.status === 400 || answer.status === 404 || answer.status === 422) {
         throw new AccountNotFound();
       }
-      const name = text(record(answer.body.data)?.account_name, NAME_MAX);
+      const name = personText(record(answer.body.data)?.account_name, NAME_MAX);
       if (answer.status !== 200 || !name) throw unexpected('account resolve', answer);
       return name;
     },
@@ -837,10 +837,10 @@ function failureReason(data: Json): string {
   const failures = Array.isArray(data.failures) ? data.failures[0] : data.failures;
   const failure = record(failures);
   return (
-    text(failures, NARRATION_MAX) ??
-    text(failure?.message, NARRATION_MAX) ??
-    text(failure?.reason, NARRATION_MAX) ??
-    text(data.gateway_response, NARRATION_MAX) ??
+    personText(failures, NARRATION_MAX) ??
+    personText(failure?.message, NARRATION_MAX) ??
+    personText(failure?.reason, NARRATION_MAX) ??
+    personText(data.gateway_response, NARRATION_MAX) ??
     DEFAULT_FAILURE
   );
 }
@@ -867,7 +867,7 @@ function issuedAccountOf(
   data: Json | undefined,
 ): Omit<IssuedAccount, 'bank_code' | 'account_ids'> | undefined {
   const accountNumber = text(data?.account_number, 20);
-  const accountName = text(data?.account_name, NAME_MAX);
+  const accountName = personText(data?.account_name, NAME_MAX);
   if (!accountNumber || !/^\d{10}$/.test(accountNumber) || !accountName) return undefined;
   return { account_number: accountNumber, account_name: accountName };
 }
@@ -1003,7 +1003,7 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
       amount,
       sender: {
         account_name: personText(authorization.sender_name, NAME_MAX),
-        account_number: text(authorization.sender_bank_account_number, 20) ?? null,
+        account_number: personText(authorization.sender_bank_account_number, 20),
         bank_code: senderBankCode(authorization.sender_bank),
       },
       narration: personText(authorization.narration, NARRATION_MAX),
@@ -1085,7 +1085,10 @@ function paymentRejected(data: Json, rawBody: string, keep: Keep): DomainEvent[]
     account_ids: accountIds,
     ...(aliasIds.length > 0 ? { alias_ids: aliasIds } : {}),
     amount,
-    reason: text(transfer.message, NARRATION_MAX) ?? text(transfer.message_type, 100) ?? DEFAULT_REJECTION,
+    reason:
+      personText(transfer.message, NARRATION_MAX) ??
+      personText(transfer.message_type, 100) ??
+      DEFAULT_REJECTION,
     rejected_at: isoOrNull(transfer.created_at ?? transfer.received_at ?? data.created_at ?? data.createdAt),
   };
   return [rejected];
@@ -1124,5 +1127,5 @@ function isSuccess(status: number): boolean {
 }
 
 function messageOf(body: Json): string | undefined {
-  return text(body.message, NARRATION_MAX);
+  return personText(body.message, NARRATION_MAX) ?? undefined;
 }

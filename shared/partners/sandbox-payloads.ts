@@ -41,7 +41,7 @@ const sender = v.fallback(
       looseObject({
         account_name: personTextField(200, "The payer's account name"),
         account_number: cosmetic(
-          (value) => text(value, 20) ?? null,
+          (value) => personText(value, 20),
           "The payer's account number: cut to 20 characters",
         ),
         bank_code: cosmetic(bankCodeOrNull, "The payer's bank code: ignored unless 3 or 6 digits"),

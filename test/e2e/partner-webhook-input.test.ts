@@ -126,6 +126,11 @@ describe('a signed payment with odd cosmetic fields is credited, once', () => {
       (tx) => expect(tx.counterparty.account_number).toBe('1'.repeat(20)),
     ],
     [
+      'a sender.account_number with a lone surrogate',
+      (d) => ({ ...d, sender: { ...sender(d), account_number: '12\ud83d' } }),
+      (tx) => expect(tx.counterparty.account_number).toBe('12\uFFFD'),
+    ],
+    [
       'no sender at all',
       ({ sender: _drop, ...d }) => d,
       (tx) => expect(tx.counterparty.account_name).toBe(''),

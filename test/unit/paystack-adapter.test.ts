@@ -533,6 +533,9 @@ describe('Paystack webhook events', () => {
       transferEvent('transfer.failed', { gateway_response: 'Beneficiary account is dormant' }),
     );
     expect(event).toMatchObject({ outcome: { status: 'failed', reason: 'Beneficiary account is dormant' } });
+    // Text a merchant's customer reads: well-formed, whatever Paystack sent.
+    const [odd] = eventsOf(transferEvent('transfer.failed', { gateway_response: 'Dormant\ud83d\u0007' }));
+    expect(odd).toMatchObject({ outcome: { status: 'failed', reason: 'Dormant\uFFFD' } });
   });
 
   it('gives transfer.success and transfer.reversed of one transfer different delivery ids', () => {
