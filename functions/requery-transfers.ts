@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { config } from '#shared/config.ts';
-import { ANSWER_RESERVE_MS, setInvocationDeadline } from '#shared/deadline.ts';
+import { ANSWER_RESERVE_MS, withInvocationDeadline } from '#shared/deadline.ts';
 import { logger } from '#shared/logger.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 
@@ -11,10 +11,12 @@ import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
  */
 export const handler = async (_event?: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
   logger.resetKeys();
-  if (context) setInvocationDeadline(context.getRemainingTimeInMillis());
-  const deadline = context
-    ? Date.now() + context.getRemainingTimeInMillis() - config.partner.timeoutMs - ANSWER_RESERVE_MS
-    : undefined;
-  const summary = await requeryPendingTransfers(Date.now(), { deadline });
-  if (summary.checked + summary.notAsked > 0) logger.info('requery round', { ...summary });
+  const round = async () => {
+    const deadline = context
+      ? Date.now() + context.getRemainingTimeInMillis() - config.partner.timeoutMs - ANSWER_RESERVE_MS
+      : undefined;
+    const summary = await requeryPendingTransfers(Date.now(), { deadline });
+    if (summary.checked + summary.notAsked > 0) logger.info('requery round', { ...summary });
+  };
+  await (context ? withInvocationDeadline(context.getRemainingTimeInMillis(), round) : round());
 };

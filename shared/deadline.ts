@@ -43,11 +43,13 @@ export class OutOfTime extends Error {
 }
 
 /**
- * From here on in this invocation's async work, outside calls end `ANSWER_RESERVE_MS` before the
- * function's own end, `remainingMs` from now (Lambda's `getRemainingTimeInMillis`).
+ * Runs `work`, an invocation's, with the function's end `remainingMs` from now (Lambda's
+ * `getRemainingTimeInMillis`): in its async work, outside calls end `ANSWER_RESERVE_MS` before it.
+ * Only `work` sees it: set with `enterWith`, it stayed with whatever awaited the handler (the bench's
+ * and the tests' in-process calls), whose later DynamoDB calls it then cut (`awsAttemptTimeout`).
  */
-export function setInvocationDeadline(remainingMs: number, now = Date.now()): void {
-  deadlines.enterWith(now + remainingMs);
+export function withInvocationDeadline<T>(remainingMs: number, work: () => T, now = Date.now()): T {
+  return deadlines.run(now + remainingMs, work);
 }
 
 /**

@@ -4,7 +4,7 @@ import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as v from 'valibot';
 import { hasRepeatedCredentials } from '#shared/api-keys/credential-headers.ts';
-import { setInvocationDeadline } from '#shared/deadline.ts';
+import { withInvocationDeadline } from '#shared/deadline.ts';
 import {
   ROUTES,
   type Route,
@@ -133,10 +133,6 @@ function observe(): Middleware {
       request.event.requestContext = { ...request.event.requestContext, requestId };
       logger.resetKeys();
       logger.appendKeys({ request_id: requestId });
-      // The function's own time bounds its outside calls (`shared/deadline.ts`).
-      if (typeof request.context?.getRemainingTimeInMillis === 'function') {
-        setInvocationDeadline(request.context.getRemainingTimeInMillis());
-      }
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(request.event.headers ?? {})) {
         headers[name.toLowerCase()] = value;
@@ -443,8 +439,16 @@ function buildHandler<
     } as MerchantInput<B, Q, P>;
     return successResult(await handle(input), requestId);
   });
+  // The function's own time bounds its outside and AWS calls (`shared/deadline.ts`), in this
+  // invocation only.
+  const invoke = (...args: Parameters<typeof handler>) => {
+    const context = args[1] as Partial<Context> | undefined;
+    return typeof context?.getRemainingTimeInMillis === 'function'
+      ? withInvocationDeadline(context.getRemainingTimeInMillis(), () => handler(...args))
+      : handler(...args);
+  };
   // Which route and schemas this handler serves: the contract tests check them against the document.
-  return Object.assign(handler, { route, spec });
+  return Object.assign(invoke, { route, spec });
 }
 
 /** What a webhook handler receives: the delivery exactly as sent, for signature checks. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANSWER_RESERVE_MS, setInvocationDeadline } from '#shared/deadline.ts';
+import { ANSWER_RESERVE_MS, withInvocationDeadline } from '#shared/deadline.ts';
 import { PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
 import { EARLIER_SENDS_OVER_MS, SEND_START_WITHIN_MS, type TransferOrder } from '#shared/partners/partner.ts';
@@ -239,11 +239,11 @@ describe('Paystack transfers whose secret key cannot be read', () => {
     const late = order('12345', 'latekey');
     const before = standIn.requests.length;
     const started = performance.now();
-    const refused = await new Promise<unknown>((resolve) =>
-      setImmediate(() => {
-        setInvocationDeadline(ANSWER_RESERVE_MS + 100);
-        partner.sendTransfer(late).then(resolve, resolve);
-      }),
+    const refused = await withInvocationDeadline(ANSWER_RESERVE_MS + 100, () =>
+      partner.sendTransfer(late).then(
+        (outcome) => outcome as unknown,
+        (error: unknown) => error,
+      ),
     );
     expect(refused).toBeInstanceOf(TransferNotSent);
     expect(performance.now() - started).toBeLessThan(1_000);

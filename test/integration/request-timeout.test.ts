@@ -86,16 +86,13 @@ describe('a DynamoDB request whose connection goes silent near the end of its fu
   /** Runs `work` as an invocation with `remainingMs` left would (`shared/http/stack.ts` sets it so). */
   async function inInvocation<T>(remainingMs: number, work: () => Promise<T>) {
     // The deadline module of the modules just imported through the proxy (`throughProxy`).
-    const { setInvocationDeadline } = await import('#shared/deadline.ts');
+    const { withInvocationDeadline } = await import('#shared/deadline.ts');
     const started = performance.now();
-    const outcome = await new Promise<{ value?: T; error?: unknown }>((resolve) =>
-      setImmediate(() => {
-        setInvocationDeadline(remainingMs);
-        work().then(
-          (value) => resolve({ value }),
-          (error: unknown) => resolve({ error }),
-        );
-      }),
+    const outcome: { value?: T; error?: unknown } = await withInvocationDeadline(remainingMs, () =>
+      work().then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
     );
     return { ...outcome, ms: performance.now() - started };
   }

@@ -118,14 +118,14 @@ describe('secrets read from Secrets Manager', () => {
     secretsManager.secrets.set(ARN, { SecretString: 'sk_live_one' });
     secretsManager.stallNext(1);
     const { paystackSecretKey } = await freshModule();
-    const { ANSWER_RESERVE_MS, MIN_CALL_MS, setInvocationDeadline } = await import('#shared/deadline.ts');
+    const { ANSWER_RESERVE_MS, MIN_CALL_MS, withInvocationDeadline } = await import('#shared/deadline.ts');
     // A function with 1.2 s left before its answer reserve: the read gets those, not the 4 s.
     const inInvocation = (remainingMs: number) =>
-      new Promise<unknown>((resolve) =>
-        setImmediate(() => {
-          setInvocationDeadline(remainingMs);
-          paystackSecretKey().then(resolve, resolve);
-        }),
+      withInvocationDeadline(remainingMs, () =>
+        paystackSecretKey().then(
+          (key) => key as unknown,
+          (error: unknown) => error,
+        ),
       );
     const started = performance.now();
     expect(await inInvocation(ANSWER_RESERVE_MS + 1_200)).toMatchObject({

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { awsAttemptTimeout } from '#shared/deadline.ts';
 import { handler } from '#test/fixtures/functions/echo.ts';
 import { handler as echoParam } from '#test/fixtures/functions/echo-param.ts';
 import { apiEvent, jsonEvent, lambdaContext } from '#test/support/events.ts';
@@ -17,6 +18,16 @@ describe('the shared HTTP stack', () => {
       'Content-Type': 'application/json; charset=utf-8',
       'X-Request-Id': 'req-test-1',
     });
+  });
+
+  it("bounds the handler's AWS calls by its function's time, and leaves the caller's unbounded", async () => {
+    // lambdaContext: 10 s left; attempts end half a second before.
+    const result = await invoke(jsonEvent({ amount: 1, note: 'time left' }));
+    const attemptMs = (result.json.data as { attempt_ms: number }).attempt_ms;
+    expect(attemptMs).toBeGreaterThan(9_000);
+    expect(attemptMs).toBeLessThanOrEqual(9_500);
+    // Was: the deadline stayed with whatever awaited the handler (the bench's in-process calls).
+    expect(awsAttemptTimeout(60_000)).toBe(60_000);
   });
 
   it('makes up a request id when the event has none', async () => {
