@@ -68,8 +68,9 @@ export function callTimeout(timeoutMs: number, { now = Date.now(), graceMs = 0 }
  * How long the next attempt of a DynamoDB or SQS call may wait for its answer: `timeoutMs`, or less
  * when the function's end (less `FINAL_ANSWER_MS`) is nearer; undefined when too little is left to
  * start one (`MIN_AWS_ATTEMPT_MS`). These calls record what the outside calls answered, so they
- * may use `ANSWER_RESERVE_MS`, but not the function's last moments: the SDK's 3 attempts of up to
- * 5 s each would otherwise outlast a 10 s function, and the caller get API Gateway's bodiless 5xx.
+ * may use `ANSWER_RESERVE_MS`, but not the function's last moments: the SDK's attempts (3, or 4
+ * with its 2026 retry defaults) of up to 5 s each would otherwise outlast a 10 s function, and the
+ * caller get API Gateway's bodiless 5xx.
  */
 export function awsAttemptTimeout(timeoutMs: number, now = Date.now()): number | undefined {
   const end = deadlines.getStore();
