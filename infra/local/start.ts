@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { DataFolderInUse, holdDataFolder, LOCK_FILE } from '#infra/local/data-lock.ts';
+import { DataFolderInUse, holdDataFolder } from '#infra/local/data-lock.ts';
 import { changedPortSettings, DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
@@ -101,8 +101,9 @@ async function main() {
   // Held before anything in it is read or written: a second npm start on the same folder would
   // otherwise compact the running one's queue journal from under it (every message acknowledged
   // since then lost at its next crash), or wipe it all with --fresh.
+  let lock: string;
   try {
-    holdDataFolder(dataDir);
+    lock = holdDataFolder(dataDir);
   } catch (error) {
     if (!(error instanceof DataFolderInUse)) throw error;
     console.error(`\nCould not start: ${error.message}`);
@@ -110,7 +111,7 @@ async function main() {
   }
   if (fresh) {
     for (const entry of readdirSync(dataDir)) {
-      if (entry !== LOCK_FILE) rmSync(path.join(dataDir, entry), { recursive: true, force: true });
+      if (entry !== lock) rmSync(path.join(dataDir, entry), { recursive: true, force: true });
     }
   }
   // As the user would type it: relative to the checkout when inside it.

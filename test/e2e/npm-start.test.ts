@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LOCK_FILE } from '#infra/local/data-lock.ts';
+import { lockFileOf } from '#infra/local/data-lock.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import {
   groupAlive,
@@ -102,11 +102,13 @@ describe('a second npm start on the data folder of a running one', () => {
         );
       }
       expect(statSync(journal).ino).toBe(before);
-      expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['demo-merchant.json', LOCK_FILE, 'sqs']));
+      expect(readdirSync(dataDir)).toEqual(
+        expect.arrayContaining(['demo-merchant.json', lockFileOf(first.child.pid ?? 0), 'sqs']),
+      );
       expect((await fetch(`${first.url}/banks/list`)).status).toBe(200);
       expect(await first.stop()).toBe(0);
       // Stopped, it lets the folder go.
-      expect(readdirSync(dataDir)).not.toContain(LOCK_FILE);
+      expect(readdirSync(dataDir).filter((entry) => entry.endsWith('.lock'))).toEqual([]);
     } finally {
       await first.crash();
       rmSync(dataDir, { recursive: true, force: true });
