@@ -1,12 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * The moment (epoch ms) the invocation's function ends, by which its outside calls (the partner's,
- * and AWS calls made without an SDK client, `shared/aws/service.ts`) must have ended
- * `ANSWER_RESERVE_MS` before, and its DynamoDB and SQS calls `FINAL_ANSWER_MS` before; kept per invocation's chain of
- * async work (the local runtime runs many invocations in one process). A request's handler chains
- * several calls (bank list, name enquiry, recipient, transfer, verify; or a key's Cognito and API
- * Gateway calls), each bounded on its own, and their sum can outlast the function: a function killed
+ * The moment (epoch ms) the invocation's function ends: its outside calls (the partner's, and AWS
+ * calls made without an SDK client, `shared/aws/service.ts`) end `ANSWER_RESERVE_MS` before it, its
+ * DynamoDB and SQS attempts `FINAL_ANSWER_MS` before it. Kept per invocation's chain of async work
+ * (the local runtime runs many invocations in one process). A request's handler chains several
+ * calls (bank list, name enquiry, recipient, transfer, verify; or a key's Cognito and API Gateway
+ * calls), each bounded on its own, and their sum can outlast the function: a function killed
  * mid-chain answers API Gateway's bodiless 5xx, for a transfer after its debit. With a deadline, a
  * call is cut short, or not started, in time for the handler to answer in its own words (a transfer
  * answered pending, a name enquiry 503). (`node:async_hooks` is loaded by Node's own start-up.)
