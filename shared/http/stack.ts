@@ -395,6 +395,19 @@ function routeNamed(nameOrRoute: string | Route, auth: RouteAuth): Route {
  * The one chain every HTTP handler goes through: observe, map errors, authenticate (where the route
  * table says so), guard and parse the JSON body, validate, call the domain, wrap the reply.
  */
+/**
+ * `handler` with its function's own time bounding its outside and AWS calls (`shared/deadline.ts`),
+ * in each invocation only (Lambda's `context`; none without one).
+ */
+function withinItsTime<A extends unknown[], R>(handler: (...args: A) => R): (...args: A) => R {
+  return (...args: A) => {
+    const context = args[1] as Partial<Context> | undefined;
+    return typeof context?.getRemainingTimeInMillis === 'function'
+      ? withInvocationDeadline(context.getRemainingTimeInMillis(), () => handler(...args))
+      : handler(...args);
+  };
+}
+
 function buildHandler<
   B extends Schema | undefined,
   Q extends Schema | undefined,
@@ -439,16 +452,8 @@ function buildHandler<
     } as MerchantInput<B, Q, P>;
     return successResult(await handle(input), requestId);
   });
-  // The function's own time bounds its outside and AWS calls (`shared/deadline.ts`), in this
-  // invocation only.
-  const invoke = (...args: Parameters<typeof handler>) => {
-    const context = args[1] as Partial<Context> | undefined;
-    return typeof context?.getRemainingTimeInMillis === 'function'
-      ? withInvocationDeadline(context.getRemainingTimeInMillis(), () => handler(...args))
-      : handler(...args);
-  };
   // Which route and schemas this handler serves: the contract tests check them against the document.
-  return Object.assign(invoke, { route, spec });
+  return Object.assign(withinItsTime(handler), { route, spec });
 }
 
 /** What a webhook handler receives: the delivery exactly as sent, for signature checks. */
@@ -466,7 +471,7 @@ export interface WebhookInput extends WebhookDelivery {
  */
 export function webhookHandler(route: string | Route, handle: (input: WebhookInput) => Promise<Reply>) {
   routeNamed(route, 'webhook');
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context, Internal>()
     .use(observe())
     .use(mapErrors())
     .use(guardBodySize(MAX_WEBHOOK_BODY_BYTES))
@@ -479,6 +484,7 @@ export function webhookHandler(route: string | Route, handle: (input: WebhookInp
       const sourceIp = context.identity?.sourceIp ?? context.http?.sourceIp;
       return successResult(await handle({ rawBody, headers: event.headers, sourceIp, requestId }), requestId);
     });
+  return withinItsTime(handler);
 }
 
 /**

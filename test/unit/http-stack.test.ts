@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { awsAttemptTimeout } from '#shared/deadline.ts';
+import { webhookHandler } from '#shared/http/stack.ts';
 import { handler } from '#test/fixtures/functions/echo.ts';
 import { handler as echoParam } from '#test/fixtures/functions/echo-param.ts';
 import { apiEvent, jsonEvent, lambdaContext } from '#test/support/events.ts';
@@ -27,6 +28,18 @@ describe('the shared HTTP stack', () => {
     expect(attemptMs).toBeGreaterThan(9_000);
     expect(attemptMs).toBeLessThanOrEqual(9_500);
     // Was: the deadline stayed with whatever awaited the handler (the bench's in-process calls).
+    expect(awsAttemptTimeout(60_000)).toBe(60_000);
+  });
+
+  it("bounds a partner webhook's AWS calls by its function's time too", async () => {
+    const webhook = webhookHandler('receive-partner-webhook', async () => ({
+      message: 'Time left',
+      data: { attempt_ms: awsAttemptTimeout(60_000) },
+    }));
+    const result = await webhook(jsonEvent({}), lambdaContext);
+    const attemptMs = (JSON.parse(result.body) as { data: { attempt_ms: number } }).data.attempt_ms;
+    expect(attemptMs).toBeGreaterThan(9_000);
+    expect(attemptMs).toBeLessThanOrEqual(9_500);
     expect(awsAttemptTimeout(60_000)).toBe(60_000);
   });
 
