@@ -9,7 +9,7 @@ import {
 import { sqs } from '#shared/aws/sqs.ts';
 import { config } from '#shared/config.ts';
 import { deadLetterQueueName, type QueueDefinition } from '#shared/definitions/queues.ts';
-import { codePoints, cutText } from '#shared/text.ts';
+import { cutText } from '#shared/text.ts';
 
 /**
  * Operators' view of a dead-letter queue: what is in it, and moving messages back to the queue they
@@ -123,7 +123,8 @@ export function summarize(body: string): string {
     // Not JSON: shown as text.
   }
   const text = body.replace(/\s+/g, ' ');
-  return codePoints(text) > 80 ? `${cutText(text, 80)}…` : text;
+  const cut = cutText(text, 80);
+  return cut === text ? text : `${cut}…`;
 }
 
 /** When a received message was first sent (ISO 8601), if SQS says. */

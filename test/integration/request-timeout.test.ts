@@ -87,14 +87,17 @@ describe('a DynamoDB request whose connection goes silent near the end of its fu
   async function inInvocation<T>(remainingMs: number, work: () => Promise<T>) {
     // The deadline module of the modules just imported through the proxy (`throughProxy`).
     const { withInvocationDeadline } = await import('#shared/deadline.ts');
-    const started = performance.now();
-    const outcome: { value?: T; error?: unknown } = await withInvocationDeadline(remainingMs, () =>
-      work().then(
-        (value) => ({ value }),
-        (error: unknown) => ({ error }),
+    const { result, ms } = await timed(() =>
+      withInvocationDeadline(
+        remainingMs,
+        (): Promise<{ value?: T; error?: unknown }> =>
+          work().then(
+            (value) => ({ value }),
+            (error: unknown) => ({ error }),
+          ),
       ),
     );
-    return { ...outcome, ms: performance.now() - started };
+    return { ...result, ms };
   }
 
   it('is cut before the function ends and not tried again (was: 5 s, then a second attempt)', async () => {
