@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BANKS, type BankRecord } from '#shared/banks/data.ts';
 import { findBank } from '#shared/banks/index.ts';
-import { CONFIRM_GRACE_MS, callTimeout } from '#shared/deadline.ts';
+import { CONFIRM_GRACE_MS, callTimeout, outsideAnyInvocation, partnerTimeLeft } from '#shared/deadline.ts';
 import {
   AccountNotFound,
   BankNotSupported,
@@ -643,22 +643,52 @@ function createBankDirectory(
     return indexBanks([...banks.values()], now());
   };
 
-  return {
-    async get(): Promise<BankDirectory> {
-      if (current && now() - current.fetchedAt < BANK_LIST_MAX_AGE_MS) return current;
-      loading ??= load().finally(() => {
-        loading = undefined;
-      });
+  /**
+   * One refresh, shared by every caller that asks while it runs. It runs outside any invocation's
+   * time (each page's call bounded by the partner timeout alone): the local runtime runs many
+   * invocations in one process, and a load bounded by the time of the one that started it failed
+   * for every other caller waiting on it once that one ran out. Its outcome is kept here, whoever
+   * is still waiting.
+   */
+  const refresh = () =>
+    outsideAnyInvocation(async () => {
       try {
-        current = await loading;
+        current = await load();
       } catch (error) {
         if (!current) throw error;
         logger.warn('paystack bank list refresh failed, using the cached list', { error: String(error) });
         current = { ...current, fetchedAt: now() - BANK_LIST_MAX_AGE_MS + BANK_LIST_RETRY_MS };
       }
       return current;
+    }).finally(() => {
+      loading = undefined;
+    });
+
+  return {
+    /**
+     * The list; each caller waits for a refresh no longer than its own invocation's partner time,
+     * then takes the stale list if there is one, or `PartnerUnavailable`.
+     */
+    async get(): Promise<BankDirectory> {
+      if (current && now() - current.fetchedAt < BANK_LIST_MAX_AGE_MS) return current;
+      loading ??= refresh();
+      const waitMs = partnerTimeLeft();
+      if (waitMs === undefined) return loading;
+      try {
+        return await within(loading, waitMs, () => new BankListLate(`not loaded within ${waitMs} ms`));
+      } catch (error) {
+        if (!(error instanceof BankListLate)) throw error;
+        if (current) return current;
+        logger.warn('paystack bank list not loaded within the time the invocation has left');
+        throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
+      }
     },
   };
+}
+
+/** A refresh of the bank list still running when the invocation waiting for it runs out of time. */
+class BankListLate extends Error {
+  override name = 'BankListLate';
 }
 
 /** `meta.page` of `meta.pageCount` (whole numbers, or their digits), where a list's `meta` gives them. */

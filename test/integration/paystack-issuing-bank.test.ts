@@ -27,10 +27,15 @@ async function paystackPartner(chargeBank?: PaystackStandInOptions['chargeBank']
 }
 
 function partnerOf(standIn: PaystackStandIn) {
+  return partnerAt(standIn.url, { secretKey: standIn.secretKey });
+}
+
+/** The adapter against a Paystack at `baseUrl`. */
+function partnerAt(baseUrl: string, { secretKey = 'sk_test_pages', timeoutMs = 2_000 } = {}) {
   return createPaystackPartner({
-    baseUrl: standIn.url,
-    secretKey: async () => standIn.secretKey,
-    timeoutMs: 2_000,
+    baseUrl,
+    secretKey: async () => secretKey,
+    timeoutMs,
     webhookIps: [],
     emailDomain: 'customers.example.ng',
     dvaBank: 'wema-bank',
@@ -121,15 +126,7 @@ describe('Paystack: the bank an account is issued at', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const partner = createPaystackPartner({
-        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        secretKey: async () => 'sk_test_pages',
-        timeoutMs: 2_000,
-        webhookIps: [],
-        emailDomain: 'customers.example.ng',
-        dvaBank: 'wema-bank',
-        memo: { get: async () => undefined, put: async () => undefined },
-      });
+      const partner = partnerAt(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
       await expect(partner.checkBank('057')).resolves.toBeUndefined();
       expect(asked).toEqual(['1', '2', '3']);
     } finally {
@@ -154,5 +151,63 @@ describe('Paystack: the bank an account is issued at', () => {
     );
     // An id alone (no slug, no name) names no bank: numbers differ between Paystack's lists.
     await expect(openAt({ id: paystackBankId('058') })).rejects.toBeInstanceOf(PartnerUnavailable);
+  });
+});
+
+describe('Paystack: the bank list, shared by the invocations waiting for it', () => {
+  it('is loaded for every caller still waiting when the one that started it runs out of time, and each waits no longer than its own time', async () => {
+    const { ANSWER_RESERVE_MS, withInvocationDeadline } = await import('#shared/deadline.ts');
+    const answersAfterMs = 2_000;
+    let asked = 0;
+    const server = createServer((_request, response) => {
+      asked++;
+      setTimeout(() => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        const zenith = { id: 3, name: 'Zenith Bank', slug: 'zenith-bank', code: '057', active: true };
+        const meta = { total: 1, skipped: 0, perPage: 100, page: 1, pageCount: 1 };
+        response.end(JSON.stringify({ status: true, message: 'Banks retrieved', data: [zenith], meta }));
+      }, answersAfterMs);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const partner = partnerAt(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, {
+        timeoutMs: 5_000,
+      });
+      const started = Date.now();
+      /** `checkBank('057')` in an invocation with `partnerMs` of partner time: its outcome and when. */
+      const checkWithin = (partnerMs: number) =>
+        withInvocationDeadline(ANSWER_RESERVE_MS + partnerMs, () => partner.checkBank('057')).then(
+          () => ({ outcome: 'listed', afterMs: Date.now() - started }),
+          (error: unknown) => ({
+            outcome: error instanceof PartnerUnavailable ? 'unavailable' : String(error),
+            afterMs: Date.now() - started,
+          }),
+        );
+      // The first starts the load with 0.3 s of partner time; the second joins with 5 s, the third
+      // with 0.6 s. (The load was bounded by the first's time: all three were unavailable at 0.3 s.)
+      const [first, second, third] = await Promise.all([
+        checkWithin(300),
+        checkWithin(5_000),
+        checkWithin(600),
+      ]);
+      expect([first.outcome, second.outcome, third.outcome]).toEqual([
+        'unavailable',
+        'listed',
+        'unavailable',
+      ]);
+      expect(first.afterMs).toBeLessThan(answersAfterMs);
+      expect(third.afterMs).toBeGreaterThanOrEqual(600);
+      expect(third.afterMs).toBeLessThan(answersAfterMs);
+      expect(second.afterMs).toBeGreaterThanOrEqual(answersAfterMs);
+      expect(asked).toBe(1);
+      // The list is kept: an invocation with no partner time left has it without a call.
+      await expect(
+        withInvocationDeadline(ANSWER_RESERVE_MS, () => partner.checkBank('057')),
+      ).resolves.toBeUndefined();
+      expect(asked).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

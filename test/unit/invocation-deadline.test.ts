@@ -7,6 +7,8 @@ import {
   FINAL_ANSWER_MS,
   MIN_AWS_ATTEMPT_MS,
   MIN_CALL_MS,
+  outsideAnyInvocation,
+  partnerTimeLeft,
   withInvocationDeadline,
 } from '#shared/deadline.ts';
 
@@ -59,6 +61,24 @@ describe('the outside calls of one invocation end in time for it to answer', () 
     // After awaiting them, this test's own calls have no deadline (set with enterWith, the last
     // one set stayed here).
     expect([callTimeout(5_000, { now }), awsAttemptTimeout(5_000, now)]).toEqual([5_000, 5_000]);
+  });
+
+  it('tells an invocation its partner time left, and runs shared work outside any invocation’s time', () => {
+    const [left, spent, shared] = withInvocationDeadline(
+      ANSWER_RESERVE_MS + 1_500,
+      () => [
+        partnerTimeLeft(now),
+        partnerTimeLeft(now + 2_000),
+        outsideAnyInvocation(() => [
+          partnerTimeLeft(now),
+          callTimeout(5_000, { now }),
+          awsAttemptTimeout(5_000, now),
+        ]),
+      ],
+      now,
+    );
+    expect([left, spent, shared]).toEqual([1_500, 0, [undefined, 5_000, 5_000]]);
+    expect(partnerTimeLeft(now)).toBeUndefined();
   });
 
   it('lets DynamoDB and SQS attempts record answers in the reserve, never in the last moments', () => {
