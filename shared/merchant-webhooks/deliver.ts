@@ -4,6 +4,7 @@ import { sign } from '#shared/crypto/standard-webhooks.ts';
 import { type EventRecord, eventItemKey, type MerchantEvent, toApiEvent } from '#shared/events/events.ts';
 import { logger } from '#shared/logger.ts';
 import {
+  createDelivery,
   type DeliveryAttempt,
   type DeliveryMessage,
   type DeliveryRecord,
@@ -95,7 +96,14 @@ async function readAttempt(message: DeliveryMessage) {
  * names an endpoint its delivery is not to.
  */
 export async function deliver(message: DeliveryMessage, now = Date.now()): Promise<void> {
-  const { delivery, stored, endpoint } = await readAttempt(message);
+  const read = await readAttempt(message);
+  const { stored, endpoint } = read;
+  // A redelivery's message is queued before its record is written: the first to handle it records it.
+  const delivery =
+    read.delivery ??
+    (message.redelivery && message.endpoint_id !== undefined
+      ? await createDelivery(message, message.endpoint_id)
+      : undefined);
   if (delivery?.status !== 'pending') return;
   // Its next messages name the endpoint, whatever this one named.
   const next: DeliveryMessage = { ...message, endpoint_id: delivery.endpoint_id };

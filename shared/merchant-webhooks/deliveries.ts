@@ -74,6 +74,12 @@ export interface DeliveryMessage {
    * from messages queued before it was added: those read the delivery first to learn it.
    */
   endpoint_id?: string;
+  /**
+   * A redelivery (`POST /events/{id}/redeliver`): queued before its record is written, so whoever
+   * comes first records it, the handler or the attempt (`deliver`). Recorded first, a delivery whose
+   * message then failed to queue would show `pending` for good, with nothing to end it.
+   */
+  redelivery?: true;
 }
 
 /** The id of the first delivery of an event to an endpoint: the same however often it is fanned out. */

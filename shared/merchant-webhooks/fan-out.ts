@@ -31,12 +31,6 @@ async function recordDelivery(
   return delivery.status === 'pending' && delivery.attempts.length === 0 ? message : undefined;
 }
 
-/** Starts a delivery of `event` to `endpoint` and queues its first attempt. */
-async function startDelivery(event: EventRecord, endpoint: EndpointRecord, deliveryId: string) {
-  const message = await recordDelivery(event, endpoint, deliveryId);
-  if (message) await enqueueDelivery(message);
-}
-
 /** A merchant's enabled endpoints: read now, or once per batch (see the stream consumer). */
 export type EndpointLookup = (merchantId: string) => Promise<EndpointRecord[]>;
 
@@ -86,13 +80,25 @@ export async function recordFanOut(
   };
 }
 
-/** A new delivery of an event (same `webhook-id`) to the given endpoints. */
+/**
+ * A new delivery of an event (same `webhook-id`) to the given endpoints: each queued first, then
+ * recorded (unless its attempt recorded it first). A failed queueing leaves no record behind, so
+ * the caller's 500 means no delivery; one recorded before its message was queued would stay
+ * `pending` for good if the message then failed, as nothing fans a redelivery out again.
+ */
 export async function redeliver(event: EventRecord, endpoints: readonly EndpointRecord[]): Promise<string[]> {
   return Promise.all(
     endpoints.map(async (endpoint) => {
-      const deliveryId = newDeliveryId();
-      await startDelivery(event, endpoint, deliveryId);
-      return deliveryId;
+      const message: DeliveryMessage = {
+        merchant_id: event.merchant_id,
+        event_id: event.event_id,
+        delivery_id: newDeliveryId(),
+        endpoint_id: endpoint.endpoint_id,
+        redelivery: true,
+      };
+      await enqueueDelivery(message);
+      await createDelivery(message, endpoint.endpoint_id);
+      return message.delivery_id;
     }),
   );
 }

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { deliveriesOf } from '#shared/merchant-webhooks/deliveries.ts';
+import { failSqsSends } from '#test/support/faults.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { pay } from '#test/support/payments.ts';
@@ -187,6 +188,51 @@ describe('merchant webhook deliveries (API.md §8)', () => {
         headers: m.headers,
       });
       expect(unknownEndpoint.status).toBe(404);
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+
+  it('leaves no delivery behind a redelivery that could not be queued; one queued whose answer was lost is delivered and recorded once', async () => {
+    const receiver = await startReceiver();
+    try {
+      const m = await aMerchant();
+      const endpoint = await register(m, receiver.url);
+      await pay(gateway, m.merchant.account_number, 900);
+      const event = await firstEvent(m, 'payment.received');
+      await expect
+        .poll(() => deliveryStatus(m, event.id), { timeout: 15_000, interval: 250 })
+        .toBe('delivered');
+      const redeliver = () =>
+        call(gateway, 'POST', `/events/${event.id}/redeliver`, {
+          body: { endpoint_id: endpoint.id },
+          headers: m.headers,
+        });
+      const statuses = async () =>
+        (await deliveriesOf(m.merchant.merchant_id, event.id)).map((d) => d.status);
+
+      // SQS refuses the message: a 500, and no delivery (it stayed pending for good, nothing to end it).
+      const refused = failSqsSends('before');
+      try {
+        expect((await redeliver()).status).toBe(500);
+      } finally {
+        refused.remove();
+      }
+      expect(await statuses()).toEqual(['delivered']);
+
+      // SQS takes it but its answer is lost: a 500 all the same, and the attempt records and makes it.
+      const lost = failSqsSends('after');
+      try {
+        expect((await redeliver()).status).toBe(500);
+      } finally {
+        lost.remove();
+      }
+      await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(2);
+      await expect.poll(statuses, { timeout: 15_000, interval: 250 }).toEqual(['delivered', 'delivered']);
+      expect(receiver.received.map((delivery) => delivery.headers['webhook-id'])).toEqual([
+        event.id,
+        event.id,
+      ]);
     } finally {
       await receiver.close();
     }
