@@ -26,7 +26,7 @@ export interface Credentials {
 
 interface CachedKey {
   record: ApiKeyRecord;
-  allowlist: BlockList | undefined;
+  allowlist: Allowlist | undefined;
   fetchedAt: number;
 }
 
@@ -57,13 +57,27 @@ export function allowlistEntryProblem(entry: string): string | undefined {
   return undefined;
 }
 
+/** A key's allowed client addresses. */
+export interface Allowlist {
+  allows(ip: string | undefined): boolean;
+}
+
+/** IPv6's block of IPv4-mapped addresses (`::ffff:a.b.c.d`). */
+const IPV4_MAPPED = new BlockList();
+IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+
 /**
- * Parses stored CIDR blocks (or single addresses) into a BlockList; throws on a malformed entry. As
+ * Parses stored CIDR blocks (or single addresses) into an allowlist; throws on a malformed entry. As
  * lenient as the checks keys were stored under before `allowlistEntryProblem`: a key saved with
- * `/024` keeps working as it did.
+ * `/024` keeps working as it did. An IPv4 client is matched by IPv4 entries, and by IPv6 entries
+ * only within the IPv4-mapped block (`::ffff:203.0.113.0/120`); an IPv6 client by IPv6 entries (one
+ * IPv4-mapped, `::ffff:a.b.c.d`, is the IPv4 client it names). Node's `BlockList` alone matches an
+ * IPv4 address against every IPv6 block containing its mapped form: `::/0`, written for "any IPv6",
+ * let in every IPv4 client.
  */
-export function toAllowlist(cidrs: readonly string[]): BlockList {
-  const list = new BlockList();
+export function toAllowlist(cidrs: readonly string[]): Allowlist {
+  const ipv4 = new BlockList();
+  const ipv6 = new BlockList();
   for (const cidr of cidrs) {
     const [address = '', prefixText] = cidr.split('/');
     const family = isIP(address);
@@ -74,16 +88,24 @@ export function toAllowlist(cidrs: readonly string[]): BlockList {
     if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || (prefixText ?? '0') === '') {
       throw new Error(`bad prefix length in ${cidr}`);
     }
-    list.addSubnet(address, prefix, type);
+    const mapped = family === 6 && prefix >= 96 && IPV4_MAPPED.check(address, 'ipv6');
+    (family === 4 || mapped ? ipv4 : ipv6).addSubnet(address, prefix, type);
   }
-  return list;
+  return {
+    allows(ip) {
+      const family = ip ? isIP(ip) : 0;
+      if (!ip || family === 0) return false;
+      if (family === 4) return ipv4.check(ip, 'ipv4');
+      return IPV4_MAPPED.check(ip, 'ipv6') ? ipv4.check(ip, 'ipv6') : ipv6.check(ip, 'ipv6');
+    },
+  };
 }
 
 /**
  * A stored allowlist, or, if it cannot be read, one that allows nothing: the key is refused (401)
  * and operators are told, rather than every request failing with a 500.
  */
-function storedAllowlist(record: ApiKeyRecord): BlockList | undefined {
+function storedAllowlist(record: ApiKeyRecord): Allowlist | undefined {
   if (!record.allowed_ips?.length) return undefined;
   try {
     return toAllowlist(record.allowed_ips);
@@ -92,14 +114,8 @@ function storedAllowlist(record: ApiKeyRecord): BlockList | undefined {
       api_key: record.api_key,
       error: String(error),
     });
-    return new BlockList();
+    return toAllowlist([]);
   }
-}
-
-function isAllowedFrom(allowlist: BlockList, ip: string | undefined): boolean {
-  const family = ip ? isIP(ip) : 0;
-  if (!ip || family === 0) return false;
-  return allowlist.check(ip, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 async function loadKey(apiKey: string, now: number): Promise<CachedKey | undefined> {
@@ -144,7 +160,7 @@ export async function authenticate(credentials: Credentials, now = Date.now()): 
   if (!secretMatches(apiSecret, key.record.secret_hash, pepper)) return fail('wrong secret');
   if (key.record.status !== 'active') return fail('revoked key');
   if (key.record.expires_at && Date.parse(key.record.expires_at) <= now) return fail('expired key');
-  if (key.allowlist && !isAllowedFrom(key.allowlist, sourceIp)) return fail('ip not allowed');
+  if (key.allowlist && !key.allowlist.allows(sourceIp)) return fail('ip not allowed');
   // At most one write per key per minute: the cached record remembers the last use it recorded, so
   // a busy key does not pay a (conditional, usually refused) UpdateItem on every request.
   const lastUsed = key.record.last_used_at ? Date.parse(key.record.last_used_at) : 0;

@@ -93,6 +93,14 @@ describe('authenticate', () => {
     await rejects(authenticate({ apiKey, apiSecret, sourceIp: undefined }));
   });
 
+  it('refuses an IPv4 client outside the IPv4 entries, whatever IPv6 block the list also holds', async () => {
+    // "This range, or any IPv6": 127.0.0.1's mapped form ::ffff:127.0.0.1 lies in ::/0 (it was let in).
+    const { apiKey, apiSecret } = await aMerchant({ allowedIps: ['203.0.113.0/24', '::/0'] });
+    await rejects(authenticate({ apiKey, apiSecret, sourceIp: '127.0.0.1' }));
+    await expect(authenticate({ apiKey, apiSecret, sourceIp: '203.0.113.9' })).resolves.toBeTruthy();
+    await expect(authenticate({ apiKey, apiSecret, sourceIp: '2001:db8::9' })).resolves.toBeTruthy();
+  });
+
   it('records when a key was last used', async () => {
     const { apiKey, apiSecret } = await aMerchant();
     expect((await getApiKey(apiKey))?.last_used_at).toBeUndefined();

@@ -36,12 +36,43 @@ describe('API key pairs', () => {
 describe('IP allowlists', () => {
   it('match IPv4 and IPv6 blocks and single addresses', () => {
     const list = toAllowlist(['203.0.113.0/24', '2001:db8::/32', '198.51.100.7']);
-    expect(list.check('203.0.113.200', 'ipv4')).toBe(true);
-    expect(list.check('203.0.114.1', 'ipv4')).toBe(false);
-    expect(list.check('198.51.100.7', 'ipv4')).toBe(true);
-    expect(list.check('198.51.100.8', 'ipv4')).toBe(false);
-    expect(list.check('2001:db8:1::5', 'ipv6')).toBe(true);
-    expect(list.check('2001:db9::1', 'ipv6')).toBe(false);
+    expect(list.allows('203.0.113.200')).toBe(true);
+    expect(list.allows('203.0.114.1')).toBe(false);
+    expect(list.allows('198.51.100.7')).toBe(true);
+    expect(list.allows('198.51.100.8')).toBe(false);
+    expect(list.allows('2001:db8:1::5')).toBe(true);
+    expect(list.allows('2001:db9::1')).toBe(false);
+  });
+
+  it('match an IPv4 client by IPv4 entries, never by an IPv6 block that happens to contain its mapped form', () => {
+    // "This IPv4 range, or any IPv6": an IPv4 client outside the range is refused (it was let in).
+    for (const [v6, inside] of [
+      ['::/0', '2001:db8::1'],
+      ['::/1', '2001:db8::1'],
+      ['::/64', '::2'],
+      ['::/80', '::2'],
+      ['::ffff:0:0/95', '::fffe:0:1'],
+    ] as const) {
+      const list = toAllowlist(['203.0.113.0/24', v6]);
+      expect([v6, list.allows('127.0.0.1'), list.allows('203.0.113.9'), list.allows(inside)]).toEqual([
+        v6,
+        false,
+        true,
+        true,
+      ]);
+    }
+    // Entries written as IPv4-mapped addresses name IPv4 clients.
+    const mapped = toAllowlist(['::ffff:127.0.0.0/104', '::ffff:10.0.0.1']);
+    expect(['127.9.9.9', '10.0.0.1', '10.0.0.2'].map((ip) => mapped.allows(ip))).toEqual([true, true, false]);
+    // An IPv4 client seen as its mapped IPv6 address (a dual-stack socket) is that IPv4 client.
+    const v4 = toAllowlist(['127.0.0.0/8', '2001:db8::/32']);
+    expect(['::ffff:127.0.0.1', '::ffff:10.0.0.1', '::1'].map((ip) => v4.allows(ip))).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect(toAllowlist(['::/0']).allows('::ffff:127.0.0.1')).toBe(false);
+    expect([undefined, '', 'nope'].map((ip) => v4.allows(ip))).toEqual([false, false, false]);
   });
 
   const MALFORMED = [
@@ -69,8 +100,8 @@ describe('IP allowlists', () => {
 
   it('still reads entries stored before the stricter check, as they were read then', () => {
     const list = toAllowlist(['127.0.0.5/032', '10.1.0.0/016']);
-    expect(list.check('127.0.0.5', 'ipv4')).toBe(true);
-    expect(list.check('127.0.0.6', 'ipv4')).toBe(false);
-    expect(list.check('10.1.200.3', 'ipv4')).toBe(true);
+    expect(list.allows('127.0.0.5')).toBe(true);
+    expect(list.allows('127.0.0.6')).toBe(false);
+    expect(list.allows('10.1.200.3')).toBe(true);
   });
 });
