@@ -295,7 +295,9 @@ async function invite(
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) usage('--email must be an email address');
   const { getMerchant } = await import('#shared/merchants/store.ts');
   if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
-  const { createDashboardUser, DuplicateUser, getDashboardUser } = await import('#shared/dashboard/users.ts');
+  const { createDashboardUser, DuplicateUser, getDashboardUser, setTemporaryPassword } = await import(
+    '#shared/dashboard/users.ts'
+  );
   const { temporaryPassword } = await import('#shared/dashboard/passwords.ts');
   const password = local ? temporaryPassword() : undefined;
   const user = await createDashboardUser({ merchantId, email, password }).catch(async (error: Error) => {
@@ -311,7 +313,13 @@ async function invite(
     }
     return existing;
   });
-  if ('status' in user) return alreadyInvited(user, merchantId, print);
+  if ('status' in user) {
+    // Locally nothing was emailed: the password printed at the invitation may be lost, so one who
+    // never signed in is given a new one (on AWS, Cognito's RESEND; the answer says so).
+    if (!password || user.status !== 'FORCE_CHANGE_PASSWORD') return alreadyInvited(user, merchantId, print);
+    await setTemporaryPassword(user.email, password);
+    return alreadyInvited(user, merchantId, print, password);
+  }
   return print(
     { merchant_id: merchantId, email: user.email, temporary_password: password ?? null },
     [
@@ -323,11 +331,15 @@ async function invite(
   );
 }
 
-/** `invite` of a user the merchant has already: nothing is made or sent again; what Cognito says of them. */
+/**
+ * `invite` of a user the merchant has already: nothing is made or sent again (locally, one who never
+ * signed in is given `newPassword`, a new temporary password); what Cognito says of them.
+ */
 export function alreadyInvited(
   user: { email: string; status: string; enabled: boolean; createdAt: string | undefined },
   merchantId: string,
   print: (json: object, text: string) => string,
+  newPassword?: string,
 ): string {
   const validDays = DASHBOARD_USER_POOL.passwordPolicy.TemporaryPasswordValidityDays;
   const invitedAt = user.createdAt ? Date.parse(user.createdAt) : Number.NaN;
@@ -337,21 +349,23 @@ export function alreadyInvited(
       ? 'They have signed in and chosen their password.'
       : user.status !== 'FORCE_CHANGE_PASSWORD'
         ? `Cognito's status for them: ${user.status}.`
-        : expired
-          ? `They never signed in, and their temporary password has expired (${validDays} days): have Cognito send a new one with aws cognito-idp admin-create-user --user-pool-id <DashboardUserPoolId> --username ${user.email} --message-action RESEND.`
-          : `They have not signed in yet: the temporary password given then still stands (for ${validDays} days after the invitation).`;
+        : newPassword
+          ? `They have not signed in yet. Nothing is emailed locally, so they have a new temporary password (the one given before no longer works): ${newPassword}`
+          : expired
+            ? `They never signed in, and their temporary password has expired (${validDays} days): have Cognito send a new one with aws cognito-idp admin-create-user --user-pool-id <DashboardUserPoolId> --username ${user.email} --message-action RESEND.`
+            : `They have not signed in yet: the temporary password given then still stands (for ${validDays} days after the invitation).`;
   return print(
     {
       merchant_id: merchantId,
       email: user.email,
-      temporary_password: null,
+      temporary_password: newPassword ?? null,
       already_invited_at: user.createdAt ?? null,
       signed_in: user.status === 'CONFIRMED',
       status: user.status,
       enabled: user.enabled,
     },
     [
-      `${user.email} is already a dashboard user of ${merchantId} (invited ${user.createdAt ?? 'earlier'}): nothing is made or sent again.`,
+      `${user.email} is already a dashboard user of ${merchantId} (invited ${user.createdAt ?? 'earlier'}): nothing is made${newPassword ? '' : ' or sent'} again.`,
       `  ${state}`,
       ...(user.enabled ? [] : ['  The user is disabled in Cognito: they cannot sign in.']),
     ].join('\n'),

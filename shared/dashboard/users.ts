@@ -102,6 +102,20 @@ export async function getDashboardUser(email: string): Promise<DashboardUser | u
   }
 }
 
+/**
+ * Gives a user who never signed in a new temporary password, to be changed at their next sign-in:
+ * locally, where no invitation is emailed, what Cognito's `RESEND` is on AWS (the one printed at
+ * the invitation may be lost).
+ */
+export async function setTemporaryPassword(email: string, password: string): Promise<void> {
+  await cognito('AdminSetUserPassword', {
+    UserPoolId: userPoolId(),
+    Username: email.trim().toLowerCase(),
+    Password: password,
+    Permanent: false,
+  });
+}
+
 /** Deletes a dashboard user (by email); the local demo user's reset only: operators disable users in Cognito. */
 export async function deleteDashboardUser(email: string): Promise<void> {
   await cognito('AdminDeleteUser', { UserPoolId: userPoolId(), Username: email.trim().toLowerCase() });

@@ -182,21 +182,31 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     });
     expect(signIn.body?.data).toMatchObject({ challenge: 'NEW_PASSWORD_REQUIRED' });
 
-    // Again (a run again, or a retry after Cognito made the user and the answer was lost): nothing new.
+    // Again (a run again, or a retry after Cognito made the user and the answer was lost): no new
+    // user; locally, where nothing is emailed, a new temporary password (the printed one may be lost).
     const again = await keys('invite', '--merchant', merchantId, '--email', email, '--json');
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout.trim())).toEqual({
+    const resent = JSON.parse(again.stdout.trim()) as { temporary_password: string };
+    expect(resent).toEqual({
       merchant_id: merchantId,
       email,
-      temporary_password: null,
+      temporary_password: expect.any(String),
       already_invited_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       signed_in: false,
       status: 'FORCE_CHANGE_PASSWORD',
       enabled: true,
     });
+    expect(resent.temporary_password).not.toBe(result.temporary_password);
+    const signInWith = async (password: string) =>
+      (await call(gateway, 'POST', '/api/v1/dashboard/sessions', { body: { email, password } })).status;
+    expect(await signInWith(result.temporary_password)).toBe(401);
+    const renewed = await call(gateway, 'POST', '/api/v1/dashboard/sessions', {
+      body: { email, password: resent.temporary_password },
+    });
+    expect(renewed.body?.data).toMatchObject({ challenge: 'NEW_PASSWORD_REQUIRED' });
     const againText = await keys('invite', '--merchant', merchantId, '--email', email);
     expect(againText.stdout).toContain(`${email} is already a dashboard user of ${merchantId}`);
-    expect(againText.stdout).toContain('They have not signed in yet');
+    expect(againText.stdout).toContain('They have not signed in yet. Nothing is emailed locally');
     const signedIn = await aDashboardUser(merchantId);
     const confirmed = await keys('invite', '--merchant', merchantId, '--email', signedIn.email);
     expect(confirmed.code).toBe(0);
