@@ -11,7 +11,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * call is cut short, or not started, in time for the handler to answer in its own words (a transfer
  * answered pending, a name enquiry 503). (`node:async_hooks` is loaded by Node's own start-up.)
  */
-const deadlines = new AsyncLocalStorage<number | undefined>();
+const deadlines = new AsyncLocalStorage<number>();
 
 /** Time kept after the outside calls: to record their answers and respond. */
 export const ANSWER_RESERVE_MS = 3_000;
@@ -50,15 +50,6 @@ export class OutOfTime extends Error {
  */
 export function withInvocationDeadline<T>(remainingMs: number, work: () => T, now = Date.now()): T {
   return deadlines.run(now + remainingMs, work);
-}
-
-/**
- * Runs `work` with no invocation's deadline, whoever calls it: for work shared by the invocations
- * that happen to wait for it (the local runtime runs many in one process), which must not end
- * when the one that started it runs out of time. Each waiter bounds its own wait (`partnerTimeLeft`).
- */
-export function outsideAnyInvocation<T>(work: () => T): T {
-  return deadlines.run(undefined, work);
 }
 
 /**

@@ -69,6 +69,14 @@ export class JsonLogger {
     Object.assign(this.#keys(), keys);
   }
 
+  /**
+   * Runs `work` with keys of its own (`keys`, then what it appends), whatever invocation starts it:
+   * for work that outlives that invocation and serves others (a shared load).
+   */
+  withOwnKeys<T>(keys: Fields, work: () => T): T {
+    return this.#invocation.run({ ...keys }, work);
+  }
+
   /** Starts an invocation's keys afresh: empty, and its own from here on, whatever runs beside it. */
   resetKeys(): void {
     this.#invocation.enterWith({});

@@ -2,7 +2,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BANKS, type BankRecord } from '#shared/banks/data.ts';
 import { findBank } from '#shared/banks/index.ts';
-import { CONFIRM_GRACE_MS, callTimeout, outsideAnyInvocation, partnerTimeLeft } from '#shared/deadline.ts';
+import {
+  ANSWER_RESERVE_MS,
+  CONFIRM_GRACE_MS,
+  callTimeout,
+  partnerTimeLeft,
+  withInvocationDeadline,
+} from '#shared/deadline.ts';
 import {
   AccountNotFound,
   BankNotSupported,
@@ -92,6 +98,8 @@ const BANK_LIST_MAX_AGE_MS = 60 * 60 * 1000;
 const BANK_LIST_RETRY_MS = 5 * 60 * 1000;
 /** A cursor loop guard: Paystack lists about 200 Nigerian banks. */
 const BANK_LIST_MAX_PAGES = 20;
+/** A bank list load's time, in partner calls at the partner timeout (NGN's list is 2-3 pages). */
+const BANK_LIST_LOAD_CALLS = 3;
 const BANK_LIST_PAGE_SIZE = 100;
 /** The reference of a Pay with Transfer charge the service makes: `va-` and 12 random bytes in hex. */
 const CHARGE_REFERENCE_BYTES = 12;
@@ -212,7 +220,12 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     return new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected ${what} answer ${answer.status}`);
   };
 
-  const banks = createBankDirectory(call, unexpected, now);
+  const banks = createBankDirectory(call, unexpected, now, {
+    timeoutMs: options.timeoutMs,
+    // The list serves every request that asks while it loads: its log lines are not the starter's.
+    // (A transfer's send loads it with the send's pinned key: its codes must be that account's.)
+    detached: (work) => logger.withOwnKeys({ task: 'paystack bank list' }, work),
+  });
 
   /** Paystack's bank for one of ours; `BankNotSupported` when Paystack cannot pay it. */
   const paystackBankFor = async (bankCode: string): Promise<PaystackBank> => {
@@ -580,16 +593,19 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
 // Banks
 
 /**
- * The cached bank directory. Concurrent callers share one load; a failed refresh keeps serving the
- * stale list (banks rarely change) and retries a few minutes later.
+ * The cached bank directory. Concurrent callers share one load; a list at hand is served while a
+ * refresh runs (banks rarely change), and a failed refresh keeps it and retries a few minutes later.
  */
 function createBankDirectory(
   call: (method: 'GET', path: string) => Promise<Answer>,
   unexpected: (what: string, answer: Answer) => PartnerUnavailable,
   now: () => number,
+  { timeoutMs, detached }: { timeoutMs: number; detached: <T>(work: () => Promise<T>) => Promise<T> },
 ) {
   let current: BankDirectory | undefined;
-  let loading: Promise<BankDirectory> | undefined;
+  let loading: { list: Promise<BankDirectory>; startedAt: number } | undefined;
+  /** A load's own time: `BANK_LIST_LOAD_CALLS` calls at the partner timeout. */
+  const loadBudgetMs = BANK_LIST_LOAD_CALLS * timeoutMs;
 
   /**
    * Every page of `GET /bank`: by Paystack's cursor (`meta.next`) while its answers give one; by
@@ -644,41 +660,57 @@ function createBankDirectory(
   };
 
   /**
-   * One refresh, shared by every caller that asks while it runs. It runs outside any invocation's
-   * time (each page's call bounded by the partner timeout alone): the local runtime runs many
-   * invocations in one process, and a load bounded by the time of the one that started it failed
-   * for every other caller waiting on it once that one ran out. Its outcome is kept here, whoever
-   * is still waiting.
+   * One refresh, shared by every caller that asks while it runs, in time of its own
+   * (`loadBudgetMs`), not the starter's: the local runtime runs many invocations in one process, and
+   * a load bounded by the time of the one that started it failed for every other caller waiting on
+   * it once that one ran out. Its outcome is kept here, whoever is still waiting.
    */
-  const refresh = () =>
-    outsideAnyInvocation(async () => {
-      try {
-        current = await load();
-      } catch (error) {
-        if (!current) throw error;
-        logger.warn('paystack bank list refresh failed, using the cached list', { error: String(error) });
-        current = { ...current, fetchedAt: now() - BANK_LIST_MAX_AGE_MS + BANK_LIST_RETRY_MS };
-      }
-      return current;
-    }).finally(() => {
-      loading = undefined;
-    });
+  const refresh = () => {
+    const started = {
+      startedAt: now(),
+      list: detached(() =>
+        withInvocationDeadline(loadBudgetMs + ANSWER_RESERVE_MS, async () => {
+          try {
+            current = await load();
+          } catch (error) {
+            if (!current) throw error;
+            logger.warn('paystack bank list refresh failed, using the cached list', { error: String(error) });
+            current = { ...current, fetchedAt: now() - BANK_LIST_MAX_AGE_MS + BANK_LIST_RETRY_MS };
+          }
+          return current;
+        }),
+      ).finally(() => {
+        if (loading === started) loading = undefined;
+      }),
+    };
+    return started;
+  };
 
   return {
     /**
-     * The list; each caller waits for a refresh no longer than its own invocation's partner time,
-     * then takes the stale list if there is one, or `PartnerUnavailable`.
+     * The list. A caller with a list at hand, however old, has it at once while a refresh runs;
+     * without one, it waits for the refresh no longer than its own partner time (then
+     * `PartnerUnavailable`). An invocation with no time left for a call starts no load.
      */
     async get(): Promise<BankDirectory> {
       if (current && now() - current.fetchedAt < BANK_LIST_MAX_AGE_MS) return current;
-      loading ??= refresh();
+      // Older than its own time: a load frozen with the invocation that started it (a Lambda
+      // container between invocations), whose calls are cut at the thaw. A new one is started.
+      if (loading && now() - loading.startedAt > loadBudgetMs) loading = undefined;
+      if (!loading) {
+        if (callTimeout(timeoutMs) === undefined) {
+          if (current) return current;
+          throw new PartnerNotCalled(PARTNER_RETRY_AFTER_SECONDS, 'no time left for a partner call');
+        }
+        loading = refresh();
+      }
+      if (current) return current;
       const waitMs = partnerTimeLeft();
-      if (waitMs === undefined) return loading;
+      if (waitMs === undefined) return loading.list;
       try {
-        return await within(loading, waitMs, () => new BankListLate(`not loaded within ${waitMs} ms`));
+        return await within(loading.list, waitMs, () => new BankListLate(`not loaded within ${waitMs} ms`));
       } catch (error) {
         if (!(error instanceof BankListLate)) throw error;
-        if (current) return current;
         logger.warn('paystack bank list not loaded within the time the invocation has left');
         throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, error);
       }

@@ -1,6 +1,7 @@
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ANSWER_RESERVE_MS, withInvocationDeadline } from '#shared/deadline.ts';
 import { PartnerUnavailable } from '#shared/errors.ts';
 import { createPaystackPartner } from '#shared/partners/paystack.ts';
 import {
@@ -31,11 +32,19 @@ function partnerOf(standIn: PaystackStandIn) {
 }
 
 /** The adapter against a Paystack at `baseUrl`. */
-function partnerAt(baseUrl: string, { secretKey = 'sk_test_pages', timeoutMs = 2_000 } = {}) {
+function partnerAt(
+  baseUrl: string,
+  {
+    secretKey = 'sk_test_pages',
+    timeoutMs = 2_000,
+    now,
+  }: { secretKey?: string; timeoutMs?: number; now?: () => number } = {},
+) {
   return createPaystackPartner({
     baseUrl,
     secretKey: async () => secretKey,
     timeoutMs,
+    now,
     webhookIps: [],
     emailDomain: 'customers.example.ng',
     dvaBank: 'wema-bank',
@@ -155,59 +164,98 @@ describe('Paystack: the bank an account is issued at', () => {
 });
 
 describe('Paystack: the bank list, shared by the invocations waiting for it', () => {
-  it('is loaded for every caller still waiting when the one that started it runs out of time, and each waits no longer than its own time', async () => {
-    const { ANSWER_RESERVE_MS, withInvocationDeadline } = await import('#shared/deadline.ts');
-    const answersAfterMs = 2_000;
+  const servers: Server[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  /** A Paystack whose n-th `/bank` answer comes `answersAfterMs[n]` ms after it is asked (the last: every later one's). */
+  async function bankListAnswering(answersAfterMs: number[]) {
     let asked = 0;
     const server = createServer((_request, response) => {
+      const delay = answersAfterMs[Math.min(asked, answersAfterMs.length - 1)] ?? 0;
       asked++;
       setTimeout(() => {
         response.writeHead(200, { 'content-type': 'application/json' });
         const zenith = { id: 3, name: 'Zenith Bank', slug: 'zenith-bank', code: '057', active: true };
         const meta = { total: 1, skipped: 0, perPage: 100, page: 1, pageCount: 1 };
         response.end(JSON.stringify({ status: true, message: 'Banks retrieved', data: [zenith], meta }));
-      }, answersAfterMs);
+      }, delay).unref();
     });
+    servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const partner = partnerAt(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, {
-        timeoutMs: 5_000,
-      });
-      const started = Date.now();
-      /** `checkBank('057')` in an invocation with `partnerMs` of partner time: its outcome and when. */
-      const checkWithin = (partnerMs: number) =>
-        withInvocationDeadline(ANSWER_RESERVE_MS + partnerMs, () => partner.checkBank('057')).then(
-          () => ({ outcome: 'listed', afterMs: Date.now() - started }),
-          (error: unknown) => ({
-            outcome: error instanceof PartnerUnavailable ? 'unavailable' : String(error),
-            afterMs: Date.now() - started,
-          }),
-        );
-      // The first starts the load with 0.3 s of partner time; the second joins with 5 s, the third
-      // with 0.6 s. (The load was bounded by the first's time: all three were unavailable at 0.3 s.)
-      const [first, second, third] = await Promise.all([
-        checkWithin(300),
-        checkWithin(5_000),
-        checkWithin(600),
-      ]);
-      expect([first.outcome, second.outcome, third.outcome]).toEqual([
-        'unavailable',
-        'listed',
-        'unavailable',
-      ]);
-      expect(first.afterMs).toBeLessThan(answersAfterMs);
-      expect(third.afterMs).toBeGreaterThanOrEqual(600);
-      expect(third.afterMs).toBeLessThan(answersAfterMs);
-      expect(second.afterMs).toBeGreaterThanOrEqual(answersAfterMs);
-      expect(asked).toBe(1);
-      // The list is kept: an invocation with no partner time left has it without a call.
-      await expect(
-        withInvocationDeadline(ANSWER_RESERVE_MS, () => partner.checkBank('057')),
-      ).resolves.toBeUndefined();
-      expect(asked).toBe(1);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked: () => asked };
+  }
+
+  /** `checkBank('057')` in an invocation with `partnerMs` of partner time: its outcome, and when from `since`. */
+  const checkWithin = (partner: ReturnType<typeof partnerAt>, partnerMs: number, since = Date.now()) =>
+    withInvocationDeadline(ANSWER_RESERVE_MS + partnerMs, () => partner.checkBank('057')).then(
+      () => ({ outcome: 'listed', afterMs: Date.now() - since }),
+      (error: unknown) => ({
+        outcome: error instanceof PartnerUnavailable ? 'unavailable' : String(error),
+        afterMs: Date.now() - since,
+      }),
+    );
+
+  it('is loaded for every caller still waiting when the one that started it runs out of time, and each waits no longer than its own time', async () => {
+    const answersAfterMs = 2_000;
+    const paystack = await bankListAnswering([answersAfterMs]);
+    const partner = partnerAt(paystack.url, { timeoutMs: 5_000 });
+    const started = Date.now();
+    // The first starts the load with 0.6 s of partner time; the second joins with 5 s, the third
+    // with 0.8 s. (The load was bounded by the first's time: all three were unavailable at 0.6 s.)
+    const [first, second, third] = await Promise.all([
+      checkWithin(partner, 600, started),
+      checkWithin(partner, 5_000, started),
+      checkWithin(partner, 800, started),
+    ]);
+    expect([first.outcome, second.outcome, third.outcome]).toEqual(['unavailable', 'listed', 'unavailable']);
+    expect(first.afterMs).toBeLessThan(answersAfterMs);
+    expect(third.afterMs).toBeGreaterThanOrEqual(800);
+    expect(third.afterMs).toBeLessThan(answersAfterMs);
+    expect(second.afterMs).toBeGreaterThanOrEqual(answersAfterMs);
+    expect(paystack.asked()).toBe(1);
+    // The list is kept: an invocation with no partner time left has it without a call.
+    await expect(
+      withInvocationDeadline(ANSWER_RESERVE_MS, () => partner.checkBank('057')),
+    ).resolves.toBeUndefined();
+    expect(paystack.asked()).toBe(1);
+  });
+
+  it('starts no load in an invocation with no time left for a call', async () => {
+    const paystack = await bankListAnswering([0]);
+    const partner = partnerAt(paystack.url);
+    await expect(checkWithin(partner, 0)).resolves.toMatchObject({ outcome: 'unavailable' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(paystack.asked()).toBe(0);
+    await expect(checkWithin(partner, 2_000)).resolves.toMatchObject({ outcome: 'listed' });
+    expect(paystack.asked()).toBe(1);
+  });
+
+  it('serves a list past its hour at once while the refresh runs', async () => {
+    const clock = { now: Date.now() };
+    const paystack = await bankListAnswering([0, 2_000]);
+    const partner = partnerAt(paystack.url, { timeoutMs: 5_000, now: () => clock.now });
+    await expect(checkWithin(partner, 5_000)).resolves.toMatchObject({ outcome: 'listed' });
+    clock.now += 61 * 60_000;
+    const stale = await checkWithin(partner, 5_000);
+    expect(stale.outcome).toBe('listed');
+    expect(stale.afterMs).toBeLessThan(1_000);
+    await expect.poll(paystack.asked).toBe(2);
+  });
+
+  it('starts a new load rather than join one older than its own time (frozen with the Lambda that started it)', async () => {
+    const clock = { now: Date.now() };
+    // The first load is never answered; its calls are cut at 2 s, its own time is 6 s.
+    const paystack = await bankListAnswering([60_000, 0]);
+    const partner = partnerAt(paystack.url, { timeoutMs: 2_000, now: () => clock.now });
+    await expect(checkWithin(partner, 600)).resolves.toMatchObject({ outcome: 'unavailable' });
+    expect(paystack.asked()).toBe(1);
+    clock.now += 6_001;
+    await expect(checkWithin(partner, 2_000)).resolves.toMatchObject({ outcome: 'listed' });
+    expect(paystack.asked()).toBe(2);
   });
 });

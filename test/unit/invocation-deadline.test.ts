@@ -7,7 +7,6 @@ import {
   FINAL_ANSWER_MS,
   MIN_AWS_ATTEMPT_MS,
   MIN_CALL_MS,
-  outsideAnyInvocation,
   partnerTimeLeft,
   withInvocationDeadline,
 } from '#shared/deadline.ts';
@@ -63,21 +62,13 @@ describe('the outside calls of one invocation end in time for it to answer', () 
     expect([callTimeout(5_000, { now }), awsAttemptTimeout(5_000, now)]).toEqual([5_000, 5_000]);
   });
 
-  it('tells an invocation its partner time left, and runs shared work outside any invocation’s time', () => {
-    const [left, spent, shared] = withInvocationDeadline(
+  it('tells an invocation its partner time left, never below 0, and nothing outside one', () => {
+    const left = withInvocationDeadline(
       ANSWER_RESERVE_MS + 1_500,
-      () => [
-        partnerTimeLeft(now),
-        partnerTimeLeft(now + 2_000),
-        outsideAnyInvocation(() => [
-          partnerTimeLeft(now),
-          callTimeout(5_000, { now }),
-          awsAttemptTimeout(5_000, now),
-        ]),
-      ],
+      () => [partnerTimeLeft(now), partnerTimeLeft(now + 2_000)],
       now,
     );
-    expect([left, spent, shared]).toEqual([1_500, 0, [undefined, 5_000, 5_000]]);
+    expect(left).toEqual([1_500, 0]);
     expect(partnerTimeLeft(now)).toBeUndefined();
   });
 

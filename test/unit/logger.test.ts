@@ -65,6 +65,24 @@ describe('the JSON logger', () => {
     }
   });
 
+  it("gives work that outlives its invocation keys of its own, and leaves the invocation's as they were", () => {
+    const logger = new JsonLogger('naira-pay', 'INFO');
+    const { stdout } = captured(() => {
+      logger.resetKeys();
+      logger.appendKeys({ request_id: 'req-A' });
+      logger.withOwnKeys({ task: 'shared load' }, () => {
+        logger.appendKeys({ page: 2 });
+        logger.info('inside');
+      });
+      logger.info('after');
+    });
+    expect(stdout[0]).toMatchObject({ message: 'inside', task: 'shared load', page: 2 });
+    expect(stdout[0]).not.toHaveProperty('request_id');
+    expect(stdout[1]).toMatchObject({ message: 'after', request_id: 'req-A' });
+    expect(stdout[1]).not.toHaveProperty('task');
+    expect(stdout[1]).not.toHaveProperty('page');
+  });
+
   it('keeps entries below its level out, and sends warnings and errors to stderr', () => {
     const logger = new JsonLogger('s', 'WARN');
     const { stdout, stderr } = captured(() => {
