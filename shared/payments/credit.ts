@@ -17,7 +17,7 @@ import {
 import { logger } from '#shared/logger.ts';
 import { traceKeys } from '#shared/partner-webhooks/trace.ts';
 import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
-import { keepUnmatched } from '#shared/payments/unmatched.ts';
+import { keepUnmatched, returnedTwinOf } from '#shared/payments/unmatched.ts';
 import {
   accountTotalItem,
   decideRefusal,
@@ -36,6 +36,8 @@ import { putTransactionItem, toApiTransaction, transactionRecord } from '#shared
 
 /** Why a payment is kept when the partner reused the id of another, credited payment. */
 export const REUSED_PAYMENT_ID = 'payment id already credited with other details';
+/** Why a payment is kept whose partner id is that of another payment, returned to its payer. */
+export const REUSED_RETURNED_ID = 'payment id already returned to its payer for another payment';
 /** Why a payment is kept when it came under a delivery id another credited payment came under. */
 export const REUSED_DELIVERY_ID = 'webhook-id already credited for another payment';
 
@@ -320,6 +322,12 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
         return 'held';
       }
       if (error instanceof EntryClaimed) {
+        // An operator returned another payment under this id to its payer: this one reused the id,
+        // and is kept (API.md §11), never dropped. (Its own redeliveries find it kept.)
+        if (await returnedTwinOf(event, error.claim)) {
+          await keepUnmatched(event, `${REUSED_RETURNED_ID} (${error.entryId})`);
+          return 'unmatched';
+        }
         // An operator returned this payment to its payer: a redelivery credits nothing.
         logger.warn('payment not credited: it was returned to its payer', {
           entry_id: error.entryId,

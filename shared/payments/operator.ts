@@ -23,11 +23,14 @@ import {
   paymentEntryId,
   paymentReference,
   REUSED_PAYMENT_ID,
+  REUSED_RETURNED_ID,
 } from '#shared/payments/credit.ts';
 import {
+  creditedTwinOf,
   findUnmatched,
   type Resolution,
   resolutionUpdate,
+  returnedTwinOf,
   statusOf,
   type UnmatchedRecord,
   unmatchedId,
@@ -102,18 +105,37 @@ async function assertStillOpen(record: UnmatchedRecord): Promise<void> {
 
 /**
  * The ledger entry id and reference a kept payment is credited under: the payment's usual ones, or
- * for a payment that reused the partner id of another, credited payment, ones of their own:
- * `payment-reused:` and its fingerprint. Not `payment:`, whose ids the partner's own ids make: a
- * partner payment whose id happened to be `<id>#<fingerprint>` would be taken for it.
+ * for a payment that reused the partner id of another, ones of their own: `payment-reused:` and its
+ * fingerprint. Not `payment:`, whose ids the partner's own ids make: a partner payment whose id
+ * happened to be `<id>#<fingerprint>` would be taken for it. A payment reused the id when it was
+ * kept for that (the other credited or returned by then), or when an operator has since credited or
+ * returned another payment kept under the same id (two payments both kept, for an unknown account,
+ * say: the first resolved takes the usual id). A usual id a redelivery credited stays this
+ * payment's own, as before.
  */
-function creditEntryOf(record: UnmatchedRecord, event: PaymentReceived) {
-  if (!record.reason.startsWith(REUSED_PAYMENT_ID)) {
-    return { entryId: paymentEntryId(event), reference: paymentReference(event) };
-  }
+async function creditEntryOf(record: UnmatchedRecord, event: PaymentReceived) {
+  const usual = { entryId: paymentEntryId(event), reference: paymentReference(event), reused: false };
+  if (!isReuse(record) && !(await takenByTwin(event, usual.entryId))) return usual;
   return {
     entryId: `${REUSED_PREFIX}${event.partner}:${event.payment_id}#${record.variant}`,
     reference: `${REUSED_PREFIX}${event.payment_id}#${record.variant}`,
+    reused: true,
   };
+}
+
+/** Kept because its partner id was another payment's, credited or returned. */
+function isReuse(record: UnmatchedRecord): boolean {
+  return record.reason.startsWith(REUSED_PAYMENT_ID) || record.reason.startsWith(REUSED_RETURNED_ID);
+}
+
+/** Whether an operator's credit or return of another payment kept under the same id took `entryId`. */
+async function takenByTwin(event: PaymentReceived, entryId: string): Promise<boolean> {
+  try {
+    return (await getEntry(entryId)) !== undefined && (await creditedTwinOf(event, entryId)) !== undefined;
+  } catch (error) {
+    if (!(error instanceof EntryClaimed)) throw error;
+    return (await returnedTwinOf(event, error.claim)) !== undefined;
+  }
 }
 
 /** What the entry ids and references of reused partner ids' payments begin with. */
@@ -126,9 +148,9 @@ const REUSED_PREFIX = 'payment-reused:';
  * would be credited under it). None where no money can be credited: a refused attempt, a delivery
  * about a transfer or naming nothing.
  */
-function creditIdOf(record: UnmatchedRecord): string | undefined {
+async function creditIdOf(record: UnmatchedRecord): Promise<string | undefined> {
   const { event } = record;
-  if (event.type === 'PaymentReceived') return creditEntryOf(record, event).entryId;
+  if (event.type === 'PaymentReceived') return (await creditEntryOf(record, event)).entryId;
   if (
     event.type === 'DeliveryUnusable' &&
     event.partner_id &&
@@ -147,7 +169,7 @@ function creditIdOf(record: UnmatchedRecord): string | undefined {
  * again, whichever merchant the operator names.
  */
 async function entryFor(record: UnmatchedRecord, event: PaymentReceived) {
-  const entry = creditEntryOf(record, event);
+  const entry = await creditEntryOf(record, event);
   const existing = await getEntry(entry.entryId);
   if (!existing) return entry;
   // Another operator's credit of this very record, committed since it was read: say so.
@@ -192,7 +214,7 @@ export async function creditUnmatched(
   }
   if (!(await getMerchant(request.merchantId)))
     throw new OperatorError('unknown_merchant', `no merchant ${request.merchantId}`);
-  const { entryId, reference } = await entryFor(record, event).catch((error: unknown) =>
+  const { entryId, reference, reused } = await entryFor(record, event).catch((error: unknown) =>
     returnedMeanwhile(record, error),
   );
   const resolution: Resolution = {
@@ -204,7 +226,7 @@ export async function creditUnmatched(
     entry_id: entryId,
   };
   const resolutionItem = { Update: resolutionUpdate(record, resolution) };
-  const into = await accountPaid(record, event, request.merchantId);
+  const into = reused ? undefined : await accountPaid(event, request.merchantId);
   try {
     const { entry, applied } = into
       ? await creditIntoVirtualAccount(event, into, {
@@ -256,12 +278,7 @@ export async function creditUnmatched(
  * account then shows it, as if the consumer had credited it. Not for a reused id's twin (the account
  * has the first payment under that id), nor for another merchant (the money goes to their wallet).
  */
-async function accountPaid(
-  record: UnmatchedRecord,
-  event: PaymentReceived,
-  merchantId: string,
-): Promise<AccountOwner | undefined> {
-  if (record.reason.startsWith(REUSED_PAYMENT_ID)) return undefined;
+async function accountPaid(event: PaymentReceived, merchantId: string): Promise<AccountOwner | undefined> {
   const owner = await ownerOf(event.partner, event.account_ids);
   return owner?.kind === 'virtual_account' && owner.merchant_id === merchantId ? owner : undefined;
 }
@@ -286,7 +303,7 @@ async function returnedMeanwhile(record: UnmatchedRecord, error: unknown): Promi
 export async function returnUnmatched(id: string, action: OperatorAction): Promise<UnmatchedRecord> {
   const record = await openPayment(id, action);
   const resolution: Resolution = { status: 'returned', at: new Date().toISOString(), ...action };
-  const claimed = creditIdOf(record);
+  const claimed = await creditIdOf(record);
   try {
     // A credit of the same payment at the same moment cancels this with TransactionConflict, unwritten.
     await retryingConflicts(() =>
@@ -401,7 +418,7 @@ export async function listUnmatched(): Promise<UnmatchedRecord[]> {
  * both refuse it). Shown only; the record itself is an operator's to resolve and stays as kept.
  */
 async function asItStands(record: UnmatchedRecord): Promise<UnmatchedRecord> {
-  const entryId = record.status ? undefined : creditIdOf(record);
+  const entryId = record.status ? undefined : await creditIdOf(record);
   // A claim (a return's, committed since the scan) is no credit: the record then reads returned.
   const entry = entryId
     ? await getEntry(entryId).catch((error: unknown) => {

@@ -116,6 +116,51 @@ export async function keepUnmatched(event: QueuedEvent & Kept, reason: string): 
   }
 }
 
+/** The record a payment (or attempt, or delivery) is kept under, if it is kept. */
+export async function keptRecordOf(event: Kept): Promise<UnmatchedRecord | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName('unmatchedPayments'),
+      Key: { payment_key: unmatchedKey(event), variant: variantOf(event) },
+      ConsistentRead: true,
+    }),
+  );
+  return Item as UnmatchedRecord | undefined;
+}
+
+/** Another payment than `event` kept under the same partner id, resolved as `resolvedAs` says. */
+async function twinOf(
+  event: PaymentReceived,
+  resolvedAs: (record: UnmatchedRecord) => boolean,
+): Promise<UnmatchedRecord | undefined> {
+  const variant = variantOf(event);
+  return (await keptUnder(unmatchedKey(event))).find(
+    (record) => record.variant !== variant && record.event.type === 'PaymentReceived' && resolvedAs(record),
+  );
+}
+
+/**
+ * The other payment kept under the same partner id whose return to its payer made `claim` (a
+ * return's claim and resolution are written together, with one time and operator): another
+ * payment than `event`, which then reused the id. Undefined when the claim is not such a return (a
+ * return of an unreadable delivery, which may be this very payment).
+ */
+export function returnedTwinOf(event: PaymentReceived, claim: { at: string; by: string }) {
+  return twinOf(
+    event,
+    (record) =>
+      record.status === 'returned' && record.resolved_at === claim.at && record.resolved_by === claim.by,
+  );
+}
+
+/**
+ * The other payment kept under the same partner id that an operator credited under `entryId`:
+ * another payment than `event`, which then reused the id.
+ */
+export function creditedTwinOf(event: PaymentReceived, entryId: string) {
+  return twinOf(event, (record) => record.status === 'credited' && record.entry_id === entryId);
+}
+
 /**
  * The kept payments an operator's id names: `<partner>:<id>#<variant>` names one; `<partner>:<id>`
  * names every payment kept under that partner id (one, unless a partner reused the id).

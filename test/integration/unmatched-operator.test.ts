@@ -428,6 +428,92 @@ describe('operators resolve unmatched payments', () => {
     expect((await auditMerchant(m)).problems).toEqual([]);
   });
 
+  it('keeps, never drops, a different payment under the id of one returned to its payer; credits it under its own entry', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const { event: returned, id } = await anUnmatchedPayment(123_400);
+    await returnUnmatched(id, { reason: 'sent back', by });
+    // Another payment (another account, another amount) under the same partner id.
+    const other = payment(merchant.account_number, 999_900, returned.payment_id);
+    expect(await receivePayment(other)).toBe('unmatched');
+    const kept = await unmatchedOf('sandbox', returned.payment_id);
+    expect(
+      kept.map((record) => [
+        statusOf(record),
+        record.event.type === 'PaymentReceived' && record.event.amount,
+      ]),
+    ).toEqual(
+      expect.arrayContaining([
+        ['returned', 123_400],
+        ['open', 999_900],
+      ]),
+    );
+    const twin = kept.find((record) => statusOf(record) === 'open');
+    if (!twin) throw new Error('not kept');
+    expect(twin.reason).toMatch(/^payment id already returned to its payer for another payment/);
+    // Redeliveries of either credit nothing and keep nothing new.
+    expect(await receivePayment(returned)).toBe('unmatched');
+    expect(await receivePayment(other)).toBe('unmatched');
+    expect(await unmatchedOf('sandbox', returned.payment_id)).toHaveLength(2);
+    const { entry } = await creditUnmatched(unmatchedId(twin), { merchantId: m, reason: 'its own', by });
+    expect(entry.entry_id).toBe(`payment-reused:sandbox:${returned.payment_id}#${twin.variant}`);
+    expect(await balanceOf(m)).toBe(999_900);
+    expect(await receivePayment(other)).toBe('unmatched');
+    expect(await balanceOf(m)).toBe(999_900);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('resolves each of two different payments kept under one partner id, whichever is resolved first', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const twins = async () => {
+      const sessionId = nipSessionId();
+      const first = payment(anAccount('101', '8'), 11_100, sessionId);
+      const second = payment(anAccount('101', '8'), 22_200, sessionId);
+      expect([await receivePayment(first), await receivePayment(second)]).toEqual(['unmatched', 'unmatched']);
+      const kept = await unmatchedOf('sandbox', sessionId);
+      const idOf = (amount: number) => {
+        const record = kept.find((r) => r.event.type === 'PaymentReceived' && r.event.amount === amount);
+        if (!record) throw new Error('not kept');
+        return unmatchedId(record);
+      };
+      return { sessionId, first: idOf(11_100), second: idOf(22_200) };
+    };
+    const shown = async (id: string) => {
+      const record = (await listUnmatched()).find((r) => unmatchedId(r) === id);
+      return record && statusOf(record);
+    };
+
+    // The first credited: the second is still open (it read credited, by a redelivery), and credited
+    // under its own entry (it was refused as credited already).
+    const credited = await twins();
+    await creditUnmatched(credited.first, { merchantId: m, reason: 'first', by });
+    expect(await shown(credited.second)).toBe('open');
+    const { entry } = await creditUnmatched(credited.second, { merchantId: m, reason: 'second', by });
+    expect(entry.entry_id).toMatch(/^payment-reused:sandbox:/);
+    expect(await balanceOf(m)).toBe(33_300);
+
+    // The first returned: the second can be credited (it was refused as returned) or returned.
+    const returned = await twins();
+    await returnUnmatched(returned.first, { reason: 'sent back', by });
+    expect(await shown(returned.second)).toBe('open');
+    await creditUnmatched(returned.second, { merchantId: m, reason: 'second', by });
+    expect(await balanceOf(m)).toBe(55_500);
+    const sentBack = await twins();
+    await returnUnmatched(sentBack.first, { reason: 'sent back', by });
+    await expect(returnUnmatched(sentBack.second, { reason: 'sent back too', by })).resolves.toMatchObject({
+      status: 'returned',
+    });
+    // Neither is credited twice by a redelivery once resolved.
+    for (const { sessionId } of [credited, returned, sentBack]) {
+      for (const amount of [11_100, 22_200]) {
+        expect(await receivePayment(payment(anAccount('101', '8'), amount, sessionId))).not.toBe('credited');
+      }
+    }
+    expect(await balanceOf(m)).toBe(55_500);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
   it("never takes a partner payment whose id is another's plus a fingerprint for that other's kept payment", async () => {
     // A partner's ids may hold `#`: the id `<X>#<fingerprint>` is its own payment, however it ends.
     for (const resolve of ['credit', 'return'] as const) {
