@@ -128,10 +128,16 @@ function isReuse(record: UnmatchedRecord): boolean {
   return record.reason.startsWith(REUSED_PAYMENT_ID) || record.reason.startsWith(REUSED_RETURNED_ID);
 }
 
-/** Whether an operator's credit or return of another payment kept under the same id took `entryId`. */
+/**
+ * Whether another payment took `entryId`: an operator's credit or return of another payment kept
+ * under the same id, or a credit of another amount (a redelivery's of its twin: this payment's own
+ * would be of its amount).
+ */
 async function takenByTwin(event: PaymentReceived, entryId: string): Promise<boolean> {
   try {
-    return (await getEntry(entryId)) !== undefined && (await creditedTwinOf(event, entryId)) !== undefined;
+    const entry = await getEntry(entryId);
+    if (!entry) return false;
+    return entry.amount !== event.amount || (await creditedTwinOf(event, entryId)) !== undefined;
   } catch (error) {
     if (!(error instanceof EntryClaimed)) throw error;
     return (await returnedTwinOf(event, error.claim)) !== undefined;

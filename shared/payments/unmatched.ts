@@ -128,14 +128,28 @@ export async function keptRecordOf(event: Kept): Promise<UnmatchedRecord | undef
   return Item as UnmatchedRecord | undefined;
 }
 
+/**
+ * Whether a kept payment is surely another payment than `event`: another amount, or accounts that
+ * share none. A redelivery may name its account by fewer ids (Paystack's optional receiver fields),
+ * which changes its fingerprint but not what it is: it is never taken for another payment.
+ */
+function anotherPayment(kept: Kept, event: PaymentReceived): boolean {
+  if (kept.type !== 'PaymentReceived') return false;
+  if (kept.amount !== event.amount) return true;
+  return (
+    kept.account_ids.length > 0 &&
+    event.account_ids.length > 0 &&
+    !kept.account_ids.some((id) => event.account_ids.includes(id))
+  );
+}
+
 /** Another payment than `event` kept under the same partner id, resolved as `resolvedAs` says. */
 async function twinOf(
   event: PaymentReceived,
   resolvedAs: (record: UnmatchedRecord) => boolean,
 ): Promise<UnmatchedRecord | undefined> {
-  const variant = variantOf(event);
   return (await keptUnder(unmatchedKey(event))).find(
-    (record) => record.variant !== variant && record.event.type === 'PaymentReceived' && resolvedAs(record),
+    (record) => anotherPayment(record.event, event) && resolvedAs(record),
   );
 }
 

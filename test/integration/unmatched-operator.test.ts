@@ -514,6 +514,34 @@ describe('operators resolve unmatched payments', () => {
     expect((await auditMerchant(m)).problems).toEqual([]);
   });
 
+  it("resolves a kept payment whose twin a redelivery credited; never credits one taken for its returned twin's redelivery", async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    // Kept for an unknown account; then another payment under its id, to the merchant, credited.
+    const { event: kept, id } = await anUnmatchedPayment(22_200);
+    expect(await receivePayment(payment(merchant.account_number, 11_100, kept.payment_id))).toBe('credited');
+    const shown = (await listUnmatched()).find((record) => unmatchedId(record) === id);
+    expect(shown && statusOf(shown)).toBe('open');
+    const { entry } = await creditUnmatched(id, { merchantId: m, reason: 'its own', by });
+    expect(entry.entry_id).toMatch(/^payment-reused:sandbox:/);
+    expect(await balanceOf(m)).toBe(33_300);
+
+    // Returned; then the same payment delivered again naming its account by fewer ids (another
+    // fingerprint, same amount): the same payment, never credited.
+    const { event: returned, id: returnedId } = await anUnmatchedPayment(5_000);
+    await returnUnmatched(returnedId, { reason: 'sent back', by });
+    expect(await receivePayment({ ...returned, account_ids: [] })).toBe('unmatched');
+    const [again] = (await unmatchedOf('sandbox', returned.payment_id)).filter(
+      (record) => statusOf(record) === 'open',
+    );
+    if (!again) throw new Error('not kept');
+    await expect(
+      creditUnmatched(unmatchedId(again), { merchantId: m, reason: 'no', by }),
+    ).rejects.toMatchObject({ code: 'already_returned' });
+    expect(await balanceOf(m)).toBe(33_300);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
   it("never takes a partner payment whose id is another's plus a fingerprint for that other's kept payment", async () => {
     // A partner's ids may hold `#`: the id `<X>#<fingerprint>` is its own payment, however it ends.
     for (const resolve of ['credit', 'return'] as const) {
