@@ -196,7 +196,9 @@ export async function runKeys(argv: string[]): Promise<string> {
   }
   if (command === 'roll') {
     const apiKey = rest[0] ?? usage('roll needs the api_key');
-    const hours = Number(values['old-expires-in-hours']);
+    const given = values['old-expires-in-hours'] ?? '';
+    // Decimal hours only: `Number` reads '' as 0 (the old key ended at once) and '0x10' as 16.
+    const hours = /^\d+(?:\.\d+)?$/.test(given) ? Number(given) : Number.NaN;
     if (!Number.isFinite(hours) || hours < 0 || hours > 168)
       usage('--old-expires-in-hours must be 0 to 168 (7 days)');
     await checkLocalPepper();
@@ -316,7 +318,8 @@ async function invite(
   if ('status' in user) {
     // Locally nothing was emailed: the password printed at the invitation may be lost, so one who
     // never signed in is given a new one (on AWS, Cognito's RESEND; the answer says so).
-    if (!password || user.status !== 'FORCE_CHANGE_PASSWORD') return alreadyInvited(user, merchantId, print);
+    if (!password || !user.enabled || user.status !== 'FORCE_CHANGE_PASSWORD')
+      return alreadyInvited(user, merchantId, print);
     await setTemporaryPassword(user.email, password);
     return alreadyInvited(user, merchantId, print, password);
   }

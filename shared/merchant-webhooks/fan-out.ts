@@ -82,12 +82,13 @@ export async function recordFanOut(
 
 /**
  * A new delivery of an event (same `webhook-id`) to the given endpoints: each queued first, then
- * recorded (unless its attempt recorded it first). A failed queueing leaves no record behind, so
- * the caller's 500 means no delivery; one recorded before its message was queued would stay
- * `pending` for good if the message then failed, as nothing fans a redelivery out again.
+ * recorded (unless its attempt recorded it first). A failed queueing leaves no record behind; one
+ * recorded before its message was queued would stay `pending` for good if the message then failed,
+ * as nothing fans a redelivery out again. Every endpoint's queueing and record is finished before
+ * any failure is thrown: the deliveries that were queued are then all shown.
  */
 export async function redeliver(event: EventRecord, endpoints: readonly EndpointRecord[]): Promise<string[]> {
-  return Promise.all(
+  const outcomes = await Promise.allSettled(
     endpoints.map(async (endpoint) => {
       const message: DeliveryMessage = {
         merchant_id: event.merchant_id,
@@ -101,4 +102,7 @@ export async function redeliver(event: EventRecord, endpoints: readonly Endpoint
       return message.delivery_id;
     }),
   );
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<string>).value);
 }

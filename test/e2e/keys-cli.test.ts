@@ -167,6 +167,14 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     // Options the parser itself refuses: unknown, or a value it cannot take.
     expect((await keys('create', '--name', 'Gamma Ltd', '--unknown-flag')).code).toBe(2);
     expect((await keys('roll', third.api_key ?? '', '--old-expires-in-hours', '-1')).code).toBe(2);
+    // A mistyped number is no hour count: '' was read as 0 (the old key ended at once), '0x10' as 16.
+    for (const typo of [
+      '--old-expires-in-hours=',
+      '--old-expires-in-hours=0x10',
+      '--old-expires-in-hours=1e1',
+    ]) {
+      expect((await keys('roll', third.api_key ?? '', typo)).code).toBe(2);
+    }
   });
 
   it("invites a merchant's dashboard user, who must choose a password at first sign-in", async () => {

@@ -233,6 +233,20 @@ describe('merchant webhook deliveries (API.md §8)', () => {
         event.id,
         event.id,
       ]);
+
+      // To two endpoints, the second's message refused: a 500 once the first's is queued and recorded.
+      await register(m, receiver.url);
+      const second = failSqsSends('before', { only: 2 });
+      try {
+        const everyEndpoint = await call(gateway, 'POST', `/events/${event.id}/redeliver`, {
+          headers: m.headers,
+        });
+        expect(everyEndpoint.status).toBe(500);
+      } finally {
+        second.remove();
+      }
+      expect(await statuses()).toHaveLength(3);
+      await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(3);
     } finally {
       await receiver.close();
     }

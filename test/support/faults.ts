@@ -168,16 +168,22 @@ export function failAttempts(
 }
 
 /**
- * Makes the shared SQS client's `SendMessage` fail: `before` (nothing queued) or `after` (queued,
- * then the answer is lost, as when the connection drops on the way back). Other commands pass.
+ * Makes the shared SQS client's `SendMessage` fail (every one, or the `only`-th): `before` (nothing
+ * queued) or `after` (queued, then the answer is lost, as when the connection drops on the way
+ * back). Other commands pass.
  */
-export function failSqsSends(when: 'before' | 'after'): { attempts(): number; remove(): void } {
+export function failSqsSends(
+  when: 'before' | 'after',
+  { only }: { only?: number } = {},
+): { attempts(): number; remove(): void } {
   const name = `sqs-fault-${randomUUID()}`;
   let attempts = 0;
   sqs.middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName !== 'SendMessageCommand') return next(args);
       attempts += 1;
+      // `only`: the n-th send alone fails; the others pass.
+      if (only !== undefined && attempts !== only) return next(args);
       if (when === 'after') await next(args);
       throw Object.assign(new Error('injected: SQS did not answer'), { name: 'InjectedSqsFault' });
     },
