@@ -2,7 +2,7 @@ import { PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { EARLIER_SENDS_OVER_MS } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
-import { getTransaction, type TransactionRecord } from '#shared/transactions/store.ts';
+import { getTransaction, holdResends, type TransactionRecord } from '#shared/transactions/store.ts';
 import { handedOverElsewhere } from '#shared/transfers/dispatch.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
@@ -17,6 +17,9 @@ import { settleTransfer } from '#shared/transfers/settle.ts';
 
 /** How long after its last hand-over to the partner a transfer may be failed: no send is still on its way. */
 export const QUIET_AFTER_SEND_MS = EARLIER_SENDS_OVER_MS;
+
+/** How long after that a transfer an operator means to fail is still not sent again: time to come back. */
+export const OPERATOR_RETURN_MS = 15 * 60_000;
 
 export class TransferOperatorError extends Error {
   constructor(
@@ -48,11 +51,20 @@ export async function failTransfer(
       `transfer ${reference} is ${transfer.status}: only a pending transfer can be failed`,
     );
   const lastSent = Math.max(Date.parse(transfer.created_at), transfer.dispatched_at ?? 0);
-  if (now - lastSent < QUIET_AFTER_SEND_MS)
+  if (now - lastSent < QUIET_AFTER_SEND_MS) {
+    const quietFrom = lastSent + QUIET_AFTER_SEND_MS;
+    // An operator means to end it: no resend (the requery's, a retry's) until then and a while after,
+    // or each would start the wait again (resends come on a growing hold: the first time the
+    // operator could end a transfer that kept failing was about half an hour on, for a minute).
+    const until = Math.max(transfer.resend_after ?? 0, quietFrom + OPERATOR_RETURN_MS);
+    const held = await holdResends(merchantId, reference, until);
     throw new TransferOperatorError(
       'recently_sent',
-      `transfer ${reference} was handed to the partner at ${new Date(lastSent).toISOString()}: a send may still be on its way; try again after ${new Date(lastSent + QUIET_AFTER_SEND_MS).toISOString()}`,
+      `transfer ${reference} was handed to the partner at ${new Date(lastSent).toISOString()}: a send may still be on its way; try again after ${new Date(quietFrom).toISOString()}${
+        held ? ` (no resend until ${new Date(until).toISOString()})` : ''
+      }`,
     );
+  }
   const asked = await askPartner(transfer);
   const settled = await settleTransfer(
     transfer,

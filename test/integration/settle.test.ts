@@ -323,6 +323,34 @@ describe("an operator's failing of a transfer (ops transfers fail)", () => {
     expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
   });
 
+  it('holds resends of a transfer it refuses as recently sent, so it can be failed once that send is over', async () => {
+    const { merchantId, transfer } = await aTransfer();
+    const { holdResends, recordDispatch } = await import('#shared/transactions/store.ts');
+    const { OPERATOR_RETURN_MS, QUIET_AFTER_SEND_MS } = await import('#shared/transfers/operator.ts');
+    // A transfer the partner never answered: nothing holds its resends.
+    await holdResends(merchantId, transfer.reference, 0);
+    const lastSent = Math.max(Date.parse(transfer.created_at), transfer.dispatched_at ?? 0);
+    await expect(
+      failTransfer(merchantId, transfer.reference, {
+        reason: 'never made',
+        by: 'test',
+        now: lastSent + 1_000,
+      }),
+    ).rejects.toMatchObject({ code: 'recently_sent', message: expect.stringContaining('no resend until') });
+    expect((await getTransaction(merchantId, transfer.reference))?.resend_after).toBe(
+      lastSent + QUIET_AFTER_SEND_MS + OPERATOR_RETURN_MS,
+    );
+    // The requery's resend is held (it counted one, and the wait began again).
+    expect(await recordDispatch(merchantId, transfer.reference, { idleOnly: true })).toBeUndefined();
+    const failed = await failTransfer(merchantId, transfer.reference, {
+      reason: 'never made',
+      by: 'test',
+      now: lastSent + QUIET_AFTER_SEND_MS + 1,
+    });
+    expect(failed.transfer).toMatchObject({ status: 'failed' });
+    expect(await balanceOf(merchantId)).toBe(20_000);
+  });
+
   it('changes nothing when the transfer is handed to the partner again while it runs', async () => {
     const { merchantId, transfer } = await aTransfer();
     const { recordDispatch } = await import('#shared/transactions/store.ts');
