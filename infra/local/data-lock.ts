@@ -22,6 +22,21 @@ function running(pid: number): boolean {
   }
 }
 
+/** The running process that holds `dataDir`, if one does (a folder that does not exist: none). */
+export function holderOf(dataDir: string): number | undefined {
+  let entries: string[];
+  try {
+    entries = readdirSync(dataDir);
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    const holder = Number(LOCK_FILE.exec(entry)?.[1] ?? Number.NaN);
+    if (Number.isSafeInteger(holder) && holder !== process.pid && running(holder)) return holder;
+  }
+  return undefined;
+}
+
 /**
  * Holds `dataDir` (which exists) for this process until it exits, or throws `DataFolderInUse`
  * naming a process that holds it; returns the lock file's name. Each start writes its own lock

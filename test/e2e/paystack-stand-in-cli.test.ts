@@ -1,6 +1,10 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockFileOf } from '#infra/local/data-lock.ts';
 import { freePort } from '#infra/local/process.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 import { startReceiver } from '#test/support/receiver.ts';
@@ -107,5 +111,27 @@ describe('npm run paystack:stand-in', { timeout: 60_000 }, () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
     expect(receiver.received).toHaveLength(3);
+  });
+
+  it("warns when the DATA_DIR it would give the service is a running npm start's (a sandbox's, exported)", async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'naira-stand-in-'));
+    // This test's process stands for the running npm start that holds the folder.
+    writeFileSync(path.join(folder, lockFileOf(process.pid)), '');
+    const held = spawn(process.execPath, ['--import', 'tsx', 'test/support/paystack-stand-in-cli.ts'], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, PAYSTACK_STAND_IN_PORT: String(await freePort()), DATA_DIR: folder },
+    });
+    let printed = '';
+    held.stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString('utf8');
+    });
+    try {
+      await expect.poll(() => printed, { timeout: 30_000 }).toContain('Commands');
+      expect(printed).toContain(`${folder} is in use by a running npm start, process ${process.pid}`);
+      expect(printed).not.toContain('a data folder of its own');
+    } finally {
+      held.kill();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

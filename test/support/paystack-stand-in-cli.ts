@@ -7,6 +7,7 @@
  * own, in the foreground).
  */
 import { createInterface } from 'node:readline';
+import { holderOf } from '#infra/local/data-lock.ts';
 import { changedPortSettings, DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { DEFAULT_PAYSTACK_SECRET_KEY, startPaystackStandIn } from '#test/support/paystack-stand-in.ts';
 
@@ -37,12 +38,16 @@ async function main() {
     .map((setting) => `${setting} `)
     .join('');
   const dataDir = process.env.DATA_DIR || '.data-paystack';
+  // A DATA_DIR in the shell may be a sandbox service's (exported for it): --fresh would empty it.
+  const holder = holderOf(dataDir);
   console.log(
     [
       `Paystack stand-in at ${standIn.url} (its events go to http://127.0.0.1:${gatewayPort}/webhooks/paystack)`,
       'In another terminal:',
       `  DATA_DIR=${dataDir} ${ports}PARTNER=paystack PAYSTACK_BASE_URL=${standIn.url} PAYSTACK_SECRET_KEY=${standIn.secretKey} npm start`,
-      '  (a data folder of its own: the stand-in keeps nothing; after restarting it, add -- --fresh)',
+      holder === undefined
+        ? '  (a data folder of its own: the stand-in keeps nothing; after restarting it, add -- --fresh)'
+        : `  (${dataDir} is in use by a running npm start, process ${holder}: if that is not the Paystack service this command starts, give this one another DATA_DIR, as --fresh empties the folder; the stand-in keeps nothing, so after restarting it, start the Paystack service with -- --fresh)`,
       HELP,
     ].join('\n'),
   );

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataFolderInUse, holdDataFolder, lockFileOf } from '#infra/local/data-lock.ts';
+import { DataFolderInUse, holdDataFolder, holderOf, lockFileOf } from '#infra/local/data-lock.ts';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -32,6 +32,16 @@ describe('the data folder held by one npm start', () => {
     expect(() => holdDataFolder(folder)).toThrow(DataFolderInUse);
     expect(() => holdDataFolder(folder)).toThrow(`in use by another npm start (process ${process.ppid})`);
     expect(locks(folder)).toEqual([lockFileOf(process.ppid)]);
+  });
+
+  it('names its running holder to those that only look (the Paystack stand-in), never a gone one', () => {
+    const folder = aFolder();
+    expect(holderOf(folder)).toBeUndefined();
+    expect(holderOf(path.join(folder, 'absent'))).toBeUndefined();
+    writeFileSync(path.join(folder, lockFileOf(gonePid())), '');
+    expect(holderOf(folder)).toBeUndefined();
+    writeFileSync(path.join(folder, lockFileOf(process.ppid)), '');
+    expect(holderOf(folder)).toBe(process.ppid);
   });
 
   it('is taken over from processes that are gone (npm starts killed with SIGKILL), theirs removed', () => {
