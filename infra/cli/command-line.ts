@@ -19,8 +19,8 @@ export const usage = (message: string): never => {
 
 /**
  * node:util `parseArgs` with positionals, refusing an option given twice unless it takes several
- * values: `parseArgs` would keep the last silently, and `unmatched credit … --merchant A --merchant B`
- * would credit B.
+ * values (`parseArgs` would keep the last silently, and `unmatched credit … --merchant A --merchant B`
+ * would credit B), and blank values and arguments.
  */
 export function parseCommandLine<const O extends NonNullable<ParseArgsConfig['options']>>(
   args: string[],
@@ -29,6 +29,11 @@ export function parseCommandLine<const O extends NonNullable<ParseArgsConfig['op
   const parsed = parseArgs({ args, options, allowPositionals: true, tokens: true });
   const given = new Set<string>();
   for (const token of parsed.tokens) {
+    // A blank value is a slip (an unset shell variable), never a value: `--merchant ""` reached
+    // DynamoDB as an empty key (exit 1, its raw error).
+    if (token.kind === 'option' && token.value !== undefined && token.value.trim() === '')
+      usage(`${token.rawName} needs a value`);
+    if (token.kind === 'positional' && token.value.trim() === '') usage('an argument is empty');
     if (token.kind !== 'option' || options[token.name]?.multiple) continue;
     if (given.has(token.name)) usage(`${token.rawName} is given more than once`);
     given.add(token.name);

@@ -11,6 +11,7 @@ import {
   useLocalEnvironment,
 } from '#infra/cli/command-line.ts';
 import { QUEUE_LIST } from '#shared/definitions/queues.ts';
+import { isIsoDateTime } from '#shared/schemas.ts';
 
 /**
  * Operator tools: `npm run ops -- dlq …` (dead-letter queues), `npm run ops -- unmatched …`
@@ -149,11 +150,13 @@ async function deadLetters(command: string, values: Values, print: Print): Promi
   const messageId = typeof values.message === 'string' ? values.message : undefined;
   const moved = await redriveDeadLetters(pair, { messageId });
   if (messageId && moved.length === 0)
-    usage(`no message ${messageId} in the dead-letter queue of ${queue.name}`);
+    usage(
+      `no message ${messageId} in the dead-letter queue of ${queue.name} (or it is hidden for up to 30 s by a dlq list or redrive running elsewhere: run again then)`,
+    );
   return print(
     moved,
     moved.length === 0
-      ? `No messages in the dead-letter queue of ${queue.name}: nothing to move`
+      ? `No messages in the dead-letter queue of ${queue.name}: nothing to move (a dlq list or redrive running elsewhere hides its messages for up to 30 s)`
       : [
           `Moved ${moved.length} message(s) back to ${queue.name} (new ids):`,
           ...moved.map((m) => `  ${m.from} -> ${m.to}  ${m.summary}`),
@@ -169,10 +172,10 @@ function timeOption(values: Values, name: 'from' | 'to'): string {
   const given = values[name];
   if (typeof given !== 'string')
     return usage(`fan-out needs --${name} <time> (ISO 8601 with its offset, e.g. 2026-11-24T10:00:00Z)`);
-  const time = Date.parse(given);
-  if (!/^\d{4}-\d\d-\d\dT.*(Z|[+-]\d\d:?\d\d)$/i.test(given) || !Number.isFinite(time))
+  // As the API reads times: a real day and time of day (`Date.parse` reads 2026-02-30 as 2 March).
+  if (!isIsoDateTime(given))
     return usage(`--${name}: not an ISO 8601 time with its offset (Z or +01:00): ${given}`);
-  return new Date(time).toISOString();
+  return new Date(Date.parse(given)).toISOString();
 }
 
 async function givenUp(command: string, values: Values, print: Print): Promise<string> {

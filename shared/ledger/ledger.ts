@@ -69,6 +69,13 @@ export class BalanceCeiling extends Error {
   }
 }
 
+/** A posting would take a balance past 2^53, where it is no longer exact: no flag lets it through. */
+export class PastExactIntegers extends RangeError {
+  constructor(readonly balanceAfter: number) {
+    super(`a posting would take the balance to ${balanceAfter}, past exact integers`);
+  }
+}
+
 /** A companion write's condition failed: the caller's precondition no longer holds. */
 export class CompanionConflict extends Error {
   constructor(readonly index: number) {
@@ -300,8 +307,7 @@ async function postNow(posting: Posting): Promise<PostResult> {
     const balanceAfter = balance + posting.amount;
     if (pastCeiling(balanceAfter)) throw new BalanceCeiling(balanceAfter);
     // Past 2^53 a balance is no longer exact: no flag lets a posting go there.
-    if (!Number.isSafeInteger(balanceAfter))
-      throw new RangeError(`a posting would take the balance to ${balanceAfter}, past exact integers`);
+    if (!Number.isSafeInteger(balanceAfter)) throw new PastExactIntegers(balanceAfter);
     if (balanceAfter < 0) {
       // The balance read is current (consistent read); still, a concurrent debit may have applied
       // this very entry: only a missing entry makes this an insufficient-funds answer.

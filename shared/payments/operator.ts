@@ -13,6 +13,7 @@ import {
   EntryClaimed,
   getEntry,
   type LedgerEntry,
+  PastExactIntegers,
 } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
@@ -51,6 +52,7 @@ export type OperatorRefusal =
   | 'unknown_merchant'
   | 'not_creditable'
   | 'over_max_balance'
+  | 'past_exact_integers'
   | 'reason_required';
 
 /** Why an operator's request was refused; nothing was written. */
@@ -271,6 +273,12 @@ export async function creditUnmatched(
       throw new OperatorError(
         'over_max_balance',
         `crediting ${event.amount} kobo would take the balance of ${request.merchantId} to ${error.balanceAfter}, past MAX_BALANCE (${config.limits.maxBalance})`,
+      );
+    }
+    if (error instanceof PastExactIntegers) {
+      throw new OperatorError(
+        'past_exact_integers',
+        `crediting ${event.amount} kobo would take the balance of ${request.merchantId} to ${error.balanceAfter}, past exact integers: never posted`,
       );
     }
     // The resolution's condition failed: another operator resolved it first.

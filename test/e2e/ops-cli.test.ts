@@ -223,6 +223,29 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     expect(unknownId.code).toBe(2);
     expect(unknownId.stderr).toContain('no unmatched payment sandbox:nothing');
     expect((await ops('dlq', 'redrive', '--message', 'no-such-message')).code).toBe(2);
+    // A blank value or argument (an unset shell variable) is a usage error, never DynamoDB's (exit 1).
+    for (const line of [
+      ['unmatched', 'credit', id, '--merchant', '', '--reason', 'r'],
+      ['ledger', 'audit', '--merchant', ''],
+      ['transfers', 'fail', 'ref', '--merchant', ' ', '--reason', 'r'],
+      ['unmatched', 'return', '', '--reason', 'r'],
+    ]) {
+      const blank = await ops(...line);
+      expect([blank.code, blank.stderr], line.join(' ')).toEqual([2, expect.stringContaining('Usage:')]);
+    }
+    // A day that does not exist is no time (Date.parse reads 2026-02-30 as 2 March).
+    const noSuchDay = await ops(
+      'events',
+      'fan-out',
+      '--from',
+      '2026-02-30T00:00:00Z',
+      '--to',
+      '2026-03-09T00:00:00Z',
+    );
+    expect([noSuchDay.code, noSuchDay.stderr]).toEqual([
+      2,
+      expect.stringContaining('--from: not an ISO 8601 time'),
+    ]);
   });
 
   it('lists a dead-lettered payment and leaves it there; redrive moves it back and the consumer credits it', async () => {

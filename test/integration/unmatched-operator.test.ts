@@ -542,6 +542,19 @@ describe('operators resolve unmatched payments', () => {
     expect((await auditMerchant(m)).problems).toEqual([]);
   });
 
+  it('refuses, as a refusal, a credit past exact integers, even allowed past MAX_BALANCE; writes nothing', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, 1_000);
+    const { id } = await anUnmatchedPayment(Number.MAX_SAFE_INTEGER);
+    await expect(
+      creditUnmatched(id, { merchantId: m, reason: 'huge', by, allowPastMaxBalance: true }),
+    ).rejects.toMatchObject({ code: 'past_exact_integers' });
+    expect(await balanceOf(m)).toBe(1_000);
+    const [record] = await findUnmatched(id);
+    expect(record && statusOf(record)).toBe('open');
+  });
+
   it("never takes a partner payment whose id is another's plus a fingerprint for that other's kept payment", async () => {
     // A partner's ids may hold `#`: the id `<X>#<fingerprint>` is its own payment, however it ends.
     for (const resolve of ['credit', 'return'] as const) {
