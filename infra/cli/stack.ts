@@ -32,8 +32,19 @@ const BUNDLE_POSITION = /(?:file:\/\/)?(?:[^\s()]*\/)?index\.mjs:(\d+):(\d+)/g;
  * The stack with each bundle position replaced by its source position (`shared/ledger/ledger.ts:120:7`,
  * relative to the project); a position the map has no source for is kept, and marked.
  */
-export function mapStack(stack: string, sourceMap: SourceMap, bundleDir: string): string {
+export function mapStack(
+  stack: string,
+  sourceMap: SourceMap,
+  bundleDir: string,
+  lineLengths?: readonly number[],
+): string {
   return stack.replace(BUNDLE_POSITION, (position, line: string, column: string) => {
+    // Past the bundle's end (a line it does not have, a column past its line's end): another
+    // commit's bundle. `findEntry` would answer the last mapping before it, as if it were mapped.
+    const length = lineLengths?.[Number(line) - 1];
+    if (lineLengths && (length === undefined || Number(column) < 1 || Number(column) > length + 1)) {
+      return `${position} (no such position in this commit's bundle: not the bundle deployed)`;
+    }
     const entry = sourceMap.findEntry(Number(line) - 1, Number(column) - 1) as {
       originalSource?: string;
       originalLine?: number;
@@ -59,7 +70,10 @@ export async function mapFunctionStack(name: string, stack: string): Promise<str
     const file = path.join(dir, 'index.mjs');
     await build({ ...esbuildOptions(BUNDLING, entry, file), metafile: false, absWorkingDir: ROOT });
     const sourceMap = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')));
-    return mapStack(stack, sourceMap, dir);
+    const lineLengths = readFileSync(file, 'utf8')
+      .split('\n')
+      .map((text) => text.length);
+    return mapStack(stack, sourceMap, dir, lineLengths);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -58,6 +58,15 @@ describe('npm run stack: a logged stack trace mapped back to the source', () => 
     );
   });
 
+  it("marks a position the bundle does not have (another commit's bundle), never maps it to the last line", async () => {
+    for (const position of ['index.mjs:99999:1', 'index.mjs:3:999999']) {
+      const mapped = await runStack(['refuse-method'], () => `at x (file:///var/task/${position})`);
+      expect(mapped).toBe(
+        `at x (file:///var/task/${position} (no such position in this commit's bundle: not the bundle deployed))`,
+      );
+    }
+  });
+
   it('refuses an unknown function, and a stack with no bundle position', async () => {
     await expect(runStack(['no-such-function'], () => 'at x (index.mjs:1:2)')).rejects.toBeInstanceOf(
       UsageError,
