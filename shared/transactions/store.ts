@@ -76,6 +76,12 @@ export interface TransactionRecord {
    * has it (`holdResends`). Absent: a retry resends at once.
    */
   resend_after?: number;
+  /**
+   * Epoch ms before which no resend is made: an operator asked to fail the transfer while a send
+   * may still be on its way (`holdForOperator`). Kept apart from `resend_after`, which each send's
+   * answer sets again: that would cut the operator's hold short.
+   */
+  operator_hold_until?: number;
 }
 
 /** The transaction as API.md §4 shows it. */
@@ -209,7 +215,9 @@ export async function recordDispatch(
   reference: string,
   { idleOnly = false, account }: { idleOnly?: boolean; account?: string } = {},
 ): Promise<Dispatch | undefined> {
-  const idle = idleOnly ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :at)' : '';
+  const idle = idleOnly
+    ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :at) AND (attribute_not_exists(operator_hold_until) OR operator_hold_until <= :at)'
+    : '';
   // Every earlier hand-over known not to have reached the partner: the account is not yet bound.
   const sameAccount = account
     ? ' AND (attribute_not_exists(partner_account) OR partner_account = :account OR size(unposted_dispatches) = dispatches)'
@@ -320,6 +328,21 @@ export function keepRefusal(
  */
 export function holdResends(merchantId: string, reference: string, until: number): Promise<boolean> {
   return setWhilePending(merchantId, reference, 'SET resend_after = :until', { ':until': until });
+}
+
+/**
+ * An operator asked to fail a pending transfer while a send may still be on its way: retries do not
+ * send it again before `until` (epoch ms), so that it can be failed then. Only ever lengthened.
+ * False if the transfer is no longer pending, or already held as long.
+ */
+export function holdForOperator(merchantId: string, reference: string, until: number): Promise<boolean> {
+  return setWhilePending(
+    merchantId,
+    reference,
+    'SET operator_hold_until = :until',
+    { ':until': until },
+    { condition: '(attribute_not_exists(operator_hold_until) OR operator_hold_until < :until)', values: {} },
+  );
 }
 
 /** Updates a transaction by `update` while it is pending (and `also` holds); false if it was not. */

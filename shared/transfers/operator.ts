@@ -2,7 +2,7 @@ import { PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { EARLIER_SENDS_OVER_MS } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
-import { getTransaction, holdResends, type TransactionRecord } from '#shared/transactions/store.ts';
+import { getTransaction, holdForOperator, type TransactionRecord } from '#shared/transactions/store.ts';
 import { handedOverElsewhere } from '#shared/transfers/dispatch.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
@@ -56,12 +56,22 @@ export async function failTransfer(
     // An operator means to end it: no resend (the requery's, a retry's) until then and a while after,
     // or each would start the wait again (resends come on a growing hold: the first time the
     // operator could end a transfer that kept failing was about half an hour on, for a minute).
-    const until = Math.max(transfer.resend_after ?? 0, quietFrom + OPERATOR_RETURN_MS);
-    const held = await holdResends(merchantId, reference, until);
+    const until = quietFrom + OPERATOR_RETURN_MS;
+    // The hold is the refusal's only write; one that fails is logged, and the refusal stands.
+    const held = await holdForOperator(merchantId, reference, until).catch((error: unknown) => {
+      logger.warn('resends of a transfer to fail not held', {
+        merchant_id: merchantId,
+        reference,
+        error: String(error),
+      });
+      return false;
+    });
     throw new TransferOperatorError(
       'recently_sent',
-      `transfer ${reference} was handed to the partner at ${new Date(lastSent).toISOString()}: a send may still be on its way; try again after ${new Date(quietFrom).toISOString()}${
-        held ? ` (no resend until ${new Date(until).toISOString()})` : ''
+      `transfer ${reference} was ${transfer.dispatched_at === undefined ? 'made' : 'handed to the partner'} at ${new Date(lastSent).toISOString()}: a send may still be on its way; try again after ${new Date(quietFrom).toISOString()}${
+        held || (transfer.operator_hold_until ?? 0) >= until
+          ? ` (no resend until ${new Date(Math.max(until, transfer.operator_hold_until ?? 0)).toISOString()})`
+          : ''
       }`,
     );
   }

@@ -337,11 +337,25 @@ describe("an operator's failing of a transfer (ops transfers fail)", () => {
         now: lastSent + 1_000,
       }),
     ).rejects.toMatchObject({ code: 'recently_sent', message: expect.stringContaining('no resend until') });
-    expect((await getTransaction(merchantId, transfer.reference))?.resend_after).toBe(
+    expect((await getTransaction(merchantId, transfer.reference))?.operator_hold_until).toBe(
       lastSent + QUIET_AFTER_SEND_MS + OPERATOR_RETURN_MS,
     );
-    // The requery's resend is held (it counted one, and the wait began again).
+    // A send under way when the operator ran answers after it and sets its own, shorter hold
+    // (here: already over): the operator's still holds the requery's resend (it would have counted
+    // one, and the wait begun again).
+    await holdResends(merchantId, transfer.reference, Date.now() - 1);
     expect(await recordDispatch(merchantId, transfer.reference, { idleOnly: true })).toBeUndefined();
+    // Asked again, the hold is not lengthened: the time given stands.
+    await expect(
+      failTransfer(merchantId, transfer.reference, {
+        reason: 'never made',
+        by: 'test',
+        now: lastSent + 2_000,
+      }),
+    ).rejects.toMatchObject({ message: expect.stringContaining('no resend until') });
+    expect((await getTransaction(merchantId, transfer.reference))?.operator_hold_until).toBe(
+      lastSent + QUIET_AFTER_SEND_MS + OPERATOR_RETURN_MS,
+    );
     const failed = await failTransfer(merchantId, transfer.reference, {
       reason: 'never made',
       by: 'test',
