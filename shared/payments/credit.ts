@@ -17,7 +17,7 @@ import {
 import { logger } from '#shared/logger.ts';
 import { traceKeys } from '#shared/partner-webhooks/trace.ts';
 import type { PaymentReceived, PaymentRejected, QueuedEvent } from '#shared/partners/partner.ts';
-import { keepUnmatched, returnedTwinOf } from '#shared/payments/unmatched.ts';
+import { creditedTwinOf, keepUnmatched, returnedTwinOf } from '#shared/payments/unmatched.ts';
 import {
   accountTotalItem,
   decideRefusal,
@@ -32,7 +32,12 @@ import {
   virtualAccountState,
   withPayment,
 } from '#shared/payments/virtual-accounts.ts';
-import { putTransactionItem, toApiTransaction, transactionRecord } from '#shared/transactions/store.ts';
+import {
+  getTransaction,
+  putTransactionItem,
+  toApiTransaction,
+  transactionRecord,
+} from '#shared/transactions/store.ts';
 
 /** Why a payment is kept when the partner reused the id of another, credited payment. */
 export const REUSED_PAYMENT_ID = 'payment id already credited with other details';
@@ -285,6 +290,25 @@ export async function creditIntoVirtualAccount(
 
 export type PaymentOutcome = 'credited' | 'duplicate' | 'unmatched' | 'held';
 
+/**
+ * Whether the payment the merchant was credited under this payment's id went to the account `owner`
+ * names (its wallet, or which of its virtual accounts): one that reused the id for another account
+ * of the same merchant, for the same amount, is another payment, not a redelivery. Read only when
+ * the id is taken. (A redelivery of a payment kept and credited by an operator elsewhere may read
+ * as another: it is kept under its fingerprint, which it has already, and nothing new is kept.)
+ */
+export async function paidSameAccount(
+  merchantId: string,
+  event: Pick<PaymentReceived, 'payment_id'>,
+  owner: AccountOwner,
+): Promise<boolean> {
+  const credited = await getTransaction(merchantId, paymentReference(event));
+  // Unreadable as a payment's: taken for the redelivery it most likely is.
+  if (!credited) return true;
+  const paidInto = owner.kind === 'virtual_account' ? (owner.reference ?? null) : null;
+  return (credited.virtual_account_reference ?? null) === paidInto;
+}
+
 /** Times a payment is tried again when a virtual account's total moved under it. */
 const ACCOUNT_ATTEMPTS = 10;
 
@@ -310,7 +334,13 @@ export async function receivePayment(event: Received, known?: AccountOwner): Pro
     try {
       const { entry, applied } = await creditPrepared(merchantId, paymentPosting({ event, owner }).prepare);
       if (applied) return 'credited';
-      if (entry.merchant_id !== merchantId || entry.amount !== event.amount) {
+      if (
+        entry.merchant_id !== merchantId ||
+        entry.amount !== event.amount ||
+        !(await paidSameAccount(merchantId, event, owner)) ||
+        // An operator credited another payment kept under this id (to this merchant, for this amount).
+        (await creditedTwinOf(event, entry.entry_id)) !== undefined
+      ) {
         // The partner reused a payment id for a different payment: never credit it as the first one.
         await keepUnmatched(event, `${REUSED_PAYMENT_ID} (${entry.entry_id})`);
         return 'unmatched';

@@ -21,6 +21,7 @@ import type { PaymentReceived } from '#shared/partners/partner.ts';
 import {
   creditedPaymentItems,
   creditIntoVirtualAccount,
+  paidSameAccount,
   paymentEntryId,
   paymentReference,
   REUSED_PAYMENT_ID,
@@ -132,14 +133,20 @@ function isReuse(record: UnmatchedRecord): boolean {
 
 /**
  * Whether another payment took `entryId`: an operator's credit or return of another payment kept
- * under the same id, or a credit of another amount (a redelivery's of its twin: this payment's own
- * would be of its amount).
+ * under the same id, or a credit that is not this payment's (another amount, or another merchant or
+ * account than this payment's account names).
  */
 async function takenByTwin(event: PaymentReceived, entryId: string): Promise<boolean> {
   try {
     const entry = await getEntry(entryId);
     if (!entry) return false;
-    return entry.amount !== event.amount || (await creditedTwinOf(event, entryId)) !== undefined;
+    if (entry.amount !== event.amount || (await creditedTwinOf(event, entryId)) !== undefined) return true;
+    // A redelivery of this payment credited the merchant its account names now, into that account;
+    // any other credit is another payment's (one to another account, for the same amount).
+    const owner = await ownerOf(event.partner, event.account_ids);
+    return (
+      owner?.merchant_id !== entry.merchant_id || !(await paidSameAccount(entry.merchant_id, event, owner))
+    );
   } catch (error) {
     if (!(error instanceof EntryClaimed)) throw error;
     return (await returnedTwinOf(event, error.claim)) !== undefined;

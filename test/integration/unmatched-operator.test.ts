@@ -555,6 +555,53 @@ describe('operators resolve unmatched payments', () => {
     expect(record && statusOf(record)).toBe('open');
   });
 
+  it('tells apart two payments of one amount under one partner id paid into different accounts: each is credited once, or kept', async () => {
+    // A kept (an unknown account), its twin B credited to the merchant's wallet: A stays open and
+    // is credited under its own id (it read credited by a redelivery, and could be neither credited
+    // nor returned).
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const { event: keptFirst, id } = await anUnmatchedPayment(5_000);
+    expect(await receivePayment(payment(merchant.account_number, 5_000, keptFirst.payment_id))).toBe(
+      'credited',
+    );
+    const shown = (await listUnmatched()).find((record) => unmatchedId(record) === id);
+    expect(shown && statusOf(shown)).toBe('open');
+    expect((await creditUnmatched(id, { merchantId: m, reason: 'its own', by })).entry.entry_id).toMatch(
+      /^payment-reused:/,
+    );
+    expect(await balanceOf(m)).toBe(10_000);
+
+    // A kept and credited by an operator to the merchant; then B, of its amount, into the merchant's
+    // wallet: kept (it was taken for A's redelivery and dropped).
+    const { event: credited, id: creditedId } = await anUnmatchedPayment(7_000);
+    await creditUnmatched(creditedId, { merchantId: m, reason: 'the first', by });
+    expect(await receivePayment(payment(merchant.account_number, 7_000, credited.payment_id))).toBe(
+      'unmatched',
+    );
+    expect(
+      (await unmatchedOf('sandbox', credited.payment_id)).map((record) => statusOf(record)).sort(),
+    ).toEqual(['credited', 'open']);
+
+    // A into the merchant's wallet, credited; B, of its amount, into one of its virtual accounts:
+    // kept (it was dropped, the account left unpaid).
+    const { account } = await createVirtualAccount(m, merchant.name, {
+      amount: 1_500,
+      reference: `va-${nipSessionId()}`,
+      expires_in_minutes: 30,
+    });
+    const sessionId = nipSessionId();
+    expect(await receivePayment(payment(merchant.account_number, 1_500, sessionId))).toBe('credited');
+    expect(await receivePayment(payment(account.account_number, 1_500, sessionId))).toBe('unmatched');
+    expect(await unmatchedOf('sandbox', sessionId)).toHaveLength(1);
+    // Redeliveries of each change nothing.
+    expect(await receivePayment(payment(merchant.account_number, 1_500, sessionId))).toBe('duplicate');
+    expect(await receivePayment(payment(account.account_number, 1_500, sessionId))).toBe('unmatched');
+    expect(await unmatchedOf('sandbox', sessionId)).toHaveLength(1);
+    expect(await balanceOf(m)).toBe(10_000 + 7_000 + 1_500);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
   it("never takes a partner payment whose id is another's plus a fingerprint for that other's kept payment", async () => {
     // A partner's ids may hold `#`: the id `<X>#<fingerprint>` is its own payment, however it ends.
     for (const resolve of ['credit', 'return'] as const) {
