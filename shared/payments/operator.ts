@@ -21,19 +21,19 @@ import type { PaymentReceived } from '#shared/partners/partner.ts';
 import {
   creditedPaymentItems,
   creditIntoVirtualAccount,
-  paidSameAccount,
   paymentEntryId,
   paymentReference,
   REUSED_PAYMENT_ID,
   REUSED_RETURNED_ID,
 } from '#shared/payments/credit.ts';
 import {
-  creditedTwinOf,
+  creditedUnder,
   findUnmatched,
   type Resolution,
   resolutionUpdate,
   returnedTwinOf,
   statusOf,
+  surelyAnotherPayment,
   type UnmatchedRecord,
   unmatchedId,
 } from '#shared/payments/unmatched.ts';
@@ -132,21 +132,20 @@ function isReuse(record: UnmatchedRecord): boolean {
 }
 
 /**
- * Whether another payment took `entryId`: an operator's credit or return of another payment kept
- * under the same id, or a credit that is not this payment's (another amount, or another merchant or
- * account than this payment's account names).
+ * Whether another payment surely took `entryId`: a credit of another amount, or an operator's credit
+ * or return of a kept payment that is surely another (`surelyAnotherPayment`). A credit the consumer
+ * made of the same amount may be this payment's own (a redelivery naming its account otherwise):
+ * taken as such, never risked as a second credit.
  */
 async function takenByTwin(event: PaymentReceived, entryId: string): Promise<boolean> {
   try {
     const entry = await getEntry(entryId);
     if (!entry) return false;
-    if (entry.amount !== event.amount || (await creditedTwinOf(event, entryId)) !== undefined) return true;
-    // A redelivery of this payment credited the merchant its account names now, into that account;
-    // any other credit is another payment's (one to another account, for the same amount).
-    const owner = await ownerOf(event.partner, event.account_ids);
-    return (
-      owner?.merchant_id !== entry.merchant_id || !(await paidSameAccount(entry.merchant_id, event, owner))
-    );
+    if (entry.amount !== event.amount) return true;
+    for (const credited of await creditedUnder(event, entryId)) {
+      if (await surelyAnotherPayment(credited.event, event)) return true;
+    }
+    return false;
   } catch (error) {
     if (!(error instanceof EntryClaimed)) throw error;
     return (await returnedTwinOf(event, error.claim)) !== undefined;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ownerOf } from '#shared/accounts/owners.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
@@ -129,18 +130,21 @@ export async function keptRecordOf(event: Kept): Promise<UnmatchedRecord | undef
 }
 
 /**
- * Whether a kept payment is surely another payment than `event`: another amount, or accounts that
- * share none. A redelivery may name its account by fewer ids (Paystack's optional receiver fields),
- * which changes its fingerprint but not what it is: it is never taken for another payment.
+ * Whether a kept payment is surely another payment than `event`: another amount, another receiving
+ * account number (both given), or accounts both known and different. Partner ids alone do not say
+ * it: a redelivery may name its account by fewer or other ids (Paystack's optional receiver fields:
+ * a NUBAN in one delivery, a customer code in the next), and is the same payment.
  */
-function anotherPayment(kept: Kept, event: PaymentReceived): boolean {
+export async function surelyAnotherPayment(kept: Kept, event: PaymentReceived): Promise<boolean> {
   if (kept.type !== 'PaymentReceived') return false;
   if (kept.amount !== event.amount) return true;
-  return (
-    kept.account_ids.length > 0 &&
-    event.account_ids.length > 0 &&
-    !kept.account_ids.some((id) => event.account_ids.includes(id))
-  );
+  if (kept.account_number && event.account_number && kept.account_number !== event.account_number)
+    return true;
+  const [keptInto, paidInto] = await Promise.all([
+    ownerOf(kept.partner, kept.account_ids),
+    ownerOf(event.partner, event.account_ids),
+  ]);
+  return keptInto !== undefined && paidInto !== undefined && keptInto.account_key !== paidInto.account_key;
 }
 
 /** Another payment than `event` kept under the same partner id, resolved as `resolvedAs` says. */
@@ -148,8 +152,17 @@ async function twinOf(
   event: PaymentReceived,
   resolvedAs: (record: UnmatchedRecord) => boolean,
 ): Promise<UnmatchedRecord | undefined> {
-  return (await keptUnder(unmatchedKey(event))).find(
-    (record) => anotherPayment(record.event, event) && resolvedAs(record),
+  for (const record of await keptUnder(unmatchedKey(event))) {
+    if (resolvedAs(record) && (await surelyAnotherPayment(record.event, event))) return record;
+  }
+  return undefined;
+}
+
+/** The other kept payments (whatever they are) an operator credited under `entryId`. */
+export async function creditedUnder(event: PaymentReceived, entryId: string): Promise<UnmatchedRecord[]> {
+  const variant = variantOf(event);
+  return (await keptUnder(unmatchedKey(event))).filter(
+    (record) => record.variant !== variant && record.status === 'credited' && record.entry_id === entryId,
   );
 }
 

@@ -555,22 +555,9 @@ describe('operators resolve unmatched payments', () => {
     expect(record && statusOf(record)).toBe('open');
   });
 
-  it('tells apart two payments of one amount under one partner id paid into different accounts: each is credited once, or kept', async () => {
-    // A kept (an unknown account), its twin B credited to the merchant's wallet: A stays open and
-    // is credited under its own id (it read credited by a redelivery, and could be neither credited
-    // nor returned).
+  it('tells apart two payments of one amount under one partner id paid into different accounts of a merchant: the second is kept, never dropped', async () => {
     const { merchant } = await aMerchant();
     const m = merchant.merchant_id;
-    const { event: keptFirst, id } = await anUnmatchedPayment(5_000);
-    expect(await receivePayment(payment(merchant.account_number, 5_000, keptFirst.payment_id))).toBe(
-      'credited',
-    );
-    const shown = (await listUnmatched()).find((record) => unmatchedId(record) === id);
-    expect(shown && statusOf(shown)).toBe('open');
-    expect((await creditUnmatched(id, { merchantId: m, reason: 'its own', by })).entry.entry_id).toMatch(
-      /^payment-reused:/,
-    );
-    expect(await balanceOf(m)).toBe(10_000);
 
     // A kept and credited by an operator to the merchant; then B, of its amount, into the merchant's
     // wallet: kept (it was taken for A's redelivery and dropped).
@@ -598,8 +585,35 @@ describe('operators resolve unmatched payments', () => {
     expect(await receivePayment(payment(merchant.account_number, 1_500, sessionId))).toBe('duplicate');
     expect(await receivePayment(payment(account.account_number, 1_500, sessionId))).toBe('unmatched');
     expect(await unmatchedOf('sandbox', sessionId)).toHaveLength(1);
-    expect(await balanceOf(m)).toBe(10_000 + 7_000 + 1_500);
+    expect(await balanceOf(m)).toBe(7_000 + 1_500);
     expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('never credits again a payment an operator credited, delivered again naming its account by other ids', async () => {
+    // Paystack names a wallet by its NUBAN and its customer code, either of which a delivery may lack.
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const { event: first, id } = await anUnmatchedPayment(4_000);
+    await creditUnmatched(id, { merchantId: m, reason: 'confirmed', by });
+    // The same payment (same amount, no account number given), under other ids: kept beside it.
+    const again = { ...first, account_ids: ['customer:CUS_unknown'], account_number: null };
+    expect(await receivePayment(again)).toBe('unmatched');
+    const [other] = (await unmatchedOf('sandbox', first.payment_id)).filter(
+      (record) => statusOf(record) !== 'credited',
+    );
+    if (!other) throw new Error('not kept');
+    // Shown credited (its id is), and refused: never a second credit, nor a return of money credited.
+    const shown = (await listUnmatched()).find((record) => unmatchedId(record) === unmatchedId(other));
+    expect(shown && statusOf(shown)).toBe('credited');
+    await expect(
+      creditUnmatched(unmatchedId(other), { merchantId: m, reason: 'again', by }),
+    ).rejects.toMatchObject({
+      code: 'already_credited',
+    });
+    await expect(returnUnmatched(unmatchedId(other), { reason: 'back', by })).rejects.toMatchObject({
+      code: 'already_credited',
+    });
+    expect(await balanceOf(m)).toBe(4_000);
   });
 
   it("never takes a partner payment whose id is another's plus a fingerprint for that other's kept payment", async () => {
