@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ownerOf } from '#shared/accounts/owners.ts';
+import { type AccountOwner, ownerOf } from '#shared/accounts/owners.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
@@ -131,7 +131,8 @@ export async function keptRecordOf(event: Kept): Promise<UnmatchedRecord | undef
 
 /**
  * Whether a kept payment is surely another payment than `event`: another amount, another receiving
- * account number (both given), or accounts both known and different. Partner ids alone do not say
+ * account number (both given), or accounts both known and different (the merchant's wallet, or
+ * which of its virtual accounts). Partner ids alone do not say
  * it: a redelivery may name its account by fewer or other ids (Paystack's optional receiver fields:
  * a NUBAN in one delivery, a customer code in the next), and is the same payment.
  */
@@ -144,7 +145,10 @@ export async function surelyAnotherPayment(kept: Kept, event: PaymentReceived): 
     ownerOf(kept.partner, kept.account_ids),
     ownerOf(event.partner, event.account_ids),
   ]);
-  return keptInto !== undefined && paidInto !== undefined && keptInto.account_key !== paidInto.account_key;
+  // One account is reached by each of its ids (a Paystack wallet: its NUBAN and its customer code),
+  // each an owner item of its own: the account itself is compared, not the id's item.
+  const account = (owner: AccountOwner) => `${owner.merchant_id}/${owner.kind}/${owner.reference ?? ''}`;
+  return keptInto !== undefined && paidInto !== undefined && account(keptInto) !== account(paidInto);
 }
 
 /** Another payment than `event` kept under the same partner id, resolved as `resolvedAs` says. */

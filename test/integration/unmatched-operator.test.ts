@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { config } from '#shared/config.ts';
@@ -614,6 +614,57 @@ describe('operators resolve unmatched payments', () => {
       code: 'already_credited',
     });
     expect(await balanceOf(m)).toBe(4_000);
+  });
+
+  it('never credits twice, nor returns and credits, one payment delivered by each of its account ids', async () => {
+    // A wallet reached by two ids, as Paystack's is by its NUBAN and its customer code.
+    const twoIdWallet = async () => {
+      const { merchant } = await aMerchant();
+      const { ownerOf } = await import('#shared/accounts/owners.ts');
+      const owner = await ownerOf('sandbox', [merchant.account_number]);
+      const customer = `customer:CUS_${nipSessionId()}`;
+      await dynamo.send(
+        new PutCommand({
+          TableName: tableName('accountOwners'),
+          Item: { ...owner, account_key: `sandbox:${customer}` },
+        }),
+      );
+      return { m: merchant.merchant_id, byNuban: payment(merchant.account_number, 3_000), customer };
+    };
+    /** One payment held at the ceiling twice: delivered by the wallet's NUBAN, then by its customer code. */
+    const heldByBothIds = async () => {
+      const { m, byNuban, customer } = await twoIdWallet();
+      await fund(m, config.limits.maxBalance);
+      const byCustomer = { ...byNuban, account_ids: [customer], account_number: null };
+      expect([await receivePayment(byNuban), await receivePayment(byCustomer)]).toEqual(['held', 'held']);
+      const kept = await unmatchedOf('sandbox', byNuban.payment_id);
+      const keptAs = (ids: string[]) =>
+        kept.find(
+          (record) => record.event.type === 'PaymentReceived' && record.event.account_ids[0] === ids[0],
+        );
+      const [first, second] = [keptAs(byNuban.account_ids), keptAs(byCustomer.account_ids)];
+      if (!first || !second) throw new Error('not kept');
+      const creditSecond = () =>
+        creditUnmatched(unmatchedId(second), { merchantId: m, reason: 'y', by, allowPastMaxBalance: true });
+      return { m, first, creditSecond };
+    };
+
+    // Each credited by an operator: one credit.
+    const credited = await heldByBothIds();
+    await creditUnmatched(unmatchedId(credited.first), {
+      merchantId: credited.m,
+      reason: 'x',
+      by,
+      allowPastMaxBalance: true,
+    });
+    await expect(credited.creditSecond()).rejects.toMatchObject({ code: 'already_credited' });
+    expect(await balanceOf(credited.m)).toBe(config.limits.maxBalance + 3_000);
+
+    // One returned: the other is never credited.
+    const returned = await heldByBothIds();
+    await returnUnmatched(unmatchedId(returned.first), { reason: 'sent back', by });
+    await expect(returned.creditSecond()).rejects.toMatchObject({ code: 'already_returned' });
+    expect(await balanceOf(returned.m)).toBe(config.limits.maxBalance);
   });
 
   it("never takes a partner payment whose id is another's plus a fingerprint for that other's kept payment", async () => {
