@@ -141,9 +141,11 @@ async function payCommand(values: { account?: string; amount?: string; 'session-
   // Said before the wait: interrupted, the reader still knows the payment was made, and its id.
   console.log(
     [
-      before?.entry || before?.kept || before?.returned
-        ? `Delivered payment ${sessionId} into ${values.account} again, as a partner's redelivery would`
-        : `Paid ${values.amount} kobo into ${values.account}`,
+      before?.entry && before.entry.amount !== Number(values.amount)
+        ? `Paid ${values.amount} kobo into ${values.account} under the id of payment ${sessionId} (credited with ${before.entry.amount} kobo): another payment, as a partner reusing its id would send`
+        : before?.entry || before?.kept || before?.returned
+          ? `Delivered payment ${sessionId} into ${values.account} again, as a partner's redelivery would`
+          : `Paid ${values.amount} kobo into ${values.account}`,
       `  session_id:  ${sessionId}`,
       `  webhook:     ${result.webhook_status} ${result.webhook_response}`,
     ].join('\n'),

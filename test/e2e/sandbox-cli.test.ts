@@ -79,6 +79,21 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     expect(replay.stdout).toContain('the redelivery credits nothing again');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(125_000);
+    // Another amount under its id is another payment, not a redelivery: said so, and kept.
+    const reused = await sandbox(
+      'pay',
+      '--account',
+      merchant.account_number,
+      '--amount',
+      '100',
+      '--session-id',
+      sessionId,
+    );
+    expect(reused.stdout).toContain(
+      `under the id of payment ${sessionId} (credited with 125000 kobo): another payment`,
+    );
+    expect(reused.stdout).not.toContain('again, as a partner');
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(125_000);
   });
 
   it('says when a payment is kept for operators, and what its redeliveries come to: credited, still kept, or returned', async () => {
