@@ -15,6 +15,10 @@ const run = promisify(execFile);
  * `npm run sandbox -- …` against the test run's sandbox, which delivers to the test run's service
  * (or against the sandbox at `port`).
  */
+/** `npm run sandbox -- pay` of `amount` kobo into `account` under the session id of an earlier payment. */
+const payUnder = (sessionId: string, account: string, amount: string) =>
+  sandbox('pay', '--account', account, '--amount', amount, '--session-id', sessionId);
+
 async function sandbox(...args: string[]) {
   return sandboxAt(new URL(config.partner.baseUrl).port, args);
 }
@@ -64,15 +68,7 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     );
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(125_000);
 
-    const replay = await sandbox(
-      'pay',
-      '--account',
-      merchant.account_number,
-      '--amount',
-      '125000',
-      '--session-id',
-      sessionId,
-    );
+    const replay = await payUnder(sessionId, merchant.account_number, '125000');
     expect(replay.code).toBe(0);
     expect(replay.stdout).not.toContain('Paid');
     expect(replay.stdout).toContain(`Delivered payment ${sessionId} into ${merchant.account_number} again`);
@@ -80,15 +76,7 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(125_000);
     // Another amount under its id is another payment, not a redelivery: said so, and kept.
-    const reused = await sandbox(
-      'pay',
-      '--account',
-      merchant.account_number,
-      '--amount',
-      '100',
-      '--session-id',
-      sessionId,
-    );
+    const reused = await payUnder(sessionId, merchant.account_number, '100');
     expect(reused.stdout).toContain(
       `under the id of payment ${sessionId} (credited with 125000 kobo): another payment`,
     );
@@ -102,29 +90,13 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     expect(kept.stdout).toMatch(/not credited: kept for operators \(.+\): npm run ops -- unmatched list/);
     const sessionId = /session_id: +(\d+)/.exec(kept.stdout)?.[1] ?? '';
     // The same payment again: nothing new to see, said within a few seconds.
-    const again = await sandbox(
-      'pay',
-      '--account',
-      '0000014579',
-      '--amount',
-      '100',
-      '--session-id',
-      sessionId,
-    );
+    const again = await payUnder(sessionId, '0000014579', '100');
     expect(again.stdout).toContain(`Delivered payment ${sessionId} into 0000014579 again`);
     expect(again.stdout).toMatch(/not credited: still kept for operators \(.+\)/);
     expect(again.code).toBe(0);
     // Redelivered into a merchant's wallet, it is credited, and pay waits for it.
     const { merchant } = await aMerchant();
-    const credited = await sandbox(
-      'pay',
-      '--account',
-      merchant.account_number,
-      '--amount',
-      '100',
-      '--session-id',
-      sessionId,
-    );
+    const credited = await payUnder(sessionId, merchant.account_number, '100');
     expect(credited.stdout).toContain(`credited:    100 kobo to ${merchant.merchant_id}, balance after 100`);
     expect(credited.code).toBe(0);
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(100);
@@ -133,15 +105,7 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
     const other = await sandbox('pay', '--account', '0000014579', '--amount', '200');
     const otherId = /session_id: +(\d+)/.exec(other.stdout)?.[1] ?? '';
     await returnUnmatched(`sandbox:${otherId}`, { reason: 'sent back', by: 'test' });
-    const afterReturn = await sandbox(
-      'pay',
-      '--account',
-      merchant.account_number,
-      '--amount',
-      '200',
-      '--session-id',
-      otherId,
-    );
+    const afterReturn = await payUnder(otherId, merchant.account_number, '200');
     expect(afterReturn.stdout).toContain('not credited: returned to its payer by an operator');
     expect(afterReturn.code).toBe(0);
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(100);
