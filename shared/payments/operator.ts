@@ -111,10 +111,9 @@ async function assertStillOpen(record: UnmatchedRecord): Promise<void> {
  * for a payment that reused the partner id of another, ones of their own: `payment-reused:` and its
  * fingerprint. Not `payment:`, whose ids the partner's own ids make: a partner payment whose id
  * happened to be `<id>#<fingerprint>` would be taken for it. A payment reused the id when it was
- * kept for that (the other credited or returned by then), or when an operator has since credited or
- * returned another payment kept under the same id (two payments both kept, for an unknown account,
- * say: the first resolved takes the usual id). A usual id a redelivery credited stays this
- * payment's own, as before.
+ * kept for that (the other credited or returned by then), or when the usual id was since taken by
+ * surely another payment (`takenByTwin`): two payments both kept, say, the first resolved taking
+ * the usual id. A usual id the consumer credited for this payment's amount stays this payment's own.
  */
 async function creditEntryOf(record: UnmatchedRecord, event: PaymentReceived) {
   const usual = { entryId: paymentEntryId(event), reference: paymentReference(event), reused: false };
