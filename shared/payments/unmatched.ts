@@ -117,18 +117,6 @@ export async function keepUnmatched(event: QueuedEvent & Kept, reason: string): 
   }
 }
 
-/** The record a payment (or attempt, or delivery) is kept under, if it is kept. */
-export async function keptRecordOf(event: Kept): Promise<UnmatchedRecord | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName('unmatchedPayments'),
-      Key: { payment_key: unmatchedKey(event), variant: variantOf(event) },
-      ConsistentRead: true,
-    }),
-  );
-  return Item as UnmatchedRecord | undefined;
-}
-
 /**
  * Whether a kept payment is surely another payment than `event`: another amount, another receiving
  * account number (both given), or accounts both known and different (the merchant's wallet, or
