@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { config } from '#shared/config.ts';
-import { ANSWER_RESERVE_MS, withInvocationDeadline } from '#shared/deadline.ts';
+import { ANSWER_RESERVE_MS, withinInvocation } from '#shared/deadline.ts';
 import { logger } from '#shared/logger.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 
@@ -18,5 +18,5 @@ export const handler = async (_event?: unknown, context?: Pick<Context, 'getRema
     const summary = await requeryPendingTransfers(Date.now(), { deadline });
     if (summary.checked + summary.notAsked > 0) logger.info('requery round', { ...summary });
   };
-  await (context ? withInvocationDeadline(context.getRemainingTimeInMillis(), round) : round());
+  await withinInvocation(context, round);
 };

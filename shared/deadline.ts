@@ -53,6 +53,19 @@ export function withInvocationDeadline<T>(remainingMs: number, work: () => T, no
 }
 
 /**
+ * Runs `work` within the time of the invocation `context` belongs to (Lambda's; none without one,
+ * a CLI's or a test's direct call): `withInvocationDeadline` of what it has left.
+ */
+export function withinInvocation<T>(
+  context: { getRemainingTimeInMillis?: () => number } | undefined,
+  work: () => T,
+): T {
+  return typeof context?.getRemainingTimeInMillis === 'function'
+    ? withInvocationDeadline(context.getRemainingTimeInMillis(), work)
+    : work();
+}
+
+/**
  * What is left of the invocation's time for outside calls (less `ANSWER_RESERVE_MS`, never below
  * 0); undefined outside an invocation.
  */

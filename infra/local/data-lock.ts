@@ -22,19 +22,21 @@ function running(pid: number): boolean {
   }
 }
 
+/** The other processes' locks in `dataDir`: each file and the process id it names. */
+function othersLocks(dataDir: string): { entry: string; pid: number }[] {
+  return readdirSync(dataDir).flatMap((entry) => {
+    const pid = Number(LOCK_FILE.exec(entry)?.[1] ?? Number.NaN);
+    return Number.isSafeInteger(pid) && pid !== process.pid ? [{ entry, pid }] : [];
+  });
+}
+
 /** The running process that holds `dataDir`, if one does (a folder that does not exist: none). */
 export function holderOf(dataDir: string): number | undefined {
-  let entries: string[];
   try {
-    entries = readdirSync(dataDir);
+    return othersLocks(dataDir).find(({ pid }) => running(pid))?.pid;
   } catch {
     return undefined;
   }
-  for (const entry of entries) {
-    const holder = Number(LOCK_FILE.exec(entry)?.[1] ?? Number.NaN);
-    if (Number.isSafeInteger(holder) && holder !== process.pid && running(holder)) return holder;
-  }
-  return undefined;
 }
 
 /**
@@ -48,13 +50,11 @@ export function holdDataFolder(dataDir: string): string {
   const own = lockFileOf(process.pid);
   const file = path.join(dataDir, own);
   writeFileSync(file, `${process.pid}\n`, { mode: 0o600 });
-  for (const entry of readdirSync(dataDir)) {
-    const holder = Number(LOCK_FILE.exec(entry)?.[1] ?? Number.NaN);
-    if (!Number.isSafeInteger(holder) || holder === process.pid) continue;
-    if (running(holder)) {
+  for (const { entry, pid } of othersLocks(dataDir)) {
+    if (running(pid)) {
       rmSync(file, { force: true });
       throw new DataFolderInUse(
-        `The data folder ${dataDir} is in use by another npm start (process ${holder}): stop it first, or give this one a DATA_DIR of its own (and other ports). If no npm start is running, delete ${path.join(dataDir, entry)}.`,
+        `The data folder ${dataDir} is in use by another npm start (process ${pid}): stop it first, or give this one a DATA_DIR of its own (and other ports). If no npm start is running, delete ${path.join(dataDir, entry)}.`,
       );
     }
     rmSync(path.join(dataDir, entry), { force: true });

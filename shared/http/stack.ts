@@ -4,7 +4,7 @@ import jsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as v from 'valibot';
 import { hasRepeatedCredentials } from '#shared/api-keys/credential-headers.ts';
-import { withInvocationDeadline } from '#shared/deadline.ts';
+import { withinInvocation } from '#shared/deadline.ts';
 import {
   ROUTES,
   type Route,
@@ -392,22 +392,17 @@ function routeNamed(nameOrRoute: string | Route, auth: RouteAuth): Route {
 }
 
 /**
- * The one chain every HTTP handler goes through: observe, map errors, authenticate (where the route
- * table says so), guard and parse the JSON body, validate, call the domain, wrap the reply.
- */
-/**
  * `handler` with its function's own time bounding its outside and AWS calls (`shared/deadline.ts`),
  * in each invocation only (Lambda's `context`; none without one).
  */
 function withinItsTime<A extends unknown[], R>(handler: (...args: A) => R): (...args: A) => R {
-  return (...args: A) => {
-    const context = args[1] as Partial<Context> | undefined;
-    return typeof context?.getRemainingTimeInMillis === 'function'
-      ? withInvocationDeadline(context.getRemainingTimeInMillis(), () => handler(...args))
-      : handler(...args);
-  };
+  return (...args: A) => withinInvocation(args[1] as Partial<Context> | undefined, () => handler(...args));
 }
 
+/**
+ * The one chain every HTTP handler goes through: observe, map errors, authenticate (where the route
+ * table says so), guard and parse the JSON body, validate, call the domain, wrap the reply.
+ */
 function buildHandler<
   B extends Schema | undefined,
   Q extends Schema | undefined,
