@@ -29,6 +29,20 @@ export interface EventRecord extends MerchantEvent {
 
 /** How long events are kept (API.md §8). */
 export const EVENT_RETENTION_DAYS = 30;
+const RETENTION_MS = EVENT_RETENTION_DAYS * 86_400_000;
+
+/**
+ * Whether an event made at `at` (ms) is still kept at `now`: for 30 days exactly, whenever DynamoDB's
+ * TTL deletes it (lazily, up to days later on AWS; never in DynamoDB Local).
+ */
+function keptAt(at: number, now: number): boolean {
+  return at > now - RETENTION_MS;
+}
+
+/** `evt_` and an event time as its id begins (12 hex digits of ms): ids sort by it. */
+function idPrefixAt(at: number): string {
+  return `evt_${at.toString(16).padStart(12, '0')}`;
+}
 
 /**
  * `evt_` + the time in ms (12 hex digits) + the event's rank among the events of one change made at
@@ -36,8 +50,7 @@ export const EVENT_RETENTION_DAYS = 30;
  * they happened (a payment's `payment.received` before the `virtual_account.paid` it caused).
  */
 export function newEventId(at: string, rank = 0): string {
-  const time = Date.parse(at).toString(16).padStart(12, '0');
-  return `evt_${time}${rank.toString(16).padStart(2, '0')}${randomBytes(7).toString('hex')}`;
+  return `${idPrefixAt(Date.parse(at))}${rank.toString(16).padStart(2, '0')}${randomBytes(7).toString('hex')}`;
 }
 
 /** The event a state change makes, to be written in that change's transaction. */
@@ -82,27 +95,44 @@ export function eventItemKey(merchantId: string, eventId: string) {
   return { TableName: tableName('events'), Key: { merchant_id: merchantId, event_id: eventId } };
 }
 
-/** One event of one merchant: another merchant's id is simply not there. */
-export async function getEvent(merchantId: string, eventId: string): Promise<EventRecord | undefined> {
+/**
+ * One event of one merchant, while it is kept: another merchant's id, or an event older than 30
+ * days, is simply not there.
+ */
+export async function getEvent(
+  merchantId: string,
+  eventId: string,
+  now = Date.now(),
+): Promise<EventRecord | undefined> {
   const { Item } = await dynamo.send(new GetCommand(eventItemKey(merchantId, eventId)));
-  return Item as EventRecord | undefined;
+  const event = Item as EventRecord | undefined;
+  return event && keptAt(Date.parse(event.created_at), now) ? event : undefined;
 }
 
 const CURSOR_KEYS = ['event_id'] as const;
 
-/** A merchant's events, newest first, optionally of one type, one page at a time. */
+/**
+ * A merchant's events of the last 30 days, newest first, optionally of one type, one page at a time:
+ * the ids from the first millisecond still kept (ids begin with their time), whatever TTL has not
+ * deleted yet.
+ */
 export async function listEvents(
   merchantId: string,
   filter: { type?: EventType; limit: number; cursor?: string },
+  now = Date.now(),
 ): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
   const position = decodeCursor(filter.cursor, CURSOR_KEYS);
   const { items, more } = await queryPage<EventRecord>(
     {
       TableName: tableName('events'),
-      KeyConditionExpression: 'merchant_id = :m',
+      KeyConditionExpression: 'merchant_id = :m AND event_id >= :kept',
       FilterExpression: filter.type ? '#type = :type' : undefined,
       ExpressionAttributeNames: filter.type ? { '#type': 'type' } : undefined,
-      ExpressionAttributeValues: { ':m': merchantId, ...(filter.type ? { ':type': filter.type } : {}) },
+      ExpressionAttributeValues: {
+        ':m': merchantId,
+        ':kept': idPrefixAt(now - RETENTION_MS + 1),
+        ...(filter.type ? { ':type': filter.type } : {}),
+      },
       ScanIndexForward: false,
       ExclusiveStartKey: position && { merchant_id: merchantId, ...position },
     },
