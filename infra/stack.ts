@@ -26,7 +26,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Policy, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, FunctionUrlAuthType, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -728,6 +728,22 @@ export class PaymentsStack extends Stack {
     },
   ): void {
     const topic = new Topic(this, 'Alarms', { topicName: `naira-${stage}-alarms`, enforceSSL: true });
+    // The topic's policy (enforceSSL's deny) replaces SNS's default one, which let the account's
+    // alarms publish: without this allow, every alarm would change state and notify nobody.
+    topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'StageAlarmsPublish',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: {
+          ArnLike: {
+            'aws:SourceArn': `arn:${this.partition}:cloudwatch:${this.region}:${this.account}:alarm:naira-${stage}-*`,
+          },
+          StringEquals: { 'aws:SourceAccount': this.account },
+        },
+      }),
+    );
     const notify = new SnsAction(topic);
     /** An alarm on any value above `threshold` (default 0) in one period. */
     const alarm = (id: string, alarmDescription: string, metric: IMetric, threshold = 0) =>

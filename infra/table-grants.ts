@@ -58,7 +58,7 @@ export const AUTHORIZER_TABLE_GRANTS: TableGrants = new Map<TableName, readonly 
  */
 export function secretGrants(access: Access, auth?: RouteAuth): SecretName[] {
   const secrets: SecretName[] = [];
-  if (access.managesKeys) secrets.push('apiKeyPepper');
+  if (access.issuesSecrets) secrets.push('apiKeyPepper');
   if (access.callsPartner) secrets.push('paystackSecretKey');
   if (access.signsWebhooks) secrets.push('merchantWebhookKey');
   if (auth === 'webhook') secrets.push('partnerWebhookKeys');

@@ -82,6 +82,9 @@ export class DashboardUsers extends Construct {
       userPoolClientName: DASHBOARD_USER_POOL.clientName,
       generateSecret: false,
       authFlows: { userPassword: true },
+      // Sign-in is the API's password flow only: no hosted UI, no OAuth flows (CDK's default would
+      // allow the implicit flow to a placeholder callback, live the day a domain is added).
+      disableOAuth: true,
       idTokenValidity: Duration.minutes(DASHBOARD_USER_POOL.tokenValidityMinutes),
       accessTokenValidity: Duration.minutes(DASHBOARD_USER_POOL.tokenValidityMinutes),
       preventUserExistenceErrors: true,

@@ -113,7 +113,9 @@ export class RequestsWithoutKeyPerIpLimit extends Construct {
     const visibility = (metricName: string): CfnWebACL.VisibilityConfigProperty => ({
       cloudWatchMetricsEnabled: true,
       metricName,
-      sampledRequestsEnabled: true,
+      // Samples keep whole requests, headers too: every merchant's `X-API-Secret` (the ACL sees all
+      // traffic), readable to anyone allowed to read WAF for hours. Counted, never sampled.
+      sampledRequestsEnabled: false,
     });
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
       name: props.name,

@@ -41,10 +41,12 @@ export interface Access {
   /** Derives merchant webhook secrets (and so needs the master key). */
   readonly signsWebhooks?: boolean;
   /**
-   * Makes, rolls or revokes API keys for the dashboard: hashes secrets (the pepper) and registers or
-   * disables keys in the usage plan (`USAGE_PLAN_ID`, API Gateway's key calls).
+   * Makes, rolls or revokes API keys for the dashboard: registers or deletes keys in the usage plan
+   * (`USAGE_PLAN_NAME`, API Gateway's key calls).
    */
   readonly managesKeys?: boolean;
+  /** Makes API key secrets (create and roll), and so hashes them with the pepper; a revoke makes none. */
+  readonly issuesSecrets?: boolean;
   /** Signs dashboard users in at Cognito (`USER_POOL_ID`, `USER_POOL_CLIENT_ID`; public calls, no IAM). */
   readonly signsIn?: boolean;
   /**
@@ -301,7 +303,7 @@ export const ROUTES = [
     paths: ['/keys'],
     auth: 'session',
     summary: 'Dashboard: create an API key',
-    access: { write: ['apiKeys'], managesKeys: true },
+    access: { write: ['apiKeys'], managesKeys: true, issuesSecrets: true },
     dashboard: true,
   },
   {
@@ -310,7 +312,7 @@ export const ROUTES = [
     paths: ['/keys/{api_key}/roll'],
     auth: 'session',
     summary: 'Dashboard: roll an API key',
-    access: { write: ['apiKeys'], managesKeys: true },
+    access: { write: ['apiKeys'], managesKeys: true, issuesSecrets: true },
     dashboard: true,
   },
   {

@@ -71,6 +71,10 @@ describe("the dashboard's AWS side (API.md §10)", () => {
       ExplicitAuthFlows: expect.arrayContaining(['ALLOW_USER_PASSWORD_AUTH']),
       PreventUserExistenceErrors: 'ENABLED',
     });
+    // No OAuth: no flow could hand tokens to a callback URL.
+    expect(client.Properties.AllowedOAuthFlows).toBeUndefined();
+    expect(client.Properties.CallbackURLs).toBeUndefined();
+    expect(client.Properties.AllowedOAuthFlowsUserPoolClient).not.toBe(true);
     // Users can never change which merchant they see, nor their sign-in email: the write list is
     // given (an empty or absent one lets users write every standard attribute) and holds neither.
     expect(client.Properties.WriteAttributes).toEqual([...DASHBOARD_USER_POOL.writableAttributes]);

@@ -206,6 +206,15 @@ describe('the AWS stack', () => {
     };
     const [rule, ...others] = acl.Properties.Rules as WafRule[];
     expect(others).toEqual([]);
+    // Samples would keep whole requests, merchants' `X-API-Secret` headers too: never sampled.
+    const sampled = [
+      acl.Properties.VisibilityConfig,
+      (rule as { VisibilityConfig?: unknown })?.VisibilityConfig,
+    ];
+    expect(sampled).toEqual([
+      expect.objectContaining({ SampledRequestsEnabled: false, CloudWatchMetricsEnabled: true }),
+      expect.objectContaining({ SampledRequestsEnabled: false, CloudWatchMetricsEnabled: true }),
+    ]);
     expect(rule?.Action.Block.CustomResponse).toEqual({
       ResponseCode: 429,
       CustomResponseBodyKey: 'rateLimited',
@@ -515,6 +524,34 @@ describe('the AWS stack', () => {
       ) as [string, Resource]
     )[0];
   const CONSUMERS = [...QUEUE_LIST.map((q) => q.consumer), ...STREAMS.map((s) => s.consumer)];
+
+  it("lets the stage's alarms publish to its alarm topic (whose policy replaces SNS's default), over TLS only", () => {
+    const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
+    const [[topicId] = []] = ofType(dev.resources, 'AWS::SNS::Topic');
+    for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([{ Ref: topicId }]);
+    const policies = ofType(dev.resources, 'AWS::SNS::TopicPolicy').map(([, r]) => r.Properties);
+    const [policy, ...others] = policies;
+    expect(others).toEqual([]);
+    expect(policy?.Topics).toEqual([{ Ref: topicId }]);
+    type Statement = { Effect: string; Principal?: unknown; Action: string; Condition?: unknown };
+    const statements = (policy?.PolicyDocument as { Statement: Statement[] } | undefined)?.Statement ?? [];
+    const allows = statements.filter((statement) => statement.Effect === 'Allow');
+    expect(allows).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: 'sns:Publish',
+        Resource: { Ref: topicId },
+      }),
+    ]);
+    const condition = JSON.stringify(allows[0]?.Condition);
+    expect(condition).toContain(':alarm:naira-dev-*');
+    expect(condition).toContain('aws:SourceAccount');
+    // Every alarm's name falls under the allowed pattern.
+    for (const alarm of alarms) expect(String(alarm.AlarmName)).toMatch(/^naira-dev-/);
+    expect(statements.filter((statement) => statement.Effect === 'Deny')).toEqual([
+      expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    ]);
+  });
 
   it('names every alarm naira-<stage>-<name>, each its own and each in the README runbook', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
@@ -951,16 +988,13 @@ describe('the AWS stack', () => {
       expect(vars.API_KEY_PEPPER).toBeUndefined();
       expect(vars.PARTNER_WEBHOOK_SECRET).toBeUndefined();
     }
-    // Only the authorizer verifies secrets, and only the dashboard's key routes make them: no
-    // merchant handler carries the pepper.
+    // Only the authorizer verifies secrets, and only the dashboard's create and roll make them: no
+    // merchant handler, nor the revoke, carries the pepper.
     const withPepper = functions.filter(
       (f) => (f.Environment as { Variables: Record<string, unknown> }).Variables.API_KEY_PEPPER_SECRET,
     );
     expect(withPepper.map((f) => String(f.FunctionName).replace('naira-dev-', '')).sort()).toEqual(
-      [
-        API_KEY_AUTHORIZER.name,
-        ...ROUTES.filter((r) => 'managesKeys' in r.access && r.access.managesKeys).map((r) => r.name),
-      ].sort(),
+      [API_KEY_AUTHORIZER.name, 'create-api-key', 'roll-api-key'].sort(),
     );
     expect(variables.filter((v) => v.PARTNER_WEBHOOK_SECRET_ARN)).toHaveLength(1);
   });
