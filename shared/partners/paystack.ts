@@ -611,10 +611,13 @@ function createBankDirectory(
    * Every page of `GET /bank`: by Paystack's cursor (`meta.next`) while its answers give one; by
    * `meta.page` of `meta.pageCount` where they give page numbers instead. An answer with no `meta`
    * at all (Paystack's published description has none, and a page may hold fewer banks than asked
-   * for) is followed by pages by number, until one adds no bank.
+   * for) is followed by pages by number, until one holds no entry not seen before: an empty page, or
+   * one asked past the end and answered with a page seen already. A page of inactive banks is no end.
    */
   const load = async (): Promise<BankDirectory> => {
     const banks = new Map<string, PaystackBank>();
+    /** Every entry listed so far, usable or not (an inactive bank's too). */
+    const entries = new Set<string>();
     const seen = new Set<string>();
     let cursor: string | undefined;
     let pageNumber: number | undefined;
@@ -633,7 +636,8 @@ function createBankDirectory(
       const answer = await call('GET', `/bank?${query}`);
       const data = answer.body.data;
       if (answer.status !== 200 || !Array.isArray(data)) throw unexpected('bank list', answer);
-      const before = banks.size;
+      const before = entries.size;
+      for (const item of data) entries.add(JSON.stringify(item));
       for (const bank of data.flatMap((item) => paystackBankOf(item) ?? [])) {
         banks.set(`${bank.code}|${bank.slug}|${bank.name}`, bank);
       }
@@ -653,7 +657,7 @@ function createBankDirectory(
         pageNumber = numbered.page + 1;
         continue;
       }
-      if (cursor !== undefined || meta !== undefined || banks.size === before) break;
+      if (cursor !== undefined || meta !== undefined || entries.size === before) break;
       pageNumber = (pageNumber ?? 1) + 1;
     }
     return indexBanks([...banks.values()], now());

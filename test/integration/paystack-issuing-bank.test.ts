@@ -98,7 +98,11 @@ describe('Paystack: the bank an account is issued at', () => {
     expect(pages.map((request) => request.query.page ?? '1')).toEqual(asked);
   });
 
-  it('reads a list paged by number to meta.pageCount, past a page that adds no usable bank', async () => {
+  it.each([
+    ['paged by number to meta.pageCount', true, ['1', '2', '3']],
+    // The published description: no meta; the list ends at a page with no entry at all.
+    ['with no meta (the published description)', false, ['1', '2', '3', '4']],
+  ] as const)('reads a list %s, past a page that adds no usable bank', async (_label, withMeta, expected) => {
     // Page 2 of 3 holds only an inactive bank: the list goes on to page 3 all the same.
     const pages: Record<string, unknown>[][] = [
       [
@@ -129,15 +133,17 @@ describe('Paystack: the bank an account is issued at', () => {
       asked.push(String(page));
       const meta = { total: 3, skipped: page - 1, perPage: 1, page, pageCount: pages.length };
       response.writeHead(200, { 'content-type': 'application/json' });
+      const data = pages[page - 1] ?? [];
       response.end(
-        JSON.stringify({ status: true, message: 'Banks retrieved', data: pages[page - 1] ?? [], meta }),
+        JSON.stringify({ status: true, message: 'Banks retrieved', data, ...(withMeta ? { meta } : {}) }),
       );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const partner = partnerAt(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
       await expect(partner.checkBank('057')).resolves.toBeUndefined();
-      expect(asked).toEqual(['1', '2', '3']);
+      await expect(partner.checkBank('999')).rejects.toThrow();
+      expect(asked).toEqual(expected);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
