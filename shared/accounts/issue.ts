@@ -1,6 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { type AccountOwner, ownerItems } from '#shared/accounts/owners.ts';
+import { type AccountOwner, ownerItems, ownerOf } from '#shared/accounts/owners.ts';
 import { dynamo } from '#shared/aws/clients.ts';
 import { retryingConflicts } from '#shared/aws/transactions.ts';
 import type { IssuedAccount } from '#shared/partners/partner.ts';
@@ -14,12 +14,30 @@ type TransactItem = NonNullable<
 >[number];
 
 /**
+ * The partner issued, every time it was asked, an account whose ids are another owner's already (a
+ * partner that keeps one account per customer, asked again for the same customer): nothing opened.
+ */
+export class AccountAlreadyIssued extends Error {
+  constructor(
+    readonly issued: IssuedAccount,
+    readonly owner: AccountOwner | undefined,
+    { hint }: { hint?: string } = {},
+  ) {
+    const whose = owner ? ` (${owner.kind} of ${owner.merchant_id})` : '';
+    super(
+      `the partner issued account ${issued.account_number}, which is another's already${whose}, ${ISSUE_ATTEMPTS} times: nothing opened${hint ? `; ${hint}` : ''}`,
+    );
+    this.name = 'AccountAlreadyIssued';
+  }
+}
+
+/**
  * Opens something that gets its own account from the partner bank (a wallet, a virtual account):
  * `issue` asks the partner, `open` builds the owner's item for the issued account, and one
  * transaction claims the account's ids for it and writes the item, so an id is never used twice.
- * An account whose id the service had already used is replaced by a new one; a failure of the
- * item's own condition is the caller's to handle (the error is rethrown as DynamoDB gave it: the
- * claims first, the item last).
+ * An account whose id the service had already used is replaced by a new one (`AccountAlreadyIssued`
+ * after `ISSUE_ATTEMPTS`); a failure of the item's own condition is the caller's to handle (the error
+ * is rethrown as DynamoDB gave it: the claims first, the item last).
  */
 export async function openWithIssuedAccount<T>(
   kind: AccountOwner['kind'],
@@ -44,7 +62,9 @@ export async function openWithIssuedAccount<T>(
       const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
       const failed = (i: number) => reasons[i]?.Code === 'ConditionalCheckFailed';
       const idTaken = issued.account_ids.some((_, i) => failed(i)) && !failed(claims.length);
-      if (!idTaken || attempt >= ISSUE_ATTEMPTS) throw error;
+      if (!idTaken) throw error;
+      if (attempt >= ISSUE_ATTEMPTS)
+        throw new AccountAlreadyIssued(issued, await ownerOf(bank.name, issued.account_ids));
     }
   }
 }

@@ -1,4 +1,4 @@
-import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
+import { AccountAlreadyIssued, openWithIssuedAccount } from '#shared/accounts/issue.ts';
 import { createKey, type KeyRegistry } from '#shared/api-keys/lifecycle.ts';
 import type { ApiKeyRecord } from '#shared/api-keys/store.ts';
 import { tableName } from '#shared/aws/clients.ts';
@@ -16,7 +16,7 @@ export interface Contact {
  * Creates a merchant with a wallet account issued by the partner bank, at balance 0. The account's
  * ids are claimed in `account-owners` in the same transaction, so none is ever used twice.
  */
-export function createMerchant(name: string, contact: Contact = {}): Promise<Merchant> {
+export async function createMerchant(name: string, contact: Contact = {}): Promise<Merchant> {
   const merchantId = newId('mer');
   return openWithIssuedAccount(
     'wallet',
@@ -47,7 +47,15 @@ export function createMerchant(name: string, contact: Contact = {}): Promise<Mer
         result: merchant,
       };
     },
-  );
+  ).catch((error: unknown) => {
+    // Paystack keeps one customer, and one dedicated account, per email.
+    if (error instanceof AccountAlreadyIssued && contact.email) {
+      throw new AccountAlreadyIssued(error.issued, error.owner, {
+        hint: `the partner issues one wallet per customer email, and ${contact.email} is another merchant's: give this merchant an email of its own`,
+      });
+    }
+    throw error;
+  });
 }
 
 export interface KeyOptions {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
+import { AccountAlreadyIssued } from '#shared/accounts/issue.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { ANSWER_RESERVE_MS } from '#shared/deadline.ts';
 import { OVERDUE_TRANSFER } from '#shared/definitions/alerts.ts';
@@ -127,6 +128,19 @@ describe('PARTNER=paystack: money out', () => {
       last_name: 'Foods Ltd',
       phone: '+2348031234567',
     });
+  });
+
+  it("refuses a second merchant with another's email plainly: Paystack gives one wallet per customer email", async () => {
+    const email = `ops-${ref()}@acme.ng`;
+    const { merchant: first } = await onboardMerchant('Acme Ltd', {}, { email });
+    const asked = () => standIn.requests.filter((request) => request.path === '/dedicated_account').length;
+    const before = asked();
+    const second = onboardMerchant('Acme Two', {}, { email });
+    await expect(second).rejects.toThrow(
+      `the partner issued account ${first.account_number}, which is another's already (wallet of ${first.merchant_id}), 3 times: nothing opened; the partner issues one wallet per customer email, and ${email} is another merchant's: give this merchant an email of its own`,
+    );
+    await expect(second).rejects.toBeInstanceOf(AccountAlreadyIssued);
+    expect(asked() - before).toBe(3);
   });
 
   it('credits a wallet (dedicated account) payment once, however often Paystack redelivers it', async () => {
