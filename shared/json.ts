@@ -11,8 +11,17 @@
  * than this.
  */
 
+/** Where a key's quoted name sits in the text: the index of its opening and of its closing quote. */
+export type KeySpan = readonly [start: number, end: number];
+
 type Frame =
-  | { kind: 'object'; keys: Set<string>; key: string; awaitingKey: boolean }
+  | {
+      kind: 'object';
+      /** Each key's occurrences so far, by decoded name. */
+      keys: Map<string, KeySpan[]>;
+      key: string;
+      awaitingKey: boolean;
+    }
   | { kind: 'array'; index: number };
 
 /** Duplicates reported at most: enough to name the problem, bounded work for a hostile body. */
@@ -44,15 +53,23 @@ const isDigit = (code: number) => code >= 48 && code <= 57;
 
 /**
  * One pass over valid JSON text (parse it first) for what `JSON.parse` hides:
- * - `duplicates`: keys given twice in one object (see `duplicateKeys`);
+ * - `duplicates`: keys given twice in one object (see `duplicateKeys`), and `repeatedKeys`: each such
+ *   key's occurrences in the text, every one of them (the first too), one list per key and object;
  * - `roundedFractions`: the paths of the numbers written with a fraction that `JSON.parse` reads
  *   as a whole number, the fraction being too small for a double to keep (`100.000000000000001`
  *   reads as 100, `999999999.99999999` as 1000000000). A whole number written with a fraction of
  *   zeros or an exponent (`100.0`, `1e2`) is whole and not reported.
  * At most 10 of each; the scan ends at the 10th duplicate, which makes the body unusable anyway.
  */
-export function scanJson(text: string): { duplicates: string[]; roundedFractions: string[] } {
+export function scanJson(text: string): {
+  duplicates: string[];
+  repeatedKeys: KeySpan[][];
+  /** False when the scan ended at the 10th repeated key: there may be more. */
+  complete: boolean;
+  roundedFractions: string[];
+} {
   const found = new Set<string>();
+  const repeatedKeys = new Set<KeySpan[]>();
   const rounded: string[] = [];
   let repeats = 0;
   const stack: Frame[] = [];
@@ -61,7 +78,7 @@ export function scanJson(text: string): { duplicates: string[]; roundedFractions
     const top = stack[stack.length - 1];
     switch (text[i]) {
       case '{':
-        stack.push({ kind: 'object', keys: new Set(), key: '', awaitingKey: true });
+        stack.push({ kind: 'object', keys: new Map(), key: '', awaitingKey: true });
         break;
       case '[':
         stack.push({ kind: 'array', index: 0 });
@@ -82,11 +99,15 @@ export function scanJson(text: string): { duplicates: string[]; roundedFractions
         if (top?.kind === 'object' && top.awaitingKey) {
           const raw = text.slice(i + 1, end);
           const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
-          if (top.keys.has(key)) {
+          const occurrences = top.keys.get(key);
+          if (occurrences) {
             found.add(pathOf(stack, key));
+            repeatedKeys.add(occurrences);
+            occurrences.push([i, end]);
             repeats += 1;
+          } else {
+            top.keys.set(key, [[i, end]]);
           }
-          top.keys.add(key);
           top.key = key;
         }
         i = end;
@@ -128,7 +149,12 @@ export function scanJson(text: string): { duplicates: string[]; roundedFractions
     }
     i += 1;
   }
-  return { duplicates: [...found], roundedFractions: rounded };
+  return {
+    duplicates: [...found],
+    repeatedKeys: [...repeatedKeys],
+    complete: repeats < MAX_REPORTED,
+    roundedFractions: rounded,
+  };
 }
 
 /** A frame's step in a path: the object's current key, or the array's current index. */

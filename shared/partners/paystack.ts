@@ -39,6 +39,7 @@ import {
   type Json,
   personText,
   readDeliveryJson,
+  readUnambiguously,
   record,
   sha256Hex,
   text,
@@ -954,7 +955,17 @@ function splitName(name: string): { first_name: string; last_name: string } {
  * Only a body that is not JSON throws; JSON the service cannot act on is kept (`DeliveryUnusable`).
  */
 function paystackEvents(rawBody: string): { deliveryId: string; events: DomainEvent[] } {
-  const { json, ambiguity } = readDeliveryJson(rawBody);
+  const reading = readUnambiguously(readDeliveryJson(rawBody), (json, ambiguity) =>
+    paystackEventsOf(json, ambiguity, rawBody),
+  );
+  if (reading.events.length === 0) {
+    logger.info('paystack event ignored', { event: reading.event, delivery_id: reading.deliveryId });
+  }
+  return { deliveryId: reading.deliveryId, events: reading.events };
+}
+
+/** The domain events of a Paystack body's JSON (`ambiguity`: why it cannot be acted on, if so). */
+function paystackEventsOf(json: unknown, ambiguity: string | undefined, rawBody: string) {
   const payload = record(json);
   const event = text(payload?.event, 100);
   const data = record(payload?.data) ?? {};
@@ -975,8 +986,7 @@ function paystackEvents(rawBody: string): { deliveryId: string; events: DomainEv
       : !event
         ? keep('not an event: no event name')
         : eventsFor(event, data, rawBody, keep);
-  if (events.length === 0) logger.info('paystack event ignored', { event, delivery_id: deliveryId });
-  return { deliveryId, events };
+  return { deliveryId, events, event };
 }
 
 /** The one event that keeps a delivery for operators, with the reason it cannot be acted on. */

@@ -1,14 +1,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '#shared/errors.ts';
 import { parseOrThrow } from '#shared/http/validation.ts';
-import {
-  bankCodeOrNull,
-  isoOrNull,
-  personText,
-  readDeliveryJson,
-  record,
-  text,
-} from '#shared/partners/payloads.ts';
+import { bankCodeOrNull, isoOrNull, personText, record, text } from '#shared/partners/payloads.ts';
 import { looseObject } from '#shared/schemas.ts';
 import { cutText } from '#shared/text.ts';
 
@@ -89,12 +82,12 @@ export type SandboxReading =
 const EVENT_TYPES = ['payment.received', 'transfer.success', 'transfer.failed', 'transfer.reversed'];
 
 /**
- * Reads a verified sandbox webhook body. Only a body that is not JSON throws (400); an event type
- * the service does not know is ignored; JSON the service cannot act on (a key given twice, no event
- * type, a money field it cannot read) is unusable, with the reason and the ids it could read.
+ * Reads a verified sandbox webhook body's JSON (`readDeliveryJson`; `ambiguity`: why it cannot be
+ * acted on, if so). An event type the service does not know is ignored; JSON the service cannot act
+ * on (an ambiguous money field, no event type, a money field it cannot read) is unusable, with the
+ * reason and the ids it could read.
  */
-export function readSandboxDelivery(rawBody: string): SandboxReading {
-  const { json, ambiguity } = readDeliveryJson(rawBody);
+export function readSandboxDelivery(json: unknown, ambiguity: string | undefined): SandboxReading {
   const payload = record(json);
   const type = typeof payload?.type === 'string' ? payload.type : undefined;
   const data = record(payload?.data);

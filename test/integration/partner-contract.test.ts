@@ -43,6 +43,8 @@ interface Fixture {
   oddCosmetics(payload: Record<string, unknown>): Record<string, unknown>;
   /** A payment's body with its amount replaced. */
   withAmount(payload: Record<string, unknown>, amount: unknown): Record<string, unknown>;
+  /** A payment's body with the narration people read (where the partner puts it) replaced. */
+  withNarration(payload: Record<string, unknown>, narration: string): Record<string, unknown>;
 }
 
 type Payload = Record<string, unknown>;
@@ -92,6 +94,7 @@ const fixtures: Record<string, () => Fixture> = {
         data: { ...dataOf(payload), sender: 'ADEBAYO', narration: 'x'.repeat(5_000), paid_at: 1_767_225_600 },
       }),
       withAmount: (payload, amount) => ({ ...payload, data: { ...dataOf(payload), amount } }),
+      withNarration: (payload, narration) => ({ ...payload, data: { ...dataOf(payload), narration } }),
     };
   },
   paystack: () => {
@@ -149,6 +152,13 @@ const fixtures: Record<string, () => Fixture> = {
         };
       },
       withAmount: (payload, amount) => ({ ...payload, data: { ...dataOf(payload), amount } }),
+      withNarration: (payload, narration) => ({
+        ...payload,
+        data: {
+          ...dataOf(payload),
+          authorization: { ...(dataOf(payload).authorization as Payload), narration },
+        },
+      }),
     };
   },
 };
@@ -357,6 +367,47 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
         type: 'DeliveryUnusable',
         partner_id: payment.payment_id,
         reason: expect.stringContaining('duplicate key: data.amount'),
+      }),
+    ]);
+  });
+
+  it('credits a payment whose narration, or any field people read, is given twice: a cosmetic field never blocks a credit (API.md §11)', async () => {
+    const { payment, payload } = await aPayment(12_000);
+    const body = JSON.stringify(f.withNarration(payload, '@@')).replace(
+      '"narration":"@@"',
+      '"narration":"first words","narration":"last words"',
+    );
+    expect(body).toContain('"narration":"first words","narration":"last words"');
+    // A key no reader reads, given three times, and the amount given twice with one value, too.
+    const extra = body
+      .replace('"amount":12000', '"amount":12000,"amount":12000')
+      .replace('{', '{"note":1,"note":[2],"note":{"n":3},');
+    for (const [sent, narration] of [
+      [body, 'last words'],
+      [extra, 'last words'],
+    ] as const) {
+      expect(f.partner.eventsOf(f.signed(sent))).toMatchObject({
+        deliveryId: f.partner.eventsOf(f.signed(JSON.stringify(payload))).deliveryId,
+        events: [{ ...payment, narration }],
+      });
+    }
+  });
+
+  it.each([
+    [
+      'its amount given three times, the middle value another',
+      '"amount":12000,"amount":1200000000,"amount":12000',
+      'data.amount',
+    ],
+    ['the first of two amounts another', '"amount":1200000000,"amount":12000', 'data.amount'],
+  ])('keeps a delivery with %s, crediting no value', async (_label, amounts, path) => {
+    const { payment, payload } = await aPayment(12_000);
+    const body = JSON.stringify(payload).replace('"amount":12000', amounts);
+    expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
+      expect.objectContaining({
+        type: 'DeliveryUnusable',
+        partner_id: payment.payment_id,
+        reason: `duplicate key: ${path} (its values name different money)`,
       }),
     ]);
   });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { readSandboxDelivery } from '#shared/partners/sandbox-payloads.ts';
+import { readDeliveryJson } from '#shared/partners/payloads.ts';
+import { readSandboxDelivery as readJson } from '#shared/partners/sandbox-payloads.ts';
+
+const readSandboxDelivery = (rawBody: string) => {
+  const { json, ambiguity } = readDeliveryJson(rawBody);
+  return readJson(json, ambiguity);
+};
 
 const payment = (data: Record<string, unknown>) =>
   JSON.stringify({
