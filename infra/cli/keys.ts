@@ -14,7 +14,7 @@ import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { apiGateway } from '#shared/aws/api-gateway.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
-import { isIsoDateTime } from '#shared/schemas.ts';
+import { isEmail, isIsoDateTime } from '#shared/schemas.ts';
 
 /** When the authorizer acts on a change: its key-record cache, plus API Gateway's verdict cache on AWS. */
 const ENFORCED_WITHIN = 'AUTH_CACHE_SECONDS, 5 s by default; on AWS within 35 s';
@@ -128,8 +128,8 @@ export async function runKeys(argv: string[]): Promise<string> {
       usage('give exactly one of --name or --merchant');
     if (values.name !== undefined) {
       if (!values.name.trim()) usage('--name must not be empty');
-      if (values.email !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(values.email))
-        usage('--email must be an email address');
+      if (values.email !== undefined && !isEmail(values.email))
+        usage('--email must be an email address (as the API takes one: ASCII, e.g. ops@acme.ng)');
       if (values.phone !== undefined && !PHONE.test(values.phone))
         usage('--phone must be a phone number: + and 8 to 15 digits (+2348012345678), or 0 and 10 digits');
       await checkLocalPepper();
@@ -294,7 +294,8 @@ async function invite(
 ): Promise<string> {
   const merchantId = values.merchant ?? usage('invite needs --merchant <merchant_id>');
   const email = values.email ?? usage('invite needs --email <email>');
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) usage('--email must be an email address');
+  if (!isEmail(email))
+    usage('--email must be an email address (as the dashboard takes one: ASCII, e.g. ada@acme.ng)');
   const { getMerchant } = await import('#shared/merchants/store.ts');
   if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
   const { createDashboardUser, DuplicateUser, getDashboardUser, setTemporaryPassword } = await import(

@@ -6,6 +6,7 @@ import {
   accountNumberSchema,
   bankCodeSchema,
   EMAIL,
+  EMAIL_MAX,
   isIsoDate,
   isIsoDateTime,
   namingTextSchema,
@@ -133,7 +134,11 @@ export const createVirtualAccountRequest = built(() => ({
       strictObject({
         // A name of spaces only would reach the partner as an empty first and last name.
         name: namingTextSchema(100),
-        email: v.pipe(v.string(), v.regex(EMAIL, 'Must be an email address'), v.maxLength(254, 'Too long')),
+        email: v.pipe(
+          v.string(),
+          v.regex(EMAIL, 'Must be an email address'),
+          v.maxLength(EMAIL_MAX, 'Too long'),
+        ),
       }),
     ),
   }),
@@ -198,7 +203,7 @@ export const redeliverEventRequest = built(
 const emailSchema = built(() =>
   v.pipe(
     v.string(),
-    v.maxLength(254, 'Too long'),
+    v.maxLength(EMAIL_MAX, 'Too long'),
     v.regex(EMAIL, 'Must be an email address'),
     v.metadata({ description: "The dashboard user's email", examples: ['ada@acme.ng'] }),
   ),

@@ -7,6 +7,7 @@ import { clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import { createApiKey, MAX_USABLE_KEYS } from '#shared/api-keys/store.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
+import { getDashboardUser } from '#shared/dashboard/users.ts';
 import { runCli } from '#test/support/cli.ts';
 import { aDashboardUser, totpCode } from '#test/support/dashboard.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
@@ -228,6 +229,36 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     const nobody = await keys('invite', '--merchant', 'mer_nobody', '--email', 'x@invite.ng');
     expect(nobody.code).toBe(2);
     expect(nobody.stderr).toContain('no merchant mer_nobody');
+  });
+
+  it('invites only an email the dashboard signs in with: one it would refuse is a usage error, and no user is made', async () => {
+    const created = await keys('create', '--name', 'Odd Email Ltd', '--json');
+    const { merchant_id: merchantId } = JSON.parse(created.stdout.trim()) as { merchant_id: string };
+    const stamp = Date.now();
+    for (const bad of [
+      `dave${stamp}@dävé.test`,
+      `a${stamp}@b.c`,
+      `a..b${stamp}@x.ng`,
+      `e${stamp}@x_y.ng`,
+      `e${stamp}@домен.рф`,
+    ]) {
+      const refused = await keys('invite', '--merchant', merchantId, '--email', bad);
+      expect([refused.code, refused.stderr], bad).toEqual([
+        2,
+        expect.stringContaining('--email must be an email address'),
+      ]);
+      expect(await getDashboardUser(bad), bad).toBeUndefined();
+    }
+    // An internationalised domain in its ASCII form is an email address to both.
+    const email = `e${stamp}@xn--d1acufc.xn--p1ai`;
+    const invited = await keys('invite', '--merchant', merchantId, '--email', email, '--json');
+    expect(invited.code).toBe(0);
+    expect(await getDashboardUser(email)).toMatchObject({ email });
+    const { temporary_password: password } = JSON.parse(invited.stdout.trim()) as {
+      temporary_password: string;
+    };
+    const signIn = await call(gateway, 'POST', '/api/v1/dashboard/sessions', { body: { email, password } });
+    expect(signIn.body?.data).toMatchObject({ challenge: 'NEW_PASSWORD_REQUIRED' });
   });
 
   it('turns TOTP off for a user who lost their authenticator: the password alone signs in, and a new one can be set up', async () => {
