@@ -492,6 +492,11 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       });
     },
   );
+  // A client may end its side of the connection once its request is sent (a half-close). Node's
+  // default then aborts the request and closes the socket, and the answer of a handler still at work
+  // was lost (the request processed all the same); API Gateway answers. With this (an undocumented
+  // but long-standing property of Node's http.Server), the answer is sent, then the socket closed.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // Node hands a CONNECT to `connect` listeners only (with none, it closes the connection
   // unanswered), on a socket without its error listener and outside the server's connections: it is
   // answered as any other method (405 on a known path), its errors (a client's reset) handled here,

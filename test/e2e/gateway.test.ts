@@ -121,6 +121,21 @@ describe('routing errors', () => {
     expect((await exchange('CONNECT /nope HTTP/1.1')).status).toBe(404);
   });
 
+  it('answers a client that half-closes its side once the request is sent (as API Gateway would)', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true }, () =>
+        socket.end(`GET /banks HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`),
+      );
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(JSON.parse(answer.split('\r\n\r\n')[1] ?? '')).toMatchObject({ status: 'success' });
+  });
+
   it('outlives a CONNECT whose client resets the connection before the answer', async () => {
     const { hostname, port } = new URL(gateway.url);
     for (const target of ['/banks', '127.0.0.1:443']) {
