@@ -11,17 +11,8 @@
  * than this.
  */
 
-/** Where a key's quoted name sits in the text: the index of its opening and of its closing quote. */
-export type KeySpan = readonly [start: number, end: number];
-
 type Frame =
-  | {
-      kind: 'object';
-      /** Each key's occurrences so far, by decoded name. */
-      keys: Map<string, KeySpan[]>;
-      key: string;
-      awaitingKey: boolean;
-    }
+  | { kind: 'object'; keys: Set<string>; key: string; awaitingKey: boolean }
   | { kind: 'array'; index: number };
 
 /** Duplicates reported at most: enough to name the problem, bounded work for a hostile body. */
@@ -53,8 +44,7 @@ const isDigit = (code: number) => code >= 48 && code <= 57;
 
 /**
  * One pass over valid JSON text (parse it first) for what `JSON.parse` hides:
- * - `duplicates`: keys given twice in one object (see `duplicateKeys`), and `repeatedKeys`: each such
- *   key's occurrences in the text, every one of them (the first too), one list per key and object;
+ * - `duplicates`: keys given twice in one object (see `duplicateKeys`);
  * - `roundedFractions`: the paths of the numbers written with a fraction that `JSON.parse` reads
  *   as a whole number, the fraction being too small for a double to keep (`100.000000000000001`
  *   reads as 100, `999999999.99999999` as 1000000000). A whole number written with a fraction of
@@ -63,13 +53,11 @@ const isDigit = (code: number) => code >= 48 && code <= 57;
  */
 export function scanJson(text: string): {
   duplicates: string[];
-  repeatedKeys: KeySpan[][];
-  /** False when the scan ended at the 10th repeated key: there may be more. */
-  complete: boolean;
   roundedFractions: string[];
+  /** False when the scan ended at the 10th repeated key, before the text's end: more may follow. */
+  complete: boolean;
 } {
   const found = new Set<string>();
-  const repeatedKeys = new Set<KeySpan[]>();
   const rounded: string[] = [];
   let repeats = 0;
   const stack: Frame[] = [];
@@ -78,7 +66,7 @@ export function scanJson(text: string): {
     const top = stack[stack.length - 1];
     switch (text[i]) {
       case '{':
-        stack.push({ kind: 'object', keys: new Map(), key: '', awaitingKey: true });
+        stack.push({ kind: 'object', keys: new Set(), key: '', awaitingKey: true });
         break;
       case '[':
         stack.push({ kind: 'array', index: 0 });
@@ -99,15 +87,11 @@ export function scanJson(text: string): {
         if (top?.kind === 'object' && top.awaitingKey) {
           const raw = text.slice(i + 1, end);
           const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
-          const occurrences = top.keys.get(key);
-          if (occurrences) {
+          if (top.keys.has(key)) {
             found.add(pathOf(stack, key));
-            repeatedKeys.add(occurrences);
-            occurrences.push([i, end]);
             repeats += 1;
-          } else {
-            top.keys.set(key, [[i, end]]);
           }
+          top.keys.add(key);
           top.key = key;
         }
         i = end;
@@ -149,12 +133,7 @@ export function scanJson(text: string): {
     }
     i += 1;
   }
-  return {
-    duplicates: [...found],
-    repeatedKeys: [...repeatedKeys],
-    complete: repeats < MAX_REPORTED,
-    roundedFractions: rounded,
-  };
+  return { duplicates: [...found], roundedFractions: rounded, complete: repeats < MAX_REPORTED };
 }
 
 /** A frame's step in a path: the object's current key, or the array's current index. */

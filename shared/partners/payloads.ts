@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ValidationError } from '#shared/errors.ts';
-import { type KeySpan, scanJson } from '#shared/json.ts';
-import type { DeliveryUnusable, DomainEvent, PartnerName } from '#shared/partners/partner.ts';
+import { scanJson } from '#shared/json.ts';
+import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts';
 import { cutText } from '#shared/text.ts';
 
 /**
@@ -14,111 +14,44 @@ import { cutText } from '#shared/text.ts';
 export type Json = Record<string, unknown>;
 
 /**
- * A verified delivery's body, read: its JSON (as `JSON.parse` reads it: a key given twice takes its
- * last value), and why the money it names cannot be read as written, if it cannot (`ambiguity`):
- * an `amount` written with a fraction that `JSON.parse` rounds into a whole number
- * (`1000.0000000000000001` reads as 1000), or more keys given twice than are compared. A fraction
- * elsewhere is cosmetic and never blocks a credit.
+ * A verified delivery's body, read: its JSON, and why the money it names cannot be read as
+ * written, if it cannot (`ambiguity`): a key given twice in one object, outside the fields people
+ * read, or an `amount` written with a fraction that `JSON.parse` rounds into a whole number
+ * (`1000.0000000000000001` reads as 1000). A fraction elsewhere is cosmetic and never blocks a
+ * credit.
  */
 export interface DeliveryJson {
   json: unknown;
   ambiguity: string | undefined;
-  /**
-   * With keys given twice in one object: the body read with each other value of each such key in
-   * turn (the rest as `json`), and the reason to keep the delivery should any reading name other
-   * money than `json` does (`readUnambiguously`).
-   */
-  otherValues?: { readings: unknown[]; reason: string };
 }
 
-/** Reads a verified body; throws `ValidationError` (400) only when it is not JSON at all. */
-export function readDeliveryJson(rawBody: string): DeliveryJson {
+/**
+ * Reads a verified body; throws `ValidationError` (400) only when it is not JSON at all.
+ * `cosmetic`: the paths of the fields the adapter reads only for people (`data.narration`), where a
+ * key given twice is read with its last value, as `JSON.parse` reads it, since a cosmetic field
+ * never blocks a credit (API.md §11). Anywhere else, a key given twice makes the delivery
+ * ambiguous: another reader may take its other value, so its money is never acted on.
+ */
+export function readDeliveryJson(rawBody: string, cosmetic: readonly string[] = []): DeliveryJson {
   let json: unknown;
   try {
     json = JSON.parse(rawBody);
   } catch {
     throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
   }
-  const { duplicates, repeatedKeys, complete, roundedFractions } = scanJson(rawBody);
+  const { duplicates, roundedFractions, complete } = scanJson(rawBody);
+  // A scan that stopped at its 10th repeated key has not seen what follows: all of them count.
+  const ambiguous = complete
+    ? duplicates.filter((path) => !cosmetic.some((field) => path === field || path.startsWith(`${field}.`)))
+    : duplicates;
   const roundedAmounts = roundedFractions.filter((path) => path.split('.').at(-1) === 'amount');
-  const duplicated = `duplicate key: ${duplicates.join(', ')}`;
-  if (roundedAmounts.length > 0) {
-    const rounded = `amount with a fraction: ${roundedAmounts.join(', ')} (JSON.parse would round it to a whole number)`;
-    return { json, ambiguity: duplicates.length > 0 ? `${duplicated}; ${rounded}` : rounded };
-  }
-  if (duplicates.length === 0) return { json, ambiguity: undefined };
-  if (!complete) return { json, ambiguity: `${duplicated}, and more (too many to compare)` };
-  const readings = repeatedKeys.flatMap((occurrences) =>
-    occurrences.slice(0, -1).map((kept) =>
-      readWithout(
-        rawBody,
-        occurrences.filter((occurrence) => occurrence !== kept),
-      ),
-    ),
-  );
-  return {
-    json,
-    ambiguity: undefined,
-    otherValues: { readings, reason: `${duplicated} (its values name different money)` },
-  };
-}
-
-/** What a key a reading drops is renamed to (then removed by the reviver): no partner's key. */
-const DROPPED = '\u0000dropped:';
-
-/** The body parsed with the keys at `spans` dropped, their values with them. */
-function readWithout(rawBody: string, spans: readonly KeySpan[]): unknown {
-  let text = '';
-  let from = 0;
-  for (const [n, [start, end]] of [...spans].sort(([a], [b]) => a - b).entries()) {
-    text += `${rawBody.slice(from, start)}${JSON.stringify(`${DROPPED}${n}`)}`;
-    from = end + 1;
-  }
-  text += rawBody.slice(from);
-  return JSON.parse(text, (key, value: unknown) => (key.startsWith(DROPPED) ? undefined : value));
-}
-
-/**
- * What a verified delivery says (`read`, given the body's JSON and the reason it cannot be acted on,
- * if any). With a key given twice, the delivery is read once for each value of each such key: the
- * same money every way (a narration or a sender's name given twice, which never blocks a credit,
- * API.md §11), the reading of `JSON.parse`'s values; otherwise it is read again with the duplicate
- * as the reason to keep it for operators.
- */
-export function readUnambiguously<T extends { deliveryId: string; events: DomainEvent[] }>(
-  body: DeliveryJson,
-  read: (json: unknown, ambiguity: string | undefined) => T,
-): T {
-  const reading = read(body.json, body.ambiguity);
-  const { otherValues } = body;
-  if (!otherValues) return reading;
-  const money = moneyOf(reading);
-  const same = otherValues.readings.every((json) => moneyOf(read(json, undefined)) === money);
-  return same ? reading : read(body.json, otherValues.reason);
-}
-
-/**
- * What moves money in a reading, as comparable text: the delivery's id and each event's ids,
- * accounts, amounts and outcome; never a name, narration, time or reason a person reads.
- */
-function moneyOf({ deliveryId, events }: { deliveryId: string; events: DomainEvent[] }): string {
-  return JSON.stringify([deliveryId, events.map(decisiveOf)]);
-}
-
-/** One event's fields that move money (`moneyOf`). */
-function decisiveOf(event: DomainEvent): unknown[] {
-  const { type, partner } = event;
-  if (type === 'PaymentReceived') {
-    return [type, partner, event.payment_id, event.account_ids, event.account_number, event.amount];
-  }
-  if (type === 'PaymentRejected') {
-    return [type, partner, event.attempt_id, event.account_ids, event.alias_ids, event.amount];
-  }
-  if (type === 'TransferSettled') {
-    const { outcome } = event;
-    return [type, partner, event.reference, outcome.status, 'amount' in outcome ? outcome.amount : undefined];
-  }
-  return [type, partner, event.partner_event, event.partner_id];
+  const ambiguity =
+    ambiguous.length > 0
+      ? `duplicate key: ${ambiguous.join(', ')} (the payment, amount or account it names is ambiguous)`
+      : roundedAmounts.length > 0
+        ? `amount with a fraction: ${roundedAmounts.join(', ')} (JSON.parse would round it to a whole number)`
+        : undefined;
+  return { json, ambiguity };
 }
 
 /** Characters of a kept body stored with it (in the queued event and the operators' record). */

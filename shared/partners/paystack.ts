@@ -39,7 +39,6 @@ import {
   type Json,
   personText,
   readDeliveryJson,
-  readUnambiguously,
   record,
   sha256Hex,
   text,
@@ -955,17 +954,7 @@ function splitName(name: string): { first_name: string; last_name: string } {
  * Only a body that is not JSON throws; JSON the service cannot act on is kept (`DeliveryUnusable`).
  */
 function paystackEvents(rawBody: string): { deliveryId: string; events: DomainEvent[] } {
-  const reading = readUnambiguously(readDeliveryJson(rawBody), (json, ambiguity) =>
-    paystackEventsOf(json, ambiguity, rawBody),
-  );
-  if (reading.events.length === 0) {
-    logger.info('paystack event ignored', { event: reading.event, delivery_id: reading.deliveryId });
-  }
-  return { deliveryId: reading.deliveryId, events: reading.events };
-}
-
-/** The domain events of a Paystack body's JSON (`ambiguity`: why it cannot be acted on, if so). */
-function paystackEventsOf(json: unknown, ambiguity: string | undefined, rawBody: string) {
+  const { json, ambiguity } = readDeliveryJson(rawBody, PAYSTACK_COSMETIC);
   const payload = record(json);
   const event = text(payload?.event, 100);
   const data = record(payload?.data) ?? {};
@@ -986,8 +975,26 @@ function paystackEventsOf(json: unknown, ambiguity: string | undefined, rawBody:
       : !event
         ? keep('not an event: no event name')
         : eventsFor(event, data, rawBody, keep);
-  return { deliveryId, events, event };
+  if (events.length === 0) logger.info('paystack event ignored', { event, delivery_id: deliveryId });
+  return { deliveryId, events };
 }
+
+/**
+ * The fields of Paystack's events read only for people (`paymentReceived`'s sender, narration and
+ * time, a transfer's failure message): a key given twice in them is read with its last value, never
+ * a reason to keep a payment (`readDeliveryJson`). Never a field that decides an amount, an
+ * account, an id, a channel or an outcome.
+ */
+const PAYSTACK_COSMETIC = [
+  'data.authorization.sender_name',
+  'data.authorization.sender_bank_account_number',
+  'data.authorization.sender_bank',
+  'data.authorization.narration',
+  'data.paid_at',
+  'data.paidAt',
+  'data.gateway_response',
+  'data.failures',
+] as const;
 
 /** The one event that keeps a delivery for operators, with the reason it cannot be acted on. */
 type Keep = (reason: string) => DomainEvent[];

@@ -1,7 +1,14 @@
 import * as v from 'valibot';
 import { ValidationError } from '#shared/errors.ts';
 import { parseOrThrow } from '#shared/http/validation.ts';
-import { bankCodeOrNull, isoOrNull, personText, record, text } from '#shared/partners/payloads.ts';
+import {
+  bankCodeOrNull,
+  isoOrNull,
+  personText,
+  readDeliveryJson,
+  record,
+  text,
+} from '#shared/partners/payloads.ts';
 import { looseObject } from '#shared/schemas.ts';
 import { cutText } from '#shared/text.ts';
 
@@ -69,6 +76,12 @@ export const transferSettled = looseObject({
   }),
 });
 
+/**
+ * The fields read only for people (the `cosmetic` ones above): a key given twice in them is read
+ * with its last value, never a reason to keep a payment (`readDeliveryJson`).
+ */
+const SANDBOX_COSMETIC = ['data.sender', 'data.narration', 'data.paid_at', 'data.reason'] as const;
+
 export type SandboxPaymentReceived = v.InferOutput<typeof paymentReceived>;
 export type SandboxTransferSettled = v.InferOutput<typeof transferSettled>;
 export type SandboxEvent = SandboxPaymentReceived | SandboxTransferSettled;
@@ -82,12 +95,12 @@ export type SandboxReading =
 const EVENT_TYPES = ['payment.received', 'transfer.success', 'transfer.failed', 'transfer.reversed'];
 
 /**
- * Reads a verified sandbox webhook body's JSON (`readDeliveryJson`; `ambiguity`: why it cannot be
- * acted on, if so). An event type the service does not know is ignored; JSON the service cannot act
- * on (an ambiguous money field, no event type, a money field it cannot read) is unusable, with the
- * reason and the ids it could read.
+ * Reads a verified sandbox webhook body. Only a body that is not JSON throws (400); an event type
+ * the service does not know is ignored; JSON the service cannot act on (a key given twice, no event
+ * type, a money field it cannot read) is unusable, with the reason and the ids it could read.
  */
-export function readSandboxDelivery(json: unknown, ambiguity: string | undefined): SandboxReading {
+export function readSandboxDelivery(rawBody: string): SandboxReading {
+  const { json, ambiguity } = readDeliveryJson(rawBody, SANDBOX_COSMETIC);
   const payload = record(json);
   const type = typeof payload?.type === 'string' ? payload.type : undefined;
   const data = record(payload?.data);

@@ -12,7 +12,7 @@ import {
   tooLateToSend,
   type WebhookDelivery,
 } from '#shared/partners/partner.ts';
-import { readDeliveryJson, readUnambiguously, unusableDelivery } from '#shared/partners/payloads.ts';
+import { unusableDelivery } from '#shared/partners/payloads.ts';
 import { readSandboxDelivery, type SandboxEvent } from '#shared/partners/sandbox-payloads.ts';
 
 export interface SandboxOptions {
@@ -152,17 +152,14 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
     },
 
     eventsOf({ headers, rawBody }: WebhookDelivery) {
+      const reading = readSandboxDelivery(rawBody);
       // Its Standard Webhooks `webhook-id`: one per message, the same on every retry.
       const deliveryId = headers['webhook-id'] ?? '';
       const partnersId = deliveryId !== '';
-      const eventsOfJson = (json: unknown, ambiguity: string | undefined) => {
-        const reading = readSandboxDelivery(json, ambiguity);
-        if (reading.kind === 'ignored') return { deliveryId, events: [] };
-        if (reading.kind === 'event') return { deliveryId, events: [toDomainEvent(reading.event)] };
-        const ids = { partnerEvent: reading.type, partnerId: reading.id };
-        return { deliveryId, events: [unusableDelivery('sandbox', rawBody, reading.reason, ids)] };
-      };
-      return { ...readUnambiguously(readDeliveryJson(rawBody), eventsOfJson), partnersId };
+      if (reading.kind === 'ignored') return { deliveryId, events: [], partnersId };
+      if (reading.kind === 'event') return { deliveryId, events: [toDomainEvent(reading.event)], partnersId };
+      const ids = { partnerEvent: reading.type, partnerId: reading.id };
+      return { deliveryId, events: [unusableDelivery('sandbox', rawBody, reading.reason, ids)], partnersId };
     },
   };
 }

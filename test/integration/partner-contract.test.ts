@@ -371,43 +371,44 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
     ]);
   });
 
-  it('credits a payment whose narration, or any field people read, is given twice: a cosmetic field never blocks a credit (API.md §11)', async () => {
+  it('credits a payment whose narration is given twice, with the last: a field people read never blocks a credit (API.md §11)', async () => {
     const { payment, payload } = await aPayment(12_000);
     const body = JSON.stringify(f.withNarration(payload, '@@')).replace(
       '"narration":"@@"',
       '"narration":"first words","narration":"last words"',
     );
     expect(body).toContain('"narration":"first words","narration":"last words"');
-    // A key no reader reads, given three times, and the amount given twice with one value, too.
-    const extra = body
-      .replace('"amount":12000', '"amount":12000,"amount":12000')
-      .replace('{', '{"note":1,"note":[2],"note":{"n":3},');
-    for (const [sent, narration] of [
-      [body, 'last words'],
-      [extra, 'last words'],
-    ] as const) {
-      expect(f.partner.eventsOf(f.signed(sent))).toMatchObject({
-        deliveryId: f.partner.eventsOf(f.signed(JSON.stringify(payload))).deliveryId,
-        events: [{ ...payment, narration }],
-      });
-    }
+    expect(f.partner.eventsOf(f.signed(body)).events).toEqual([{ ...payment, narration: 'last words' }]);
   });
 
   it.each([
+    // A reader taking the first `data` takes its first amount: no reading is safe to act on.
     [
-      'its amount given three times, the middle value another',
-      '"amount":12000,"amount":1200000000,"amount":12000',
-      'data.amount',
+      'a repeated object holding a repeated amount',
+      (body: string, data: string) =>
+        body.replace(
+          `"data":${data}`,
+          `"data":${data.replace('"amount":12000', '"amount":900000000,"amount":12000')},"data":${data}`,
+        ),
+      'data.amount, data',
     ],
-    ['the first of two amounts another', '"amount":1200000000,"amount":12000', 'data.amount'],
-  ])('keeps a delivery with %s, crediting no value', async (_label, amounts, path) => {
+    // The scan ends at its 10th repeated key, before the amount given twice: never taken as cosmetic.
+    [
+      'eleven narrations, then an amount given twice',
+      (body: string) =>
+        body.replace('"amount":12000', `${'"narration":"n",'.repeat(11)}"amount":900000000,"amount":12000`),
+      'data.narration',
+    ],
+  ])('keeps a delivery with %s, crediting nothing', async (_label, make, paths) => {
     const { payment, payload } = await aPayment(12_000);
-    const body = JSON.stringify(payload).replace('"amount":12000', amounts);
+    const json = JSON.stringify(payload);
+    const body = make(json, JSON.stringify(dataOf(payload)));
+    expect(body).not.toBe(json);
     expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
       expect.objectContaining({
         type: 'DeliveryUnusable',
         partner_id: payment.payment_id,
-        reason: `duplicate key: ${path} (its values name different money)`,
+        reason: expect.stringContaining(`duplicate key: ${paths}`),
       }),
     ]);
   });

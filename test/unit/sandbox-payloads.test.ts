@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readDeliveryJson } from '#shared/partners/payloads.ts';
-import { readSandboxDelivery as readJson } from '#shared/partners/sandbox-payloads.ts';
-
-const readSandboxDelivery = (rawBody: string) => {
-  const { json, ambiguity } = readDeliveryJson(rawBody);
-  return readJson(json, ambiguity);
-};
+import { readSandboxDelivery } from '#shared/partners/sandbox-payloads.ts';
 
 const payment = (data: Record<string, unknown>) =>
   JSON.stringify({
