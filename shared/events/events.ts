@@ -122,6 +122,10 @@ export async function listEvents(
   now = Date.now(),
 ): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
   const position = decodeCursor(filter.cursor, CURSOR_KEYS);
+  const kept = idPrefixAt(now - RETENTION_MS + 1);
+  // A cursor at or past the oldest event kept (the last page's last event has aged out since, or a
+  // made-up one): nothing older is kept. DynamoDB refuses a start key outside the key condition.
+  if (position && String(position.event_id) < kept) return { items: [], nextCursor: null };
   const { items, more } = await queryPage<EventRecord>(
     {
       TableName: tableName('events'),
@@ -130,7 +134,7 @@ export async function listEvents(
       ExpressionAttributeNames: filter.type ? { '#type': 'type' } : undefined,
       ExpressionAttributeValues: {
         ':m': merchantId,
-        ':kept': idPrefixAt(now - RETENTION_MS + 1),
+        ':kept': kept,
         ...(filter.type ? { ':type': filter.type } : {}),
       },
       ScanIndexForward: false,

@@ -47,6 +47,18 @@ describe('events are kept 30 days (API.md §8), whether or not TTL has deleted t
     // A day later, the one made 30 days less a millisecond ago is gone as well.
     const later = await listEvents(m, { limit: 10 }, now + DAY);
     expect(later.items.map((event) => event.id)).toEqual([recent.id]);
+
+    // A cursor whose event has aged out since (the next page asked a day later), or one made up
+    // below every kept id: an empty last page, never DynamoDB's refusal of the start key (a 500).
+    const aged = await listEvents(m, { limit: 1, cursor: first.nextCursor ?? undefined }, now + 31 * DAY);
+    expect(aged).toEqual({ items: [], nextCursor: null });
+    for (const eventId of ['evt_000000000000', 'a', expired.id]) {
+      const cursor = Buffer.from(JSON.stringify({ event_id: eventId })).toString('base64url');
+      expect(await listEvents(m, { limit: 5, cursor }, now), eventId).toEqual({
+        items: [],
+        nextCursor: null,
+      });
+    }
   });
 
   it('answers GET /events without, and GET /events/{id} 404 for, an event older than 30 days', async () => {
