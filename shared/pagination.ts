@@ -39,7 +39,8 @@ const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
  * Reads a cursor back into the fields `keys` names; anything else is a 400, as is a `created_at`
- * that no item has the shape of (a cursor made by hand would otherwise page from anywhere).
+ * that no item has the shape of (a cursor made by hand would otherwise page from anywhere), or a
+ * value that is not well-formed text.
  */
 export function decodeCursor(
   cursor: string | undefined,
@@ -58,6 +59,9 @@ export function decodeCursor(
   for (const key of keys) {
     const value = (parsed as Record<string, unknown>)[key];
     if (typeof value !== 'string' || value.length === 0 || value.length > 200) throw invalid();
+    // Half a surrogate pair (a `\ud800` escape) is no text: JavaScript orders it above every ASCII
+    // character, DynamoDB otherwise, so a start key could fall outside a key condition (a 500).
+    if (/\p{Cs}/u.test(value)) throw invalid();
     if (key === 'created_at' && !WRITTEN_TIME.test(value)) throw invalid();
     position[key] = value;
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '#shared/errors.ts';
-import { pageOf } from '#shared/pagination.ts';
+import { decodeCursor, pageOf } from '#shared/pagination.ts';
 
 // Paging a short list read whole (webhook endpoints, API keys), as every list of API.md §1.
 const item = (id: string, created_at: string) => ({ id, created_at });
@@ -48,5 +48,23 @@ describe('pageOf', () => {
       expect(() => pageOf(ITEMS, position, 2, forged(time))).toThrow(ValidationError);
     }
     expect(ids(pageOf(ITEMS, position, 2, forged('9999-01-01T00:00:00.000Z')))).toEqual(['we_e', 'we_d']);
+  });
+});
+
+describe('decodeCursor', () => {
+  const cursorOf = (json: string) => Buffer.from(json).toString('base64url');
+
+  it('refuses a value holding half a surrogate pair, which no key of ours holds (400, never a start key DynamoDB refuses)', () => {
+    for (const json of [
+      '{"event_id":"\\ud800"}',
+      '{"event_id":"evt\\ud800"}',
+      '{"event_id":"evt_\\udfff0"}',
+    ]) {
+      expect(() => decodeCursor(cursorOf(json), ['event_id']), json).toThrow(ValidationError);
+    }
+    // A whole pair is text like any other.
+    expect(decodeCursor(cursorOf('{"event_id":"evt_\\ud83d\\ude00"}'), ['event_id'])).toEqual({
+      event_id: 'evt_\u{1F600}',
+    });
   });
 });
