@@ -50,15 +50,20 @@ const isDigit = (code: number) => code >= 48 && code <= 57;
  *   reads as 100, `999999999.99999999` as 1000000000). A whole number written with a fraction of
  *   zeros or an exponent (`100.0`, `1e2`) is whole and not reported.
  * At most 10 of each; the scan ends at the 10th duplicate, which makes the body unusable anyway.
+ * `complete` says whether every one was reported: false past the 10th of either.
  */
 export function scanJson(text: string): {
   duplicates: string[];
   roundedFractions: string[];
-  /** False when the scan ended at the 10th repeated key, before the text's end: more may follow. */
+  /**
+   * False when some were not reported: the scan ended at the 10th repeated key (more may follow),
+   * or found an 11th rounded number.
+   */
   complete: boolean;
 } {
   const found = new Set<string>();
   const rounded: string[] = [];
+  let roundedFound = 0;
   let repeats = 0;
   const stack: Frame[] = [];
   let i = 0;
@@ -120,12 +125,9 @@ export function scanJson(text: string): {
         const literal = NUMBER.exec(text);
         if (!literal) break;
         const [whole, integer = '', fraction = '', exponent = ''] = literal;
-        if (
-          rounded.length < MAX_REPORTED &&
-          Number.isInteger(Number(whole)) &&
-          !isWholeLiteral(integer, fraction, exponent)
-        ) {
-          rounded.push(valuePath(stack));
+        if (Number.isInteger(Number(whole)) && !isWholeLiteral(integer, fraction, exponent)) {
+          roundedFound += 1;
+          if (rounded.length < MAX_REPORTED) rounded.push(valuePath(stack));
         }
         i += whole.length - 1;
         break;
@@ -133,7 +135,11 @@ export function scanJson(text: string): {
     }
     i += 1;
   }
-  return { duplicates: [...found], roundedFractions: rounded, complete: repeats < MAX_REPORTED };
+  return {
+    duplicates: [...found],
+    roundedFractions: rounded,
+    complete: repeats < MAX_REPORTED && roundedFound <= MAX_REPORTED,
+  };
 }
 
 /** A frame's step in a path: the object's current key, or the array's current index. */

@@ -40,10 +40,18 @@ export function readDeliveryJson(rawBody: string, cosmetic: readonly string[] = 
     throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
   }
   const { duplicates, roundedFractions, complete } = scanJson(rawBody);
-  // A scan that stopped at its 10th repeated key has not seen what follows: all of them count.
-  const ambiguous = complete
-    ? duplicates.filter((path) => !cosmetic.some((field) => path === field || path.startsWith(`${field}.`)))
-    : duplicates;
+  // Past 10 keys given twice or 10 rounded numbers, the scan has not reported the rest (an amount
+  // among them): nothing in the body is taken as read.
+  if (!complete) {
+    const seen = [...duplicates, ...roundedFractions].join(', ');
+    return {
+      json,
+      ambiguity: `more than 10 keys given twice or numbers JSON.parse rounds (${seen}, …): not read further`,
+    };
+  }
+  const ambiguous = duplicates.filter(
+    (path) => !cosmetic.some((field) => path === field || path.startsWith(`${field}.`)),
+  );
   const roundedAmounts = roundedFractions.filter((path) => path.split('.').at(-1) === 'amount');
   const ambiguity =
     ambiguous.length > 0

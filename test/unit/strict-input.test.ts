@@ -102,6 +102,19 @@ describe('numbers whose fraction JSON.parse rounds away', () => {
       }),
     );
   });
+
+  it('says when it reported only some: past 10 rounded numbers, or at the 10th key given twice', () => {
+    const numbers = (n: number) => `{"x":[${Array(n).fill('1.00000000000000001').join(',')}]}`;
+    expect(scanJson(numbers(10))).toMatchObject({ complete: true });
+    expect(scanJson(numbers(11))).toMatchObject({ complete: false });
+    expect(scanJson(numbers(11)).roundedFractions).toHaveLength(10);
+    const keys = (n: number) =>
+      `{${Array(n + 1)
+        .fill('"k":1')
+        .join(',')}}`;
+    expect(scanJson(keys(9))).toMatchObject({ complete: true, duplicates: ['k'] });
+    expect(scanJson(keys(10))).toMatchObject({ complete: false, duplicates: ['k'] });
+  });
 });
 
 describe('content type and charset', () => {
