@@ -27,10 +27,19 @@ export function dashboardResponder() {
       rmSync(dir, { recursive: true, force: true });
     }
   };
+  /** Every answer of the site carries its CSP and security headers, as CloudFront's policy adds them. */
+  const secured = (result: APIGatewayProxyResult): APIGatewayProxyResult => ({
+    ...result,
+    headers: { ...result.headers, 'Content-Security-Policy': DASHBOARD_CSP, ...DASHBOARD_SECURITY_HEADERS },
+  });
   return async (urlPath: string, requestId: string): Promise<APIGatewayProxyResult | undefined> => {
     if (urlPath === '/dashboard') {
       // Relative asset URLs resolve under the folder only.
-      return { statusCode: 301, headers: { Location: '/dashboard/', 'X-Request-Id': requestId }, body: '' };
+      return secured({
+        statusCode: 301,
+        headers: { Location: '/dashboard/', 'X-Request-Id': requestId },
+        body: '',
+      });
     }
     if (!urlPath.startsWith('/dashboard/')) return undefined;
     const name = urlPath === '/dashboard/' ? 'index.html' : urlPath.slice('/dashboard/'.length);
@@ -41,17 +50,17 @@ export function dashboardResponder() {
     const body = (await files).get(name);
     // Answered here, before the route table, so never counted per IP: on AWS the site is not behind
     // the API's WAF. (There CloudFront answers S3's 403 for a file it lacks; here the usual 404.)
-    if (body === undefined) return errorResult(new ApiError('route_not_found', 'Route not found'), requestId);
-    return {
+    if (body === undefined) {
+      return secured(errorResult(new ApiError('route_not_found', 'Route not found'), requestId));
+    }
+    return secured({
       statusCode: 200,
       headers: {
         'Content-Type': TYPES[path.extname(name)] ?? 'application/octet-stream',
-        'Content-Security-Policy': DASHBOARD_CSP,
-        ...DASHBOARD_SECURITY_HEADERS,
         'Cache-Control': name === 'index.html' ? 'no-cache' : 'max-age=300',
         'X-Request-Id': requestId,
       },
       body,
-    };
+    });
   };
 }

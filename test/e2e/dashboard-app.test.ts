@@ -11,11 +11,17 @@ describe('the dashboard web app, served locally', () => {
   });
   afterAll(() => gateway.close());
   const get = (path: string) => fetch(`${gateway.url}${path}`, { redirect: 'manual' });
+  const expectSecured = (response: Response) => {
+    expect(response.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+  };
 
   it('sends /dashboard to /dashboard/, so its relative asset URLs resolve', async () => {
     const response = await get('/dashboard');
     expect(response.status).toBe(301);
     expect(response.headers.get('location')).toBe('/dashboard/');
+    expectSecured(response);
   });
 
   it('serves the page, its one script and its styles with a strict CSP and security headers', async () => {
@@ -52,5 +58,7 @@ describe('the dashboard web app, served locally', () => {
     const missing = await get('/dashboard/secrets.json');
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ status: 'error', code: 'route_not_found' });
+    // Its CSP and security headers too, as CloudFront's response-headers policy adds them to every answer.
+    expectSecured(missing);
   });
 });
