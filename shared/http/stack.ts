@@ -321,7 +321,10 @@ function parseJsonBody(): Middleware {
         throw new ValidationError([{ field: 'body', message: 'Must be an object' }]);
       }
       const text = isBase64Encoded ? Buffer.from(body ?? '', 'base64').toString() : (body ?? '');
-      const { duplicates: duplicated, roundedFractions: rounded } = scanJson(text);
+      // Named to the caller ten at most: enough to see the problem.
+      const scanned = scanJson(text);
+      const duplicated = scanned.duplicates.slice(0, 10);
+      const rounded = scanned.roundedFractions.slice(0, 10);
       if (duplicated.length > 0) {
         throw new ValidationError(
           duplicated.map((field) => ({ field: field || 'body', message: 'Key given more than once' })),

@@ -15,10 +15,9 @@ export type Json = Record<string, unknown>;
 
 /**
  * A verified delivery's body, read: its JSON, and why the money it names cannot be read as
- * written, if it cannot (`ambiguity`): a key given twice in one object, outside the fields people
- * read, or an `amount` written with a fraction that `JSON.parse` rounds into a whole number
- * (`1000.0000000000000001` reads as 1000). A fraction elsewhere is cosmetic and never blocks a
- * credit.
+ * written, if it cannot (`ambiguity`): a key given twice in one object, or a number written with a
+ * fraction that `JSON.parse` rounds into a whole number (`1000.0000000000000001` reads as 1000; an
+ * amount, an id), outside the fields the adapter reads only for people.
  */
 export interface DeliveryJson {
   json: unknown;
@@ -26,38 +25,33 @@ export interface DeliveryJson {
 }
 
 /**
- * Reads a verified body; throws `ValidationError` (400) only when it is not JSON at all.
+ * Reads a verified body; throws `ValidationError` (400) only when it is not JSON at all (a leading
+ * byte order mark is ignored, as RFC 8259 allows).
  * `cosmetic`: the paths of the fields the adapter reads only for people (`data.narration`), where a
- * key given twice is read with its last value, as `JSON.parse` reads it, since a cosmetic field
- * never blocks a credit (API.md §11). Anywhere else, a key given twice makes the delivery
- * ambiguous: another reader may take its other value, so its money is never acted on.
+ * key given twice is read with its last value, as `JSON.parse` reads it, and a rounded number is
+ * what it reads as: a cosmetic field never blocks a credit (API.md §11). Anywhere else either makes
+ * the delivery ambiguous: another reader may take the other value, or the exact one, so its money
+ * is never acted on.
  */
 export function readDeliveryJson(rawBody: string, cosmetic: readonly string[] = []): DeliveryJson {
+  const text = rawBody.startsWith('\uFEFF') ? rawBody.slice(1) : rawBody;
   let json: unknown;
   try {
-    json = JSON.parse(rawBody);
+    json = JSON.parse(text);
   } catch {
     throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
   }
-  const { duplicates, roundedFractions, complete } = scanJson(rawBody);
-  // Past 10 keys given twice or 10 rounded numbers, the scan has not reported the rest (an amount
-  // among them): nothing in the body is taken as read.
-  if (!complete) {
-    const seen = [...duplicates, ...roundedFractions].join(', ');
-    return {
-      json,
-      ambiguity: `more than 10 keys given twice or numbers JSON.parse rounds (${seen}, …): not read further`,
-    };
-  }
-  const ambiguous = duplicates.filter(
-    (path) => !cosmetic.some((field) => path === field || path.startsWith(`${field}.`)),
-  );
-  const roundedAmounts = roundedFractions.filter((path) => path.split('.').at(-1) === 'amount');
+  const { duplicates, roundedFractions } = scanJson(text);
+  const decisive = (path: string) =>
+    !cosmetic.some((field) => path === field || path.startsWith(`${field}.`));
+  const named = (paths: string[]) => `${paths.slice(0, 10).join(', ')}${paths.length > 10 ? ', …' : ''}`;
+  const ambiguous = duplicates.filter(decisive);
+  const rounded = roundedFractions.filter(decisive);
   const ambiguity =
     ambiguous.length > 0
-      ? `duplicate key: ${ambiguous.join(', ')} (the payment, amount or account it names is ambiguous)`
-      : roundedAmounts.length > 0
-        ? `amount with a fraction: ${roundedAmounts.join(', ')} (JSON.parse would round it to a whole number)`
+      ? `duplicate key: ${named(ambiguous)} (the payment, amount or account it names is ambiguous)`
+      : rounded.length > 0
+        ? `number with a fraction: ${named(rounded)} (JSON.parse would round it to a whole number)`
         : undefined;
   return { json, ambiguity };
 }
