@@ -956,10 +956,10 @@ function splitName(name: string): { first_name: string; last_name: string } {
 function paystackEvents(rawBody: string): { deliveryId: string; events: DomainEvent[] } {
   const { json, ambiguity } = readDeliveryJson(rawBody, PAYSTACK_COSMETIC);
   const payload = record(json);
-  const event = text(payload?.event, 100);
+  const event = exact(payload?.event, 100);
   const data = record(payload?.data) ?? {};
   const entity =
-    idOf(data.id) ?? text(data.reference, 100) ?? idOf(record(data.bank_transfer)?.transaction_id);
+    idOf(data.id) ?? exact(data.reference, 100) ?? idOf(record(data.bank_transfer)?.transaction_id);
   const deliveryId =
     event && entity ? `paystack:${event}:${entity}` : `paystack:sha256:${sha256Hex(rawBody)}`;
   const keep: Keep = (reason) => [
@@ -1003,7 +1003,7 @@ type Keep = (reason: string) => DomainEvent[];
 function partnerIdOf(event: string, data: Json): string | undefined {
   if (event === 'charge.success') return idOf(data.id);
   if (event.startsWith('transfer.')) {
-    const reference = text(data.reference, 100);
+    const reference = exact(data.reference, 100);
     return reference && `transfer:${reference}`;
   }
   if (event === 'bank.transfer.rejected') {
@@ -1037,34 +1037,42 @@ function eventsFor(event: string, data: Json, rawBody: string, keep: Keep): Doma
 function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
   // The event's own channel; without one, the authorization's (Paystack's dedicated-account sample,
   // event-snippet.js, shows `channel: "dedicated_nuban"` only there).
-  const channel = text(data.channel, 50) ?? text(record(data.authorization)?.channel, 50);
+  const channel = exact(data.channel, 50) ?? exact(record(data.authorization)?.channel, 50);
   if (channel !== 'bank_transfer' && channel !== 'dedicated_nuban') {
-    // Not a payment into an account the service issued; but one that names a charge the service
-    // made (`va-…`) is money meant for a virtual account: kept for operators, never dropped.
-    const reference = text(data.reference, 100);
-    if (reference && CHARGE_REFERENCE.test(reference)) {
-      logger.warn(
-        'paystack charge.success on another channel names a charge of the service: kept for operators',
-        {
-          channel,
-          reference,
-        },
-      );
-      return keep(
-        `charge.success on channel ${channel ?? 'none'} for a charge the service made (${reference})`,
-      );
+    // Not a payment into an account the service issued, as it stands. But one that names a charge
+    // the service made (`va-…`), or a receiving bank account, or whose channel is missing (no
+    // `data` object) or ours spelled otherwise, may be money meant for the service: kept for
+    // operators, never dropped. Other channels (a card) are not ours.
+    const reference = exact(data.reference, 100);
+    const sent = data.channel ?? record(data.authorization)?.channel;
+    const why = [
+      reference && CHARGE_REFERENCE.test(reference) && `it names a charge the service made (${reference})`,
+      record(data.authorization)?.receiver_bank_account_number !== undefined &&
+        'it names a receiving account',
+      channel === undefined && 'its channel cannot be read',
+      typeof sent === 'string' &&
+        /^\s*(bank_transfer|dedicated_nuban)\s*$/i.test(sent) &&
+        'its channel is ours, spelled otherwise',
+    ].filter((reason): reason is string => typeof reason === 'string');
+    const named = cutText(JSON.stringify(sent) ?? 'none', 60);
+    if (why.length > 0) {
+      logger.warn("paystack charge.success on another channel may be the service's: kept for operators", {
+        channel: named,
+        reference,
+      });
+      return keep(`charge.success on channel ${named}: ${why.join('; ')}`);
     }
     logger.info('paystack charge.success on a channel the service does not issue', { channel });
     return [];
   }
   const authorization = record(data.authorization) ?? {};
-  const receiver = text(authorization.receiver_bank_account_number, 20) ?? null;
+  const receiver = exact(authorization.receiver_bank_account_number, 20) ?? null;
   const accountIds = receivingIds(channel, data, receiver);
   const transactionId = idOf(data.id);
   const amount = data.amount;
   // Amounts are kobo only in naira: another currency, or none said (Paystack's description
   // requires it), must never be credited as NGN.
-  const currency = text(data.currency, 10);
+  const currency = exact(data.currency, 10);
   const problems = [
     !accountIds && 'names no receiving account',
     !transactionId && 'no transaction id',
@@ -1112,10 +1120,10 @@ function receivingIds(
   receiver: string | null,
 ): string[] | undefined {
   if (channel === 'bank_transfer') {
-    const reference = text(data.reference, 100);
+    const reference = exact(data.reference, 100);
     return reference ? [`charge:${reference}`] : undefined;
   }
-  const customer = text(record(data.customer)?.customer_code, 100);
+  const customer = exact(record(data.customer)?.customer_code, 100);
   const ids = [receiver && `nuban:${receiver}`, customer && `customer:${customer}`].filter(
     (id): id is string => Boolean(id),
   );
@@ -1123,7 +1131,7 @@ function receivingIds(
 }
 
 function transferSettled(event: string, data: Json, keep: Keep): DomainEvent[] {
-  const reference = text(data.reference, 100);
+  const reference = exact(data.reference, 100);
   if (!reference) {
     logger.error('paystack transfer event without a reference: kept for operators', { event });
     return keep(`${event} cannot be settled: no reference`);
@@ -1143,7 +1151,7 @@ function transferSettled(event: string, data: Json, keep: Keep): DomainEvent[] {
 function paymentRejected(data: Json, rawBody: string, keep: Keep): DomainEvent[] {
   const transfer = record(data.bank_transfer) ?? {};
   const email = text(record(data.customer)?.email, 320)?.toLowerCase();
-  const reference = text(data.reference, 100) ?? text(transfer.reference, 100);
+  const reference = exact(data.reference, 100) ?? exact(transfer.reference, 100);
   const accountIds = reference ? [`charge:${reference}`] : [];
   const aliasIds = email ? [`email:${email}`] : [];
   // Paystack's sample sends this amount as a string of kobo.
@@ -1194,11 +1202,21 @@ function parseObject(body: string): Json | undefined {
   }
 }
 
-/** A Paystack id: a non-negative safe integer or a short string of id characters. */
+/** A Paystack id: a non-negative safe integer or a short string of id characters, exactly as sent. */
 function idOf(value: unknown): string | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : undefined;
-  const id = text(value, 100);
+  const id = exact(value, 100);
   return id && /^[A-Za-z0-9_.=-]+$/.test(id) ? id : undefined;
+}
+
+/**
+ * A word of an event that money turns on (an event name, a channel, a currency, a reference, an
+ * account number, a customer code), exactly as sent: printable ASCII without spaces, at most `max`
+ * characters; undefined for anything else. Never trimmed or cut, so two texts are never read as one
+ * id (` 9930000012` is not `9930000012`); what cannot be read so is kept for operators.
+ */
+function exact(value: unknown, max: number): string | undefined {
+  return typeof value === 'string' && value.length <= max && /^[\x21-\x7E]+$/.test(value) ? value : undefined;
 }
 
 function isPositiveKobo(value: unknown): value is number {

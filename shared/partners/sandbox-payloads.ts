@@ -55,10 +55,16 @@ const sender = v.fallback(
   null,
 );
 
+/**
+ * An id is text: half a surrogate pair (`"\ud800"`) is none, and DynamoDB would store it as U+FFFD,
+ * making two different ids one (`S\ud800` and `S\udbff`), the second payment a "duplicate".
+ */
+const wellFormed = v.check((id: string) => !/\p{Cs}/u.test(id), 'Must be well-formed text');
+
 export const paymentReceived = looseObject({
   type: v.literal('payment.received'),
   data: looseObject({
-    session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(100)),
+    session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(100), wellFormed),
     account_number: v.pipe(v.string(), v.regex(/^\d{10}$/, 'Must be exactly 10 digits')),
     amount: v.pipe(v.number(), v.safeInteger(), v.gtValue(0, 'Must be a positive number of kobo')),
     sender,
@@ -70,7 +76,7 @@ export const paymentReceived = looseObject({
 export const transferSettled = looseObject({
   type: v.picklist(['transfer.success', 'transfer.failed', 'transfer.reversed']),
   data: looseObject({
-    reference: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+    reference: v.pipe(v.string(), v.minLength(1), v.maxLength(200), wellFormed),
     session_id: cosmetic((value) => text(value, 100) ?? null, 'The NIP session id, for people to read'),
     reason: personTextField(500, 'Why the transfer failed or was reversed'),
   }),
@@ -106,7 +112,9 @@ export function readSandboxDelivery(rawBody: string): SandboxReading {
   const data = record(payload?.data);
   // Ids exactly as a valid event would carry them, or none: a cut id could name another payment.
   const idIn = (value: unknown, max: number) =>
-    typeof value === 'string' && value.length >= 1 && value.length <= max ? value : undefined;
+    typeof value === 'string' && value.length >= 1 && value.length <= max && !/\p{Cs}/u.test(value)
+      ? value
+      : undefined;
   const reference = idIn(data?.reference, 200);
   const id =
     type === 'payment.received'

@@ -383,8 +383,16 @@ describe('Paystack webhook events', () => {
     expect(eventsOf(payload)[0]).toMatchObject({
       account_ids: ['nuban:9930000902', 'customer:CUS_kpb3qj71u1m0rw8'],
     });
-    // The event's own channel decides when it gives one: a card payment stays not ours.
+    // The event's own channel decides when it gives one: a card payment stays not ours; one that
+    // names a receiving account all the same is kept for operators, never dropped.
     const card = dvaChargeSuccess({ channel: 'card' });
+    expect(eventsOf(card)).toEqual([
+      expect.objectContaining({
+        type: 'DeliveryUnusable',
+        reason: expect.stringContaining('names a receiving account'),
+      }),
+    ]);
+    delete ((card.data as Json).authorization as Json).receiver_bank_account_number;
     expect(eventsOf(card)).toEqual([]);
   });
 
@@ -485,9 +493,68 @@ describe('Paystack webhook events', () => {
       expect.objectContaining({
         type: 'DeliveryUnusable',
         partner_event: 'charge.success',
-        reason: 'charge.success on channel card for a charge the service made (va-0123456789abcdef01234567)',
+        reason:
+          'charge.success on channel "card": it names a charge the service made (va-0123456789abcdef01234567)',
       }),
     ]);
+  });
+
+  it.each<[string, (payload: Json) => Json, string]>([
+    [
+      'its channel spelled otherwise',
+      (p) => ({ ...p, data: { ...(p.data as Json), channel: 'DEDICATED_NUBAN' } }),
+      'its channel is ours, spelled otherwise',
+    ],
+    ['data that is not an object', (p) => ({ ...p, data: [p.data] }), 'its channel cannot be read'],
+    [
+      'no channel, to a receiving account',
+      (p) => {
+        const data: Json = { ...(p.data as Json), channel: undefined };
+        return {
+          ...p,
+          data: { ...data, authorization: { ...(data.authorization as Json), channel: undefined } },
+        };
+      },
+      'it names a receiving account',
+    ],
+  ])('keeps for operators, never drops, a charge.success with %s', (_label, change, why) => {
+    expect(eventsOf(change(dvaChargeSuccess()))).toEqual([
+      expect.objectContaining({ type: 'DeliveryUnusable', reason: expect.stringContaining(why) }),
+    ]);
+  });
+
+  it('reads ids, account numbers, channels and event names exactly as sent, never trimmed or cut', () => {
+    const padded = dvaChargeSuccess();
+    const data = padded.data as Json;
+    data.customer = { ...(data.customer as Json), customer_code: 'CUS_other' };
+    data.authorization = {
+      ...(data.authorization as Json),
+      receiver_bank_account_number: '\u00a09930000902\u3000',
+    };
+    // The receiver is not 9930000902: only the customer code names the account.
+    expect(eventsOf(padded)).toEqual([
+      expect.objectContaining({
+        type: 'PaymentReceived',
+        account_ids: ['customer:CUS_other'],
+        account_number: null,
+      }),
+    ]);
+    expect(eventsOf({ ...dvaChargeSuccess(), event: ' charge.success\n' })).toEqual([
+      expect.objectContaining({ type: 'DeliveryUnusable', reason: 'not an event: no event name' }),
+    ]);
+    expect(eventsOf(dvaChargeSuccess({ currency: '\u2028NGN ' }))).toEqual([
+      expect.objectContaining({ type: 'DeliveryUnusable', reason: expect.stringContaining('no currency') }),
+    ]);
+    const long = `np_${'a'.repeat(98)}`;
+    for (const reference of ['\ufeffnp_0123456789abcdef\n', long]) {
+      const event = transferEvent('transfer.success');
+      expect(eventsOf({ ...event, data: { ...(event.data as Json), reference } })).toEqual([
+        expect.objectContaining({
+          type: 'DeliveryUnusable',
+          reason: 'transfer.success cannot be settled: no reference',
+        }),
+      ]);
+    }
   });
 
   it('settles a transfer from transfer.success', () => {

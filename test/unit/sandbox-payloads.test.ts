@@ -36,4 +36,26 @@ describe('sandbox deliveries read', () => {
       reason: 'payment.received cannot be acted on: data.amount: Must be a whole number',
     });
   });
+
+  it('refuses half a surrogate pair in a payment id or a reference: DynamoDB would make two ids one', () => {
+    const body = (id: string) =>
+      JSON.stringify({
+        type: 'payment.received',
+        data: { session_id: id, account_number: '0000014579', amount: 5_000 },
+      });
+    for (const id of ['S\ud800', 'S\udbff']) {
+      expect(readSandboxDelivery(body(id))).toEqual({
+        kind: 'unusable',
+        type: 'payment.received',
+        reason: 'payment.received cannot be acted on: data.session_id: Must be well-formed text',
+      });
+    }
+    const transfer = JSON.stringify({ type: 'transfer.success', data: { reference: 'r\udfff' } });
+    expect(readSandboxDelivery(transfer)).toMatchObject({
+      kind: 'unusable',
+      reason: expect.stringContaining('data.reference: Must be well-formed text'),
+    });
+    // A whole pair is text like any other.
+    expect(readSandboxDelivery(body('S\u{1F600}'))).toMatchObject({ kind: 'event' });
+  });
 });
