@@ -28,6 +28,7 @@ import {
   hugeText,
   type Json,
   malformedJson,
+  malformedWebhookJson,
   NUMBER_LIKE,
   nonObjectJson,
   notANumber,
@@ -916,7 +917,7 @@ const webhookCases = fc
       },
       {
         weight: 4,
-        arbitrary: malformedJson.map((body) => ({
+        arbitrary: malformedWebhookJson.map((body) => ({
           body,
           headers: signedHeaders(body),
           contentType: 'application/json',
