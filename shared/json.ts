@@ -15,9 +15,12 @@ type Frame =
   | { kind: 'object'; keys: Set<string>; key: string; awaitingKey: boolean }
   | { kind: 'array'; index: number };
 
+/** Duplicates reported at most: enough to name the problem, bounded work for a hostile body. */
+const MAX_REPORTED = 10;
+
 /**
  * The paths of the keys given more than once in one object (`amount`, `data.amount`,
- * `items.0.name`), each once, in order of appearance; empty when there are none. Keys
+ * `items.0.name`), each once, in order of appearance, at most 10; empty when there are none. Keys
  * are compared as decoded, so `"a"` and `"\u0061"` are the same key, as `JSON.parse` sees them.
  * `text` must be valid JSON: parse it first.
  */
@@ -46,15 +49,28 @@ const isDigit = (code: number) => code >= 48 && code <= 57;
  *   as a whole number, the fraction being too small for a double to keep (`100.000000000000001`
  *   reads as 100, `999999999.99999999` as 1000000000). A whole number written with a fraction of
  *   zeros or an exponent (`100.0`, `1e2`) is whole and not reported.
- * Every one of each, whatever their number: a caller deciding on some of them (a payment's money
- * fields) must see them all; one naming them to people shortens the list itself. One linear pass.
+ * At most 10 of each; the scan ends at the 10th duplicate or the 11th rounded number, and
+ * `complete` says whether every one was reported: false past the 10th of either. A caller deciding
+ * on some of them (a partner's money fields) must then take the body as unread.
  */
-export function scanJson(text: string): { duplicates: string[]; roundedFractions: string[] } {
+export function scanJson(text: string): {
+  duplicates: string[];
+  roundedFractions: string[];
+  /**
+   * False when some were not reported: the scan ended at the 10th repeated key (more may follow),
+   * or found an 11th rounded number.
+   */
+  complete: boolean;
+} {
   const found = new Set<string>();
   const rounded: string[] = [];
+  let roundedFound = 0;
+  let repeats = 0;
   const stack: Frame[] = [];
   let i = 0;
-  while (i < text.length) {
+  // Each report builds its path (as long as the nesting and its keys): past the tenth of either,
+  // the scan stops, so a hostile body costs ten paths at most, and says it was not read to the end.
+  while (i < text.length && repeats < MAX_REPORTED && roundedFound <= MAX_REPORTED) {
     const top = stack[stack.length - 1];
     switch (text[i]) {
       case '{':
@@ -79,7 +95,10 @@ export function scanJson(text: string): { duplicates: string[]; roundedFractions
         if (top?.kind === 'object' && top.awaitingKey) {
           const raw = text.slice(i + 1, end);
           const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
-          if (top.keys.has(key)) found.add(pathOf(stack, key));
+          if (top.keys.has(key)) {
+            found.add(pathOf(stack, key));
+            repeats += 1;
+          }
           top.keys.add(key);
           top.key = key;
         }
@@ -110,7 +129,8 @@ export function scanJson(text: string): { duplicates: string[]; roundedFractions
         if (!literal) break;
         const [whole, integer = '', fraction = '', exponent = ''] = literal;
         if (Number.isInteger(Number(whole)) && !isWholeLiteral(integer, fraction, exponent)) {
-          rounded.push(valuePath(stack));
+          roundedFound += 1;
+          if (rounded.length < MAX_REPORTED) rounded.push(valuePath(stack));
         }
         i += whole.length - 1;
         break;
@@ -118,7 +138,11 @@ export function scanJson(text: string): { duplicates: string[]; roundedFractions
     }
     i += 1;
   }
-  return { duplicates: [...found], roundedFractions: rounded };
+  return {
+    duplicates: [...found],
+    roundedFractions: rounded,
+    complete: repeats < MAX_REPORTED && roundedFound <= MAX_REPORTED,
+  };
 }
 
 /** A frame's step in a path: the object's current key, or the array's current index. */

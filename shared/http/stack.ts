@@ -27,6 +27,7 @@ import { scanJson } from '#shared/json.ts';
 import type { ClientIpDecision } from '#shared/limits/client-ip.ts';
 import { logger } from '#shared/logger.ts';
 import type { WebhookDelivery } from '#shared/partners/partner.ts';
+import { cutText } from '#shared/text.ts';
 
 /** Largest request body the API accepts (API.md §3: 413 above it). */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -321,10 +322,10 @@ function parseJsonBody(): Middleware {
         throw new ValidationError([{ field: 'body', message: 'Must be an object' }]);
       }
       const text = isBase64Encoded ? Buffer.from(body ?? '', 'base64').toString() : (body ?? '');
-      // Named to the caller ten at most: enough to see the problem.
-      const scanned = scanJson(text);
-      const duplicated = scanned.duplicates.slice(0, 10);
-      const rounded = scanned.roundedFractions.slice(0, 10);
+      // Named to the caller ten at most (the scan's own bound), each cut: a key can be long.
+      const { duplicates, roundedFractions } = scanJson(text);
+      const duplicated = duplicates.map((path) => cutText(path, 200));
+      const rounded = roundedFractions.map((path) => cutText(path, 200));
       if (duplicated.length > 0) {
         throw new ValidationError(
           duplicated.map((field) => ({ field: field || 'body', message: 'Key given more than once' })),

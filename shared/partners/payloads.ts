@@ -41,10 +41,19 @@ export function readDeliveryJson(rawBody: string, cosmetic: readonly string[] = 
   } catch {
     throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
   }
-  const { duplicates, roundedFractions } = scanJson(text);
+  const { duplicates, roundedFractions, complete } = scanJson(text);
+  // A path is as long as the keys above it: named cut, so a reason stays small.
+  const named = (paths: string[]) => paths.map((path) => cutText(path, 200)).join(', ');
+  // Past 10 keys given twice or 10 rounded numbers the scan stops (bounded work for a hostile
+  // body): what follows is unread, an amount among it maybe, so nothing of the body is acted on.
+  if (!complete) {
+    return {
+      json,
+      ambiguity: `more than 10 keys given twice or numbers JSON.parse rounds (${named([...duplicates, ...roundedFractions])}, …): not read further`,
+    };
+  }
   const decisive = (path: string) =>
     !cosmetic.some((field) => path === field || path.startsWith(`${field}.`));
-  const named = (paths: string[]) => `${paths.slice(0, 10).join(', ')}${paths.length > 10 ? ', …' : ''}`;
   const ambiguous = duplicates.filter(decisive);
   const rounded = roundedFractions.filter(decisive);
   const ambiguity =
@@ -55,6 +64,9 @@ export function readDeliveryJson(rawBody: string, cosmetic: readonly string[] = 
         : undefined;
   return { json, ambiguity };
 }
+
+/** Characters of a kept delivery's reason. */
+const KEPT_REASON_CHARS = 2_000;
 
 /** Characters of a kept body stored with it (in the queued event and the operators' record). */
 const KEPT_BODY_CHARS = 64 * 1024;
@@ -75,7 +87,9 @@ export function unusableDelivery(
     partner,
     partner_event: ids.partnerEvent ?? null,
     partner_id: ids.partnerId ?? null,
-    reason,
+    // Cut: a reason naming the body's paths grows with its keys (the queued message and the kept
+    // record must stay far below SQS's 256 KiB and DynamoDB's 400 KB).
+    reason: cutText(reason, KEPT_REASON_CHARS),
     body: cutText(rawBody, KEPT_BODY_CHARS),
     body_bytes: Buffer.byteLength(rawBody),
     body_sha256: sha256Hex(rawBody),

@@ -1037,7 +1037,9 @@ function eventsFor(event: string, data: Json, rawBody: string, keep: Keep): Doma
 function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
   // The event's own channel; without one, the authorization's (Paystack's dedicated-account sample,
   // event-snippet.js, shows `channel: "dedicated_nuban"` only there).
-  const channel = exact(data.channel, 50) ?? exact(record(data.authorization)?.channel, 50);
+  // Given there (not null), the event's own channel, exactly: an unreadable one is never replaced
+  // by the authorization's.
+  const channel = exact(data.channel ?? record(data.authorization)?.channel, 50);
   if (channel !== 'bank_transfer' && channel !== 'dedicated_nuban') {
     // Not a payment into an account the service issued, as it stands. But one that names a charge
     // the service made (`va-…`), or a receiving bank account, or whose channel is missing (no
@@ -1066,7 +1068,10 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
     return [];
   }
   const authorization = record(data.authorization) ?? {};
-  const receiver = exact(authorization.receiver_bank_account_number, 20) ?? null;
+  // A receiving account given is 10 digits exactly, or the payment is kept: never matched by the
+  // customer code alone as if none were given.
+  const givenReceiver = authorization.receiver_bank_account_number ?? undefined;
+  const receiver = exact(givenReceiver, 10) ?? null;
   const accountIds = receivingIds(channel, data, receiver);
   const transactionId = idOf(data.id);
   const amount = data.amount;
@@ -1074,6 +1079,9 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
   // requires it), must never be credited as NGN.
   const currency = exact(data.currency, 10);
   const problems = [
+    givenReceiver !== undefined &&
+      (receiver === null || !/^\d{10}$/.test(receiver)) &&
+      'its receiving account number is not 10 digits',
     !accountIds && 'names no receiving account',
     !transactionId && 'no transaction id',
     !isPositiveKobo(amount) && `amount is not a positive whole number of kobo (${typeof amount})`,

@@ -392,12 +392,23 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
         ),
       'duplicate key: data.amount, data (',
     ],
-    // However many cosmetic repeats come first, an amount given twice after them is seen.
+    // The scan stops at its 10th repeated key (bounded work), before the amount given twice: the
+    // body is taken as unread.
     [
       'eleven narrations, then an amount given twice',
       (body: string) =>
         body.replace('"amount":12000', `${'"narration":"n",'.repeat(11)}"amount":900000000,"amount":12000`),
-      'data.amount (the payment, amount or account it names is ambiguous)',
+      'more than 10 keys given twice or numbers JSON.parse rounds (data.narration, …): not read further',
+    ],
+    // Ten rounded numbers in a field nobody reads, then a rounded amount: never credited.
+    [
+      'eleven numbers JSON.parse rounds, the last its amount',
+      (body: string) =>
+        body.replace(
+          '"amount":12000',
+          `"x":[${Array(10).fill('1.00000000000000001').join(',')}],"amount":12000.0000000000000001`,
+        ),
+      'more than 10 keys given twice or numbers JSON.parse rounds (data.x.0, data.x.1',
     ],
     // A number JSON.parse rounds in a field no reader of people's text reads: another reader may
     // take its exact value (an id, say).
@@ -441,11 +452,26 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
     ]);
   });
 
-  it('credits a payment whose field people read is given any number of times, and reads a body after a byte order mark', async () => {
+  it('keeps a hostile body (long keys over many repeats and rounded numbers) with a short reason, scanning only to its tenth find', async () => {
+    const { payment, payload } = await aPayment(12_000);
+    const key = 'k'.repeat(20_000);
+    const repeats = Array.from({ length: 10 }, (_, i) => `"d${i}":0,"d${i}":1`).join(',');
+    const body = JSON.stringify(payload).replace(
+      '"amount":12000',
+      `"${key}":{${repeats}},"${key}x":[${Array(5_000).fill('1e-999').join(',')}],"amount":12000`,
+    );
+    const [kept] = f.partner.eventsOf(f.signed(body)).events;
+    expect(kept).toMatchObject({ type: 'DeliveryUnusable', partner_id: payment.payment_id });
+    const reason = (kept as { reason: string }).reason;
+    expect(reason).toMatch(/^more than 10 keys given twice or numbers JSON\.parse rounds \(data\.k{100}/);
+    expect(reason.length).toBeLessThanOrEqual(2_000);
+  });
+
+  it('credits a payment whose field people read is given up to ten times, and reads a body after a byte order mark', async () => {
     const { payment, payload } = await aPayment(12_000);
     const body = JSON.stringify(f.withNarration(payload, '@@')).replace(
       '"narration":"@@"',
-      `${'"narration":"again",'.repeat(12)}"narration":"last words"`,
+      `${'"narration":"again",'.repeat(9)}"narration":"last words"`,
     );
     expect(f.partner.eventsOf(f.signed(body)).events).toEqual([{ ...payment, narration: 'last words' }]);
     const marked = `\uFEFF${JSON.stringify(payload)}`;

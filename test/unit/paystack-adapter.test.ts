@@ -531,12 +531,29 @@ describe('Paystack webhook events', () => {
       ...(data.authorization as Json),
       receiver_bank_account_number: '\u00a09930000902\u3000',
     };
-    // The receiver is not 9930000902: only the customer code names the account.
+    // A receiver given, but not 10 digits as sent: kept, never matched by the customer code alone.
     expect(eventsOf(padded)).toEqual([
       expect.objectContaining({
-        type: 'PaymentReceived',
-        account_ids: ['customer:CUS_other'],
-        account_number: null,
+        type: 'DeliveryUnusable',
+        reason: expect.stringContaining('its receiving account number is not 10 digits'),
+      }),
+    ]);
+    for (const receiver of [9930000902, '99300009021', '993000090']) {
+      const odd = dvaChargeSuccess();
+      const oddData = odd.data as Json;
+      oddData.authorization = { ...(oddData.authorization as Json), receiver_bank_account_number: receiver };
+      expect(eventsOf(odd), String(receiver)).toEqual([
+        expect.objectContaining({
+          type: 'DeliveryUnusable',
+          reason: expect.stringContaining('not 10 digits'),
+        }),
+      ]);
+    }
+    // An event's own channel that cannot be read is never replaced by the authorization's.
+    expect(eventsOf(dvaChargeSuccess({ channel: ' card' }))).toEqual([
+      expect.objectContaining({
+        type: 'DeliveryUnusable',
+        reason: expect.stringContaining('its channel cannot be read'),
       }),
     ]);
     expect(eventsOf({ ...dvaChargeSuccess(), event: ' charge.success\n' })).toEqual([
