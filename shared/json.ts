@@ -49,9 +49,9 @@ const isDigit = (code: number) => code >= 48 && code <= 57;
  *   as a whole number, the fraction being too small for a double to keep (`100.000000000000001`
  *   reads as 100, `999999999.99999999` as 1000000000). A whole number written with a fraction of
  *   zeros or an exponent (`100.0`, `1e2`) is whole and not reported.
- * At most 10 of each; the scan ends at the 10th duplicate or the 11th rounded number, and
- * `complete` says whether every one was reported: false past the 10th of either. A caller deciding
- * on some of them (a partner's money fields) must then take the body as unread.
+ * At most 10 of each (10 repeats of keys, 10 rounded numbers); the scan ends at the 11th of either,
+ * and `complete` says whether every one was reported: false past the 10th of either. A caller
+ * deciding on some of them (a partner's money fields) must then take the body as unread.
  */
 export function scanJson(text: string): {
   duplicates: string[];
@@ -70,7 +70,7 @@ export function scanJson(text: string): {
   let i = 0;
   // Each report builds its path (as long as the nesting and its keys): past the tenth of either,
   // the scan stops, so a hostile body costs ten paths at most, and says it was not read to the end.
-  while (i < text.length && repeats < MAX_REPORTED && roundedFound <= MAX_REPORTED) {
+  while (i < text.length && repeats <= MAX_REPORTED && roundedFound <= MAX_REPORTED) {
     const top = stack[stack.length - 1];
     switch (text[i]) {
       case '{':
@@ -96,8 +96,8 @@ export function scanJson(text: string): {
           const raw = text.slice(i + 1, end);
           const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
           if (top.keys.has(key)) {
-            found.add(pathOf(stack, key));
             repeats += 1;
+            if (repeats <= MAX_REPORTED) found.add(pathOf(stack, key));
           }
           top.keys.add(key);
           top.key = key;
@@ -141,7 +141,7 @@ export function scanJson(text: string): {
   return {
     duplicates: [...found],
     roundedFractions: rounded,
-    complete: repeats < MAX_REPORTED && roundedFound <= MAX_REPORTED,
+    complete: repeats <= MAX_REPORTED && roundedFound <= MAX_REPORTED,
   };
 }
 

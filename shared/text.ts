@@ -6,6 +6,24 @@ export function codePoints(text: string): number {
 }
 
 /**
+ * Text cut to at most `maxBytes` bytes of UTF-8, never in the middle of a character (a lone
+ * surrogate counts as U+FFFD's 3 bytes, as UTF-8 writes it).
+ */
+export function cutUtf8(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes || Buffer.byteLength(text) <= maxBytes) return text;
+  let end = 0;
+  let bytes = 0;
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+/**
  * `text`'s first `max` characters (code points): never half of an emoji. `slice` counts UTF-16
  * units, and a cut between a surrogate pair leaves a lone surrogate, which no UTF-8 can carry (a
  * strict JSON reader refuses the answer).

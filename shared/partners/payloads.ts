@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ValidationError } from '#shared/errors.ts';
 import { scanJson } from '#shared/json.ts';
 import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts';
-import { cutText } from '#shared/text.ts';
+import { cutText, cutUtf8 } from '#shared/text.ts';
 
 /**
  * Reading partners' webhook payloads, for every adapter: strict on the fields that move money,
@@ -68,8 +68,11 @@ export function readDeliveryJson(rawBody: string, cosmetic: readonly string[] = 
 /** Characters of a kept delivery's reason. */
 const KEPT_REASON_CHARS = 2_000;
 
-/** Characters of a kept body stored with it (in the queued event and the operators' record). */
-const KEPT_BODY_CHARS = 64 * 1024;
+/**
+ * Bytes (UTF-8) of a kept body stored with it (in the queued event and the operators' record): at
+ * most twice that once escaped in the queued JSON, far below SQS's 256 KiB.
+ */
+const KEPT_BODY_BYTES = 64 * 1024;
 
 /**
  * The domain event of a signed delivery the service cannot act on, for operators: the reason, the
@@ -90,7 +93,7 @@ export function unusableDelivery(
     // Cut: a reason naming the body's paths grows with its keys (the queued message and the kept
     // record must stay far below SQS's 256 KiB and DynamoDB's 400 KB).
     reason: cutText(reason, KEPT_REASON_CHARS),
-    body: cutText(rawBody, KEPT_BODY_CHARS),
+    body: cutUtf8(rawBody, KEPT_BODY_BYTES),
     body_bytes: Buffer.byteLength(rawBody),
     body_sha256: sha256Hex(rawBody),
   };

@@ -1049,7 +1049,8 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
     const sent = data.channel ?? record(data.authorization)?.channel;
     const why = [
       reference && CHARGE_REFERENCE.test(reference) && `it names a charge the service made (${reference})`,
-      record(data.authorization)?.receiver_bank_account_number !== undefined &&
+      // Paystack's card events carry `receiver_bank_account_number: null`: no account named.
+      (record(data.authorization)?.receiver_bank_account_number ?? null) !== null &&
         'it names a receiving account',
       channel === undefined && 'its channel cannot be read',
       typeof sent === 'string' &&

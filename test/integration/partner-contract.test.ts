@@ -392,12 +392,12 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
         ),
       'duplicate key: data.amount, data (',
     ],
-    // The scan stops at its 10th repeated key (bounded work), before the amount given twice: the
+    // The scan stops at its 11th repeated key (bounded work), before the amount given twice: the
     // body is taken as unread.
     [
-      'eleven narrations, then an amount given twice',
+      'twelve narrations, then an amount given twice',
       (body: string) =>
-        body.replace('"amount":12000', `${'"narration":"n",'.repeat(11)}"amount":900000000,"amount":12000`),
+        body.replace('"amount":12000', `${'"narration":"n",'.repeat(12)}"amount":900000000,"amount":12000`),
       'more than 10 keys given twice or numbers JSON.parse rounds (data.narration, …): not read further',
     ],
     // Ten rounded numbers in a field nobody reads, then a rounded amount: never credited.
@@ -467,11 +467,11 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
     expect(reason.length).toBeLessThanOrEqual(2_000);
   });
 
-  it('credits a payment whose field people read is given up to ten times, and reads a body after a byte order mark', async () => {
+  it('credits a payment whose field people read is given again up to ten times, and reads a body after a byte order mark', async () => {
     const { payment, payload } = await aPayment(12_000);
     const body = JSON.stringify(f.withNarration(payload, '@@')).replace(
       '"narration":"@@"',
-      `${'"narration":"again",'.repeat(9)}"narration":"last words"`,
+      `${'"narration":"again",'.repeat(10)}"narration":"last words"`,
     );
     expect(f.partner.eventsOf(f.signed(body)).events).toEqual([{ ...payment, narration: 'last words' }]);
     const marked = `\uFEFF${JSON.stringify(payload)}`;

@@ -394,6 +394,9 @@ describe('Paystack webhook events', () => {
     ]);
     delete ((card.data as Json).authorization as Json).receiver_bank_account_number;
     expect(eventsOf(card)).toEqual([]);
+    // As Paystack's live card events have it: a receiver of null names no account.
+    ((card.data as Json).authorization as Json).receiver_bank_account_number = null;
+    expect(eventsOf(card)).toEqual([]);
   });
 
   it('keeps a sender bank that is a CBN code, names one by our list, and leaves an unknown name null', () => {
@@ -521,6 +524,16 @@ describe('Paystack webhook events', () => {
     expect(eventsOf(change(dvaChargeSuccess()))).toEqual([
       expect.objectContaining({ type: 'DeliveryUnusable', reason: expect.stringContaining(why) }),
     ]);
+  });
+
+  it('keeps at most 64 KiB of a kept body, counted in UTF-8 bytes (the queued message stays far below 256 KiB)', () => {
+    const body = JSON.stringify({ event: 'charge.success', data: ['😀'.repeat(65_500)] });
+    const [kept] = eventsOf(body);
+    expect(kept).toMatchObject({ type: 'DeliveryUnusable', body_bytes: Buffer.byteLength(body) });
+    const stored = (kept as { body: string }).body;
+    expect(Buffer.byteLength(stored)).toBeLessThanOrEqual(64 * 1024);
+    expect(body.startsWith(stored)).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify(kept))).toBeLessThan(100 * 1024);
   });
 
   it('reads ids, account numbers, channels and event names exactly as sent, never trimmed or cut', () => {
