@@ -42,8 +42,7 @@ export function readDeliveryJson(rawBody: string, cosmetic: readonly string[] = 
     throw new ValidationError([{ field: 'body', message: 'Body is not valid JSON' }], 'Malformed JSON body');
   }
   const { duplicates, roundedFractions, complete } = scanJson(text);
-  // A path is as long as the keys above it: named cut, so a reason stays small.
-  const named = (paths: string[]) => paths.map((path) => cutText(path, 200)).join(', ');
+  const named = (paths: string[]) => paths.map(shownPath).join(', ');
   // Past 10 keys given twice or 10 rounded numbers the scan stops (bounded work for a hostile
   // body): what follows is unread, an amount among it maybe, so nothing of the body is acted on.
   if (!complete) {
@@ -63,6 +62,20 @@ export function readDeliveryJson(rawBody: string, cosmetic: readonly string[] = 
         ? `number with a fraction: ${named(rounded)} (JSON.parse would round it to a whole number)`
         : undefined;
   return { json, ambiguity };
+}
+
+/**
+ * A path of the partner's keys as a reason shows it to operators: written as in JSON (a control
+ * character, which would act on their terminal or start a false line, as its escape; line
+ * separators and bidirectional controls too), and cut at 200 characters with `…` (a path is as long
+ * as the keys above it).
+ */
+function shownPath(path: string): string {
+  const escaped = JSON.stringify(path)
+    .slice(1, -1)
+    .replace(/[\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
+  const cut = cutText(escaped, 199);
+  return cut === escaped ? escaped : `${cut}…`;
 }
 
 /** Characters of a kept delivery's reason. */

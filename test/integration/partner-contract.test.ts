@@ -467,6 +467,23 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
     expect(reason.length).toBeLessThanOrEqual(2_000);
   });
 
+  it('names a repeated key to operators escaped and cut: never a control character for their terminal, never a false line', async () => {
+    const { payment, payload } = await aPayment(12_000);
+    const key = '\u001b[2J\u001b[31mFAKE\nsandbox:X  credited\u202e';
+    const long = 'k'.repeat(300);
+    const json = JSON.stringify(payload);
+    const body = json.replace(
+      '"amount":12000',
+      `${JSON.stringify(key)}:1,${JSON.stringify(key)}:2,"${long}":1,"${long}":2,"amount":12000`,
+    );
+    const [kept] = f.partner.eventsOf(f.signed(body)).events;
+    expect(kept).toMatchObject({ type: 'DeliveryUnusable', partner_id: payment.payment_id });
+    const reason = (kept as { reason: string }).reason;
+    expect(reason).toContain('data.\\u001b[2J\\u001b[31mFAKE\\nsandbox:X  credited\\u202e, ');
+    expect(reason).not.toMatch(/[\p{Cc}\u202e]/u);
+    expect(reason).toContain(`data.${'k'.repeat(194)}…`);
+  });
+
   it('credits a payment whose field people read is given again up to ten times, and reads a body after a byte order mark', async () => {
     const { payment, payload } = await aPayment(12_000);
     const body = JSON.stringify(f.withNarration(payload, '@@')).replace(
