@@ -303,6 +303,18 @@ async function failTransfer(reference: string | undefined, values: Values, print
   }
 }
 
+/**
+ * Text from a partner (an id, an event name) or an operator as one terminal line: a control
+ * character (which would act on the terminal, or start a false line), a line separator or a
+ * bidirectional control is written as its `\u` escape. `--json` escapes them as JSON does.
+ */
+export function shown(text: string): string {
+  return text.replace(
+    /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /** Printed either way; what is left for a person makes the command fail (exit 1), so a script notices. */
 function failIf(output: string, problems: string[]): string {
   if (problems.length === 0) return output;
@@ -329,9 +341,9 @@ async function unmatched(command: string, id: string | undefined, values: Values
       ? `unusable delivery (${view.delivery.partner_event ?? 'no event type'}, ${view.delivery.body_bytes} bytes; body in --json)`
       : `${view.amount} kobo  to ${view.account_number ?? (view.account_ids.join(',') || 'unknown account')}`;
   const describe = (view: ReturnType<typeof operator.toOperatorView>) =>
-    `${view.id}  ${view.status.padEnd(8)}  ${what(view)}  ${view.received_at}  ${view.reason}` +
+    shown(`${view.id}  ${view.status.padEnd(8)}  ${what(view)}  ${view.received_at}  ${view.reason}`) +
     (view.resolved_at
-      ? `\n    ${view.status} ${view.resolved_at} by ${view.resolved_by}${view.merchant_id ? ` to ${view.merchant_id} (${view.entry_id})` : ''}: ${view.resolution_reason}`
+      ? `\n    ${shown(`${view.status} ${view.resolved_at} by ${view.resolved_by}${view.merchant_id ? ` to ${view.merchant_id} (${view.entry_id})` : ''}: ${view.resolution_reason}`)}`
       : '');
 
   if (command === 'list') {
@@ -378,7 +390,7 @@ async function unmatched(command: string, id: string | undefined, values: Values
     if (NAMING_MISTAKES.has(error.code)) usage(error.message);
     const hint =
       error.code === 'over_max_balance' ? ' (give --allow-over-max-balance to credit it anyway)' : '';
-    throw new Refusal(`${error.message}${hint}`);
+    throw new Refusal(shown(`${error.message}${hint}`));
   }
 }
 
