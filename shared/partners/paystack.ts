@@ -890,10 +890,14 @@ function transferOutcome(data: Json, reference: string): TransferOutcome {
   return { status: 'pending' };
 }
 
-/** A transfer's `amount` (kobo), where Paystack gives one as a positive integer; else nothing to check. */
+/**
+ * A transfer's `amount` (kobo), where Paystack gives one as a positive whole number, or its digits
+ * (as its samples give some amounts); else nothing to check.
+ */
 function transferAmount(data: Json): { amount?: number } {
   const { amount } = data;
-  return typeof amount === 'number' && Number.isSafeInteger(amount) && amount > 0 ? { amount } : {};
+  const kobo = typeof amount === 'string' && /^[1-9]\d{0,15}$/.test(amount) ? Number(amount) : amount;
+  return typeof kobo === 'number' && Number.isSafeInteger(kobo) && kobo > 0 ? { amount: kobo } : {};
 }
 
 /**
@@ -1144,6 +1148,15 @@ function transferSettled(event: string, data: Json, keep: Keep): DomainEvent[] {
   if (!reference) {
     logger.error('paystack transfer event without a reference: kept for operators', { event });
     return keep(`${event} cannot be settled: no reference`);
+  }
+  // An amount given is read strictly: one that is not a positive whole number of kobo keeps the
+  // verdict, never settles the transfer unchecked as if none were given.
+  if ((data.amount ?? null) !== null && transferAmount(data).amount === undefined) {
+    logger.error('paystack transfer event with an unreadable amount: kept for operators', {
+      event,
+      reference,
+    });
+    return keep(`${event} cannot be settled: its amount is not a positive whole number of kobo`);
   }
   const outcome: TransferSettled['outcome'] =
     event === 'transfer.success'

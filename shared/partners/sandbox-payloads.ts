@@ -61,10 +61,23 @@ const sender = v.fallback(
  */
 const wellFormed = v.check((id: string) => !/\p{Cs}/u.test(id), 'Must be well-formed text');
 
+/**
+ * How the ids of kept verdicts and refusals begin (`transfer:<reference>`, `rejected:<attempt>`):
+ * never a payment's id, or a payment kept and returned under one would be taken for a verdict, and
+ * a later delivery of it credited as well.
+ */
+const VERDICT_ID = /^(transfer|rejected):/;
+
 export const paymentReceived = looseObject({
   type: v.literal('payment.received'),
   data: looseObject({
-    session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(100), wellFormed),
+    session_id: v.pipe(
+      v.string(),
+      v.minLength(1),
+      v.maxLength(100),
+      wellFormed,
+      v.check((id) => !VERDICT_ID.test(id), 'Must not begin with transfer: or rejected:'),
+    ),
     account_number: v.pipe(v.string(), v.regex(/^\d{10}$/, 'Must be exactly 10 digits')),
     amount: v.pipe(v.number(), v.safeInteger(), v.gtValue(0, 'Must be a positive number of kobo')),
     sender,
@@ -116,9 +129,12 @@ export function readSandboxDelivery(rawBody: string): SandboxReading {
       ? value
       : undefined;
   const reference = idIn(data?.reference, 200);
+  const sessionId = idIn(data?.session_id, 100);
   const id =
     type === 'payment.received'
-      ? idIn(data?.session_id, 100)
+      ? sessionId && !VERDICT_ID.test(sessionId)
+        ? sessionId
+        : undefined
       : reference && type?.startsWith('transfer.')
         ? `transfer:${reference}`
         : undefined;

@@ -587,6 +587,39 @@ describe('Paystack webhook events', () => {
     }
   });
 
+  it('keeps a transfer verdict whose amount is given but cannot be read, never settling it unchecked', () => {
+    for (const amount of [
+      '100000.0',
+      ' 100000',
+      '0100000',
+      100000.5,
+      -100000,
+      0,
+      1e30,
+      9007199254740993,
+      { value: 100000 },
+      [100000],
+    ]) {
+      for (const event of ['transfer.success', 'transfer.failed', 'transfer.reversed'] as const) {
+        expect(eventsOf(transferEvent(event, { amount })), `${event} ${JSON.stringify(amount)}`).toEqual([
+          expect.objectContaining({
+            type: 'DeliveryUnusable',
+            reason: `${event} cannot be settled: its amount is not a positive whole number of kobo`,
+          }),
+        ]);
+      }
+    }
+    // No amount at all (null, or absent) is nothing to check, as before.
+    for (const amount of [null, undefined]) {
+      expect(eventsOf(transferEvent('transfer.reversed', { amount }))).toEqual([
+        expect.objectContaining({
+          type: 'TransferSettled',
+          outcome: expect.objectContaining({ status: 'reversed' }),
+        }),
+      ]);
+    }
+  });
+
   it('settles a transfer from transfer.success', () => {
     expect(eventsOf(transferEvent('transfer.success'))).toEqual([
       {
@@ -599,14 +632,18 @@ describe('Paystack webhook events', () => {
   });
 
   it.each([
-    ['a string', '100000'],
-    ['a fraction', 1000.5],
-    ['zero', 0],
     ['absent', undefined],
-  ])('gives no amount to check when Paystack gives it as %s', (_label, amount) => {
+    ['null', null],
+  ])('gives no amount to check when Paystack gives it %s', (_label, amount) => {
     const [event] = eventsOf(transferEvent('transfer.success', { amount }));
     expect(event).toMatchObject({ outcome: { status: 'success' } });
     expect((event as { outcome: { amount?: number } }).outcome.amount).toBeUndefined();
+  });
+
+  it('reads an amount given as its digits, as Paystack gives some amounts, and checks it', () => {
+    expect(eventsOf(transferEvent('transfer.success', { amount: '100000' }))).toEqual([
+      expect.objectContaining({ type: 'TransferSettled', outcome: { status: 'success', amount: 100000 } }),
+    ]);
   });
 
   it.each([

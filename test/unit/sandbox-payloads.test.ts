@@ -58,4 +58,24 @@ describe('sandbox deliveries read', () => {
     // A whole pair is text like any other.
     expect(readSandboxDelivery(body('S\u{1F600}'))).toMatchObject({ kind: 'event' });
   });
+
+  it("never takes a payment id that begins as a kept verdict's or refusal's does (transfer:, rejected:)", () => {
+    for (const id of ['transfer:ref-1', 'rejected:77']) {
+      const readable = JSON.stringify({
+        type: 'payment.received',
+        data: { session_id: id, account_number: '0000014579', amount: 100 },
+      });
+      expect(readSandboxDelivery(readable)).toEqual({
+        kind: 'unusable',
+        type: 'payment.received',
+        reason:
+          'payment.received cannot be acted on: data.session_id: Must not begin with transfer: or rejected:',
+      });
+      // Kept for another reason, it is kept under its body's hash, never under that id.
+      const ambiguous = readable.replace('"amount":100', '"amount":100,"amount":100');
+      const reading = readSandboxDelivery(ambiguous);
+      expect(reading).toMatchObject({ kind: 'unusable' });
+      expect(reading).not.toHaveProperty('id');
+    }
+  });
 });
