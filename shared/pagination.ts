@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { ValidationError } from '#shared/errors.ts';
+import { isWellFormed } from '#shared/text.ts';
 
 /** A schema built only in bundles that use it (as `built` in `shared/contract/requests.ts`). */
 /* @__NO_SIDE_EFFECTS__ */
@@ -61,7 +62,7 @@ export function decodeCursor(
     if (typeof value !== 'string' || value.length === 0 || value.length > 200) throw invalid();
     // Half a surrogate pair (a `\ud800` escape) is no text: JavaScript orders it above every ASCII
     // character, DynamoDB otherwise, so a start key could fall outside a key condition (a 500).
-    if (/\p{Cs}/u.test(value)) throw invalid();
+    if (!isWellFormed(value)) throw invalid();
     if (key === 'created_at' && !WRITTEN_TIME.test(value)) throw invalid();
     position[key] = value;
   }

@@ -6,6 +6,14 @@ export function codePoints(text: string): number {
 }
 
 /**
+ * Whether `text` is well-formed: no half of a surrogate pair (a `\ud800` escape decoded), which no
+ * UTF-8 can carry and DynamoDB stores as U+FFFD, nor orders as JavaScript does.
+ */
+export function isWellFormed(text: string): boolean {
+  return !/\p{Cs}/u.test(text);
+}
+
+/**
  * Text cut to at most `maxBytes` bytes of UTF-8, never in the middle of a character (a lone
  * surrogate counts as U+FFFD's 3 bytes, as UTF-8 writes it).
  */

@@ -10,7 +10,7 @@ import {
   text,
 } from '#shared/partners/payloads.ts';
 import { looseObject } from '#shared/schemas.ts';
-import { cutText } from '#shared/text.ts';
+import { cutText, isWellFormed } from '#shared/text.ts';
 
 // The sandbox partner's webhook payloads (API.md §5), read as API.md §11 asks: the fields that move
 // money (session id, receiving account, amount; a verdict's reference) are checked strictly; what a
@@ -59,7 +59,7 @@ const sender = v.fallback(
  * An id is text: half a surrogate pair (`"\ud800"`) is none, and DynamoDB would store it as U+FFFD,
  * making two different ids one (`S\ud800` and `S\udbff`), the second payment a "duplicate".
  */
-const wellFormed = v.check((id: string) => !/\p{Cs}/u.test(id), 'Must be well-formed text');
+const wellFormed = v.check(isWellFormed, 'Must be well-formed text');
 
 /**
  * How the ids of kept verdicts and refusals begin (`transfer:<reference>`, `rejected:<attempt>`):
@@ -125,7 +125,7 @@ export function readSandboxDelivery(rawBody: string): SandboxReading {
   const data = record(payload?.data);
   // Ids exactly as a valid event would carry them, or none: a cut id could name another payment.
   const idIn = (value: unknown, max: number) =>
-    typeof value === 'string' && value.length >= 1 && value.length <= max && !/\p{Cs}/u.test(value)
+    typeof value === 'string' && value.length >= 1 && value.length <= max && isWellFormed(value)
       ? value
       : undefined;
   const reference = idIn(data?.reference, 200);
