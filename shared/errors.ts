@@ -121,6 +121,13 @@ export class DuplicateReference extends ApiError {
   }
 }
 
+/** An `Idempotency-Key` sent again within its 24 hours with another request (Stripe answers so too). */
+export class IdempotencyKeyReused extends ApiError {
+  constructor() {
+    super('duplicate_reference', 'This Idempotency-Key was already used with a different request');
+  }
+}
+
 export class AccountNotFound extends ApiError {
   constructor() {
     super('account_not_found', 'The bank reports that this account does not exist');

@@ -6,6 +6,7 @@ import * as responses from '#shared/contract/responses.ts';
 import { API_PREFIX, MERCHANT_ROUTES, type MerchantRouteName } from '#shared/definitions/routes.ts';
 import type { ErrorCode } from '#shared/errors.ts';
 import { STATUS_BY_CODE } from '#shared/http/errors.ts';
+import { IDEMPOTENCY_KEY_MAX } from '#shared/http/idempotency.ts';
 
 type Json = Record<string, unknown>;
 
@@ -204,6 +205,21 @@ function parameters(
         ...(typeof property.description === 'string' ? { description: property.description } : {}),
       });
     }
+  }
+  if (doc.request.idempotencyKey) {
+    params.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      schema: {
+        type: 'string',
+        minLength: 1,
+        maxLength: IDEMPOTENCY_KEY_MAX,
+        pattern: '^[!-~]([ -~]*[!-~])?$',
+      },
+      description:
+        'Makes a retry safe: the same key with the same request within 24 hours answers what the first answered and does nothing again (`Idempotent-Replayed: true`); with another request, 409 `duplicate_reference`. Printable ASCII, up to 255 characters (a UUID is a good key).',
+    });
   }
   if (route.auth === 'webhook') {
     params.push(

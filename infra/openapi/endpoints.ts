@@ -24,6 +24,8 @@ export interface EndpointDoc {
     query?: v.GenericSchema;
     params?: v.GenericSchema;
     bodyOptional?: boolean;
+    /** Takes an `Idempotency-Key` header (`shared/http/idempotency.ts`). */
+    idempotencyKey?: boolean;
   };
   /** The forms of the body, when it takes exactly one of several (the handler enforces it). */
   alternatives?: readonly BodyAlternative[];
@@ -384,10 +386,13 @@ export const ENDPOINTS: Record<MerchantRouteName, EndpointDoc> = {
   'create-webhook-endpoint': {
     tag: 'Webhook endpoint',
     description:
-      "Registers an endpoint that receives your events (`events`: the types it wants, default all). `url` must be `https://`, without user info, and must not resolve to a loopback, private, link-local or metadata address (checked again at every delivery). At most 5 endpoints (422 `limit_reached`). The answer carries the endpoint's `secret`, shown only here and on rotation: deliveries are signed with it per Standard Webhooks.",
+      "Registers an endpoint that receives your events (`events`: the types it wants, default all). `url` must be `https://`, without user info, and must not resolve to a loopback, private, link-local or metadata address (checked again at every delivery). At most 5 endpoints (422 `limit_reached`). The answer carries the endpoint's `secret`, shown only here and on rotation: deliveries are signed with it per Standard Webhooks. Send an `Idempotency-Key` to retry safely after a lost answer: the same key and body within 24 hours answer 200 with the same endpoint and secret (`Idempotent-Replayed: true`) and make nothing; the key with another body is 409 `duplicate_reference`.",
     request: requests.createWebhookEndpointRequest,
-    success: { messages: { 201: 'Webhook endpoint created' }, data: responses.webhookEndpointWithSecret },
-    errors: [...bodyErrors, 'invalid_url', 'limit_reached'],
+    success: {
+      messages: { 201: 'Webhook endpoint created', 200: 'Webhook endpoint already created' },
+      data: responses.webhookEndpointWithSecret,
+    },
+    errors: [...bodyErrors, 'invalid_url', 'limit_reached', 'duplicate_reference'],
     example: {
       request: { url: 'https://example.ng/hooks/naira', events: ['payment.received'], description: 'Orders' },
       response: { ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
@@ -417,10 +422,16 @@ export const ENDPOINTS: Record<MerchantRouteName, EndpointDoc> = {
   'rotate-webhook-secret': {
     tag: 'Webhook endpoint',
     description:
-      'A new secret for the endpoint (no body, or `{}`), shown once. For 24 hours deliveries carry signatures with both the new and the old secret, so you can switch without missing one; a secret rotated out earlier keeps its own 24 hours when you rotate again. At most 5 secrets sign at once: past that, the oldest rotated-out secret stops signing first. A rotation is never refused.',
+      'A new secret for the endpoint (no body, or `{}`), shown once. For 24 hours deliveries carry signatures with both the new and the old secret, so you can switch without missing one; a secret rotated out earlier keeps its own 24 hours when you rotate again. At most 5 secrets sign at once: past that, the oldest rotated-out secret stops signing first. A rotation is never refused. With an `Idempotency-Key`, a retry within 24 hours rotates nothing and answers the same secret (`Idempotent-Replayed: true`); the key used for another request is 409 `duplicate_reference`.',
     request: requests.rotateWebhookSecretRequest,
     success: { messages: { 200: 'Webhook secret rotated' }, data: responses.webhookEndpointWithSecret },
-    errors: ['not_found', 'validation_error', 'payload_too_large', 'unsupported_media_type'],
+    errors: [
+      'not_found',
+      'validation_error',
+      'payload_too_large',
+      'unsupported_media_type',
+      'duplicate_reference',
+    ],
     example: {
       request: {},
       response: { ...ENDPOINT_EXAMPLE, secret: 'whsec_2b6pQ0c3ZcR9m1x7w8YvKdL4tN5sHjUe' },

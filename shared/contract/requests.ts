@@ -160,6 +160,7 @@ export const listEventsRequest = built(() => ({
 export const getEventRequest = built(() => ({ params: v.object({ id: v.string() }) }));
 
 export const createWebhookEndpointRequest = built(() => ({
+  idempotencyKey: true,
   body: strictObject({
     url: v.pipe(v.string(), v.minLength(1, 'Must not be empty'), v.maxLength(2048, 'Too long')),
     events: v.optional(
@@ -188,7 +189,7 @@ const endpointOnly = built(
 
 export const deleteWebhookEndpointRequest = endpointOnly;
 
-export const rotateWebhookSecretRequest = endpointOnly;
+export const rotateWebhookSecretRequest = built(() => ({ ...endpointOnly, idempotencyKey: true }) as const);
 
 /** No body, `{}`, or one endpoint. */
 export const redeliverEventRequest = built(

@@ -107,11 +107,16 @@ export const TABLES = {
     stream: 'NEW_IMAGE',
     money: false,
   },
-  /** Merchants' webhook endpoints (`we_…`); secrets are derived, never stored. */
+  /**
+   * Merchants' webhook endpoints (`we_…`); secrets are derived, never stored. Beside them, each
+   * merchant's count of enabled endpoints, and what each request sent with an `Idempotency-Key`
+   * answered (kept 24 hours).
+   */
   webhookEndpoints: {
     name: 'webhook-endpoints',
     partitionKey: { name: 'merchant_id', type: 'S' },
     sortKey: { name: 'endpoint_id', type: 'S' },
+    ttlAttribute: 'ttl',
     money: false,
   },
   /** Deliveries of an event (`<merchant_id>#<event_id>`) to endpoints, with every attempt. */

@@ -15,6 +15,7 @@ import {
 import { ApiError, RateLimited, Unauthorized, ValidationError } from '#shared/errors.ts';
 import { type Reply, successResult } from '#shared/http/envelope.ts';
 import { errorResult, isServerFault } from '#shared/http/errors.ts';
+import { idempotencyKeyOf } from '#shared/http/idempotency.ts';
 import {
   contentTypeOf,
   headerValues,
@@ -58,6 +59,8 @@ export interface EndpointSpec<
   params?: P;
   /** The body may be absent altogether (no content type needed then); when sent, it is checked. */
   bodyOptional?: boolean;
+  /** The route takes an `Idempotency-Key` header (`shared/http/idempotency.ts`), checked when sent. */
+  idempotencyKey?: boolean;
 }
 
 type Parsed<S> = S extends Schema ? v.InferOutput<S> : undefined;
@@ -68,6 +71,8 @@ export interface PublicInput<B, Q, P> {
   query: Parsed<Q>;
   params: Parsed<P>;
   requestId: string;
+  /** The `Idempotency-Key` sent, on a route that takes one (`EndpointSpec.idempotencyKey`). */
+  idempotencyKey?: string;
 }
 
 /**
@@ -447,6 +452,7 @@ function buildHandler<
         : undefined,
       query: spec.query ? queryOrThrow(spec.query, event) : refuseRepeatedQuery(event),
       params: spec.params ? parseOrThrow(spec.params, decodedPathParameters(event), 'path') : undefined,
+      idempotencyKey: spec.idempotencyKey ? idempotencyKeyOf(event) : undefined,
       requestId,
     } as MerchantInput<B, Q, P>;
     return successResult(await handle(input), requestId);

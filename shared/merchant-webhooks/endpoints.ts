@@ -1,13 +1,19 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { backoff, retryingConflicts } from '#shared/aws/transactions.ts';
 import { wroteOnce } from '#shared/aws/written-once.ts';
 import { config } from '#shared/config.ts';
-import { InvalidUrl, LimitReached, NotFound } from '#shared/errors.ts';
+import { IdempotencyKeyReused, InvalidUrl, LimitReached, NotFound } from '#shared/errors.ts';
 import { EVENT_TYPES, type EventType } from '#shared/events/types.ts';
+import { digestOf, IDEMPOTENCY_KEY_TTL_MS } from '#shared/http/idempotency.ts';
 import { newId, nowIso } from '#shared/ids.ts';
 import { checkWebhookUrl } from '#shared/merchant-webhooks/url-guard.ts';
 import { merchantWebhookKey } from '#shared/secrets.ts';
@@ -69,6 +75,90 @@ function counterItem(merchantId: string, delta: 1 | -1) {
   };
 }
 
+/** What a create or rotation did: the endpoint as it then was, its secret, and whether this is a replay. */
+export interface EndpointChange {
+  endpoint: EndpointRecord;
+  secret: string;
+  /** Answered from a request made earlier with the same `Idempotency-Key`, not done again. */
+  replayed?: boolean;
+}
+
+/**
+ * What a request sent with an `Idempotency-Key` did (`shared/http/idempotency.ts`), kept 24 hours
+ * beside the merchant's endpoints, written in the same transaction as the change itself: the
+ * endpoint as the answer showed it, and which secret version it showed (secrets are derived, so
+ * none is stored). `request` names the operation and its parameters.
+ */
+interface ReplayRecord {
+  merchant_id: string;
+  endpoint_id: string;
+  request: string;
+  endpoint: EndpointRecord;
+  secret_version: number;
+  /** When the key is forgotten (ms); DynamoDB's TTL (`ttl`, s) deletes the item some time after. */
+  expires_at: number;
+  ttl: number;
+}
+
+/** Where a merchant's key is remembered: a digest, so any key fits and none is stored as sent. */
+const replayItemKey = (merchantId: string, idempotencyKey: string) =>
+  endpointItemKey(merchantId, `#key#${digestOf(idempotencyKey)}`);
+
+/** A request as its key remembers it: the operation and what it was given. */
+const requestOf = (...parts: unknown[]) => digestOf(JSON.stringify(parts));
+
+/** The change a key's earlier request made, if the key is remembered; another request's key is 409. */
+async function replayOf(merchantId: string, idempotencyKey: string, request: string) {
+  const { Item } = await dynamo.send(
+    new GetCommand({ ...replayItemKey(merchantId, idempotencyKey), ConsistentRead: true }),
+  );
+  const replay = Item as ReplayRecord | undefined;
+  if (!replay || replay.expires_at <= Date.now()) return undefined;
+  if (replay.request !== request) throw new IdempotencyKeyReused();
+  const { endpoint, secret_version: version } = replay;
+  return {
+    endpoint,
+    secret: await secretOf(endpoint.endpoint_id, version),
+    replayed: true,
+  } as EndpointChange;
+}
+
+/**
+ * The transaction item that remembers a key's request with the change it made: refused while the
+ * key is remembered, so that of two requests with one key only one makes the change.
+ */
+function replayPut(
+  idempotencyKey: string,
+  request: string,
+  endpoint: EndpointRecord,
+  version: number,
+  now: number,
+) {
+  const expiresAt = now + IDEMPOTENCY_KEY_TTL_MS;
+  const item: ReplayRecord = {
+    ...replayItemKey(endpoint.merchant_id, idempotencyKey).Key,
+    request,
+    endpoint,
+    secret_version: version,
+    expires_at: expiresAt,
+    ttl: Math.ceil(expiresAt / 1000),
+  };
+  return {
+    Put: {
+      TableName: tableName('webhookEndpoints'),
+      Item: item,
+      ConditionExpression: 'attribute_not_exists(endpoint_id) OR expires_at <= :now',
+      ExpressionAttributeValues: { ':now': now },
+    },
+  };
+}
+
+/** The code of each item of a cancelled transaction, in the order the items were given. */
+const cancellationCodes = (error: unknown): (string | undefined)[] | undefined =>
+  error instanceof TransactionCanceledException
+    ? (error.CancellationReasons ?? []).map((reason) => reason.Code)
+    : undefined;
+
 /** The secret of one version of an endpoint: `whsec_` + base64 of an HMAC of the master key. */
 async function secretOf(endpointId: string, version: number): Promise<string> {
   const key = await merchantWebhookKey();
@@ -101,13 +191,21 @@ export async function checkedUrl(raw: string): Promise<string> {
   return check.url.href;
 }
 
-/** Registers an endpoint (at most 5 enabled per merchant); the answer carries its secret, once. */
+/**
+ * Registers an endpoint (at most 5 enabled per merchant); the answer carries its secret, once. With an
+ * `Idempotency-Key` remembered from an earlier registration of the same request, nothing is made:
+ * that registration's answer again.
+ */
 export async function createEndpoint(
   merchantId: string,
   request: { url: string; events?: EventType[]; description?: string },
-): Promise<{ endpoint: EndpointRecord; secret: string }> {
+  idempotencyKey?: string,
+): Promise<EndpointChange> {
+  const asked = requestOf('create', request.url, request.events ?? null, request.description ?? null);
+  const earlier = idempotencyKey ? await replayOf(merchantId, idempotencyKey, asked) : undefined;
+  if (earlier) return earlier;
   const url = await checkedUrl(request.url);
-  const now = nowIso();
+  const now = Date.now();
   const endpoint: EndpointRecord = {
     merchant_id: merchantId,
     endpoint_id: newId('we'),
@@ -116,8 +214,8 @@ export async function createEndpoint(
     description: request.description ?? null,
     status: 'enabled',
     secrets: [{ version: 1 }],
-    created_at: now,
-    updated_at: now,
+    created_at: new Date(now).toISOString(),
+    updated_at: new Date(now).toISOString(),
   };
   try {
     // The counter is shared by the merchant's creates and deletes: one at the same moment cancels
@@ -134,13 +232,19 @@ export async function createEndpoint(
                 ConditionExpression: 'attribute_not_exists(endpoint_id)',
               },
             },
+            ...(idempotencyKey ? [replayPut(idempotencyKey, asked, endpoint, 1, now)] : []),
           ],
         }),
       ),
     );
   } catch (error) {
-    const [counter] = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
-    if (counter?.Code === 'ConditionalCheckFailed') {
+    const [counter, , replay] = cancellationCodes(error) ?? [];
+    // Another request with the same key made its endpoint meanwhile: its answer, not a second one.
+    if (replay === 'ConditionalCheckFailed' && idempotencyKey) {
+      const made = await replayOf(merchantId, idempotencyKey, asked);
+      if (made) return made;
+    }
+    if (counter === 'ConditionalCheckFailed') {
       throw new LimitReached(`At most ${MAX_ENDPOINTS} webhook endpoints can be enabled; delete one first`);
     }
     throw error;
@@ -161,7 +265,8 @@ export async function getEndpoint(
   merchantId: string,
   endpointId: string,
 ): Promise<EndpointRecord | undefined> {
-  if (endpointId === COUNTER) return undefined;
+  // The merchant's counter and remembered keys share the table: no endpoint id names them.
+  if (!endpointId.startsWith('we_')) return undefined;
   const { Item } = await dynamo.send(
     new GetCommand({ ...endpointItemKey(merchantId, endpointId), ConsistentRead: true }),
   );
@@ -222,23 +327,34 @@ export async function deleteEndpoint(merchantId: string, endpointId: string): Pr
   return { ...endpoint, status: 'deleted', updated_at: now };
 }
 
+/** One item's update in a transaction (which a single `UpdateCommand` takes too). */
+type TransactUpdate = NonNullable<NonNullable<TransactWriteCommandInput['TransactItems']>[number]['Update']>;
+
 /** Another rotation of the endpoint's secrets was written since they were read. */
 class RotatedMeanwhile extends Error {}
 
 /**
  * A new secret for an endpoint; the previous one keeps signing for 24 hours, as do those rotated out
  * before it within their own 24 hours (at most MAX_SIGNING_SECRETS sign at once, the oldest dropped).
+ * With an `Idempotency-Key` remembered from an earlier rotation of the same endpoint, nothing is
+ * rotated: that rotation's answer again, its secret the one it made.
  */
 export async function rotateSecret(
   merchantId: string,
   endpointId: string,
-): Promise<{ endpoint: EndpointRecord; secret: string }> {
+  idempotencyKey?: string,
+): Promise<EndpointChange> {
+  const keyed = idempotencyKey
+    ? { key: idempotencyKey, request: requestOf('rotate', endpointId) }
+    : undefined;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await rotateOnce(await enabledEndpoint(merchantId, endpointId));
+      const earlier = keyed ? await replayOf(merchantId, keyed.key, keyed.request) : undefined;
+      return earlier ?? (await rotateOnce(await enabledEndpoint(merchantId, endpointId), keyed));
     } catch (error) {
       // A concurrent rotation won: rotate again from what it left (both secrets then sign for 24 h),
-      // after a jittered pause, so that a burst of rotations goes through one by one.
+      // after a jittered pause, so that a burst of rotations goes through one by one. One with the
+      // same key won: its answer, read on the next round.
       if (!(error instanceof RotatedMeanwhile) || attempt >= ROTATION_ATTEMPTS) throw error;
       await backoff(attempt);
     }
@@ -252,7 +368,10 @@ export async function rotateSecret(
  */
 const ROTATION_ATTEMPTS = 20;
 
-async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: EndpointRecord; secret: string }> {
+async function rotateOnce(
+  endpoint: EndpointRecord,
+  keyed?: { key: string; request: string },
+): Promise<EndpointChange> {
   const { merchant_id: merchantId, endpoint_id: endpointId } = endpoint;
   const now = Date.now();
   const current = Math.max(...endpoint.secrets.map((s) => s.version));
@@ -270,32 +389,46 @@ async function rotateOnce(endpoint: EndpointRecord): Promise<{ endpoint: Endpoin
     { version: current, retires_at: retiresAt },
     { version: current + 1 },
   ];
-  const rotated = await wroteOnce(
-    // A delete of the endpoint at the same moment refuses this with TransactionConflict, unwritten.
-    () =>
-      retryingConflicts(() =>
-        dynamo.send(
-          new UpdateCommand({
-            ...endpointItemKey(merchantId, endpointId),
-            UpdateExpression: 'SET secrets = :secrets, updated_at = :now, rotation_id = :rotation',
-            // A concurrent rotation from the same version: one of them wins, the other is refused.
-            ConditionExpression: '#status = :enabled AND secrets = :before',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: {
-              ':secrets': secrets,
-              ':before': endpoint.secrets,
-              ':enabled': 'enabled',
-              ':now': new Date(now).toISOString(),
-              ':rotation': rotation,
-            },
-          }),
-        ),
-      ),
-    // The SDK's retry of this rotation, its answer lost: its own id, not another rotation's (two
-    // made from the same state in the same millisecond write the same secrets).
-    async () => (await getEndpoint(merchantId, endpointId))?.rotation_id === rotation,
-  );
+  const rotated: EndpointRecord = { ...endpoint, secrets, updated_at: new Date(now).toISOString() };
+  const update = {
+    ...endpointItemKey(merchantId, endpointId),
+    UpdateExpression: 'SET secrets = :secrets, updated_at = :now, rotation_id = :rotation',
+    // A concurrent rotation from the same version: one of them wins, the other is refused.
+    ConditionExpression: '#status = :enabled AND secrets = :before',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':secrets': secrets,
+      ':before': endpoint.secrets,
+      ':enabled': 'enabled',
+      ':now': rotated.updated_at,
+      ':rotation': rotation,
+    },
+  } satisfies TransactUpdate;
+  const written = keyed
+    ? await rotatedWithKey(update, replayPut(keyed.key, keyed.request, rotated, current + 1, now))
+    : await wroteOnce(
+        // A delete of the endpoint at the same moment refuses this with TransactionConflict, unwritten.
+        () => retryingConflicts(() => dynamo.send(new UpdateCommand(update))),
+        // The SDK's retry of this rotation, its answer lost: its own id, not another rotation's (two
+        // made from the same state in the same millisecond write the same secrets).
+        async () => (await getEndpoint(merchantId, endpointId))?.rotation_id === rotation,
+      );
   // Another rotation won: the caller rotates again from what it left.
-  if (!rotated) throw new RotatedMeanwhile();
-  return { endpoint: { ...endpoint, secrets }, secret: await secretOf(endpointId, current + 1) };
+  if (!written) throw new RotatedMeanwhile();
+  return { endpoint: rotated, secret: await secretOf(endpointId, current + 1) };
+}
+
+/**
+ * A rotation and the key that remembers it, written together (a transaction: the SDK's retry of it
+ * carries its idempotency token, so a lost answer is no refusal). Whether it was written; refused, a
+ * rotation or a request with the same key won meanwhile (the caller reads which on its next round).
+ */
+async function rotatedWithKey(update: TransactUpdate, replay: ReturnType<typeof replayPut>) {
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, replay] }));
+    return true;
+  } catch (error) {
+    if (cancellationCodes(error)) return false;
+    throw error;
+  }
 }

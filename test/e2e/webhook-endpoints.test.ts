@@ -1,6 +1,10 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { call, data, startTestGateway } from '#test/support/gateway.ts';
+import { dynamo, tableName } from '#shared/aws/clients.ts';
+import { digestOf } from '#shared/http/idempotency.ts';
+import { getEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
+import { call, callFrom, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
 let gateway: LocalGateway;
@@ -187,5 +191,172 @@ describe('webhook endpoints (API.md §8)', () => {
     const badType = await create(m, { url: 'https://localhost/hook', events: ['payment.sent'] });
     expect([badType.status, badType.body?.code]).toEqual([400, 'validation_error']);
     expect(await list(m)).toEqual([]);
+  });
+
+  describe('Idempotency-Key (a retry after a lost answer makes nothing twice, as Stripe)', () => {
+    const keyed = (m: Merchant, key: string) => ({ ...m.headers, 'Idempotency-Key': key });
+    const createWith = (m: Merchant, key: string, body: unknown) =>
+      call(gateway, 'POST', '/webhook-endpoints', { body, headers: keyed(m, key) });
+    const rotateWith = (m: Merchant, key: string, id: string) =>
+      call(gateway, 'POST', `/webhook-endpoints/${id}/rotate-secret`, { headers: keyed(m, key) });
+
+    it('answers a repeated create with the same endpoint and secret (200, replayed) and makes one endpoint', async () => {
+      const m = await aMerchant();
+      const body = { url: 'http://127.0.0.1:9/keyed', events: ['transfer.failed'], description: 'Keyed' };
+      const first = await createWith(m, 'order-hooks-1', body);
+      expect(first.status).toBe(201);
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      const again = await createWith(m, 'order-hooks-1', body);
+      expect([again.status, again.body?.message]).toEqual([200, 'Webhook endpoint already created']);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(data<Endpoint>(again)).toEqual(data<Endpoint>(first));
+      expect(data<Endpoint>(again).secret).toMatch(/^whsec_/);
+      expect((await list(m)).map((e) => e.id)).toEqual([data<Endpoint>(first).id]);
+      // Another merchant's same key is its own.
+      const other = await aMerchant();
+      const theirs = await createWith(other, 'order-hooks-1', body);
+      expect(theirs.status).toBe(201);
+      expect(data<Endpoint>(theirs).id).not.toBe(data<Endpoint>(first).id);
+      // Without a key, the same body makes another endpoint, as before.
+      expect((await create(m, body)).status).toBe(201);
+      expect(await list(m)).toHaveLength(2);
+    });
+
+    it('makes one endpoint of concurrent creates with one key, every answer naming it with its secret', async () => {
+      const m = await aMerchant();
+      const body = { url: 'http://127.0.0.1:9/raced' };
+      const answers = await Promise.all(Array.from({ length: 6 }, () => createWith(m, 'raced-key', body)));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+      const [made] = await list(m);
+      expect(await list(m)).toHaveLength(1);
+      for (const answer of answers) {
+        expect(data<Endpoint>(answer).id).toBe(made?.id);
+        expect(data<Endpoint>(answer).secret).toBe(data<Endpoint>(answers[0] ?? answer).secret);
+      }
+    });
+
+    it('refuses the key with another request (409 duplicate_reference), and forgets it after 24 hours', async () => {
+      const m = await aMerchant();
+      const first = data<Endpoint>(await createWith(m, 'k-24h', { url: 'http://127.0.0.1:9/a' }));
+      for (const body of [
+        { url: 'http://127.0.0.1:9/b' },
+        { url: 'http://127.0.0.1:9/a', description: 'x' },
+        { url: 'http://127.0.0.1:9/a', events: ['transfer.failed'] },
+      ]) {
+        const refused = await createWith(m, 'k-24h', body);
+        expect([refused.status, refused.body?.code], JSON.stringify(body)).toEqual([
+          409,
+          'duplicate_reference',
+        ]);
+        expect(refused.body?.message).toBe('This Idempotency-Key was already used with a different request');
+      }
+      // A create's key is not a rotation's either.
+      const asRotation = await rotateWith(m, 'k-24h', first.id);
+      expect([asRotation.status, asRotation.body?.code]).toEqual([409, 'duplicate_reference']);
+      expect(await list(m)).toHaveLength(1);
+      // 24 hours later (its expiry moved back; DynamoDB's TTL deletes it some time after), a new request.
+      await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName('webhookEndpoints'),
+          Key: { merchant_id: m.merchant.merchant_id, endpoint_id: `#key#${digestOf('k-24h')}` },
+          UpdateExpression: 'SET expires_at = :past',
+          ConditionExpression: 'attribute_exists(endpoint_id)',
+          ExpressionAttributeValues: { ':past': Date.now() - 1 },
+        }),
+      );
+      const later = await createWith(m, 'k-24h', { url: 'http://127.0.0.1:9/b' });
+      expect(later.status).toBe(201);
+      expect(data<Endpoint>(later).id).not.toBe(first.id);
+      expect(await createWith(m, 'k-24h', { url: 'http://127.0.0.1:9/b' })).toMatchObject({ status: 200 });
+      expect(await list(m)).toHaveLength(2);
+    });
+
+    it('remembers only what succeeded: a create refused at the limit can be retried with its key', async () => {
+      const m = await aMerchant();
+      for (const i of [1, 2, 3, 4, 5]) await create(m, { url: `http://127.0.0.1:9/full/${i}` });
+      const refused = await createWith(m, 'after-limit', { url: 'http://127.0.0.1:9/sixth' });
+      expect([refused.status, refused.body?.code]).toEqual([422, 'limit_reached']);
+      const badUrl = await createWith(m, 'after-limit', { url: 'https://169.254.169.254/' });
+      expect([badUrl.status, badUrl.body?.code]).toEqual([400, 'invalid_url']);
+      const [oldest] = await list(m);
+      await call(gateway, 'DELETE', `/webhook-endpoints/${oldest?.id}`, { headers: m.headers });
+      const made = await createWith(m, 'after-limit', { url: 'http://127.0.0.1:9/sixth' });
+      expect(made.status).toBe(201);
+      // The remembered key is no endpoint: the list holds endpoints only, and its id names none.
+      expect((await list(m)).map((e) => e.url)).toContain('http://127.0.0.1:9/sixth');
+      expect(await list(m)).toHaveLength(5);
+      const key = encodeURIComponent(`#key#${digestOf('after-limit')}`);
+      for (const [method, path] of [
+        ['DELETE', `/webhook-endpoints/${key}`],
+        ['POST', `/webhook-endpoints/${key}/rotate-secret`],
+      ] as const) {
+        const answer = await call(gateway, method, path, { headers: m.headers });
+        expect([answer.status, answer.body?.code], method).toEqual([404, 'not_found']);
+      }
+    });
+
+    it('rotates once for a key: a retry, also concurrent, answers the same new secret and rotates nothing', async () => {
+      const m = await aMerchant();
+      const endpoint = data<Endpoint>(await create(m, { url: 'http://127.0.0.1:9/rotated' }));
+      const first = await rotateWith(m, 'rotate-1', endpoint.id);
+      expect(first.status).toBe(200);
+      expect(data<Endpoint>(first).secret).not.toBe(endpoint.secret);
+      const again = await rotateWith(m, 'rotate-1', endpoint.id);
+      expect([again.status, again.body?.message]).toEqual([200, 'Webhook secret rotated']);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(data<Endpoint>(again)).toEqual(data<Endpoint>(first));
+      const versions = async () =>
+        (await getEndpoint(m.merchant.merchant_id, endpoint.id))?.secrets.map((s) => s.version);
+      expect(await versions()).toEqual([1, 2]);
+      const burst = await Promise.all(
+        Array.from({ length: 6 }, () => rotateWith(m, 'rotate-2', endpoint.id)),
+      );
+      expect(burst.map((a) => a.status)).toEqual(Array(6).fill(200));
+      expect(new Set(burst.map((a) => data<Endpoint>(a).secret)).size).toBe(1);
+      expect(await versions()).toEqual([1, 2, 3]);
+      // The key of one endpoint's rotation is not another's, nor a create's.
+      const second = data<Endpoint>(await create(m, { url: 'http://127.0.0.1:9/other' }));
+      const elsewhere = await rotateWith(m, 'rotate-1', second.id);
+      expect([elsewhere.status, elsewhere.body?.code]).toEqual([409, 'duplicate_reference']);
+      const asCreate = await createWith(m, 'rotate-1', { url: 'http://127.0.0.1:9/rotated' });
+      expect([asCreate.status, asCreate.body?.code]).toEqual([409, 'duplicate_reference']);
+      // Without a key, every rotation rotates, as before.
+      await call(gateway, 'POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, { headers: m.headers });
+      expect(await versions()).toEqual([1, 2, 3, 4]);
+    });
+
+    it('refuses a malformed or repeated key with validation_error, never ignoring it', async () => {
+      const m = await aMerchant();
+      const body = { url: 'http://127.0.0.1:9/bad-key' };
+      for (const key of ['', 'x'.repeat(256), 'caf\u00e9']) {
+        const refused = await createWith(m, key, body);
+        expect([refused.status, refused.body?.code], JSON.stringify(key)).toEqual([400, 'validation_error']);
+        expect(refused.body?.errors).toEqual([
+          { field: 'headers.Idempotency-Key', message: expect.any(String) },
+        ]);
+      }
+      expect((await createWith(m, 'x'.repeat(255), body)).status).toBe(201);
+      const repeated = await callFrom(
+        gateway,
+        '127.0.0.1',
+        'POST',
+        '/webhook-endpoints',
+        [
+          'X-API-Key',
+          m.apiKey,
+          'X-API-Secret',
+          m.apiSecret,
+          'Content-Type',
+          'application/json',
+          'Idempotency-Key',
+          'one',
+          'Idempotency-Key',
+          'two',
+        ],
+        body,
+      );
+      expect([repeated.status, repeated.body?.code]).toEqual([400, 'validation_error']);
+      expect(await list(m)).toHaveLength(1);
+    });
   });
 });

@@ -244,6 +244,26 @@ describe('a conditional single-item write whose answer is lost after it committe
     }
   });
 
+  it('makes and rotates once for an Idempotency-Key whose transaction answer is lost, answering its secret', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const endpoints = await throughProxy<typeof import('#shared/merchant-webhooks/endpoints.ts')>(
+      '#shared/merchant-webhooks/endpoints.ts',
+    );
+    proxy.faultNext('swallow', 'DynamoDB_20120810.TransactWriteItems');
+    const made = await endpoints.createEndpoint(m, { url: 'http://127.0.0.1:9/lost' }, 'lost-create');
+    expect(await endpoints.listEndpoints(m)).toEqual([made.endpoint]);
+    const again = await endpoints.createEndpoint(m, { url: 'http://127.0.0.1:9/lost' }, 'lost-create');
+    expect([again.endpoint.endpoint_id, again.secret]).toEqual([made.endpoint.endpoint_id, made.secret]);
+    proxy.faultNext('swallow', 'DynamoDB_20120810.TransactWriteItems');
+    const rotated = await endpoints.rotateSecret(m, made.endpoint.endpoint_id, 'lost-rotation');
+    const stored = await getEndpoint(m, made.endpoint.endpoint_id);
+    expect(stored?.secrets.map((s) => s.version)).toEqual([1, 2]);
+    const replayed = await endpoints.rotateSecret(m, made.endpoint.endpoint_id, 'lost-rotation');
+    expect(replayed.secret).toBe(rotated.secret);
+    expect(replayed.secret).not.toBe(made.secret);
+  });
+
   it('creates an API key and answers it (was: a 500, the key stored and listed)', async () => {
     const { merchant } = await aMerchant();
     const keys = await throughProxy<typeof import('#shared/api-keys/store.ts')>('#shared/api-keys/store.ts');
