@@ -467,6 +467,10 @@ export async function postGroupsPrepared(
       throw new RangeError('the prepared groups are not those of the merchants whose turns were taken');
     const postings = groups.flatMap((group) => group.postings);
     if (postings.some((posting) => !(posting.amount > 0))) throw new RangeError('postAll takes credits only');
+    // As `postPrepared` checks every single posting: a fraction of a kobo is never written.
+    if (postings.some((posting) => !Number.isSafeInteger(posting.amount))) {
+      throw new RangeError('a posting is a whole number of kobo');
+    }
     if (new Set(postings.map((posting) => posting.entryId)).size !== postings.length) {
       throw new RangeError('postAll takes distinct entry ids');
     }

@@ -12,6 +12,7 @@ import {
   debit,
   getEntry,
   InsufficientFunds,
+  postGroups,
   reverse,
 } from '#shared/ledger/ledger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
@@ -215,5 +216,26 @@ describe('the ledger', () => {
     expect((await creditPrepared(m, async () => posting(700))).applied).toBe(true);
     expect(await balanceOf(m)).toBe(700);
     expect(await entriesOf(m)).toHaveLength(1);
+  });
+
+  it('never posts a fraction of a kobo or an inexact amount in a group, as it never does alone', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const group = (amount: number) => ({
+      merchantId: m,
+      postings: [
+        { entryId: id('payment'), amount: 500, category: 'payment' as const, reference: 'g' },
+        { entryId: id('payment'), amount, category: 'payment' as const, reference: 'g' },
+      ],
+    });
+    for (const amount of [1.5, 2 ** 53, Number.POSITIVE_INFINITY]) {
+      await expect(postGroups([group(amount)]), String(amount)).rejects.toBeInstanceOf(RangeError);
+    }
+    expect(await balanceOf(m)).toBe(0);
+    const [posted] = await postGroups([group(700)]);
+    expect(posted && 'entries' in posted ? posted.entries.map((e) => e.balance_after) : posted).toEqual([
+      500, 1200,
+    ]);
+    expect((await auditMerchant(m)).problems).toEqual([]);
   });
 });
