@@ -198,12 +198,18 @@ async function main(): Promise<number> {
     // Webhooks: an endpoint on a local receiver, a payment's event with its attempts, Resend.
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByLabel('Endpoint URL').fill(receiver.url);
-    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    // A double click adds one endpoint (one change at a time, and its Idempotency-Key).
+    await page.getByRole('button', { name: 'Add endpoint' }).dblclick();
     const secretDialog = page.getByRole('dialog', { name: "Your endpoint's signing secret" });
     await secretDialog.waitFor();
     const [, endpointSecret = ''] = await secretDialog.locator('dd code').allInnerTexts();
     check('the endpoint secret is shown once', endpointSecret.startsWith('whsec_'));
     await secretDialog.getByRole('button', { name: 'Done' }).click();
+    const registered = (await (await api('GET', '/webhook-endpoints', demo)).json()) as {
+      data: { url: string }[];
+    };
+    const added = registered.data.filter((endpoint) => endpoint.url === receiver.url).length;
+    check(`a double click on Add endpoint adds one endpoint (${added})`, added === 1);
 
     const opened = (await (await api('POST', '/virtual-accounts', demo, { amount: 250_000 })).json()) as {
       data: { account_number: string; reference: string };

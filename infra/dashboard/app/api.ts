@@ -64,9 +64,14 @@ export interface Page<T> {
 }
 
 /** Calls a route of the dashboard's API; throws `ApiFailure` with the API's message on an error. */
-export async function request<T>(method: string, path: string, body?: unknown): Promise<Page<T>> {
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+): Promise<Page<T>> {
   const session = currentSession();
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (session) headers.Authorization = `Bearer ${session.id_token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const response = await fetch(`${API}${path}`, {

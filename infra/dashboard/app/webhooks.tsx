@@ -16,14 +16,32 @@ export function Webhooks() {
   const [open, setOpen] = useState<string>();
   const [error, setError] = useState<string>();
 
+  // One change at a time: a second click while one is on its way (a double click) does nothing.
+  const busy = useRef(false);
   const act = async (work: () => Promise<void>) => {
+    if (busy.current) return;
+    busy.current = true;
     setError(undefined);
     try {
       await work();
       endpoints.reload();
     } catch (failure) {
       setError(problem(failure));
+    } finally {
+      busy.current = false;
     }
+  };
+  // The Idempotency-Key of a change not yet known to be made: asking again for the same change after
+  // a failure (a lost answer) sends the same key, so it is made once; once made, it is forgotten.
+  const keys = useRef(new Map<string, { asked: string; key: string }>());
+  const keyed = async <T,>(slot: string, asked: unknown, send: (key: string) => Promise<T>) => {
+    const text = JSON.stringify(asked);
+    const held = keys.current.get(slot);
+    const key = held?.asked === text ? held.key : crypto.randomUUID();
+    keys.current.set(slot, { asked: text, key });
+    const answer = await send(key);
+    keys.current.delete(slot);
+    return answer;
   };
   const add = (event: Event) => {
     event.preventDefault();
@@ -32,10 +50,22 @@ export function Webhooks() {
     const description = String(values.get('description') ?? '').trim();
     return act(async () => {
       const body = { url: String(values.get('url')), ...(description ? { description } : {}) };
-      setSecret((await request<Endpoint>('POST', '/webhook-endpoints', body)).data);
+      const made = await keyed('add', body, (key) =>
+        request<Endpoint>('POST', '/webhook-endpoints', body, { 'Idempotency-Key': key }),
+      );
+      setSecret(made.data);
       form.reset();
     });
   };
+  const rotate = (endpoint: Endpoint) =>
+    act(async () => {
+      const rotated = await keyed(`rotate ${endpoint.id}`, endpoint.id, (key) =>
+        request<Endpoint>('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, undefined, {
+          'Idempotency-Key': key,
+        }),
+      );
+      setSecret(rotated.data);
+    });
 
   return (
     <>
@@ -63,18 +93,7 @@ export function Webhooks() {
             cell: (endpoint) => (
               <fieldset class="row-actions">
                 <legend class="visually-hidden">Actions for {endpoint.url}</legend>
-                <button
-                  type="button"
-                  class="secondary"
-                  onClick={() =>
-                    act(async () =>
-                      setSecret(
-                        (await request<Endpoint>('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`))
-                          .data,
-                      ),
-                    )
-                  }
-                >
+                <button type="button" class="secondary" onClick={() => rotate(endpoint)}>
                   Rotate secret
                 </button>
                 <button
