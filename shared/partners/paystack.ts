@@ -263,7 +263,30 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     if (answer.status === 404) return undefined;
     const data = record(answer.body.data);
     if (answer.status !== 200 || !data) throw unexpected('transfer verify', answer);
-    return transferOutcome(data, reference);
+    return transferOutcome(checkedTransfer(data, reference, 'transfer verify', answer), reference);
+  };
+
+  /**
+   * A transfer Paystack answered about (verify, or `POST /transfer`), if it is this transfer and its
+   * money reads exactly: the reference it names is ours, its amount and currency are readable naira
+   * where given, and the answer does not say it failed (`"status": false`). Anything else is no
+   * verdict (`unexpected`: the transfer stays as it is, asked again later), never settled unchecked.
+   */
+  const checkedTransfer = (data: Json, reference: string, what: string, answer: Answer): Json => {
+    const named = data.reference ?? null;
+    const problem =
+      answer.body.status === false
+        ? 'it says it failed ("status": false)'
+        : named !== null && exact(named, 100) !== reference
+          ? 'it names another reference'
+          : transferMoneyProblem(data);
+    if (!problem) return data;
+    logger.error('paystack answered about a transfer in a way that settles nothing', {
+      what,
+      reference,
+      problem,
+    });
+    throw unexpected(what, answer);
   };
 
   /**
@@ -446,7 +469,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     if (answer.status >= 400) return refused(answer, order);
     const data = record(answer.body.data);
     if (!isSuccess(answer.status) || !data) throw unexpected('transfer', answer);
-    return transferOutcome(data, order.reference);
+    return transferOutcome(checkedTransfer(data, order.reference, 'transfer', answer), order.reference);
   };
 
   return {
@@ -901,6 +924,26 @@ function transferAmount(data: Json): { amount?: number } {
 }
 
 /**
+ * What makes a transfer's money unreadable, where Paystack gives it: an amount that is not a positive
+ * whole number of kobo (or its digits), a currency other than naira. Nothing given is nothing to check.
+ */
+function transferMoneyProblem(data: Json): string | undefined {
+  if ((data.amount ?? null) !== null && transferAmount(data).amount === undefined) {
+    return 'its amount is not a positive whole number of kobo';
+  }
+  const currency = data.currency ?? null;
+  if (currency !== null && exact(currency, 10) !== 'NGN') {
+    return `its currency ${shownWord(currency)} is not NGN`;
+  }
+  return undefined;
+}
+
+/** A word a partner sent, as a reason may show it: short, and only if it is a plain string. */
+function shownWord(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(cutText(value, 20)) : typeof value;
+}
+
+/**
  * Paystack's own failure message of a transfer. `reason` is not one: it is the narration we sent.
  */
 function failureReason(data: Json): string {
@@ -1149,14 +1192,16 @@ function transferSettled(event: string, data: Json, keep: Keep): DomainEvent[] {
     logger.error('paystack transfer event without a reference: kept for operators', { event });
     return keep(`${event} cannot be settled: no reference`);
   }
-  // An amount given is read strictly: one that is not a positive whole number of kobo keeps the
-  // verdict, never settles the transfer unchecked as if none were given.
-  if ((data.amount ?? null) !== null && transferAmount(data).amount === undefined) {
-    logger.error('paystack transfer event with an unreadable amount: kept for operators', {
+  // Money given is read strictly: an amount that is not a positive whole number of kobo, or another
+  // currency than naira, keeps the verdict, never settles the transfer unchecked as if none were given.
+  const problem = transferMoneyProblem(data);
+  if (problem) {
+    logger.error('paystack transfer event whose money cannot be read: kept for operators', {
       event,
       reference,
+      problem,
     });
-    return keep(`${event} cannot be settled: its amount is not a positive whole number of kobo`);
+    return keep(`${event} cannot be settled: ${problem}`);
   }
   const outcome: TransferSettled['outcome'] =
     event === 'transfer.success'

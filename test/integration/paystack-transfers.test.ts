@@ -205,6 +205,117 @@ describe('Paystack transfers throttled by Paystack', () => {
   });
 });
 
+describe('Paystack answers about a transfer that do not read exactly', () => {
+  /** In front of the stand-in: `patch` rewrites the JSON of the answers it matches, the rest passes. */
+  let patch: (method: string, path: string, body: Json) => Json | undefined = () => undefined;
+  let proxy: ReturnType<typeof createServer>;
+  let partner: ReturnType<typeof adapter>;
+  type Json = Record<string, unknown>;
+  beforeAll(async () => {
+    proxy = createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const passed = await fetch(`${standIn.url}${request.url}`, {
+        method: request.method,
+        headers: { authorization: request.headers.authorization ?? '', 'content-type': 'application/json' },
+        body: request.method === 'GET' ? undefined : Buffer.concat(chunks),
+      });
+      const text = await passed.text();
+      let body: Json | undefined;
+      try {
+        body = patch(request.method ?? '', request.url ?? '', JSON.parse(text) as Json);
+      } catch {}
+      response.writeHead(body?.httpStatus ? Number(body.httpStatus) : passed.status, {
+        'content-type': 'application/json',
+      });
+      const { httpStatus: _status, ...sent } = body ?? {};
+      response.end(body ? JSON.stringify(sent) : text);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const { port } = proxy.address() as AddressInfo;
+    partner = adapter({ ...standIn, url: `http://127.0.0.1:${port}` } as PaystackStandIn);
+  });
+  afterAll(() => new Promise((resolve) => proxy.close(resolve)));
+
+  const dataPatched =
+    (matches: (method: string, path: string) => boolean, change: (data: Json, body: Json) => Json) =>
+    (method: string, path: string, body: Json) =>
+      matches(method, path) ? change({ ...(body.data as Json) }, body) : undefined;
+  const verifying = (method: string, path: string) =>
+    method === 'GET' && path.startsWith('/transfer/verify/');
+
+  it('settles nothing from a verify answer about another reference, in another currency, or with an unreadable amount', async () => {
+    const paid = order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'verified');
+    patch = () => undefined;
+    expect(await partner.sendTransfer(paid)).toEqual({ status: 'pending' });
+    await expect
+      .poll(() => partner.queryTransfer(paid.reference), { timeout: 10_000, interval: 200 })
+      .toEqual({ status: 'success', amount: 5_000 });
+    for (const [label, change] of [
+      ['another reference', (data: Json) => ({ data: { ...data, reference: `${paid.reference}x` } })],
+      ['a reference of another type', (data: Json) => ({ data: { ...data, reference: 7 } })],
+      ['a fraction of a kobo', (data: Json) => ({ data: { ...data, amount: 1.5 } })],
+      ['an amount in words', (data: Json) => ({ data: { ...data, amount: '5,000.00' } })],
+      ['dollars', (data: Json) => ({ data: { ...data, currency: 'USD' } })],
+      ['a currency of another type', (data: Json) => ({ data: { ...data, currency: ['NGN'] } })],
+      ['"status": false', (data: Json) => ({ status: false, message: 'Transfer not found', data })],
+    ] as const) {
+      for (const status of ['success', 'failed', 'reversed']) {
+        patch = dataPatched(verifying, (data) => change({ ...data, status }));
+        await expect(partner.queryTransfer(paid.reference), `${label} ${status}`).rejects.toBeInstanceOf(
+          PartnerUnavailable,
+        );
+      }
+    }
+    // Given as digits, or not at all, an amount is as before.
+    patch = dataPatched(verifying, (data) => ({ data: { ...data, amount: '5000' } }));
+    expect(await partner.queryTransfer(paid.reference)).toEqual({ status: 'success', amount: 5_000 });
+    patch = dataPatched(verifying, ({ amount: _a, currency: _c, reference: _r, ...data }) => ({ data }));
+    expect(await partner.queryTransfer(paid.reference)).toEqual({ status: 'success' });
+  });
+
+  it('neither pays nor fails a refused send whose confirming verify answers about another transfer', async () => {
+    const refused = order(PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance, 'confirmedby');
+    // Paystack has no transfer under the reference; the verify answer is another transfer's success.
+    patch = (method, path) =>
+      verifying(method, path)
+        ? {
+            httpStatus: 200,
+            status: true,
+            message: 'Transfer retrieved',
+            data: { status: 'success', amount: 5_000, currency: 'NGN', reference: 'np_someone_else_000000' },
+          }
+        : undefined;
+    await expect(partner.sendTransfer(refused)).rejects.toBeInstanceOf(PartnerUnavailable);
+    expect(standIn.transfer(refused.reference)).toBeUndefined();
+    // Answered truly, the refusal is final as before.
+    patch = () => undefined;
+    expect(await partner.sendTransfer({ ...refused, resend: true, lastHandOverAt: 0 })).toEqual({
+      status: 'failed',
+      reason: 'Your balance is not enough to fulfil this request',
+    });
+  });
+
+  it('takes no verdict from a POST /transfer answer about another reference or in another currency', async () => {
+    for (const change of [
+      (data: Json) => ({ data: { ...data, reference: 'np_someone_else_000000' } }),
+      (data: Json) => ({ data: { ...data, currency: 'GHS' } }),
+    ]) {
+      const sent = order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'answered');
+      patch = dataPatched(
+        (method, path) => method === 'POST' && path === '/transfer',
+        (data) => change({ ...data, status: 'success' }),
+      );
+      await expect(partner.sendTransfer(sent)).rejects.toBeInstanceOf(PartnerUnavailable);
+      // Paystack has it: the requery's verify, answered truly, settles it.
+      patch = () => undefined;
+      await expect
+        .poll(() => partner.queryTransfer(sent.reference), { timeout: 10_000, interval: 200 })
+        .toEqual({ status: 'success', amount: 5_000 });
+    }
+  });
+});
+
 describe('Paystack transfers whose secret key cannot be read', () => {
   it('answer TransferNotSent (a PartnerUnavailable: the transfer stays pending), never a crash, and send nothing', async () => {
     // Secrets Manager throttled: the send's one read of the key fails.

@@ -609,7 +609,22 @@ describe('Paystack webhook events', () => {
         ]);
       }
     }
-    // No amount at all (null, or absent) is nothing to check, as before.
+    // Nor is a verdict in another currency taken (a refund of kobo for dollars).
+    for (const currency of ['USD', 'ngn', ' NGN', 566, ['NGN']]) {
+      for (const event of ['transfer.success', 'transfer.failed', 'transfer.reversed'] as const) {
+        const reason = `${event} cannot be settled: its currency ${typeof currency === 'string' ? JSON.stringify(currency) : typeof currency} is not NGN`;
+        expect(eventsOf(transferEvent(event, { currency })), `${event} ${JSON.stringify(currency)}`).toEqual([
+          expect.objectContaining({ type: 'DeliveryUnusable', reason }),
+        ]);
+      }
+    }
+    // No amount at all (null, or absent) is nothing to check, as before; nor is no currency.
+    expect(eventsOf(transferEvent('transfer.failed', { currency: null }))).toEqual([
+      expect.objectContaining({
+        type: 'TransferSettled',
+        outcome: expect.objectContaining({ status: 'failed' }),
+      }),
+    ]);
     for (const amount of [null, undefined]) {
       expect(eventsOf(transferEvent('transfer.reversed', { amount }))).toEqual([
         expect.objectContaining({
