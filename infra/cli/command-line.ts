@@ -194,11 +194,15 @@ export function failureOf(
     };
   }
   const down = unreachable || error instanceof PartnerUnavailable;
-  // Where it tried: the addresses useLocalEnvironment set (or the operator's environment did).
-  const tried = options.tried
-    .map((need) => ADDRESS_OF[need] && env[ADDRESS_OF[need]])
-    .filter(Boolean)
-    .join(' and ');
+  // Where it tried: the address that refused the connection, if the error names it; else the
+  // addresses useLocalEnvironment set (or the operator's environment did).
+  const refusedAt = /ECONNREFUSED (\S+:\d+)/.exec(`${text} ${causeText}`)?.[1];
+  const tried = refusedAt
+    ? `http://${refusedAt}`
+    : options.tried
+        .map((need) => ADDRESS_OF[need] && env[ADDRESS_OF[need]])
+        .filter(Boolean)
+        .join(' and ');
   return {
     message: down
       ? `Could not reach the service at ${tried || 'AWS'}: ${options.portsHint}`

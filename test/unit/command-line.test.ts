@@ -25,14 +25,22 @@ describe('the failure of an operator command', () => {
     });
   });
 
-  it('sends to `npm start` when its sandbox partner or DynamoDB does not answer', () => {
+  it('sends to `npm start` when its sandbox partner or DynamoDB does not answer, naming the address that refused', () => {
     for (const error of [new PartnerUnavailable(30, refused()), refused()]) {
       expect(failureOf(error, options, local)).toEqual({
-        message:
-          'Could not reach the service at http://127.0.0.1:8000 and http://127.0.0.1:4010: is `npm start` running?',
+        message: 'Could not reach the service at http://127.0.0.1:4010: is `npm start` running?',
         exitCode: 1,
       });
     }
+    // The SDK's own error names the address in its message (SQS on another port than DynamoDB's).
+    const sqs = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9324'), { code: 'ECONNREFUSED' });
+    expect(failureOf(sqs, options, local).message).toBe(
+      'Could not reach the service at http://127.0.0.1:9324: is `npm start` running?',
+    );
+    // No address in the error: every address it may have tried.
+    expect(failureOf(new TypeError('fetch failed'), options, local).message).toBe(
+      'Could not reach the service at http://127.0.0.1:8000 and http://127.0.0.1:4010: is `npm start` running?',
+    );
   });
 
   it('blames Paystack, not the local service, when Paystack is down or answers amiss', () => {

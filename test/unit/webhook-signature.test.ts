@@ -1,7 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { transformSync } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { parseWebhookSecrets } from '#shared/config.ts';
 import { sign, signatureProblem } from '#shared/crypto/standard-webhooks.ts';
+import { signedHeaders } from '#shared/merchant-webhooks/deliver.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const [key] = parseWebhookSecrets(secret) as [Buffer];
@@ -71,4 +75,34 @@ describe('webhook secrets', () => {
       expect(() => parseWebhookSecrets(text)).toThrow(/PARTNER_WEBHOOK_SECRET/);
     },
   );
+});
+
+describe("the README's verification of a delivery to your endpoint", () => {
+  // The ```ts block after "**Verifying a delivery**", compiled and run as a merchant would paste it.
+  const readme = readFileSync(path.join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+  const [, source = ''] = /\*\*Verifying a delivery\*\*[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme) ?? [];
+  const { code } = transformSync(source.replace(/^import .*$/m, ''), { loader: 'ts', format: 'cjs' });
+  const verified = new Function('createHmac', 'timingSafeEqual', `${code}; return verified;`)(
+    createHmac,
+    timingSafeEqual,
+  ) as (secret: string, headers: Record<string, string>, rawBody: string) => boolean;
+  const event = { id: 'evt_0123', type: 'transfer.failed', created_at: '2026-11-25T10:00:00.000Z', data: {} };
+  const raw = JSON.stringify(event);
+  const other = `whsec_${randomBytes(32).toString('base64')}`;
+
+  it('accepts what the service signs, with one secret or two (after a rotation)', () => {
+    expect(source).toContain('function verified');
+    expect(verified(secret, signedHeaders(event as never, raw, [secret]), raw)).toBe(true);
+    expect(verified(secret, signedHeaders(event as never, raw, [other, secret]), raw)).toBe(true);
+    expect(verified(other, signedHeaders(event as never, raw, [other, secret]), raw)).toBe(true);
+  });
+
+  it('refuses another secret, another body, another id and an old timestamp', () => {
+    const headers = signedHeaders(event as never, raw, [secret]);
+    expect(verified(other, headers, raw)).toBe(false);
+    expect(verified(secret, headers, raw.replace('failed', 'success'))).toBe(false);
+    expect(verified(secret, { ...headers, 'webhook-id': 'evt_other' }, raw)).toBe(false);
+    const old = signedHeaders(event as never, raw, [secret], Date.now() - 6 * 60_000);
+    expect(verified(secret, old, raw)).toBe(false);
+  });
 });
