@@ -2,6 +2,7 @@ import {
   CreateTableCommand,
   type CreateTableCommandInput,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   DynamoDBClient,
   ResourceInUseException,
   UpdateTableCommand,
@@ -80,15 +81,20 @@ export async function createTables(endpoint: string, prefix: string): Promise<vo
       } catch (error) {
         if (!(error instanceof ResourceInUseException)) throw error;
         await upgradeTable(client, prefix, table);
-        continue;
       }
+      // Also on a table made before it had a TTL attribute (a data folder kept across versions).
       if (table.ttlAttribute) {
-        await client.send(
-          new UpdateTimeToLiveCommand({
-            TableName: prefix + table.name,
-            TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true },
-          }),
+        const { TimeToLiveDescription: ttl } = await client.send(
+          new DescribeTimeToLiveCommand({ TableName: prefix + table.name }),
         );
+        if (ttl?.TimeToLiveStatus !== 'ENABLED') {
+          await client.send(
+            new UpdateTimeToLiveCommand({
+              TableName: prefix + table.name,
+              TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true },
+            }),
+          );
+        }
       }
     }
   } finally {

@@ -78,6 +78,13 @@ function bodySchema(body: v.GenericSchema, alternatives: readonly BodyAlternativ
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
+/** On the answer a repeated `Idempotency-Key` replays. */
+const REPLAYED = {
+  'Idempotent-Replayed': {
+    description: '`true` when this answer repeats the one a request with the same `Idempotency-Key` got',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
 
 const COMPONENTS: Record<string, v.GenericSchema> = {
   Bank: responses.bank,
@@ -315,7 +322,7 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
           : '201' in doc.success.messages
             ? 'Already exists (an idempotent retry)'
             : 'OK',
-        headers: REQUEST_ID,
+        headers: doc.request.idempotencyKey && !created ? { ...REQUEST_ID, ...REPLAYED } : REQUEST_ID,
         content: {
           'application/json': {
             schema: doc.success.data

@@ -92,6 +92,8 @@ export async function ownersOfAlias(
       ExpressionAttributeValues: { ':alias': accountKey(partner, aliasId), ':from': from, ':to': to },
     },
     max,
+    // All of them, as few as they are: a page cut short would read as "more than `max`".
+    { maxReads: Number.POSITIVE_INFINITY },
   );
   return { owners: items, more };
 }

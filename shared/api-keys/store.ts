@@ -334,7 +334,7 @@ export async function listApiKeysPage(
   cursor: string | undefined,
 ): Promise<{ items: ApiKeyRecord[]; nextCursor: string | null }> {
   const after = decodeCursor(cursor, ['created_at', 'id']);
-  const { items, more } = await queryPage<ApiKeyRecord>(
+  const { items, more, resumeKey } = await queryPage<ApiKeyRecord>(
     {
       ...keysOf(merchantId),
       ExclusiveStartKey: after && {
@@ -345,7 +345,7 @@ export async function listApiKeysPage(
     },
     limit,
   );
-  const last = items.at(-1);
+  const last = (resumeKey as Pick<ApiKeyRecord, 'created_at' | 'api_key'> | undefined) ?? items.at(-1);
   return {
     items,
     nextCursor: more && last ? encodeCursor({ created_at: last.created_at, id: last.api_key }) : null,

@@ -121,7 +121,7 @@ export async function listBeneficiaries(merchantId: string, page: { limit: numbe
   if (position && !position.sk?.startsWith(BENEFICIARY)) {
     throw new ValidationError([{ field: 'query.cursor', message: 'Not a valid cursor' }]);
   }
-  const { items, more } = await queryPage<BeneficiaryItem>(
+  const { items, more, resumeKey } = await queryPage<BeneficiaryItem>(
     {
       TableName: tableName('beneficiaries'),
       KeyConditionExpression: 'merchant_id = :m AND begins_with(sk, :ben)',
@@ -133,7 +133,7 @@ export async function listBeneficiaries(merchantId: string, page: { limit: numbe
     },
     page.limit,
   );
-  const last = items.at(-1);
+  const last = (resumeKey as Pick<BeneficiaryItem, 'sk'> | undefined) ?? items.at(-1);
   return {
     items: items.map(strip),
     nextCursor: more && last ? encodeCursor({ sk: last.sk }) : null,

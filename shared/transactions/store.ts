@@ -483,7 +483,7 @@ export async function listTransactions(merchantId: string, filter: TransactionFi
     names['#status'] = 'status';
     values[':status'] = filter.status;
   }
-  const { items, more } = await queryPage<TransactionRecord>(
+  const { items, more, resumeKey } = await queryPage<TransactionRecord>(
     {
       TableName: tableName('transactions'),
       IndexName: 'by-created',
@@ -496,7 +496,8 @@ export async function listTransactions(merchantId: string, filter: TransactionFi
     },
     filter.limit,
   );
-  const last = items.at(-1);
+  // A page cut short continues after the last item read, which may match no filter (`queryPage`).
+  const last = (resumeKey as Pick<TransactionRecord, 'created_at' | 'reference'> | undefined) ?? items.at(-1);
   return {
     items,
     nextCursor:

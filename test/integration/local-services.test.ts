@@ -35,7 +35,7 @@ afterAll(() => {
 });
 
 describe('local bootstrap', () => {
-  it('upgrades a table kept from an earlier version: the indexes and stream added since are created', async () => {
+  it('upgrades a table kept from an earlier version: the indexes, stream and TTL added since are created', async () => {
     const prefix = `upgrade-${Math.random().toString(36).slice(2, 8)}-`;
     // The virtual accounts table as the first release made it: no by-created index; events without a stream.
     await dynamo.send(
@@ -73,6 +73,13 @@ describe('local bootstrap', () => {
     expect(accounts?.GlobalSecondaryIndexes?.map((index) => index.IndexName)).toEqual(['by-created']);
     const { Table: events } = await dynamo.send(new DescribeTableCommand({ TableName: `${prefix}events` }));
     expect(events?.StreamSpecification).toMatchObject({ StreamEnabled: true, StreamViewType: 'NEW_IMAGE' });
+    // Its TTL too (the first release made none), and a second bootstrap leaves it as it is.
+    const ttl = async () =>
+      (await dynamo.send(new DescribeTimeToLiveCommand({ TableName: `${prefix}events` })))
+        .TimeToLiveDescription;
+    expect(await ttl()).toMatchObject({ AttributeName: 'ttl', TimeToLiveStatus: 'ENABLED' });
+    await createTables(config.dynamoEndpoint ?? '', prefix);
+    expect(await ttl()).toMatchObject({ AttributeName: 'ttl', TimeToLiveStatus: 'ENABLED' });
   });
 
   it('created every table of shared/definitions/tables.ts with its keys and TTL', async () => {

@@ -77,6 +77,20 @@ describe('the OpenAPI document', () => {
     expect(webhook.responses['401']?.description).toContain('invalid_signature');
   });
 
+  it('documents an optional Idempotency-Key exactly on the two POSTs that take one, and its replayed answer', () => {
+    const keyed = operations
+      .filter(({ operation }) =>
+        operation.parameters.some((p) => p.in === 'header' && p.name === 'Idempotency-Key'),
+      )
+      .map(({ key }) => key);
+    expect(keyed.sort()).toEqual(['POST /webhook-endpoints', 'POST /webhook-endpoints/{id}/rotate-secret']);
+    const create = document.paths['/webhook-endpoints']?.post as Operation;
+    expect(create.parameters.find((p) => p.name === 'Idempotency-Key')?.required).toBe(false);
+    expect(JSON.stringify(create.responses['200'])).toContain('Idempotent-Replayed');
+    expect(JSON.stringify(create.responses['201'])).not.toContain('Idempotent-Replayed');
+    expect(JSON.stringify(create.responses['409'])).toContain('duplicate_reference');
+  });
+
   it('names the forms of a body that takes exactly one of several, each accepting only its own fields', () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats.default(ajv);
