@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { query, request } from './api.ts';
 import { naira, when } from './format.ts';
 import type { VirtualAccount } from './types.ts';
-import { Alert, Pager, Table, useCursors, useLoad } from './ui.tsx';
+import { Alert, MORE_FOLLOW, Pager, Table, useCursors, useLoad } from './ui.tsx';
 
 /** Virtual accounts, newest first, and the payments into the one chosen. */
 export function Payments() {
@@ -21,7 +21,7 @@ export function Payments() {
         caption="Virtual accounts, newest first"
         rows={page.data?.data ?? []}
         rowKey={(account) => account.reference}
-        empty={page.loading ? 'Loading…' : 'No virtual accounts yet.'}
+        empty={page.loading ? 'Loading…' : page.data?.nextCursor ? MORE_FOLLOW : 'No virtual accounts yet.'}
         columns={[
           { label: 'Created', cell: (account) => when(account.created_at) },
           { label: 'Reference', cell: (account) => <code>{account.reference}</code> },

@@ -3,7 +3,7 @@ import { query, request } from './api.ts';
 import { problem, transactionsCsv } from './format.ts';
 import { TRANSACTION_COLUMNS } from './overview.tsx';
 import type { Transaction } from './types.ts';
-import { Alert, Pager, Status, Table, useCursors, useLoad } from './ui.tsx';
+import { Alert, MORE_FOLLOW, Pager, Status, Table, useCursors, useLoad } from './ui.tsx';
 
 type Filter = { type?: string; status?: string; from?: string; to?: string };
 
@@ -92,7 +92,7 @@ export function Transactions() {
         columns={TRANSACTION_COLUMNS}
         rows={page.data?.data ?? []}
         rowKey={(t) => t.reference}
-        empty={page.loading ? 'Loading…' : 'No transactions match.'}
+        empty={page.loading ? 'Loading…' : page.data?.nextCursor ? MORE_FOLLOW : 'No transactions match.'}
       />
       <Pager paging={paging} next={page.data?.nextCursor} />
     </>

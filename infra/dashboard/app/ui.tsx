@@ -155,6 +155,9 @@ export function Table<T>(props: {
 }
 
 /** Cursor paging: the cursors of the pages before this one, the current one last. */
+/** What an empty page of a list says when the list goes on (a filtered page may stop short: `next_cursor`). */
+export const MORE_FOLLOW = 'Nothing on this page: the list goes on, on the next page.';
+
 export function useCursors() {
   const [cursors, setCursors] = useState<string[]>([]);
   return { cursors, cursor: cursors.at(-1), reset: () => setCursors([]), setCursors };

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { query, request, requestAll } from './api.ts';
 import { problem, when } from './format.ts';
 import type { Endpoint, MerchantEvent } from './types.ts';
-import { Alert, SecretDialog, Status, Table, useLoad } from './ui.tsx';
+import { Alert, MORE_FOLLOW, SecretDialog, Status, Table, useLoad } from './ui.tsx';
 
 /** Endpoints (secret shown once), events with each delivery attempt, and Resend. */
 export function Webhooks() {
@@ -116,7 +116,7 @@ export function Webhooks() {
         caption="Events, newest first"
         rows={events.data?.data ?? []}
         rowKey={(event) => event.id}
-        empty={events.loading ? 'Loading…' : 'No events yet.'}
+        empty={events.loading ? 'Loading…' : events.data?.nextCursor ? MORE_FOLLOW : 'No events yet.'}
         columns={[
           { label: 'Created', cell: (event) => when(event.created_at) },
           { label: 'Type', cell: (event) => event.type },
