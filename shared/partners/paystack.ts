@@ -322,12 +322,15 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     if (answer.status >= 400) return answer;
     if (!isSuccess(answer.status) || !code) throw unexpected('transfer recipient', answer);
     // "A duplicate account number will lead to the retrieval of the existing record": a recipient
-    // handed back for the same number at another bank would pay the wrong account. Never used.
+    // handed back for the same number at another bank would pay the wrong account. Never used, nor
+    // one whose answer does not say which account it pays (every answer Paystack documents does):
+    // a code is remembered for good, for every merchant paying that account.
     const details = record(data?.details);
-    const account = text(details?.account_number, 20);
-    const bankCode = text(details?.bank_code, 20);
-    if ((account && account !== order.account_number) || (bankCode && bankCode !== bank.code)) {
-      throw unexpected('transfer recipient (another account)', answer);
+    if (
+      exact(details?.account_number, 20) !== order.account_number ||
+      exact(details?.bank_code, 20) !== bank.code
+    ) {
+      throw unexpected('transfer recipient (not shown to be the account asked for)', answer);
     }
     await options.memo.put(key, code).catch((error: unknown) => {
       logger.warn('partner memo write failed', { error: String(error) });
@@ -496,8 +499,15 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       if (answer.status === 400 || answer.status === 404 || answer.status === 422) {
         throw new AccountNotFound();
       }
-      const name = personText(record(answer.body.data)?.account_name, NAME_MAX);
-      if (answer.status !== 200 || !name) throw unexpected('account resolve', answer);
+      const data = record(answer.body.data);
+      const name = personText(data?.account_name, NAME_MAX);
+      // The name of this account: an answer about another number, or one that says it failed, names
+      // nobody (a name is kept an hour for every merchant, and saved with beneficiaries).
+      const named = data?.account_number ?? null;
+      const another = named !== null && exact(named, 20) !== accountNumber;
+      if (answer.status !== 200 || !name || answer.body.status === false || another) {
+        throw unexpected('account resolve', answer);
+      }
       return name;
     },
 
@@ -543,13 +553,21 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       });
       const data = record(answer.body.data);
       const account = issuedAccountOf(data);
-      if (!isSuccess(answer.status) || !data || !account)
+      if (!isSuccess(answer.status) || !data || !account || chargeProblem(answer.body, data, order.amount)) {
+        if (data && account) {
+          logger.error('paystack answered a pay with transfer charge in a way that opens nothing', {
+            problem: chargeProblem(answer.body, data, order.amount),
+          });
+        }
         throw unexpected('pay with transfer charge', answer);
+      }
+      // charge.success names the charge by its reference: ours, which the answer echoes (a
+      // different one is claimed too, so a payment under either finds the account).
+      const echoed = exact(data.reference, 100);
       return {
         ...account,
         bank_code: await ourBankCodeOf(data.bank),
-        // charge.success names the charge by the reference Paystack echoes (ours, unless it chose one).
-        account_ids: [`charge:${text(data.reference, 100) ?? chargeReference}`],
+        account_ids: [...new Set([chargeReference, echoed ?? chargeReference])].map((id) => `charge:${id}`),
         alias_ids: [`email:${email.toLowerCase()}`],
         expires_at: isoOrNull(data.account_expires_at) ?? order.expires_at,
       };
@@ -935,6 +953,20 @@ function transferMoneyProblem(data: Json): string | undefined {
   if (currency !== null && exact(currency, 10) !== 'NGN') {
     return `its currency ${shownWord(currency)} is not NGN`;
   }
+  return undefined;
+}
+
+/**
+ * What makes a Pay with Transfer charge's answer open no account: it says it failed (`"status":
+ * false`, or a failed status word), or names another amount or a currency other than naira.
+ */
+function chargeProblem(body: Json, data: Json, amount: number): string | undefined {
+  const status = typeof data.status === 'string' ? data.status.toLowerCase() : '';
+  if (body.status === false || FAILED_WORDS.has(status)) return 'it says it failed';
+  const money = transferMoneyProblem(data);
+  if (money) return money;
+  const given = transferAmount(data).amount;
+  if (given !== undefined && given !== amount) return `its amount ${given} is not the ${amount} asked for`;
   return undefined;
 }
 

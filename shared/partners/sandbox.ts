@@ -66,19 +66,34 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
 
   const issue = async (kind: 'wallet' | 'virtual_account', name: string): Promise<IssuedAccount> => {
     const { status, json } = await call('POST', '/v1/accounts', { kind, name });
-    if (status !== 201 || typeof json.account_number !== 'string' || typeof json.account_name !== 'string') {
+    const { account_number: number, account_name: accountName, bank_code: bankCode } = json;
+    // A NUBAN-length number at a bank with a CBN code, and a name: what a merchant is shown and pays in.
+    if (
+      status !== 201 ||
+      typeof number !== 'string' ||
+      !/^\d{10}$/.test(number) ||
+      typeof accountName !== 'string' ||
+      accountName.trim() === '' ||
+      typeof bankCode !== 'string' ||
+      !/^\d{3}$|^\d{6}$/.test(bankCode)
+    ) {
       throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected account issue answer ${status}`);
     }
-    return {
-      account_number: json.account_number,
-      account_name: json.account_name,
-      bank_code: String(json.bank_code),
-      account_ids: [json.account_number],
-    };
+    return { account_number: number, account_name: accountName, bank_code: bankCode, account_ids: [number] };
   };
 
-  /** The sandbox's word on a transfer, from its answer to a send or a status query. */
-  const outcomeOf = (json: Record<string, unknown>): TransferOutcome | undefined => {
+  /**
+   * The sandbox's word on a transfer, from its answer to a send or a status query: none from an
+   * answer about another transfer (`reference`) or in another currency than naira.
+   */
+  const outcomeOf = (json: Record<string, unknown>, reference: string): TransferOutcome | undefined => {
+    if ((json.reference ?? reference) !== reference || (json.currency ?? 'NGN') !== 'NGN') {
+      logger.error('sandbox answered about a transfer in a way that settles nothing', {
+        reference,
+        answered_reference: typeof json.reference === 'string' ? json.reference : typeof json.reference,
+      });
+      return undefined;
+    }
     const reason = typeof json.reason === 'string' ? json.reason : DEFAULT_FAILURE;
     if (json.status === 'success') return { status: 'success' };
     if (json.status === 'pending') return { status: 'pending' };
@@ -99,7 +114,15 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
         account_number: accountNumber,
       });
       if (status === 404) throw new AccountNotFound();
-      if (status !== 200 || typeof json.account_name !== 'string') {
+      // The name of this account: an answer about another names nobody.
+      const about =
+        (json.account_number ?? accountNumber) === accountNumber && (json.bank_code ?? bankCode) === bankCode;
+      if (
+        status !== 200 ||
+        typeof json.account_name !== 'string' ||
+        json.account_name.trim() === '' ||
+        !about
+      ) {
         throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected name enquiry answer ${status}`);
       }
       return json.account_name;
@@ -123,15 +146,20 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
           ? new TransferNotSent(PARTNER_RETRY_AFTER_SECONDS, error)
           : error;
       });
-      const outcome = outcomeOf(json);
-      if ((status === 200 || status === 202 || status === 422) && outcome) return outcome;
+      const outcome = outcomeOf(json, reference);
+      // 200 its word, 202 pending, 422 a refusal (`failed`): any other pairing is no verdict.
+      const fits =
+        status === 200 ||
+        (status === 202 && outcome?.status === 'pending') ||
+        (status === 422 && outcome?.status === 'failed');
+      if (fits && outcome) return outcome;
       throw new PartnerUnavailable(PARTNER_RETRY_AFTER_SECONDS, `unexpected transfer answer ${status}`);
     },
 
     async queryTransfer(reference) {
       const { status, json } = await call('GET', `/v1/transfers/${encodeURIComponent(reference)}`);
       if (status === 404) return undefined;
-      const outcome = outcomeOf(json);
+      const outcome = outcomeOf(json, reference);
       if (status === 200 && outcome) return outcome;
       throw new PartnerUnavailable(
         PARTNER_RETRY_AFTER_SECONDS,

@@ -296,6 +296,80 @@ describe('Paystack answers about a transfer that do not read exactly', () => {
     });
   });
 
+  it('pays no recipient whose answer does not show the account asked for, and remembers none', async () => {
+    const memo = memoMap();
+    const { port } = proxy.address() as AddressInfo;
+    const remembering = adapter({ ...standIn, url: `http://127.0.0.1:${port}` } as PaystackStandIn, memo);
+    const recipientAnswer = (method: string, path: string) =>
+      method === 'POST' && path === '/transferrecipient';
+    for (const change of [
+      ({ details: _d, ...data }: Json) => ({ data }),
+      (data: Json) => ({ data: { ...data, details: { ...(data.details as Json), account_number: null } } }),
+      (data: Json) => ({ data: { ...data, details: { ...(data.details as Json), bank_code: 58 } } }),
+      (data: Json) => ({
+        data: { ...data, details: { ...(data.details as Json), account_number: '0000000000' } },
+      }),
+    ]) {
+      const unshown = order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'unshown');
+      patch = dataPatched(recipientAnswer, change);
+      await expect(remembering.sendTransfer(unshown)).rejects.toBeInstanceOf(TransferNotSent);
+      expect(standIn.transfer(unshown.reference)).toBeUndefined();
+      expect(memo.entries.size).toBe(0);
+    }
+    patch = () => undefined;
+    const shown = order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'shown');
+    expect(await remembering.sendTransfer(shown)).toEqual({ status: 'pending' });
+    expect(memo.entries.size).toBe(1);
+  });
+
+  it('names no one from a name enquiry answered about another account or saying it failed', async () => {
+    const asked = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, BANK, 9_001);
+    const resolving = (method: string, path: string) => method === 'GET' && path.startsWith('/bank/resolve');
+    for (const change of [
+      (data: Json) => ({ data: { ...data, account_number: '0000000000', account_name: 'SOMEONE ELSE' } }),
+      (data: Json) => ({ status: false, message: 'Could not resolve', data: { ...data, account_name: 'X' } }),
+    ]) {
+      patch = dataPatched(resolving, change);
+      await expect(partner.nameEnquiry(BANK, asked)).rejects.toBeInstanceOf(PartnerUnavailable);
+    }
+    patch = dataPatched(resolving, ({ account_number: _a, ...data }) => ({ data }));
+    expect(await partner.nameEnquiry(BANK, asked)).toEqual(expect.any(String));
+    patch = () => undefined;
+    expect(await partner.nameEnquiry(BANK, asked)).toEqual(expect.any(String));
+  });
+
+  it('opens no virtual account from a charge answer that failed, or names another amount or currency', async () => {
+    const va = {
+      merchant_id: 'mer_charges',
+      reference: 'va-1',
+      name: 'Ada',
+      amount: 500_000,
+      expires_at: new Date(Date.now() + 30 * 60_000).toISOString(),
+    };
+    const charging = (method: string, path: string) => method === 'POST' && path === '/charge';
+    for (const change of [
+      (data: Json) => ({ status: false, message: 'Charge attempted', data }),
+      (data: Json) => ({ data: { ...data, status: 'failed' } }),
+      (data: Json) => ({ data: { ...data, amount: 100 } }),
+      (data: Json) => ({ data: { ...data, amount: 1.5 } }),
+      (data: Json) => ({ data: { ...data, currency: 'USD' } }),
+    ]) {
+      patch = dataPatched(charging, change);
+      await expect(partner.openVirtualAccount(va)).rejects.toBeInstanceOf(PartnerUnavailable);
+    }
+    // A reference other than ours in the answer: the account is found by either.
+    patch = dataPatched(charging, (data) => ({ data: { ...data, reference: 'T685312322670591' } }));
+    const opened = await partner.openVirtualAccount(va);
+    expect(opened.account_ids).toEqual([
+      expect.stringMatching(/^charge:va-[0-9a-f]+$/),
+      'charge:T685312322670591',
+    ]);
+    patch = () => undefined;
+    expect((await partner.openVirtualAccount(va)).account_ids).toEqual([
+      expect.stringMatching(/^charge:va-/),
+    ]);
+  });
+
   it('takes no verdict from a POST /transfer answer about another reference or in another currency', async () => {
     for (const change of [
       (data: Json) => ({ data: { ...data, reference: 'np_someone_else_000000' } }),
