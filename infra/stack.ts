@@ -52,6 +52,7 @@ import {
   EVENT_NOT_FANNED_OUT,
   OVERDUE_TRANSFER,
   UNMATCHED_PAYMENT,
+  UNREADABLE_TRANSFER_ANSWER,
 } from '#shared/definitions/alerts.ts';
 import {
   deadLetterQueueName,
@@ -885,18 +886,26 @@ export class PaymentsStack extends Stack {
       'A transfer is still pending TRANSFER_REQUERY_ALERT_HOURS after it was sent: reconcile it with the partner',
     );
     // A partner's verdict, by webhook (the payment events consumer), requery or the answer to a send
-    // (POST /transfers), that contradicts a settled transfer.
-    for (const [name, fn] of [
-      ['ContradictedTransfers', parts.consumers.get(PAYMENT_EVENTS_QUEUE.consumer)?.fn as ServiceFunction],
-      ['ContradictedTransfersRequery', parts.requery],
-      ['ContradictedTransfersApi', parts.transfers],
-    ] as const) {
-      logAlarm(
-        name,
-        fn,
+    // (POST /transfers), that contradicts a settled transfer; and a partner's answer about a transfer
+    // that settles nothing (another reference, currency, an unreadable amount), met where transfers
+    // are sent or asked about.
+    const contradicted =
+      "The partner's word contradicts a settled transfer (paid after it failed and was refunded, or failed after success): reconcile it with the partner";
+    const unreadable =
+      'The partner answered about a transfer in a way that settles nothing (another reference, another currency, an unreadable amount): the transfer stays pending; reconcile it with the partner';
+    for (const [name, fn, message, description] of [
+      [
+        'ContradictedTransfers',
+        parts.consumers.get(PAYMENT_EVENTS_QUEUE.consumer)?.fn as ServiceFunction,
         CONTRADICTED_SETTLEMENT,
-        "The partner's word contradicts a settled transfer (paid after it failed and was refunded, or failed after success): reconcile it with the partner",
-      );
+        contradicted,
+      ],
+      ['ContradictedTransfersRequery', parts.requery, CONTRADICTED_SETTLEMENT, contradicted],
+      ['ContradictedTransfersApi', parts.transfers, CONTRADICTED_SETTLEMENT, contradicted],
+      ['UnreadableTransferAnswersRequery', parts.requery, UNREADABLE_TRANSFER_ANSWER, unreadable],
+      ['UnreadableTransferAnswersApi', parts.transfers, UNREADABLE_TRANSFER_ANSWER, unreadable],
+    ] as const) {
+      logAlarm(name, fn, message, description);
     }
   }
 }

@@ -102,6 +102,20 @@ export class PartnerUnavailable extends ApiError {
 export class PartnerNotCalled extends PartnerUnavailable {}
 
 /**
+ * The partner answered, but its answer about a transfer settles nothing (another reference, another
+ * currency, an amount that cannot be read): no verdict, as if it had not answered, with `problem`
+ * saying why, for whoever reports the transfer.
+ */
+export class PartnerAnswerUnreadable extends PartnerUnavailable {
+  constructor(
+    retryAfterSeconds: number,
+    readonly problem: string,
+  ) {
+    super(retryAfterSeconds, problem);
+  }
+}
+
+/**
  * The partner was never given a transfer: no request carrying it was made (no time left, a step
  * before it failed, the partner's key changed since the hand-over was counted). A hand-over that
  * ends so is marked as never sent (`markUnposted`): the next send is what this one would have been.

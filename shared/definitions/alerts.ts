@@ -17,6 +17,14 @@ export const OVERDUE_TRANSFER = 'transfer pending past the alert window';
 export const CONTRADICTED_SETTLEMENT = 'transfer verdict contradicts its settled status';
 
 /**
+ * The partner answered about a transfer, but in a way that settles nothing: about another
+ * reference, in another currency, with an amount that cannot be read, or saying its own request
+ * failed. The transfer stays pending and is asked again; the same answer every time holds its money
+ * until someone reconciles it with the partner.
+ */
+export const UNREADABLE_TRANSFER_ANSWER = 'partner answered about a transfer in a way that settles nothing';
+
+/**
  * An event the fan-out can never fan out (the stream record is malformed, or DynamoDB refuses the
  * request it makes of it): skipped so the events after it are not held up, its deliveries never made.
  */

@@ -9,9 +9,11 @@ import {
   partnerTimeLeft,
   withInvocationDeadline,
 } from '#shared/deadline.ts';
+import { UNREADABLE_TRANSFER_ANSWER } from '#shared/definitions/alerts.ts';
 import {
   AccountNotFound,
   BankNotSupported,
+  PartnerAnswerUnreadable,
   PartnerNotCalled,
   PartnerUnavailable,
   TransferNotSent,
@@ -281,12 +283,8 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
           ? 'it names another reference'
           : transferMoneyProblem(data);
     if (!problem) return data;
-    logger.error('paystack answered about a transfer in a way that settles nothing', {
-      what,
-      reference,
-      problem,
-    });
-    throw unexpected(what, answer);
+    logger.error(UNREADABLE_TRANSFER_ANSWER, { partner: 'paystack', what, reference, problem });
+    throw new PartnerAnswerUnreadable(PARTNER_RETRY_AFTER_SECONDS, `paystack's ${what} answer: ${problem}`);
   };
 
   /**
@@ -323,8 +321,9 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     if (!isSuccess(answer.status) || !code) throw unexpected('transfer recipient', answer);
     // "A duplicate account number will lead to the retrieval of the existing record": a recipient
     // handed back for the same number at another bank would pay the wrong account. Never used, nor
-    // one whose answer does not say which account it pays (every answer Paystack documents does):
-    // a code is remembered for good, for every merchant paying that account.
+    // one whose answer does not say which account it pays (every nuban sample Paystack publishes
+    // does, though its description lets `account_number` be null): a code is remembered for good,
+    // for every merchant paying that account.
     const details = record(data?.details);
     if (
       exact(details?.account_number, 20) !== order.account_number ||
@@ -782,6 +781,9 @@ function paystackBankOf(item: unknown): PaystackBank | undefined {
   const name = text(bank?.name, NAME_MAX);
   const code = text(bank?.code, 20);
   if (!bank || !name || !code || bank.active === false || bank.is_deleted === true) return undefined;
+  // Asked for with `currency=NGN`; an entry that says it is another currency's (a Ghanaian "Access
+  // Bank", say) is never one of ours, whatever its name.
+  if ((bank.currency ?? 'NGN') !== 'NGN') return undefined;
   return {
     id: typeof bank.id === 'number' ? bank.id : undefined,
     name,

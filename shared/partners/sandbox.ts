@@ -1,6 +1,13 @@
 import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 import { callTimeout } from '#shared/deadline.ts';
-import { AccountNotFound, PartnerNotCalled, PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
+import { UNREADABLE_TRANSFER_ANSWER } from '#shared/definitions/alerts.ts';
+import {
+  AccountNotFound,
+  PartnerAnswerUnreadable,
+  PartnerNotCalled,
+  PartnerUnavailable,
+  TransferNotSent,
+} from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import {
   type BankingPartner,
@@ -84,15 +91,21 @@ export function createSandboxPartner(options: SandboxOptions): BankingPartner {
 
   /**
    * The sandbox's word on a transfer, from its answer to a send or a status query: none from an
-   * answer about another transfer (`reference`) or in another currency than naira.
+   * answer about another transfer (`reference`) or in another currency than naira (it throws).
    */
   const outcomeOf = (json: Record<string, unknown>, reference: string): TransferOutcome | undefined => {
-    if ((json.reference ?? reference) !== reference || (json.currency ?? 'NGN') !== 'NGN') {
-      logger.error('sandbox answered about a transfer in a way that settles nothing', {
-        reference,
-        answered_reference: typeof json.reference === 'string' ? json.reference : typeof json.reference,
-      });
-      return undefined;
+    const problem =
+      (json.reference ?? reference) !== reference
+        ? 'it names another reference'
+        : (json.currency ?? 'NGN') !== 'NGN'
+          ? 'its currency is not NGN'
+          : undefined;
+    if (problem) {
+      logger.error(UNREADABLE_TRANSFER_ANSWER, { partner: 'sandbox', reference, problem });
+      throw new PartnerAnswerUnreadable(
+        PARTNER_RETRY_AFTER_SECONDS,
+        `the sandbox's transfer answer: ${problem}`,
+      );
     }
     const reason = typeof json.reason === 'string' ? json.reason : DEFAULT_FAILURE;
     if (json.status === 'success') return { status: 'success' };

@@ -500,9 +500,13 @@ export async function receivePayments(
     for (const round of rounds) {
       await Promise.all(
         packed(round).map((units) =>
-          creditTogether(units).catch(async () => {
+          creditTogether(units).catch(async (error: unknown) => {
             // An error before or in the transaction: each payment alone. If the transaction did land
             // (its answer lost), each payment's entry exists and its credit is a duplicate, not a second credit.
+            logger.warn('grouped credits failed: crediting each payment alone', {
+              merchants: units.length,
+              error: String(error),
+            });
             for (const { members } of units) await eachOneByOne(members);
           }),
         ),

@@ -1,4 +1,4 @@
-import { PartnerUnavailable } from '#shared/errors.ts';
+import { PartnerAnswerUnreadable, PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { EARLIER_SENDS_OVER_MS } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
@@ -126,6 +126,12 @@ async function askPartner(transfer: TransactionRecord): Promise<string> {
       );
   } catch (error) {
     if (!(error instanceof PartnerUnavailable)) throw error;
+    if (error instanceof PartnerAnswerUnreadable) {
+      throw new TransferOperatorError(
+        'partner_unavailable',
+        `${bank.name} answered about transfer ${transfer.reference} (${reference}), but in a way that settles nothing (${error.problem}): nothing changed; asking again gives the same answer, so reconcile it with ${bank.name} (its money stays held)`,
+      );
+    }
     throw new TransferOperatorError(
       'partner_unavailable',
       `${bank.name} did not answer about transfer ${transfer.reference} (${reference}): nothing changed; try again`,

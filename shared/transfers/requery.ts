@@ -1,6 +1,6 @@
 import { config } from '#shared/config.ts';
 import { OVERDUE_TRANSFER } from '#shared/definitions/alerts.ts';
-import { PartnerUnavailable } from '#shared/errors.ts';
+import { PartnerAnswerUnreadable, PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { PARTNER_NAMES } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
@@ -62,7 +62,7 @@ export async function requeryPendingTransfers(
     const reference =
       transfer.partner_reference ?? bank.transferReference(transfer.merchant_id, transfer.reference);
     /** Past the alert window, however the partner answered (or did not): an operator must look. */
-    const reportIfOverdue = (knownToPartner: boolean | 'unanswered' | 'not asked') => {
+    const reportIfOverdue = (knownToPartner: boolean | string) => {
       if (now - Date.parse(transfer.created_at) < alertMs) return;
       reportOverdue(summary, transfer, { partner_reference: reference, known_to_partner: knownToPartner });
     };
@@ -121,8 +121,13 @@ export async function requeryPendingTransfers(
     } catch (error) {
       if (!(error instanceof PartnerUnavailable)) throw error;
       summary.unanswered++;
-      // A partner that never answers (an outage, a revoked key) must not hide the money it holds.
-      reportIfOverdue('unanswered');
+      // A partner that never answers (an outage, a revoked key) must not hide the money it holds;
+      // one that answers in a way that settles nothing says how, for whoever reconciles it.
+      reportIfOverdue(
+        error instanceof PartnerAnswerUnreadable
+          ? `answered, settling nothing: ${error.problem}`
+          : 'unanswered',
+      );
     }
   };
 

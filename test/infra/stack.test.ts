@@ -12,6 +12,7 @@ import {
   EVENT_NOT_FANNED_OUT,
   OVERDUE_TRANSFER,
   UNMATCHED_PAYMENT,
+  UNREADABLE_TRANSFER_ANSWER,
 } from '#shared/definitions/alerts.ts';
 import {
   countsWithoutKey,
@@ -605,6 +606,8 @@ describe('the AWS stack', () => {
         'ContradictedTransfers-dev',
         'ContradictedTransfersRequery-dev',
         'ContradictedTransfersApi-dev',
+        'UnreadableTransferAnswersRequery-dev',
+        'UnreadableTransferAnswersApi-dev',
       ].sort(),
     );
     for (const alarm of alarms) {
@@ -618,6 +621,7 @@ describe('the AWS stack', () => {
       OVERDUE_TRANSFER,
       UNMATCHED_PAYMENT,
       CONTRADICTED_SETTLEMENT,
+      UNREADABLE_TRANSFER_ANSWER,
       EVENT_NOT_FANNED_OUT,
     ]) {
       dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {

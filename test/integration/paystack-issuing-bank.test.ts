@@ -98,6 +98,41 @@ describe('Paystack: the bank an account is issued at', () => {
     expect(pages.map((request) => request.query.page ?? '1')).toEqual(asked);
   });
 
+  it("never takes another currency's bank of the same name for ours (a Ghanaian Access Bank listed first)", async () => {
+    const server = createServer((request, response) => {
+      const page = Number(new URL(request.url ?? '/', 'http://x').searchParams.get('page') ?? '1');
+      const data =
+        page === 1
+          ? [
+              {
+                id: 7,
+                name: 'Access Bank',
+                slug: 'access-bank-gh',
+                code: '280100',
+                currency: 'GHS',
+                active: true,
+              },
+              { id: 1, name: 'Access Bank', slug: 'access-bank', code: '044', currency: 'NGN', active: true },
+            ]
+          : [];
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ status: true, message: 'Banks retrieved', data }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const asked: string[] = [];
+    server.on('request', (request) => asked.push(request.url ?? ''));
+    try {
+      const partner = partnerAt(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      // The name enquiry goes to Paystack's 044, never the Ghanaian 280100 listed first.
+      await partner.nameEnquiry('044', '0000014579').catch(() => undefined);
+      const resolve = asked.find((url) => url.startsWith('/bank/resolve'));
+      expect(new URL(resolve ?? '/', 'http://x').searchParams.get('bank_code')).toBe('044');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it.each([
     ['paged by number to meta.pageCount', true, ['1', '2', '3']],
     // The published description: no meta; the list ends at a page with no entry at all.

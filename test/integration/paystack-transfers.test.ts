@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANSWER_RESERVE_MS, withInvocationDeadline } from '#shared/deadline.ts';
-import { PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
+import { PartnerAnswerUnreadable, PartnerUnavailable, TransferNotSent } from '#shared/errors.ts';
 import type { PartnerMemo } from '#shared/partners/memo.ts';
 import { EARLIER_SENDS_OVER_MS, SEND_START_WITHIN_MS, type TransferOrder } from '#shared/partners/partner.ts';
 import { createPaystackPartner } from '#shared/partners/paystack.ts';
@@ -263,7 +263,7 @@ describe('Paystack answers about a transfer that do not read exactly', () => {
       for (const status of ['success', 'failed', 'reversed']) {
         patch = dataPatched(verifying, (data) => change({ ...data, status }));
         await expect(partner.queryTransfer(paid.reference), `${label} ${status}`).rejects.toBeInstanceOf(
-          PartnerUnavailable,
+          PartnerAnswerUnreadable,
         );
       }
     }

@@ -3,7 +3,7 @@ import { handler as requeryHandler } from '#functions/requery-transfers.ts';
 import { config, MAX_PARTNER_TIMEOUT_MS } from '#shared/config.ts';
 import { OVERDUE_TRANSFER } from '#shared/definitions/alerts.ts';
 import { REQUERY_TIMEOUT_SECONDS } from '#shared/definitions/routes.ts';
-import { PartnerUnavailable } from '#shared/errors.ts';
+import { PartnerAnswerUnreadable, PartnerUnavailable } from '#shared/errors.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
@@ -196,6 +196,24 @@ describe('the requery of pending transfers (API.md §7)', () => {
     const reported = overdueReports(errors, reference);
     expect(reported).toHaveLength(1);
     expect(reported[0]?.[1]).toMatchObject({ known_to_partner: 'unanswered' });
+    expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
+  });
+
+  it('reports how the partner answered when its answer settles nothing (another reference), not as unanswered', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `unreadable-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    vi.spyOn(partner(), 'queryTransfer').mockRejectedValue(
+      new PartnerAnswerUnreadable(30, 'it names another reference'),
+    );
+    const errors = vi.spyOn(logger, 'error');
+    await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
+    const reported = overdueReports(errors, reference);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]?.[1]).toMatchObject({
+      known_to_partner: 'answered, settling nothing: it names another reference',
+    });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
   });
 

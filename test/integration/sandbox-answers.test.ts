@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PartnerUnavailable } from '#shared/errors.ts';
+import { PartnerAnswerUnreadable, PartnerUnavailable } from '#shared/errors.ts';
 import { createSandboxPartner } from '#shared/partners/sandbox.ts';
 
 /**
@@ -45,6 +45,16 @@ const answering = (status: number, body: unknown) => {
 };
 
 describe('the sandbox adapter reading its partner', () => {
+  it('says how an answer about another reference or in another currency settles nothing', async () => {
+    for (const body of [
+      { status: 'success', reference: 'mer_2.someone-else' },
+      { status: 'success', reference: order.reference, currency: 'USD' },
+    ]) {
+      answering(200, body);
+      await expect(partner.queryTransfer(order.reference)).rejects.toBeInstanceOf(PartnerAnswerUnreadable);
+    }
+  });
+
   it('takes no transfer verdict about another reference, in another currency, or a refusal saying success', async () => {
     for (const [status, body] of [
       [200, { status: 'success', reference: 'mer_2.someone-else' }],

@@ -323,6 +323,28 @@ describe("an operator's failing of a transfer (ops transfers fail)", () => {
     expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
   });
 
+  it("says the partner answered, settling nothing, when its answer is about another transfer: no 'try again'", async () => {
+    const { merchantId, transfer } = await aTransfer();
+    const { PartnerAnswerUnreadable } = await import('#shared/errors.ts');
+    vi.spyOn(partner(), 'queryTransfer').mockRejectedValue(
+      new PartnerAnswerUnreadable(30, 'it names another reference'),
+    );
+    const failed = failTransfer(merchantId, transfer.reference, {
+      reason: 'never made',
+      by: 'test',
+      now: Date.now() + 3600_000,
+    });
+    await expect(failed).rejects.toMatchObject({
+      code: 'partner_unavailable',
+      message: expect.stringContaining('answered about transfer'),
+    });
+    await expect(failed).rejects.toMatchObject({
+      message: expect.stringContaining('(it names another reference)'),
+    });
+    await expect(failed).rejects.not.toMatchObject({ message: expect.stringContaining('try again') });
+    expect((await getTransaction(merchantId, transfer.reference))?.status).toBe('pending');
+  });
+
   it('holds resends of a transfer it refuses as recently sent, so it can be failed once that send is over', async () => {
     const { merchantId, transfer } = await aTransfer();
     const { holdResends, recordDispatch } = await import('#shared/transactions/store.ts');
