@@ -22,6 +22,8 @@ export interface RequerySummary {
   resent: number;
   /** Asked but not answered (partner unavailable): asked again next round. */
   unanswered: number;
+  /** Answered in a way that settles nothing (`PartnerAnswerUnreadable`): asked again next round. */
+  unreadable: number;
   /** Not asked: the round's time ran out first (asked in a later round, in another order). */
   notAsked: number;
 }
@@ -54,6 +56,7 @@ export async function requeryPendingTransfers(
     overdue: 0,
     resent: 0,
     unanswered: 0,
+    unreadable: 0,
     notAsked: 0,
   };
   const alertMs = config.requery.alertHours * 3600 * 1000;
@@ -120,7 +123,8 @@ export async function requeryPendingTransfers(
       reportIfOverdue(outcome !== undefined);
     } catch (error) {
       if (!(error instanceof PartnerUnavailable)) throw error;
-      summary.unanswered++;
+      if (error instanceof PartnerAnswerUnreadable) summary.unreadable++;
+      else summary.unanswered++;
       // A partner that never answers (an outage, a revoked key) must not hide the money it holds;
       // one that answers in a way that settles nothing says how, for whoever reconciles it.
       reportIfOverdue(

@@ -208,7 +208,8 @@ describe('the requery of pending transfers (API.md §7)', () => {
       new PartnerAnswerUnreadable(30, 'it names another reference'),
     );
     const errors = vi.spyOn(logger, 'error');
-    await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
+    const round = await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
+    expect(round.unreadable).toBeGreaterThanOrEqual(1);
     const reported = overdueReports(errors, reference);
     expect(reported).toHaveLength(1);
     expect(reported[0]?.[1]).toMatchObject({
