@@ -28,6 +28,8 @@ export function jsonResult(
       'Cache-Control': 'no-store',
       ...headers,
       'Content-Type': JSON_CONTENT_TYPE,
+      // JSON is never sniffed into something a browser runs (the dashboard's API is read by one).
+      'X-Content-Type-Options': 'nosniff',
       'X-Request-Id': requestId,
     },
     body: JSON.stringify(body),

@@ -20,6 +20,7 @@ describe('JSON bodies over HTTP', () => {
       const response = await call(gateway, 'POST', p, { body: { amount: 5 } });
       expect(response.status).toBe(201);
       expect(response.body).toEqual({ status: 'success', message: 'Echoed', data: { amount: 5 } });
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     }
   });
 
@@ -81,6 +82,7 @@ describe('JSON bodies over HTTP', () => {
     expect(response.status).toBe(500);
     expect(JSON.stringify(response.body)).not.toContain('srv');
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
 
