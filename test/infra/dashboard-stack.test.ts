@@ -40,7 +40,9 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 describe("the dashboard's AWS side (API.md §10)", () => {
   it('stays within CloudFormation’s 500 resources, with room to grow', () => {
-    expect(Object.keys(resources).length).toBeLessThan(470);
+    // 469 here at 2cb5048 (the CLI counts one more, CDK's metadata; prod with Paystack one more
+    // again): past 480, the dashboard's resources move to a nested stack (README, Deploy to AWS).
+    expect(Object.keys(resources).length).toBeLessThanOrEqual(480);
   });
 
   it('signs users in with a Cognito pool: invite only, a strong password, TOTP available, the merchant immutable', () => {
