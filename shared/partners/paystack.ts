@@ -501,9 +501,16 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       const data = record(answer.body.data);
       const name = personText(data?.account_name, NAME_MAX);
       // The name of this account: an answer about another number, or one that says it failed, names
-      // nobody (a name is kept an hour for every merchant, and saved with beneficiaries).
+      // nobody (a name is kept an hour for every merchant, and saved with beneficiaries). Paystack's
+      // description types the number asked for as an integer, so one echoed without its leading
+      // zeros (or as a number) is the same account.
       const named = data?.account_number ?? null;
-      const another = named !== null && exact(named, 20) !== accountNumber;
+      const another = named !== null && significantDigits(named) !== significantDigits(accountNumber);
+      if (answer.status === 200 && name && (answer.body.status === false || another)) {
+        logger.error('paystack name enquiry answer names nobody', {
+          problem: another ? 'it names another account number' : 'it says it failed ("status": false)',
+        });
+      }
       if (answer.status !== 200 || !name || answer.body.status === false || another) {
         throw unexpected('account resolve', answer);
       }
@@ -971,6 +978,17 @@ function chargeProblem(body: Json, data: Json): string | undefined {
   if (currency !== null && exact(currency, 10) !== 'NGN')
     return `its currency ${shownWord(currency)} is not NGN`;
   return undefined;
+}
+
+/** An account number's digits without leading zeros (a string of digits, or a whole number); else undefined. */
+function significantDigits(value: unknown): string | undefined {
+  const digits =
+    typeof value === 'string' && /^\d{1,20}$/.test(value)
+      ? value
+      : typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+        ? String(value)
+        : undefined;
+  return digits?.replace(/^0+(?=\d)/, '');
 }
 
 /** A word a partner sent, as a reason may show it: short, and only if it is a plain string. */

@@ -334,6 +334,18 @@ describe('Paystack answers about a transfer that do not read exactly', () => {
     }
     patch = dataPatched(resolving, ({ account_number: _a, ...data }) => ({ data }));
     expect(await partner.nameEnquiry(BANK, asked)).toEqual(expect.any(String));
+    // The description types the number asked for as an integer: echoed without its leading zeros,
+    // or as a number, it is the same account.
+    const leadingZero = standInAccountNumber('01234', BANK, 9_002);
+    expect(leadingZero.startsWith('0')).toBe(true);
+    for (const echoed of [leadingZero.replace(/^0+/, ''), Number(leadingZero)]) {
+      patch = dataPatched(resolving, (data) => ({ data: { ...data, account_number: echoed } }));
+      expect(await partner.nameEnquiry(BANK, leadingZero), String(echoed)).toEqual(expect.any(String));
+    }
+    patch = dataPatched(resolving, (data) => ({
+      data: { ...data, account_number: `9${leadingZero.slice(1)}` },
+    }));
+    await expect(partner.nameEnquiry(BANK, leadingZero)).rejects.toBeInstanceOf(PartnerUnavailable);
     patch = () => undefined;
     expect(await partner.nameEnquiry(BANK, asked)).toEqual(expect.any(String));
   });
