@@ -115,6 +115,7 @@ export interface PaymentsStackProps extends StackProps {
 /** The header values of every gateway-made response: JSON, and the request id. */
 const JSON_HEADERS = {
   'Content-Type': "'application/json; charset=utf-8'",
+  'X-Content-Type-Options': "'nosniff'",
   'X-Request-Id': 'context.requestId',
 };
 

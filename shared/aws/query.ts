@@ -6,7 +6,7 @@ import { dynamo } from '#shared/aws/clients.ts';
  * history) leaves DynamoDB's pages short, so a page is read in requests that grow (twice the last,
  * up to `maxReadSize` items: DynamoDB itself stops at 1 MB), and after `maxReads` requests it ends
  * where the reading got to, shorter than asked, even empty, with a cursor that continues from there.
- * A request thus reads at most about 19,000 items whatever the history, far inside API Gateway's
+ * A request thus reads at most about 20,000 items (20,300 at the default limit) whatever the history, far inside API Gateway's
  * 29 s (it read them all, ten at a time, before). Tests lower `maxReads`.
  */
 export const PAGE_READS = { maxReads: 25, maxReadSize: 1_000 };

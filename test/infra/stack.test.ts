@@ -423,6 +423,7 @@ describe('the AWS stack', () => {
     for (const response of responses.values()) {
       expect(response.ResponseParameters).toMatchObject({
         'gatewayresponse.header.Content-Type': "'application/json; charset=utf-8'",
+        'gatewayresponse.header.X-Content-Type-Options': "'nosniff'",
         'gatewayresponse.header.X-Request-Id': 'context.requestId',
       });
     }

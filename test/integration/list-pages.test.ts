@@ -47,7 +47,7 @@ async function allPages(merchantId: string, limit: number) {
 }
 
 describe('a filtered list over a long history', () => {
-  it('reads in growing requests: a filter matching little costs a few requests, not one per ten items', async () => {
+  it('reads in growing requests: a filter matching little costs a few requests, not one per page of items', async () => {
     const merchantId = await history(400, [3]);
     const recorder = recordDynamo();
     try {
@@ -56,7 +56,7 @@ describe('a filtered list over a long history', () => {
     } finally {
       recorder.remove();
     }
-    // 21, 42, 84, 168, then the last 85 (it read 21 and then 10 at a time before: 39 requests).
+    // 21, 42, 84, 168, then the last 85 (it read 21 at a time before: 20 requests).
     expect(recorder.calls.filter((call) => call.command === 'QueryCommand')).toHaveLength(5);
   });
 
