@@ -333,22 +333,21 @@ export async function listApiKeysPage(
   limit: number,
   cursor: string | undefined,
 ): Promise<{ items: ApiKeyRecord[]; nextCursor: string | null }> {
-  const after = decodeCursor(cursor, ['created_at', 'id']);
-  const { items, more, resumeKey } = await queryPage<ApiKeyRecord>(
+  const position = decodeCursor(cursor, ['created_at', 'id']);
+  const { items, after } = await queryPage<ApiKeyRecord>(
     {
       ...keysOf(merchantId),
-      ExclusiveStartKey: after && {
+      ExclusiveStartKey: position && {
         merchant_id: merchantId,
-        created_at: after.created_at,
-        api_key: after.id,
+        created_at: position.created_at,
+        api_key: position.id,
       },
     },
     limit,
   );
-  const last = (resumeKey as Pick<ApiKeyRecord, 'created_at' | 'api_key'> | undefined) ?? items.at(-1);
   return {
     items,
-    nextCursor: more && last ? encodeCursor({ created_at: last.created_at, id: last.api_key }) : null,
+    nextCursor: after ? encodeCursor({ created_at: after.created_at, id: after.api_key }) : null,
   };
 }
 

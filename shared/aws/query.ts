@@ -13,16 +13,15 @@ export const PAGE_READS = { maxReads: 25, maxReadSize: 1_000 };
 
 /**
  * One page of up to `limit` items of a query, following DynamoDB's own pages (a filter can leave
- * them short), and whether more items follow. Reads one item beyond the page to know that. A page
- * cut short by `PAGE_READS` has `more` and `resumeKey`: the key of the last item read (which may
- * match no filter), the position the next page starts after; otherwise the next page starts after
- * the last item.
+ * them short), and whether more items follow. Reads one item beyond the page to know that. `after`,
+ * when more follow, is where the next page starts after: the last item, or, on a page cut short by
+ * `PAGE_READS`, the key of the last item read (which may match no filter; its key attributes only).
  */
 export async function queryPage<T>(
   input: QueryCommandInput,
   limit: number,
   { maxReads = PAGE_READS.maxReads } = {},
-): Promise<{ items: T[]; more: boolean; resumeKey?: Record<string, unknown> }> {
+): Promise<{ items: T[]; more: boolean; after?: Partial<T> }> {
   const wanted = limit + 1;
   const found: T[] = [];
   let start = input.ExclusiveStartKey;
@@ -34,10 +33,12 @@ export async function queryPage<T>(
     found.push(...((page.Items ?? []) as T[]));
     start = page.LastEvaluatedKey;
     if (!start || found.length >= wanted) break;
-    if (reads >= maxReads) return { items: found, more: true, resumeKey: start };
+    if (reads >= maxReads) return { items: found, more: true, after: start as Partial<T> };
     size = Math.min(size * 2, PAGE_READS.maxReadSize);
   }
-  return { items: found.slice(0, limit), more: found.length > limit };
+  const items = found.slice(0, limit);
+  const more = found.length > limit;
+  return { items, more, ...(more ? { after: items.at(-1) } : {}) };
 }
 
 /** Every item of a query, across all of DynamoDB's pages. */

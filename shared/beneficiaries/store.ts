@@ -121,7 +121,7 @@ export async function listBeneficiaries(merchantId: string, page: { limit: numbe
   if (position && !position.sk?.startsWith(BENEFICIARY)) {
     throw new ValidationError([{ field: 'query.cursor', message: 'Not a valid cursor' }]);
   }
-  const { items, more, resumeKey } = await queryPage<BeneficiaryItem>(
+  const { items, after } = await queryPage<BeneficiaryItem>(
     {
       TableName: tableName('beneficiaries'),
       KeyConditionExpression: 'merchant_id = :m AND begins_with(sk, :ben)',
@@ -133,9 +133,8 @@ export async function listBeneficiaries(merchantId: string, page: { limit: numbe
     },
     page.limit,
   );
-  const last = (resumeKey as Pick<BeneficiaryItem, 'sk'> | undefined) ?? items.at(-1);
   return {
     items: items.map(strip),
-    nextCursor: more && last ? encodeCursor({ sk: last.sk }) : null,
+    nextCursor: after ? encodeCursor({ sk: after.sk }) : null,
   };
 }

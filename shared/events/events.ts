@@ -126,7 +126,7 @@ export async function listEvents(
   // A cursor at or past the oldest event kept (the last page's last event has aged out since, or a
   // made-up one): nothing older is kept. DynamoDB refuses a start key outside the key condition.
   if (position && String(position.event_id) < kept) return { items: [], nextCursor: null };
-  const { items, more, resumeKey } = await queryPage<EventRecord>(
+  const { items, after } = await queryPage<EventRecord>(
     {
       TableName: tableName('events'),
       KeyConditionExpression: 'merchant_id = :m AND event_id >= :kept',
@@ -142,7 +142,5 @@ export async function listEvents(
     },
     filter.limit,
   );
-  // A page cut short continues after the last event read, which may be of another type (`queryPage`).
-  const last = (resumeKey as Pick<EventRecord, 'event_id'> | undefined) ?? items.at(-1);
-  return { items, nextCursor: more && last ? encodeCursor({ event_id: last.event_id }) : null };
+  return { items, nextCursor: after ? encodeCursor({ event_id: after.event_id }) : null };
 }

@@ -559,12 +559,10 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       });
       const data = record(answer.body.data);
       const account = issuedAccountOf(data);
-      if (!isSuccess(answer.status) || !data || !account || chargeProblem(answer.body, data)) {
-        if (data && account) {
-          logger.error('paystack answered a pay with transfer charge in a way that opens nothing', {
-            problem: chargeProblem(answer.body, data),
-          });
-        }
+      const problem = data && account ? chargeProblem(answer.body, data) : undefined;
+      if (problem)
+        logger.error('paystack answered a pay with transfer charge in a way that opens nothing', { problem });
+      if (!isSuccess(answer.status) || !data || !account || problem) {
         throw unexpected('pay with transfer charge', answer);
       }
       // charge.success names the charge by its reference: ours, which the answer echoes (a
@@ -958,11 +956,15 @@ function transferMoneyProblem(data: Json): string | undefined {
   if ((data.amount ?? null) !== null && transferAmount(data).amount === undefined) {
     return 'its amount is not a positive whole number of kobo';
   }
+  return currencyProblem(data);
+}
+
+/** A `currency` given that is not naira, said as a reason; nothing given is nothing to check. */
+function currencyProblem(data: Json): string | undefined {
   const currency = data.currency ?? null;
-  if (currency !== null && exact(currency, 10) !== 'NGN') {
-    return `its currency ${shownWord(currency)} is not NGN`;
-  }
-  return undefined;
+  return currency !== null && exact(currency, 10) !== 'NGN'
+    ? `its currency ${shownWord(currency)} is not NGN`
+    : undefined;
 }
 
 /**
@@ -974,10 +976,7 @@ function transferMoneyProblem(data: Json): string | undefined {
 function chargeProblem(body: Json, data: Json): string | undefined {
   const status = typeof data.status === 'string' ? data.status.toLowerCase() : '';
   if (body.status === false || FAILED_WORDS.has(status)) return 'it says it failed';
-  const currency = data.currency ?? null;
-  if (currency !== null && exact(currency, 10) !== 'NGN')
-    return `its currency ${shownWord(currency)} is not NGN`;
-  return undefined;
+  return currencyProblem(data);
 }
 
 /** An account number's digits without leading zeros (a string of digits, or a whole number); else undefined. */

@@ -177,7 +177,7 @@ export async function listVirtualAccounts(
   const used = <T>(entries: Record<string, T>) =>
     Object.fromEntries(Object.entries(entries).filter(([key]) => expression?.includes(key)));
   const names = used({ '#received': 'amount_received', '#amount': 'amount', '#expires': 'expires_at' });
-  const { items, more, resumeKey } = await queryPage<VirtualAccount>(
+  const { items, after } = await queryPage<VirtualAccount>(
     {
       TableName: tableName('virtualAccounts'),
       IndexName: 'by-created',
@@ -196,12 +196,9 @@ export async function listVirtualAccounts(
   const states = await Promise.all(
     items.map(async (account) => ({ account, ...(await paymentsOf(merchantId, account.reference)) })),
   );
-  // A page cut short continues after the last account read, which may match no filter (`queryPage`).
-  const last = (resumeKey as Pick<VirtualAccount, 'created_at' | 'reference'> | undefined) ?? items.at(-1);
   return {
     items: states,
-    nextCursor:
-      more && last ? encodeCursor({ created_at: last.created_at, reference: last.reference }) : null,
+    nextCursor: after ? encodeCursor({ created_at: after.created_at, reference: after.reference }) : null,
   };
 }
 

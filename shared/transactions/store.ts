@@ -483,7 +483,7 @@ export async function listTransactions(merchantId: string, filter: TransactionFi
     names['#status'] = 'status';
     values[':status'] = filter.status;
   }
-  const { items, more, resumeKey } = await queryPage<TransactionRecord>(
+  const { items, after } = await queryPage<TransactionRecord>(
     {
       TableName: tableName('transactions'),
       IndexName: 'by-created',
@@ -496,11 +496,8 @@ export async function listTransactions(merchantId: string, filter: TransactionFi
     },
     filter.limit,
   );
-  // A page cut short continues after the last item read, which may match no filter (`queryPage`).
-  const last = (resumeKey as Pick<TransactionRecord, 'created_at' | 'reference'> | undefined) ?? items.at(-1);
   return {
     items,
-    nextCursor:
-      more && last ? encodeCursor({ created_at: last.created_at, reference: last.reference }) : null,
+    nextCursor: after ? encodeCursor({ created_at: after.created_at, reference: after.reference }) : null,
   };
 }
