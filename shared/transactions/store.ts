@@ -207,14 +207,21 @@ export interface Dispatch {
  * transfer is pending no more (settled meanwhile), for a resend (`idleOnly`) the partner answered
  * that it has the transfer less than a while ago (`resend_after`, see `holdResends`), it was handed
  * over through another `account` of the partner than the one given (the account of the hand-overs
- * that may have reached it; taken over while none did), or the partner's refusal of its last
- * hand-over is kept to be applied (`refusal`).
+ * that may have reached it; taken over while none did), the partner's refusal of its last
+ * hand-over is kept to be applied (`refusal`), or, given `seen` (the count read with the transfer),
+ * another hand-over was counted since that read: concurrent retries of one transfer send it once.
  */
 export async function recordDispatch(
   merchantId: string,
   reference: string,
-  { idleOnly = false, account }: { idleOnly?: boolean; account?: string } = {},
+  { idleOnly = false, account, seen }: { idleOnly?: boolean; account?: string; seen?: number } = {},
 ): Promise<Dispatch | undefined> {
+  const unchanged =
+    seen === undefined
+      ? ''
+      : seen === 0
+        ? ' AND attribute_not_exists(dispatches)'
+        : ' AND dispatches = :seen';
   const idle = idleOnly
     ? ' AND (attribute_not_exists(resend_after) OR resend_after <= :at) AND (attribute_not_exists(operator_hold_until) OR operator_hold_until <= :at)'
     : '';
@@ -241,7 +248,7 @@ export async function recordDispatch(
             }`,
             // Never back in time: a count slow to land (retried, say) after a later one must not make
             // the last hand-over look older than it is (`TransferOrder.lastHandOverAt`).
-            ConditionExpression: `#status = :pending${idle}${sameAccount}${unrefused} AND (attribute_not_exists(dispatched_at) OR dispatched_at <= :at) AND (attribute_not_exists(count_id) OR count_id <> :count)`,
+            ConditionExpression: `#status = :pending${unchanged}${idle}${sameAccount}${unrefused} AND (attribute_not_exists(dispatched_at) OR dispatched_at <= :at) AND (attribute_not_exists(count_id) OR count_id <> :count)`,
             ExpressionAttributeNames: { '#status': 'status', '#dispatch': 'dispatch' },
             ExpressionAttributeValues: {
               ':one': 1,
@@ -250,6 +257,7 @@ export async function recordDispatch(
               ':none': 0,
               ':pending': 'pending',
               ...(account ? { ':account': account } : {}),
+              ...(seen ? { ':seen': seen } : {}),
             },
             // The item as it was: the hand-over before this one's time, which the update overwrites.
             ReturnValues: 'ALL_OLD',

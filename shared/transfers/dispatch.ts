@@ -88,7 +88,13 @@ async function handOver(
       logNotSentElsewhere(transfer, account);
       return { transfer, sent: false };
     }
-    counted = await recordDispatch(merchantId, reference, { idleOnly: retry, account });
+    // Only if no hand-over was counted since `transfer` was read: of concurrent retries (or a retry
+    // and the requery), one sends and the others answer the transfer as it stands.
+    counted = await recordDispatch(merchantId, reference, {
+      idleOnly: retry,
+      account,
+      seen: transfer.dispatches ?? 0,
+    });
   } catch (error) {
     // Debited, not sent (its hand-over could not be counted, or the partner's key read): answered
     // pending (a 5xx would invite a second transfer under another reference), and the requery
@@ -100,9 +106,9 @@ async function handOver(
     return { transfer, sent: false };
   }
   if (counted === undefined) {
-    // Settled since it was read (a webhook, the requery, another request), the partner has it and
-    // said so a moment ago, another account's hand-over was counted first, or its refusal is kept:
-    // nothing to send.
+    // Settled since it was read (a webhook, the requery, another request), handed over since by
+    // another request, the partner has it and said so a moment ago, another account's hand-over
+    // was counted first, or its refusal is kept: nothing to send.
     let now: TransactionRecord;
     try {
       now = (await getTransaction(merchantId, reference)) ?? transfer;

@@ -377,9 +377,11 @@ describe('PARTNER=paystack: two sends of one transfer racing', () => {
     // The first send is counted (its POST is slow to leave, a recipient call say)...
     const { recordDispatch } = await import('#shared/transactions/store.ts');
     expect((await recordDispatch(merchantId, reference))?.dispatch).toBe(1);
-    // ...and a retry, counted second, reaches Paystack first: Paystack starts making the transfer
-    // (its answer is lost: pending).
-    expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
+    // ...and a retry, which read the transfer after that count and is counted second, reaches
+    // Paystack first: Paystack starts making the transfer (its answer is lost: pending).
+    const counted = await getTransaction(merchantId, reference);
+    if (!counted) throw new Error('no transfer');
+    expect((await dispatchTransfer(counted, { retry: true })).status).toBe('pending');
     // Now the first send's POST arrives: refused while Paystack is making the transfer, and verify
     // does not find it yet. As a first send, the adapter calls that a failure...
     const late = await partner().sendTransfer({
@@ -426,7 +428,9 @@ describe('PARTNER=paystack: a retry after Paystack answered', () => {
     // duplicate, verify shows it pending, and it stays pending, debited once.
     const { holdResends } = await import('#shared/transactions/store.ts');
     await holdResends(merchantId, reference, Date.now() - 1);
-    expect((await dispatchTransfer(pending, { retry: true })).status).toBe('pending');
+    const held = await getTransaction(merchantId, reference);
+    if (!held) throw new Error('no transfer');
+    expect((await dispatchTransfer(held, { retry: true })).status).toBe('pending');
     expect(sends()).toBe(2);
     expect(await balanceOf(m)).toBe(30_000 - 6_000);
   });

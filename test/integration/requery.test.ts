@@ -137,6 +137,38 @@ describe('the requery of pending transfers (API.md §7)', () => {
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
   });
 
+  it('sends once for concurrent retries past the hold, each of which read the same transfer', async () => {
+    const { merchant, reference, sendsOf } = await aNeverSentTransfer('concurrent');
+    // Handed over once, answered pending (the partner shows nothing yet), then its hold passes.
+    const sent = vi.spyOn(partner(), 'sendTransfer').mockResolvedValue({ status: 'pending' });
+    const sendsOfIt = () => sendsOf(sent);
+    await requeryPendingTransfers(Date.now() + 10_000);
+    expect(sendsOfIt()).toHaveLength(1);
+    const { holdResends } = await import('#shared/transactions/store.ts');
+    await holdResends(merchant.merchant_id, reference, Date.now() - 1);
+    const held = await getTransaction(merchant.merchant_id, reference);
+    if (!held) throw new Error('no transfer');
+    expect(held.dispatches).toBe(1);
+
+    // Five retries of the merchant's at once, each with the transfer as it read it: one sends.
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => dispatchTransfer(held, { retry: true })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(5).fill('pending'));
+    expect(sendsOfIt()).toHaveLength(2);
+    expect(sendsOfIt()[1]?.[0]).toMatchObject({ resend: true, reference: held.partner_reference });
+    // One hand-over counted: the next hold is the second's (2 minutes), not the sixth's.
+    const after = await getTransaction(merchant.merchant_id, reference);
+    expect(after?.dispatches).toBe(2);
+    // A read from before that hand-over sends nothing even once the hold has passed again.
+    await holdResends(merchant.merchant_id, reference, Date.now() - 1);
+    expect((await dispatchTransfer(held, { retry: true })).dispatches).toBe(2);
+    expect(sendsOfIt()).toHaveLength(2);
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(14_000);
+    // Held out of the later tests' rounds (the partner never made it: the send was mocked).
+    await holdResends(merchant.merchant_id, reference, Date.now() + 7 * 24 * 3600 * 1000);
+  });
+
   it('holds resends 1, 2, 4 … 64 minutes after each hand-over answered pending or failed', () => {
     expect([1, 2, 3, 4, 7, 8, 50].map((dispatch) => resendHoldMs(dispatch) / 60_000)).toEqual([
       1, 2, 4, 8, 64, 64, 64,
