@@ -788,7 +788,7 @@ function paystackBankOf(item: unknown): PaystackBank | undefined {
   if (!bank || !name || !code || bank.active === false || bank.is_deleted === true) return undefined;
   // Asked for with `currency=NGN`; an entry that says it is another currency's (a Ghanaian "Access
   // Bank", say) is never one of ours, whatever its name.
-  if ((bank.currency ?? 'NGN') !== 'NGN') return undefined;
+  if (!isNaira(bank.currency ?? 'NGN')) return undefined;
   return {
     id: typeof bank.id === 'number' ? bank.id : undefined,
     name,
@@ -962,9 +962,17 @@ function transferMoneyProblem(data: Json): string | undefined {
 /** A `currency` given that is not naira, said as a reason; nothing given is nothing to check. */
 function currencyProblem(data: Json): string | undefined {
   const currency = data.currency ?? null;
-  return currency !== null && exact(currency, 10) !== 'NGN'
+  return currency !== null && !isNaira(currency)
     ? `its currency ${shownWord(currency)} is not NGN`
     : undefined;
+}
+
+/**
+ * A currency code that names naira: `NGN`, in any case (Paystack's description types `currency` as
+ * a free string; its samples all say `NGN`, and `ngn` names no other currency).
+ */
+function isNaira(currency: unknown): boolean {
+  return exact(currency, 10)?.toUpperCase() === 'NGN';
 }
 
 /**
@@ -1186,7 +1194,7 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
     !transactionId && 'no transaction id',
     !isPositiveKobo(amount) && `amount is not a positive whole number of kobo (${typeof amount})`,
     currency === undefined && 'no currency',
-    currency !== undefined && currency !== 'NGN' && `currency ${currency} is not NGN`,
+    currency !== undefined && !isNaira(currency) && `currency ${currency} is not NGN`,
   ].filter((problem): problem is string => typeof problem === 'string');
   if (problems.length > 0 || !accountIds || !transactionId || !isPositiveKobo(amount)) {
     logger.error('paystack charge.success cannot be credited: kept for operators', { channel, problems });

@@ -878,6 +878,12 @@ describe('PARTNER=paystack: a signed delivery is credited or kept, never refused
     await waitForBalance(m, 3_300);
   });
 
+  it('credits a charge.success whose currency is naira written in lower case', async () => {
+    const { m, event } = await walletPayment(2_700, (d) => ({ ...d, currency: 'ngn' }));
+    expect((await standIn.sendEvent(event)).status).toBe(200);
+    await waitForBalance(m, 2_700);
+  });
+
   it.each<[string, (data: Record<string, unknown>) => Record<string, unknown>, string]>([
     [
       'an amount in a string',

@@ -270,6 +270,9 @@ describe('Paystack answers about a transfer that do not read exactly', () => {
     // Given as digits, or not at all, an amount is as before.
     patch = dataPatched(verifying, (data) => ({ data: { ...data, amount: '5000' } }));
     expect(await partner.queryTransfer(paid.reference)).toEqual({ status: 'success', amount: 5_000 });
+    // Naira in lower case is naira (the description types `currency` as a free string).
+    patch = dataPatched(verifying, (data) => ({ data: { ...data, currency: 'ngn' } }));
+    expect(await partner.queryTransfer(paid.reference)).toEqual({ status: 'success', amount: 5_000 });
     patch = dataPatched(verifying, ({ amount: _a, currency: _c, reference: _r, ...data }) => ({ data }));
     expect(await partner.queryTransfer(paid.reference)).toEqual({ status: 'success' });
   });
