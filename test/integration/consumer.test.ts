@@ -8,6 +8,7 @@ import { dynamo } from '#shared/aws/clients.ts';
 import { sqs } from '#shared/aws/sqs.ts';
 import { config } from '#shared/config.ts';
 import { auditMerchant } from '#shared/ledger/audit.ts';
+import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
@@ -172,6 +173,45 @@ describe('the payment events consumer', () => {
     });
     expect(result.batchItemFailures).toEqual([]);
     expect(await balanceOf(merchant.merchant_id)).toBe(6_000);
+    expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  });
+
+  it('credits each payment alone when the grouped transaction fails, and says why in a warning', async () => {
+    const { merchant } = await aMerchant();
+    const events = [1, 2, 3].map((n) =>
+      paymentEvent({ account_number: merchant.account_number, amount: n * 100 }),
+    );
+    const send = dynamo.send.bind(dynamo);
+    let failed = false;
+    vi.spyOn(dynamo, 'send').mockImplementation((async (command: unknown) => {
+      if (!failed && command instanceof TransactWriteCommand) {
+        failed = true;
+        throw new Error('the grouped transaction was lost on the way');
+      }
+      return send(command as never);
+    }) as never);
+    const warnings = vi.spyOn(logger, 'warn');
+    try {
+      const result = await handler({
+        Records: events.map(
+          (event, i) => ({ messageId: `lost${i}`, body: queued(event) }) as SQSEvent['Records'][number],
+        ),
+      });
+      expect(result.batchItemFailures).toEqual([]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(failed).toBe(true);
+    const fellBack = warnings.mock.calls.filter(
+      ([message]) => message === 'grouped credits failed: crediting each payment alone',
+    );
+    expect(fellBack).toEqual([
+      [
+        'grouped credits failed: crediting each payment alone',
+        { merchants: 1, error: 'Error: the grouped transaction was lost on the way' },
+      ],
+    ]);
+    expect(await balanceOf(merchant.merchant_id)).toBe(600);
     expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
   });
 
