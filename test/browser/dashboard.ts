@@ -324,6 +324,33 @@ async function main(): Promise<number> {
       `${rows.length} rows vs ${listed.length}`,
     );
 
+    // An empty page: the end of the list (a filter nothing matches), or a page of a list that goes
+    // on (the API may stop a filtered page short, with a cursor: answered so here, on the way).
+    const filterBy = async (status: string) => {
+      await page.getByLabel('Status').selectOption(status);
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+    };
+    const transactions = page.getByRole('table', { name: 'Transactions, newest first' });
+    await filterBy('reversed');
+    await transactions.getByText('No transactions match.').waitFor();
+    check('a filter nothing matches says "No transactions match."', true);
+    const shortPage = /\/api\/v1\/dashboard\/transactions\?.*status=failed/;
+    await page.route(shortPage, (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({ data: [], meta: { next_cursor: 'eyJnb2VzIjoib24ifQ' } }),
+      }),
+    );
+    await filterBy('failed');
+    await transactions.getByText('Nothing on this page: the list goes on, on the next page.').waitFor();
+    check(
+      'an empty page with a next cursor says the list goes on, with Next enabled',
+      await page.getByRole('button', { name: 'Next page' }).isEnabled(),
+    );
+    await page.unroute(shortPage);
+    await filterBy('');
+
     await page.getByRole('link', { name: 'Payments' }).click();
     const account = page.getByRole('row', { name: new RegExp(opened.data.reference) });
     await account.getByRole('button', { name: 'Show payments' }).click();
