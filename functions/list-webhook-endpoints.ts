@@ -6,6 +6,7 @@ import { pageOf } from '#shared/pagination.ts';
 /** GET /webhook-endpoints: the caller's enabled endpoints, newest first, without secrets. */
 export const served = endpoint(listWebhookEndpointsRequest, async ({ caller, query }) => {
   const page = pageOf(
+    'webhook_endpoints',
     await listEndpoints(caller.merchantId),
     (endpoint) => ({ created_at: endpoint.created_at, id: endpoint.endpoint_id }),
     query.limit,

@@ -28,23 +28,37 @@ export const cursorSchema = built(() =>
 );
 
 /**
- * An opaque cursor: the position inside the caller's own partition (never the partition key, which
- * is always the caller's merchant id), base64url JSON.
+ * The lists that page with a cursor. A cursor names its list, so one list's cursor given to another
+ * of the same shape (transactions and virtual accounts, webhook endpoints and API keys) is a 400,
+ * not a place in the wrong list.
  */
-export function encodeCursor(position: Record<string, unknown> | undefined): string | null {
-  return position ? Buffer.from(JSON.stringify(position)).toString('base64url') : null;
+export type CursorList =
+  | 'transactions'
+  | 'virtual_accounts'
+  | 'beneficiaries'
+  | 'events'
+  | 'api_keys'
+  | 'webhook_endpoints';
+
+/**
+ * An opaque cursor: its list, and the position inside the caller's own partition (never the
+ * partition key, which is always the caller's merchant id), base64url JSON.
+ */
+export function encodeCursor(list: CursorList, position: Record<string, unknown> | undefined): string | null {
+  return position ? Buffer.from(JSON.stringify({ list, ...position })).toString('base64url') : null;
 }
 
 /** A `created_at` as the service writes it (`toISOString`): the only kind a cursor of ours holds. */
 const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
- * Reads a cursor back into the fields `keys` names; anything else is a 400, as is a `created_at`
- * that no item has the shape of (a cursor made by hand would otherwise page from anywhere), or a
- * value that is not well-formed text.
+ * Reads a cursor of `list` back into the fields `keys` names; anything else is a 400 (another list's
+ * cursor too), as is a `created_at` that no item has the shape of (a cursor made by hand would
+ * otherwise page from anywhere), or a value that is not well-formed text.
  */
 export function decodeCursor(
   cursor: string | undefined,
+  list: CursorList,
   keys: readonly string[],
 ): Record<string, string> | undefined {
   if (cursor === undefined) return undefined;
@@ -55,7 +69,9 @@ export function decodeCursor(
   } catch {
     throw invalid();
   }
-  if (typeof parsed !== 'object' || parsed === null) throw invalid();
+  if (typeof parsed !== 'object' || parsed === null || (parsed as { list?: unknown }).list !== list) {
+    throw invalid();
+  }
   const position: Record<string, string> = {};
   for (const key of keys) {
     const value = (parsed as Record<string, unknown>)[key];
@@ -66,7 +82,7 @@ export function decodeCursor(
     if (key === 'created_at' && !WRITTEN_TIME.test(value)) throw invalid();
     position[key] = value;
   }
-  if (Object.keys(parsed).length !== keys.length) throw invalid();
+  if (Object.keys(parsed).length !== keys.length + 1) throw invalid();
   return position;
 }
 
@@ -87,18 +103,19 @@ const newestFirst = (a: ListPosition, b: ListPosition) =>
  * the last item's position, not its index, so an item removed between pages skips nothing.
  */
 export function pageOf<T>(
+  list: CursorList,
   items: readonly T[],
   positionOf: (item: T) => ListPosition,
   limit: number,
   cursor: string | undefined,
 ): { items: T[]; next_cursor: string | null } {
-  const after = decodeCursor(cursor, ['created_at', 'id']) as ListPosition | undefined;
+  const after = decodeCursor(cursor, list, ['created_at', 'id']) as ListPosition | undefined;
   const sorted = [...items].sort((a, b) => newestFirst(positionOf(a), positionOf(b)));
   const rest = after ? sorted.filter((item) => newestFirst(after, positionOf(item)) < 0) : sorted;
   const page = rest.slice(0, limit);
   const last = page.at(-1);
   return {
     items: page,
-    next_cursor: rest.length > limit && last ? encodeCursor({ ...positionOf(last) }) : null,
+    next_cursor: rest.length > limit && last ? encodeCursor(list, { ...positionOf(last) }) : null,
   };
 }

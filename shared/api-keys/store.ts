@@ -333,7 +333,7 @@ export async function listApiKeysPage(
   limit: number,
   cursor: string | undefined,
 ): Promise<{ items: ApiKeyRecord[]; nextCursor: string | null }> {
-  const position = decodeCursor(cursor, ['created_at', 'id']);
+  const position = decodeCursor(cursor, 'api_keys', ['created_at', 'id']);
   const { items, after } = await queryPage<ApiKeyRecord>(
     {
       ...keysOf(merchantId),
@@ -347,7 +347,7 @@ export async function listApiKeysPage(
   );
   return {
     items,
-    nextCursor: after ? encodeCursor({ created_at: after.created_at, id: after.api_key }) : null,
+    nextCursor: after ? encodeCursor('api_keys', { created_at: after.created_at, id: after.api_key }) : null,
   };
 }
 

@@ -117,7 +117,7 @@ export async function getBeneficiary(merchantId: string, id: string): Promise<Be
 
 /** A merchant's beneficiaries, newest first, one page at a time. */
 export async function listBeneficiaries(merchantId: string, page: { limit: number; cursor?: string }) {
-  const position = decodeCursor(page.cursor, ['sk']);
+  const position = decodeCursor(page.cursor, 'beneficiaries', ['sk']);
   if (position && !position.sk?.startsWith(BENEFICIARY)) {
     throw new ValidationError([{ field: 'query.cursor', message: 'Not a valid cursor' }]);
   }
@@ -135,6 +135,6 @@ export async function listBeneficiaries(merchantId: string, page: { limit: numbe
   );
   return {
     items: items.map(strip),
-    nextCursor: after ? encodeCursor({ sk: after.sk }) : null,
+    nextCursor: after ? encodeCursor('beneficiaries', { sk: after.sk }) : null,
   };
 }

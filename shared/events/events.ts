@@ -121,7 +121,7 @@ export async function listEvents(
   filter: { type?: EventType; limit: number; cursor?: string },
   now = Date.now(),
 ): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
-  const position = decodeCursor(filter.cursor, CURSOR_KEYS);
+  const position = decodeCursor(filter.cursor, 'events', CURSOR_KEYS);
   const kept = idPrefixAt(now - RETENTION_MS + 1);
   // A cursor at or past the oldest event kept (the last page's last event has aged out since, or a
   // made-up one): nothing older is kept. DynamoDB refuses a start key outside the key condition.
@@ -142,5 +142,5 @@ export async function listEvents(
     },
     filter.limit,
   );
-  return { items, nextCursor: after ? encodeCursor({ event_id: after.event_id }) : null };
+  return { items, nextCursor: after ? encodeCursor('events', { event_id: after.event_id }) : null };
 }

@@ -171,7 +171,7 @@ export async function listVirtualAccounts(
   filter: { status?: PaymentStatus; limit: number; cursor?: string },
   now = Date.now(),
 ): Promise<{ items: VirtualAccountState[]; nextCursor: string | null }> {
-  const position = decodeCursor(filter.cursor, LIST_CURSOR_KEYS);
+  const position = decodeCursor(filter.cursor, 'virtual_accounts', LIST_CURSOR_KEYS);
   const expression = filter.status && STATUS_FILTERS[filter.status];
   // DynamoDB refuses names and values an expression does not use: pass only the ones it names.
   const used = <T>(entries: Record<string, T>) =>
@@ -198,7 +198,9 @@ export async function listVirtualAccounts(
   );
   return {
     items: states,
-    nextCursor: after ? encodeCursor({ created_at: after.created_at, reference: after.reference }) : null,
+    nextCursor: after
+      ? encodeCursor('virtual_accounts', { created_at: after.created_at, reference: after.reference })
+      : null,
   };
 }
 

@@ -457,7 +457,7 @@ const CURSOR_KEYS = ['created_at', 'reference'] as const;
 
 /** A merchant's transactions, newest first, filtered, one page at a time. */
 export async function listTransactions(merchantId: string, filter: TransactionFilter) {
-  let position = decodeCursor(filter.cursor, CURSOR_KEYS);
+  let position = decodeCursor(filter.cursor, 'transactions', CURSOR_KEYS);
   // A cursor is a place in the newest-first order, kept when the dates asked change: the page after
   // it within them. DynamoDB refuses a start outside the key condition, so a place newer than `to`
   // starts at the newest in range, and one older than `from` has nothing after it.
@@ -506,6 +506,8 @@ export async function listTransactions(merchantId: string, filter: TransactionFi
   );
   return {
     items,
-    nextCursor: after ? encodeCursor({ created_at: after.created_at, reference: after.reference }) : null,
+    nextCursor: after
+      ? encodeCursor('transactions', { created_at: after.created_at, reference: after.reference })
+      : null,
   };
 }

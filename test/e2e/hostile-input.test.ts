@@ -1325,8 +1325,8 @@ describe('hostile input on every route', () => {
     const forged = fc.oneof(
       fc
         .record({ created_at: text, reference: text })
-        .map((position) => ({ list: '/transactions', cursor: b64(position) })),
-      text.map((sk) => ({ list: '/beneficiaries', cursor: b64({ sk: `ben#${sk}` }) })),
+        .map((position) => ({ list: '/transactions', cursor: b64({ list: 'transactions', ...position }) })),
+      text.map((sk) => ({ list: '/beneficiaries', cursor: b64({ list: 'beneficiaries', sk: `ben#${sk}` }) })),
     );
     try {
       await fc.assert(

@@ -54,12 +54,15 @@ describe('events are kept 30 days (API.md §8), whether or not TTL has deleted t
     const aged = await listEvents(m, { limit: 1, cursor: first.nextCursor ?? undefined }, now + 31 * DAY);
     expect(aged).toEqual({ items: [], nextCursor: null });
     // Half a surrogate pair sorts above `evt_` in JavaScript, below it in DynamoDB: refused (400).
-    for (const json of ['{"event_id":"\\ud800"}', '{"event_id":"evt\\ud800"}']) {
+    for (const json of [
+      '{"list":"events","event_id":"\\ud800"}',
+      '{"list":"events","event_id":"evt\\ud800"}',
+    ]) {
       const cursor = Buffer.from(json).toString('base64url');
       await expect(listEvents(m, { limit: 5, cursor }, now), json).rejects.toBeInstanceOf(ValidationError);
     }
     for (const eventId of ['evt_000000000000', 'a', expired.id]) {
-      const cursor = Buffer.from(JSON.stringify({ event_id: eventId })).toString('base64url');
+      const cursor = Buffer.from(JSON.stringify({ list: 'events', event_id: eventId })).toString('base64url');
       expect(await listEvents(m, { limit: 5, cursor }, now), eventId).toEqual({
         items: [],
         nextCursor: null,

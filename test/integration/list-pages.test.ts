@@ -3,7 +3,9 @@ import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { PAGE_READS } from '#shared/aws/query.ts';
+import { ValidationError } from '#shared/errors.ts';
 import { listEvents } from '#shared/events/events.ts';
+import { listVirtualAccounts } from '#shared/payments/virtual-accounts.ts';
 import { listTransactions } from '#shared/transactions/store.ts';
 import { recordDynamo } from '#test/support/faults.ts';
 
@@ -87,5 +89,15 @@ describe('a filtered list over a long history', () => {
       items: [],
       nextCursor: null,
     });
+  });
+
+  it("refuses a list's cursor given to another list of the same shape (400), never reading it as a place there", async () => {
+    const merchantId = await history(3, []);
+    const { nextCursor } = await listTransactions(merchantId, { limit: 1 });
+    if (!nextCursor) throw new Error('no cursor');
+    expect((await listTransactions(merchantId, { limit: 1, cursor: nextCursor })).items).toHaveLength(1);
+    await expect(listVirtualAccounts(merchantId, { limit: 1, cursor: nextCursor })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 });

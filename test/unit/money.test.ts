@@ -58,19 +58,26 @@ describe('pagination', () => {
   });
 
   it('round-trips a cursor and refuses anything else', () => {
-    const cursor = encodeCursor({ created_at: '2026-01-01T00:00:00.000Z', reference: 'r1' }) ?? '';
-    expect(decodeCursor(cursor, ['created_at', 'reference'])).toEqual({
+    const cursor =
+      encodeCursor('transactions', { created_at: '2026-01-01T00:00:00.000Z', reference: 'r1' }) ?? '';
+    expect(decodeCursor(cursor, 'transactions', ['created_at', 'reference'])).toEqual({
       created_at: '2026-01-01T00:00:00.000Z',
       reference: 'r1',
     });
-    expect(encodeCursor(undefined)).toBeNull();
+    expect(encodeCursor('transactions', undefined)).toBeNull();
     const junk = [
       'x',
       Buffer.from('[1]').toString('base64url'),
-      encodeCursor({ created_at: 1, reference: 'r' }) ?? '',
-      encodeCursor({ created_at: 'a', reference: 'r', merchant_id: 'mer_other' }) ?? '',
-      encodeCursor({ created_at: 'a' }) ?? '',
+      encodeCursor('transactions', { created_at: 1, reference: 'r' }) ?? '',
+      encodeCursor('transactions', { created_at: 'a', reference: 'r', merchant_id: 'mer_other' }) ?? '',
+      encodeCursor('transactions', { created_at: 'a' }) ?? '',
+      // Another list's cursor of the same shape, or one naming no list.
+      encodeCursor('virtual_accounts', { created_at: '2026-01-01T00:00:00.000Z', reference: 'r1' }) ?? '',
+      Buffer.from(JSON.stringify({ created_at: '2026-01-01T00:00:00.000Z', reference: 'r1' })).toString(
+        'base64url',
+      ),
     ];
-    for (const bad of junk) expect(() => decodeCursor(bad, ['created_at', 'reference'])).toThrow();
+    for (const bad of junk)
+      expect(() => decodeCursor(bad, 'transactions', ['created_at', 'reference'])).toThrow();
   });
 });
