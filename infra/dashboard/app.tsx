@@ -28,9 +28,26 @@ function useHash(): string {
 }
 
 function App() {
-  const [session, setSession] = useState<Session | undefined>(currentSession());
+  const [session, setSession] = useState<Session | undefined>(() => {
+    const current = currentSession();
+    // One that expired while the page was closed is forgotten: the form signs in afresh.
+    if (!current) saveSession(undefined);
+    return current;
+  });
   const hash = useHash();
   useEffect(() => whenSignedOut(() => setSession(undefined)), []);
+  // The token's expiry ends the session: the sign-in form comes back, not pages of refusals.
+  useEffect(() => {
+    if (!session) return;
+    const ends = setTimeout(
+      () => {
+        saveSession(undefined);
+        setSession(undefined);
+      },
+      Math.max(0, session.expires_at - Date.now()),
+    );
+    return () => clearTimeout(ends);
+  }, [session]);
   const current = PAGES.find((page) => page.hash === hash) ?? PAGES[0];
   useEffect(() => {
     document.title =

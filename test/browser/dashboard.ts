@@ -195,6 +195,86 @@ async function main(): Promise<number> {
     );
     check('the rolled key still works', (await statusWith(rolled)) === 200);
 
+    // The dashboard's own keys list, with the page's session (its ID token in sessionStorage).
+    const dashboardKeys = async () =>
+      (await page.evaluate(`(async () => {
+        const { id_token } = JSON.parse(sessionStorage.getItem('naira.session') ?? '{}');
+        const response = await fetch('/api/v1/dashboard/keys?limit=100', {
+          headers: { Authorization: 'Bearer ' + id_token },
+        });
+        return (await response.json()).data;
+      })()`)) as { api_key: string; status: string; expires_at: string | null; allowed_ips: string[] }[];
+    const activeKeys = async () => (await dashboardKeys()).filter((key) => key.status === 'active').length;
+
+    // A double click on Create key makes one key, whose secret is the one shown.
+    const activeBefore = await activeKeys();
+    await page.getByRole('button', { name: 'Create key' }).dblclick();
+    const once = page.getByRole('dialog', { name: 'Your new API key' });
+    await once.waitFor();
+    const [spareKey = ''] = await once.locator('dd code').allInnerTexts();
+    await once.getByRole('button', { name: 'Done' }).click();
+    const activeAfter = await activeKeys();
+    check(
+      `a double click on Create key makes one key (${activeAfter - activeBefore})`,
+      activeAfter - activeBefore === 1,
+    );
+
+    // While a change is on its way (a slow network), no other can be started from the page.
+    const slowRevoke = /\/api\/v1\/dashboard\/keys\/[^/]+\/revoke$/;
+    await page.route(slowRevoke, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await route.continue();
+    });
+    await page
+      .getByRole('row', { name: new RegExp(spareKey) })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
+    const revoking = page.getByRole('dialog', { name: `Revoke ${spareKey}` });
+    await revoking.getByRole('button', { name: 'Revoke key' }).click();
+    const rollWhileRevoking = page.getByRole('row', { name: new RegExp(newKey) }).getByRole('button', {
+      name: 'Roll',
+    });
+    check(
+      "while a revoke is on its way, the other keys' buttons and the dialog's own are disabled",
+      (await rollWhileRevoking.isDisabled()) &&
+        (await revoking.getByRole('button', { name: 'Revoke key' }).isDisabled()),
+    );
+    await revoking.waitFor({ state: 'detached' });
+    await page.unroute(slowRevoke);
+    await page
+      .getByRole('row', { name: new RegExp(spareKey) })
+      .getByText('revoked')
+      .waitFor();
+
+    // A refused allowlist keeps the dialog open, with what was typed and why it was refused.
+    await page
+      .getByRole('row', { name: new RegExp(newKey) })
+      .getByRole('button', { name: 'Edit IPs' })
+      .click();
+    const editing = page.getByRole('dialog', { name: `Allowed IPs of ${newKey}` });
+    const [failedBefore, errorsBefore] = [seen.failed.length, seen.consoleErrors.length];
+    await editing.getByLabel(/Allowed IPs/).fill('10.0.0.0/33');
+    await editing.getByRole('button', { name: 'Save' }).click();
+    await editing.getByRole('alert').waitFor();
+    check(
+      'a refused allowlist keeps the dialog open with the text typed and the reason',
+      (await editing.getByLabel(/Allowed IPs/).inputValue()) === '10.0.0.0/33',
+      await editing.getByRole('alert').innerText(),
+    );
+    await editing.getByRole('button', { name: 'Cancel' }).click();
+    // The refusal asked for: its 400 (and the browser's note of it) is no failure of the page's.
+    const refusals = seen.failed.splice(failedBefore);
+    seen.consoleErrors.splice(errorsBefore);
+    check(
+      'the allowlist was refused by the API (400), nothing else failed meanwhile',
+      refusals.length === 1 && refusals[0]?.startsWith('400 ') === true,
+      refusals.join(', '),
+    );
+    check(
+      'the refused allowlist changed nothing',
+      (await dashboardKeys()).find((key) => key.api_key === newKey)?.allowed_ips.length === 0,
+    );
+
     // Webhooks: an endpoint on a local receiver, a payment's event with its attempts, Resend.
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByLabel('Endpoint URL').fill(receiver.url);
@@ -274,6 +354,29 @@ async function main(): Promise<number> {
       return count >= 2 && count;
     }).catch(() => 0);
     check('Resend delivers the same webhook-id again, and the page shows the new attempt', shown >= 2);
+    check(
+      'the resend is shown apart from the first delivery',
+      (await page.getByRole('table', { name: /Delivery attempts to we_.*, resend 1$/ }).count()) === 1,
+    );
+
+    // Delete asks first; deleted, the event has nowhere to be resent, and the page says so.
+    const endpointRow = page.getByRole('row', { name: new RegExp(receiver.url) });
+    await endpointRow.getByRole('button', { name: 'Delete' }).click();
+    const confirmDelete = page.getByRole('dialog', { name: `Delete the endpoint ${receiver.url}` });
+    await confirmDelete.getByRole('button', { name: 'Cancel' }).click();
+    const stillThere = (await (await api('GET', '/webhook-endpoints', demo)).json()) as {
+      data: { url: string }[];
+    };
+    check(
+      'Delete asks first; Cancel keeps the endpoint',
+      stillThere.data.some((endpoint) => endpoint.url === receiver.url),
+    );
+    await endpointRow.getByRole('button', { name: 'Delete' }).click();
+    await confirmDelete.getByRole('button', { name: 'Delete endpoint' }).click();
+    await endpointRow.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Resend' }).click();
+    await page.getByText('Nothing resent: no enabled endpoint is subscribed to this event type.').waitFor();
+    check('with the endpoint deleted, Resend says nothing was resent', true);
 
     // Transactions: Export CSV, compared with GET /transactions.
     await page.getByRole('link', { name: 'Transactions' }).click();
@@ -324,7 +427,28 @@ async function main(): Promise<number> {
       `${rows.length} rows vs ${listed.length}`,
     );
 
-    // An empty page: the end of the list (a filter nothing matches), or a page of a list that goes
+    // A slow answer to an earlier filter (credits) arriving after the later one's (debits) is dropped.
+    const slowCredits = /\/api\/v1\/dashboard\/transactions\?.*type=credit/;
+    await page.route(slowCredits, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await route.continue().catch(() => undefined);
+    });
+    await page.getByLabel('Type').selectOption('credit');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByLabel('Type').selectOption('debit');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const filtered = page.getByRole('table', { name: 'Transactions, newest first' });
+    await filtered.getByText('debit (transfer)').first().waitFor();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    check(
+      'a late answer to an earlier filter does not replace the current one',
+      (await filtered.getByText(/^credit \(/).count()) === 0 &&
+        (await filtered.getByText('debit (transfer)').count()) > 0,
+    );
+    await page.unroute(slowCredits);
+    await page.getByLabel('Type').selectOption('');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+
     // on (the API may stop a filtered page short, with a cursor: answered so here, on the way).
     const filterBy = async (status: string) => {
       await page.getByLabel('Status').selectOption(status);
@@ -377,14 +501,7 @@ async function main(): Promise<number> {
     await rolledNow.or(page.getByRole('alert')).first().waitFor();
     const accepted = await rolledNow.isVisible();
     if (accepted) await rolledNow.getByRole('button', { name: 'Done' }).click();
-    // The dashboard's own keys list, with the page's session (its ID token in sessionStorage).
-    const keys = (await page.evaluate(`(async () => {
-      const { id_token } = JSON.parse(sessionStorage.getItem('naira.session') ?? '{}');
-      const response = await fetch('/api/v1/dashboard/keys?limit=100', {
-        headers: { Authorization: 'Bearer ' + id_token },
-      });
-      return (await response.json()).data;
-    })()`)) as { api_key: string; expires_at: string | null }[];
+    const keys = await dashboardKeys();
     const expiresAt = Date.parse(keys.find((key) => key.api_key === newKey)?.expires_at ?? '');
     check(
       'with the browser clock 10 minutes slow, a roll with "Now" is accepted and ends the old key now',
@@ -401,7 +518,15 @@ async function main(): Promise<number> {
     check('the browser logged no error', seen.consoleErrors.length === 0, seen.consoleErrors.join(' | '));
     check('no request left this machine', seen.outside().length === 0, seen.outside().join(', '));
 
-    // Last, as it spends this address's limit: sign-in shares the count of failed key attempts,
+    // The session's token expires (an hour; the browser's clock moved on): the sign-in form comes back.
+    await page.clock.fastForward('01:15:00');
+    await page.getByLabel('Email').waitFor();
+    check(
+      'when the session expires, the dashboard asks to sign in again',
+      (await page.getByRole('button', { name: 'Sign in' }).isVisible()) &&
+        (await page.evaluate("sessionStorage.getItem('naira.session')")) === null,
+    );
+
     // and its page says when to try again.
     for (let i = 0; i < 110; i++) {
       const refused = await api('GET', '/balance', { 'X-API-Key': 'pk_invented', 'X-API-Secret': 'x' });

@@ -71,6 +71,12 @@ export async function request<T>(
   extraHeaders: Record<string, string> = {},
 ): Promise<Page<T>> {
   const session = currentSession();
+  if (!session && sessionStorage.getItem(TOKEN_KEY) !== null) {
+    // Signed in, and the token has expired since: the app asks the user to sign in again.
+    saveSession(undefined);
+    onSignedOut();
+    throw new ApiFailure(401, 'Your session has ended: sign in again.', 'unauthorized');
+  }
   const headers: Record<string, string> = { ...extraHeaders };
   if (session) headers.Authorization = `Bearer ${session.id_token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { request, requestAll, serverNow } from './api.ts';
-import { problem, when } from './format.ts';
+import { when } from './format.ts';
 import type { ApiKey } from './types.ts';
-import { Alert, Dialog, DialogActions, SecretDialog, Status, Table, useLoad } from './ui.tsx';
+import { Alert, Dialog, DialogActions, SecretDialog, Status, Table, useActions, useLoad } from './ui.tsx';
 
 const ROLL_CHOICES: [label: string, hours: number][] = [
   ['Now', 0],
@@ -22,18 +22,14 @@ export function ApiKeys() {
   const keys = useLoad(() => requestAll<ApiKey>('/keys'), []);
   const [secret, setSecret] = useState<ApiKey>();
   const [acting, setActing] = useState<{ kind: 'roll' | 'revoke' | 'ips'; key: ApiKey }>();
-  const [error, setError] = useState<string>();
   const [status, setStatus] = useState<string>();
-
-  const act = async (work: () => Promise<void>) => {
+  // One change at a time; the list is read again after each, made or refused.
+  const { act, working, error, setError } = useActions(keys.reload);
+  const close = () => {
+    setActing(undefined);
     setError(undefined);
-    try {
-      await work();
-      keys.reload();
-    } catch (failure) {
-      setError(problem(failure));
-    }
   };
+
   const create = (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
@@ -45,41 +41,27 @@ export function ApiKeys() {
       form.reset();
     });
   };
-  const roll = (event: Event) => {
-    event.preventDefault();
-    const hours = Number(new FormData(event.currentTarget as HTMLFormElement).get('expires_in'));
-    const key = acting?.key;
-    setActing(undefined);
-    if (!key) return;
+  // A dialog stays open until its change is made, showing why not otherwise.
+  const roll = (key: ApiKey, hours: number) => {
     const at = new Date(serverNow() + hours * 3_600_000 + (hours === 0 ? 1_000 : 0)).toISOString();
     return act(async () => {
-      setSecret(
-        (await request<ApiKey>('POST', `/keys/${key.api_key}/roll`, { old_key_expires_at: at })).data,
-      );
+      const rolled = await request<ApiKey>('POST', `/keys/${key.api_key}/roll`, { old_key_expires_at: at });
+      setActing(undefined);
+      setSecret(rolled.data);
     });
   };
-  const revoke = () => {
-    const key = acting?.key;
-    setActing(undefined);
-    if (!key) return;
-    return act(async () => {
+  const revoke = (key: ApiKey) =>
+    act(async () => {
       await request('POST', `/keys/${key.api_key}/revoke`);
+      setActing(undefined);
       setStatus(`Revoked ${key.api_key}: refused within 60 seconds.`);
     });
-  };
-  const saveIps = (event: Event) => {
-    event.preventDefault();
-    const key = acting?.key;
-    const allowed = ips(
-      String(new FormData(event.currentTarget as HTMLFormElement).get('allowed_ips') ?? ''),
-    );
-    setActing(undefined);
-    if (!key) return;
-    return act(async () => {
-      await request('POST', `/keys/${key.api_key}/allowed-ips`, { allowed_ips: allowed });
+  const saveIps = (key: ApiKey, text: string) =>
+    act(async () => {
+      await request('POST', `/keys/${key.api_key}/allowed-ips`, { allowed_ips: ips(text) });
+      setActing(undefined);
       setStatus(`Saved the allowlist of ${key.api_key}: in force within 60 seconds.`);
     });
-  };
 
   return (
     <>
@@ -87,9 +69,11 @@ export function ApiKeys() {
       <form onSubmit={create} class="inline" aria-label="New API key">
         <label for="new-key-ips">Allowed IPs (optional, comma-separated)</label>
         <input id="new-key-ips" name="allowed_ips" placeholder="203.0.113.0/24" />
-        <button type="submit">Create key</button>
+        <button type="submit" disabled={working}>
+          Create key
+        </button>
       </form>
-      <Alert text={error ?? keys.error} />
+      <Alert text={(acting ? undefined : error) ?? keys.error} />
       <Status text={status} />
       <Table
         caption="Your API keys"
@@ -112,13 +96,28 @@ export function ApiKeys() {
               key.status === 'active' ? (
                 <fieldset class="row-actions">
                   <legend class="visually-hidden">Actions for {key.api_key}</legend>
-                  <button type="button" class="secondary" onClick={() => setActing({ kind: 'roll', key })}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    disabled={working}
+                    onClick={() => setActing({ kind: 'roll', key })}
+                  >
                     Roll
                   </button>
-                  <button type="button" class="secondary" onClick={() => setActing({ kind: 'ips', key })}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    disabled={working}
+                    onClick={() => setActing({ kind: 'ips', key })}
+                  >
                     Edit IPs
                   </button>
-                  <button type="button" class="danger" onClick={() => setActing({ kind: 'revoke', key })}>
+                  <button
+                    type="button"
+                    class="danger"
+                    disabled={working}
+                    onClick={() => setActing({ kind: 'revoke', key })}
+                  >
                     Revoke
                   </button>
                 </fieldset>
@@ -127,43 +126,33 @@ export function ApiKeys() {
         ]}
       />
       {acting?.kind === 'roll' && (
-        <Dialog title={`Roll ${acting.key.api_key}`} onClose={() => setActing(undefined)}>
-          <form onSubmit={roll}>
-            <p>A new key is made with the same allowlist. The old key keeps working until:</p>
-            <label for="roll-expiry">Old key expires</label>
-            <select id="roll-expiry" name="expires_in" value="24">
-              {ROLL_CHOICES.map(([label, hours]) => (
-                <option key={hours} value={hours}>
-                  {label}
-                </option>
-              ))}
-            </select>
-            <DialogActions onCancel={() => setActing(undefined)}>
-              <button type="submit">Roll key</button>
-            </DialogActions>
-          </form>
-        </Dialog>
+        <RollDialog
+          apiKey={acting.key}
+          working={working}
+          error={error}
+          onRoll={(hours) => roll(acting.key, hours)}
+          onClose={close}
+        />
       )}
       {acting?.kind === 'revoke' && (
-        <Dialog title={`Revoke ${acting.key.api_key}`} onClose={() => setActing(undefined)}>
+        <Dialog title={`Revoke ${acting.key.api_key}`} onClose={close}>
           <p>Requests with this key are refused within 60 seconds. This cannot be undone.</p>
-          <DialogActions onCancel={() => setActing(undefined)}>
-            <button type="button" class="danger" onClick={revoke}>
+          <Alert text={error} />
+          <DialogActions onCancel={close}>
+            <button type="button" class="danger" disabled={working} onClick={() => revoke(acting.key)}>
               Revoke key
             </button>
           </DialogActions>
         </Dialog>
       )}
       {acting?.kind === 'ips' && (
-        <Dialog title={`Allowed IPs of ${acting.key.api_key}`} onClose={() => setActing(undefined)}>
-          <form onSubmit={saveIps}>
-            <label for="edit-ips">Allowed IPs (comma-separated; empty: any address)</label>
-            <input id="edit-ips" name="allowed_ips" value={acting.key.allowed_ips.join(', ')} />
-            <DialogActions onCancel={() => setActing(undefined)}>
-              <button type="submit">Save</button>
-            </DialogActions>
-          </form>
-        </Dialog>
+        <IpsDialog
+          apiKey={acting.key}
+          working={working}
+          error={error}
+          onSave={(text) => saveIps(acting.key, text)}
+          onClose={close}
+        />
       )}
       {secret?.api_secret && (
         <SecretDialog
@@ -180,5 +169,83 @@ export function ApiKeys() {
         />
       )}
     </>
+  );
+}
+
+/**
+ * The old key's expiry for a roll. The choice is this dialog's own state: nothing redrawn meanwhile
+ * (the list read again after another change) puts the default back before it is sent.
+ */
+function RollDialog(props: {
+  apiKey: ApiKey;
+  working: boolean;
+  error?: string;
+  onRoll: (hours: number) => void;
+  onClose: () => void;
+}) {
+  const [hours, setHours] = useState(24);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    props.onRoll(hours);
+  };
+  return (
+    <Dialog title={`Roll ${props.apiKey.api_key}`} onClose={props.onClose}>
+      <form onSubmit={submit}>
+        <p>A new key is made with the same allowlist. The old key keeps working until:</p>
+        <label for="roll-expiry">Old key expires</label>
+        <select
+          id="roll-expiry"
+          name="expires_in"
+          value={String(hours)}
+          onChange={(event) => setHours(Number(event.currentTarget.value))}
+        >
+          {ROLL_CHOICES.map(([label, choice]) => (
+            <option key={choice} value={String(choice)}>
+              {label}
+            </option>
+          ))}
+        </select>
+        <Alert text={props.error} />
+        <DialogActions onCancel={props.onClose}>
+          <button type="submit" disabled={props.working}>
+            Roll key
+          </button>
+        </DialogActions>
+      </form>
+    </Dialog>
+  );
+}
+
+/** A key's allowlist as typed, kept by the dialog (and kept when the API refuses it, to correct). */
+function IpsDialog(props: {
+  apiKey: ApiKey;
+  working: boolean;
+  error?: string;
+  onSave: (text: string) => void;
+  onClose: () => void;
+}) {
+  const [text, setText] = useState(props.apiKey.allowed_ips.join(', '));
+  const submit = (event: Event) => {
+    event.preventDefault();
+    props.onSave(text);
+  };
+  return (
+    <Dialog title={`Allowed IPs of ${props.apiKey.api_key}`} onClose={props.onClose}>
+      <form onSubmit={submit}>
+        <label for="edit-ips">Allowed IPs (comma-separated; empty: any address)</label>
+        <input
+          id="edit-ips"
+          name="allowed_ips"
+          value={text}
+          onInput={(event) => setText(event.currentTarget.value)}
+        />
+        <Alert text={props.error} />
+        <DialogActions onCancel={props.onClose}>
+          <button type="submit" disabled={props.working}>
+            Save
+          </button>
+        </DialogActions>
+      </form>
+    </Dialog>
   );
 }

@@ -89,6 +89,7 @@ function TwoFactor() {
   const confirm = async (event: Event) => {
     event.preventDefault();
     const code = String(new FormData(event.currentTarget as HTMLFormElement).get('code'));
+    setError(undefined);
     try {
       await request('POST', '/mfa/totp/verify', { access_token: accessToken(), code });
       setSecret(undefined);
@@ -100,7 +101,7 @@ function TwoFactor() {
   return (
     <section aria-labelledby="two-factor">
       <h2 id="two-factor">Two-factor authentication</h2>
-      {!secret && (
+      {!secret && !done && (
         <button type="button" class="secondary" onClick={start}>
           Set up two-factor authentication
         </button>

@@ -2,18 +2,56 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { problem } from './format.ts';
 
-/** Loads data for a page; `reload` fetches again (after a change). */
+/**
+ * Loads data for a page; `reload` fetches again (after a change). Only the latest load's answer is
+ * shown: an earlier one that arrives late (a slow answer to a filter since changed) is dropped.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const latest = useRef(0);
   const run = useCallback(() => {
+    const ticket = ++latest.current;
+    const settle = (next: { data?: T; error?: string; loading: boolean }) => {
+      if (ticket === latest.current) setState(next);
+    };
     setState((previous) => ({ ...previous, loading: true }));
     load().then(
-      (data) => setState({ data, loading: false }),
-      (error: unknown) => setState({ error: problem(error), loading: false }),
+      (data) => settle({ data, loading: false }),
+      (error: unknown) => settle({ error: problem(error), loading: false }),
     );
   }, deps);
   useEffect(run, [run]);
   return { ...state, reload: run };
+}
+
+/**
+ * A page's changes, one at a time: `act` runs one unless another is on its way (a double click, a
+ * second click on a slow network, does nothing), keeps its error, and says whether it was made;
+ * `working` disables the buttons meanwhile. `after` runs after each, made or not (a reload: a
+ * refusal may come from a change made elsewhere, in another tab).
+ */
+export function useActions(after: () => void = () => undefined) {
+  const busy = useRef(false);
+  const [working, setWorking] = useState(false);
+  const [error, setError] = useState<string>();
+  const act = async (work: () => Promise<void>): Promise<boolean> => {
+    if (busy.current) return false;
+    busy.current = true;
+    setWorking(true);
+    setError(undefined);
+    try {
+      await work();
+      return true;
+    } catch (failure) {
+      setError(problem(failure));
+      return false;
+    } finally {
+      busy.current = false;
+      setWorking(false);
+      after();
+    }
+  };
+  return { act, working, error, setError };
 }
 
 /** An error for everyone, screen readers included. */

@@ -1,8 +1,18 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { query, request, requestAll } from './api.ts';
-import { problem, when } from './format.ts';
+import { when } from './format.ts';
 import type { Endpoint, MerchantEvent } from './types.ts';
-import { Alert, MORE_FOLLOW, SecretDialog, Status, Table, useLoad } from './ui.tsx';
+import {
+  Alert,
+  Dialog,
+  DialogActions,
+  MORE_FOLLOW,
+  SecretDialog,
+  Status,
+  Table,
+  useActions,
+  useLoad,
+} from './ui.tsx';
 
 /** Endpoints (secret shown once), events with each delivery attempt, and Resend. */
 export function Webhooks() {
@@ -14,23 +24,9 @@ export function Webhooks() {
   );
   const [secret, setSecret] = useState<Endpoint>();
   const [open, setOpen] = useState<string>();
-  const [error, setError] = useState<string>();
-
+  const [deleting, setDeleting] = useState<Endpoint>();
   // One change at a time: a second click while one is on its way (a double click) does nothing.
-  const busy = useRef(false);
-  const act = async (work: () => Promise<void>) => {
-    if (busy.current) return;
-    busy.current = true;
-    setError(undefined);
-    try {
-      await work();
-      endpoints.reload();
-    } catch (failure) {
-      setError(problem(failure));
-    } finally {
-      busy.current = false;
-    }
-  };
+  const { act, working, error, setError } = useActions(endpoints.reload);
   // The Idempotency-Key of a change not yet known to be made: asking again for the same change after
   // a failure (a lost answer) sends the same key, so it is made once; once made, it is forgotten.
   const keys = useRef(new Map<string, { asked: string; key: string }>());
@@ -57,6 +53,11 @@ export function Webhooks() {
       form.reset();
     });
   };
+  const remove = (endpoint: Endpoint) =>
+    act(async () => {
+      await request('DELETE', `/webhook-endpoints/${endpoint.id}`);
+      setDeleting(undefined);
+    });
   const rotate = (endpoint: Endpoint) =>
     act(async () => {
       const rotated = await keyed(`rotate ${endpoint.id}`, endpoint.id, (key) =>
@@ -75,9 +76,11 @@ export function Webhooks() {
         <input id="endpoint-url" name="url" type="url" required placeholder="https://example.com/hooks" />
         <label for="endpoint-description">Description (optional)</label>
         <input id="endpoint-description" name="description" maxLength={200} />
-        <button type="submit">Add endpoint</button>
+        <button type="submit" disabled={working}>
+          Add endpoint
+        </button>
       </form>
-      <Alert text={error ?? endpoints.error} />
+      <Alert text={(deleting ? undefined : error) ?? endpoints.error} />
       <Table
         caption="Webhook endpoints"
         rows={endpoints.data ?? []}
@@ -93,16 +96,10 @@ export function Webhooks() {
             cell: (endpoint) => (
               <fieldset class="row-actions">
                 <legend class="visually-hidden">Actions for {endpoint.url}</legend>
-                <button type="button" class="secondary" onClick={() => rotate(endpoint)}>
+                <button type="button" class="secondary" disabled={working} onClick={() => rotate(endpoint)}>
                   Rotate secret
                 </button>
-                <button
-                  type="button"
-                  class="danger"
-                  onClick={() =>
-                    act(async () => void (await request('DELETE', `/webhook-endpoints/${endpoint.id}`)))
-                  }
-                >
+                <button type="button" class="danger" disabled={working} onClick={() => setDeleting(endpoint)}>
                   Delete
                 </button>
               </fieldset>
@@ -150,6 +147,31 @@ export function Webhooks() {
         </button>
       </div>
       {open && <EventDetail id={open} />}
+      {deleting && (
+        <Dialog
+          title={`Delete the endpoint ${deleting.url}`}
+          onClose={() => {
+            setDeleting(undefined);
+            setError(undefined);
+          }}
+        >
+          <p>
+            No more events are sent to it, and its pending deliveries end failed. This cannot be undone: to
+            receive events there again, add it as a new endpoint, with a new secret.
+          </p>
+          <Alert text={error} />
+          <DialogActions
+            onCancel={() => {
+              setDeleting(undefined);
+              setError(undefined);
+            }}
+          >
+            <button type="button" class="danger" disabled={working} onClick={() => remove(deleting)}>
+              Delete endpoint
+            </button>
+          </DialogActions>
+        </Dialog>
+      )}
       {secret?.secret && (
         <SecretDialog
           title="Your endpoint's signing secret"
@@ -172,7 +194,7 @@ function EventDetail({ id }: { id: string }) {
     [id],
   );
   const [status, setStatus] = useState<string>();
-  const [error, setError] = useState<string>();
+  const { act, working, error } = useActions();
   // The looks scheduled after a Resend, cancelled when the detail goes (another event, another page).
   const looks = useRef<ReturnType<typeof setTimeout>[]>([]);
   useEffect(
@@ -181,17 +203,18 @@ function EventDetail({ id }: { id: string }) {
     },
     [id],
   );
-  const resend = async () => {
-    setError(undefined);
-    try {
-      await request('POST', `/events/${id}/redeliver`, {});
+  const resend = () =>
+    act(async () => {
+      setStatus(undefined);
+      const answer = await request<{ deliveries?: unknown[] }>('POST', `/events/${id}/redeliver`, {});
+      if ((answer.data?.deliveries ?? []).length === 0) {
+        setStatus('Nothing resent: no enabled endpoint is subscribed to this event type.');
+        return;
+      }
       setStatus('Resent: the new attempt appears below within seconds.');
       // The delivery runs in the background: look again a few times.
       looks.current.push(...[1_000, 3_000, 6_000].map((ms) => setTimeout(detail.reload, ms)));
-    } catch (failure) {
-      setError(problem(failure));
-    }
-  };
+    });
   const deliveries = detail.data?.deliveries ?? [];
   return (
     <section class="panel" aria-labelledby="event-detail">
@@ -199,7 +222,7 @@ function EventDetail({ id }: { id: string }) {
         Event <code>{id}</code>
       </h2>
       <div class="actions">
-        <button type="button" onClick={resend}>
+        <button type="button" disabled={working} onClick={resend}>
           Resend
         </button>
         <button type="button" class="secondary" onClick={detail.reload}>
@@ -211,10 +234,10 @@ function EventDetail({ id }: { id: string }) {
       {deliveries.length === 0 && !detail.loading && (
         <p>No deliveries: no endpoint was subscribed when it happened.</p>
       )}
-      {deliveries.map((delivery) => (
+      {deliveries.map((delivery, i) => (
         <Table
-          key={delivery.endpoint_id}
-          caption={`Delivery attempts to ${delivery.endpoint_id} (${delivery.status})`}
+          key={`${delivery.endpoint_id} ${i}`}
+          caption={`Delivery attempts to ${delivery.endpoint_id} (${delivery.status})${resendOf(deliveries, i)}`}
           rows={delivery.attempts}
           rowKey={(attempt) => attempt.at}
           empty="No attempt yet."
@@ -228,4 +251,11 @@ function EventDetail({ id }: { id: string }) {
       ))}
     </section>
   );
+}
+
+/** ", resend N" for the N-th later delivery of an event to the same endpoint (a Resend's); else "". */
+function resendOf(deliveries: { endpoint_id: string }[], index: number): string {
+  const endpoint = deliveries[index]?.endpoint_id;
+  const before = deliveries.slice(0, index).filter((delivery) => delivery.endpoint_id === endpoint).length;
+  return before > 0 ? `, resend ${before}` : '';
 }
