@@ -382,10 +382,32 @@ async function main(): Promise<number> {
     await page.getByRole('link', { name: 'Transactions' }).click();
     await page.getByRole('table', { name: 'Transactions, newest first' }).getByRole('row').nth(1).waitFor();
     await accessible(page, 'Transactions');
+    // The export's first request is refused by the rate limit (answered so on the way, once): it
+    // waits as Retry-After says and goes on, rather than fail.
+    const exportPage = /\/api\/v1\/dashboard\/transactions\?limit=100$/;
+    let limited = 0;
+    await page.route(exportPage, async (route) => {
+      if (limited++ > 0) return route.continue();
+      await route.fulfill({
+        status: 429,
+        contentType: 'application/json',
+        headers: { 'Retry-After': '1' },
+        body: JSON.stringify({ status: 'error', code: 'rate_limited', message: 'Rate limit exceeded' }),
+      });
+    });
+    const [failedBeforeExport, errorsBeforeExport] = [seen.failed.length, seen.consoleErrors.length];
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Export CSV' }).click(),
     ]);
+    await page.unroute(exportPage);
+    const limitedExport = seen.failed.splice(failedBeforeExport);
+    seen.consoleErrors.splice(errorsBeforeExport);
+    check(
+      'an export refused by the rate limit waits and goes on (one 429, then the download)',
+      limited === 2 && limitedExport.length === 1 && limitedExport[0]?.startsWith('429 ') === true,
+      `${limited} requests, refused: ${limitedExport.join(', ')}`,
+    );
     const [header = [], ...records] = parseCsv(readFileSync((await download.path()) ?? '', 'utf8'));
     const rows = records.map((record) => Object.fromEntries(record.map((value, i) => [header[i], value])));
     const listed: Record<string, unknown>[] = [];

@@ -21,6 +21,8 @@ export class ApiFailure extends Error {
     message: string,
     readonly code?: string,
     readonly errors: { field: string; message: string }[] = [],
+    /** A limit's refusal (429): seconds until a request is taken again (its `Retry-After`). */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -103,11 +105,13 @@ export async function request<T>(
     const message = envelope.message ?? `HTTP ${response.status}`;
     // A limit's refusal says when to try again (its Retry-After, in seconds).
     const retryAfter = Number(response.headers.get('Retry-After'));
+    const limited = response.status === 429 && retryAfter > 0;
     throw new ApiFailure(
       response.status,
-      response.status === 429 && retryAfter > 0 ? `${message}: try again in ${retryAfter} s` : message,
+      limited ? `${message}: try again in ${retryAfter} s` : message,
       envelope.code,
       envelope.errors,
+      limited ? retryAfter : undefined,
     );
   }
   return {

@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
-import { query, request } from './api.ts';
+import { useRef, useState } from 'preact/hooks';
+import { ApiFailure, type Page, query, request } from './api.ts';
 import { problem, transactionsCsv } from './format.ts';
 import { TRANSACTION_COLUMNS } from './overview.tsx';
 import type { Transaction } from './types.ts';
@@ -26,20 +26,38 @@ export function Transactions() {
     paging.reset();
     setFilter({ type: pick('type'), status: pick('status'), from: pick('from'), to: pick('to') });
   };
+  // One export at a time (a double click exports once).
+  const exporting = useRef(false);
   const exportCsv = async () => {
+    if (exporting.current) return;
+    exporting.current = true;
     setError(undefined);
     setStatus('Exporting…');
     try {
       const rows: Transaction[] = [];
       let next: string | undefined;
-      do {
-        const result = await request<Transaction[]>(
-          'GET',
-          `/transactions${query({ ...filter, limit: 100, cursor: next })}`,
-        );
+      for (;;) {
+        let result: Page<Transaction[]>;
+        try {
+          result = await request<Transaction[]>(
+            'GET',
+            `/transactions${query({ ...filter, limit: 100, cursor: next })}`,
+          );
+        } catch (failure) {
+          // A long history spends the user's 100 requests a minute: wait as the limit says, and go
+          // on from the same page, rather than fail (a retry would start again from the first).
+          if (!(failure instanceof ApiFailure && failure.retryAfter)) throw failure;
+          setStatus(
+            `Exporting… ${rows.length} so far; the rate limit lets it go on in ${failure.retryAfter} s.`,
+          );
+          await new Promise((resolve) => setTimeout(resolve, (failure.retryAfter ?? 1) * 1000));
+          continue;
+        }
         rows.push(...result.data);
         next = result.nextCursor ?? undefined;
-      } while (next);
+        if (!next) break;
+        setStatus(`Exporting… ${rows.length} so far.`);
+      }
       const url = URL.createObjectURL(
         new Blob([transactionsCsv(rows as unknown as Record<string, unknown>[])], { type: 'text/csv' }),
       );
@@ -52,6 +70,8 @@ export function Transactions() {
     } catch (failure) {
       setStatus(undefined);
       setError(problem(failure));
+    } finally {
+      exporting.current = false;
     }
   };
 
