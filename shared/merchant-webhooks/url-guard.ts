@@ -343,14 +343,19 @@ function errorCode(error: unknown): string {
 }
 
 /**
- * POSTs `body` to a checked URL over a connection to the first checked address itself: Node does not
- * resolve the host again, so DNS rebinding cannot move the delivery elsewhere. TLS still sends the
- * original hostname (SNI) and checks the certificate against it. Redirects are not followed: a 3xx is
- * an answer like any other non-2xx. The whole attempt, body included, is bounded by `timeoutMs`.
+ * POSTs `body` to a checked URL over a connection to a checked address itself: Node does not
+ * resolve the host again, so DNS rebinding cannot move the delivery elsewhere. The addresses are
+ * tried in turn while none can be connected to (a host whose first address is unreachable, an IPv6
+ * one from a network without IPv6 say, still gets its delivery through another): nothing reached
+ * the receiver then, so nothing is sent twice. Once connected, that address's answer is the result.
+ * TLS still sends the original hostname (SNI) and checks the certificate against it. Redirects are
+ * not followed: a 3xx is an answer like any other non-2xx. The whole attempt, body included, every
+ * address tried, is bounded by `timeoutMs`.
  *
  * Never throws. Without an answer, `status` is null and `error` says why (`timeout`, or an error
- * code such as `ECONNREFUSED` or `ERR_TLS_CERT_ALTNAME_INVALID`). Once a status has arrived it is the
- * answer: a body that stalls or breaks off only shortens `body_excerpt`, of which at most 1 KiB is read.
+ * code such as `ECONNREFUSED` or `ERR_TLS_CERT_ALTNAME_INVALID`; the last address's when none could
+ * be connected to). Once a status has arrived it is the answer: a body that stalls or breaks off
+ * only shortens `body_excerpt`, of which at most 1 KiB is read.
  */
 export async function postPinned(
   check: Extract<UrlCheck, { ok: true }>,
@@ -359,36 +364,65 @@ export async function postPinned(
   timeoutMs: number,
 ): Promise<DeliveryResult> {
   const started = performance.now();
-  const { url } = check;
-  const address = check.addresses[0];
   const elapsed = () => Math.round(performance.now() - started);
-  if (address === undefined) {
+  if (check.addresses.length === 0) {
     return { status: null, error: 'no address', duration_ms: 0, body_excerpt: null };
   }
-  const hostname = hostOf(url);
   // Plain HTTP is allowed only with private addresses (local development): loaded on first use, so
   // a deployed function, which posts over HTTPS only, never loads node:http.
   const send: typeof https.request =
-    url.protocol === 'https:' ? https.request : (await import('node:http')).request;
+    check.url.protocol === 'https:' ? https.request : (await import('node:http')).request;
+  let result: DeliveryResult = { status: null, error: 'timeout', duration_ms: 0, body_excerpt: null };
+  for (const [i, address] of check.addresses.entries()) {
+    const left = timeoutMs - (performance.now() - started);
+    if (left <= 0) break;
+    // An address that does not even take the connection (its packets dropped) leaves time for the next.
+    const last = i === check.addresses.length - 1;
+    const connectWithin = last ? left : Math.min(left, CONNECT_WITHIN_MS);
+    const attempt = await postTo(send, check.url, address, body, headers, left, connectWithin);
+    result = attempt.result;
+    if (attempt.connected || result.status !== null || result.error === 'timeout') break;
+  }
+  return { ...result, duration_ms: elapsed() };
+}
 
+/** How long an address that more addresses follow is given to take the connection. */
+const CONNECT_WITHIN_MS = 2_500;
+
+/**
+ * One POST to one address within `timeoutMs`, its connection made within `connectWithinMs` (else
+ * `connect timeout`); `connected` once a connection to it was made (from then on the receiver may
+ * have the request, so no other address is tried).
+ */
+function postTo(
+  send: typeof https.request,
+  url: URL,
+  address: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  connectWithinMs: number,
+): Promise<{ result: DeliveryResult; connected: boolean }> {
+  const hostname = hostOf(url);
   return new Promise((resolve) => {
     let status: number | null = null;
+    let connected = false;
     const chunks: Buffer[] = [];
     let received = 0;
     let request: ClientRequest | undefined;
     let timer: NodeJS.Timeout | undefined;
+    let connectTimer: NodeJS.Timeout | undefined;
     const finish = (error: string | null) => {
       if (timer === undefined) return;
       clearTimeout(timer);
+      clearTimeout(connectTimer);
       timer = undefined;
       request?.destroy();
       const excerpt =
         status === null ? null : Buffer.concat(chunks).subarray(0, MAX_EXCERPT_BYTES).toString('utf8');
       resolve({
-        status,
-        error: status === null ? error : null,
-        duration_ms: elapsed(),
-        body_excerpt: excerpt,
+        result: { status, error: status === null ? error : null, duration_ms: 0, body_excerpt: excerpt },
+        connected,
       });
     };
     const onResponse = (response: IncomingMessage) => {
@@ -404,6 +438,11 @@ export async function postPinned(
     };
 
     timer = setTimeout(() => finish('timeout'), timeoutMs);
+    if (connectWithinMs < timeoutMs) {
+      connectTimer = setTimeout(() => {
+        if (!connected) finish('connect timeout');
+      }, connectWithinMs);
+    }
     try {
       request = send(
         {
@@ -420,10 +459,17 @@ export async function postPinned(
         },
         onResponse,
       );
+      request.on('socket', (socket) =>
+        socket.once('connect', () => {
+          connected = true;
+        }),
+      );
       request.on('error', (error) => finish(errorCode(error)));
       request.end(body);
     } catch (error) {
-      // A header the caller passed that HTTP cannot carry is refused synchronously by Node.
+      // A header the caller passed that HTTP cannot carry is refused synchronously by Node: the same
+      // for every address.
+      connected = true;
       finish(errorCode(error));
     }
   });

@@ -432,6 +432,54 @@ describe('postPinned', () => {
     expect(hosts).toEqual([`hook.example:${port}`]);
   });
 
+  it('tries the next address while none takes the connection, and only then', async () => {
+    const hosts: (string | undefined)[] = [];
+    const port = await listen((request, response) => {
+      hosts.push(request.headers.host);
+      response.writeHead(204).end();
+    });
+    const url = new URL(`http://hook.example:${port}/hook`);
+    // 127.0.0.2 refuses (the server listens on 127.0.0.1 only); 192.0.2.1 (TEST-NET) is unreachable
+    // or drops the connection: each leaves the delivery to the next address, within the timeout.
+    const through = await postPinned(
+      { ok: true, url, addresses: ['127.0.0.2', '127.0.0.1'] },
+      '{}',
+      {},
+      2000,
+    );
+    expect(through).toMatchObject({ status: 204, error: null });
+    const unreachable = await postPinned(
+      { ok: true, url, addresses: ['192.0.2.1', '127.0.0.1'] },
+      '{}',
+      {},
+      8000,
+    );
+    expect(unreachable).toMatchObject({ status: 204, error: null });
+    expect(hosts).toEqual([`hook.example:${port}`, `hook.example:${port}`]);
+    // None takes it: the last address's error.
+    expect(
+      await postPinned({ ok: true, url, addresses: ['127.0.0.2', '127.0.0.3'] }, '{}', {}, 2000),
+    ).toMatchObject({
+      status: null,
+      error: 'ECONNREFUSED',
+    });
+  });
+
+  it('never tries another address once one took the connection (the receiver may have the request)', async () => {
+    let second = 0;
+    const port = await listen((request) => request.socket.destroy());
+    const other = createServer((_request, response) => {
+      second += 1;
+      response.writeHead(200).end();
+    });
+    servers.push(other);
+    await new Promise<void>((ready) => other.listen(port, '127.0.0.2', ready));
+    const url = new URL(`http://hook.example:${port}/hook`);
+    const result = await postPinned({ ok: true, url, addresses: ['127.0.0.1', '127.0.0.2'] }, '{}', {}, 2000);
+    expect(result).toMatchObject({ status: null, error: 'ECONNRESET' });
+    expect(second).toBe(0);
+  });
+
   it('ignores a Host header from the caller: the host is the URL host', async () => {
     const hosts: (string | undefined)[] = [];
     const port = await listen((request, response) => {
