@@ -109,6 +109,8 @@ const CHARGE_REFERENCE = new RegExp(`^va-[0-9a-f]{${CHARGE_REFERENCE_BYTES * 2}}
 
 /** What a failed or reversed transfer says when Paystack does not say why (API.md §9). */
 const DEFAULT_FAILURE = 'The receiving bank did not complete the transfer';
+/** The reason of a transfer whose recipient Paystack answered for another account (or none shown). */
+const RECIPIENT_NOT_SHOWN = 'The banking partner could not confirm the recipient account';
 const DEFAULT_REJECTION = 'Paystack refused the payment and returned it to the payer';
 const NAME_MAX = 200;
 const NARRATION_MAX = 500;
@@ -298,7 +300,7 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     bank: PaystackBank,
     order: TransferOrder,
     { fresh = false } = {},
-  ): Promise<Answer | { code: string; remembered: boolean }> => {
+  ): Promise<Answer | { code: string; remembered: boolean } | { notShown: Answer }> => {
     // v2: codes kept since the answer's account and bank are checked (older ones never were).
     const key = `recipient:v2:${await keyTag()}:${bank.code}:${order.account_number}`;
     const known = fresh
@@ -329,7 +331,13 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       exact(details?.account_number, 20) !== order.account_number ||
       exact(details?.bank_code, 20) !== bank.code
     ) {
-      throw unexpected('transfer recipient (not shown to be the account asked for)', answer);
+      logger.error('paystack answered with a transfer recipient not shown to be the account asked for', {
+        reference: order.reference,
+        bank_code: bank.code,
+        answered_bank_code: shownWord(details?.bank_code ?? null),
+        account_number_matches: exact(details?.account_number, 20) === order.account_number,
+      });
+      return { notShown: answer };
     }
     await options.memo.put(key, code).catch((error: unknown) => {
       logger.warn('partner memo write failed', { error: String(error) });
@@ -346,8 +354,11 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
     order: TransferOrder,
     sent: { posted: boolean },
     { fresh = false } = {},
-  ): Promise<{ answer: Answer; refusedAt?: 'recipient'; remembered: boolean }> => {
+  ): Promise<{ answer: Answer; refusedAt?: 'recipient'; notShown?: true; remembered: boolean }> => {
     const recipient = await recipientFor(bank, order, { fresh });
+    if ('notShown' in recipient) {
+      return { answer: recipient.notShown, refusedAt: 'recipient', notShown: true, remembered: false };
+    }
     if (!('code' in recipient)) return { answer: recipient, refusedAt: 'recipient', remembered: false };
     if (tooLateToSend(order, now())) {
       logger.warn('paystack transfer not sent: its hand-over was counted too long ago', {
@@ -466,7 +477,13 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       });
       // A resend's earlier send may still be in the making (see `refused`): pending, not failed.
       if (earlierSendMayBeInTheMaking(order)) return { status: 'pending' };
-      return { status: 'failed', reason: messageOf(answer.body) ?? DEFAULT_FAILURE };
+      // A recipient answered for another account (Paystack hands back its record of the number at
+      // another bank, say) is refused like a refusal: every send would get it again, and nothing
+      // was sent under the reference.
+      return {
+        status: 'failed',
+        reason: attempt.notShown ? RECIPIENT_NOT_SHOWN : (messageOf(answer.body) ?? DEFAULT_FAILURE),
+      };
     }
     if (answer.status >= 400) return refused(answer, order);
     const data = record(answer.body.data);

@@ -299,7 +299,7 @@ describe('Paystack answers about a transfer that do not read exactly', () => {
     });
   });
 
-  it('pays no recipient whose answer does not show the account asked for, and remembers none', async () => {
+  it('pays no recipient whose answer does not show the account asked for, remembers none, and ends a first send failed', async () => {
     const memo = memoMap();
     const { port } = proxy.address() as AddressInfo;
     const remembering = adapter({ ...standIn, url: `http://127.0.0.1:${port}` } as PaystackStandIn, memo);
@@ -315,9 +315,18 @@ describe('Paystack answers about a transfer that do not read exactly', () => {
     ]) {
       const unshown = order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'unshown');
       patch = dataPatched(recipientAnswer, change);
-      await expect(remembering.sendTransfer(unshown)).rejects.toBeInstanceOf(TransferNotSent);
+      // Every send would get the same answer, and nothing was sent under the reference: failed (refunded).
+      expect(await remembering.sendTransfer(unshown)).toEqual({
+        status: 'failed',
+        reason: 'The banking partner could not confirm the recipient account',
+      });
       expect(standIn.transfer(unshown.reference)).toBeUndefined();
       expect(memo.entries.size).toBe(0);
+      // A resend while an earlier send may still be in the making stays pending, never failed.
+      expect(
+        await remembering.sendTransfer({ ...unshown, resend: true, lastHandOverAt: Date.now() - 1_000 }),
+      ).toEqual({ status: 'pending' });
+      expect(standIn.transfer(unshown.reference)).toBeUndefined();
     }
     patch = () => undefined;
     const shown = order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'shown');
@@ -489,7 +498,7 @@ describe('Paystack transfers while the secret key changes', () => {
 });
 
 describe('Paystack recipient codes', () => {
-  it('never pays a recipient Paystack hands back for the same number at another bank', async () => {
+  it('never pays a recipient Paystack hands back for the same number at another bank: the first send fails', async () => {
     // A reading of "A duplicate account number will lead to the retrieval of the existing record".
     const loose = await startPaystackStandIn({ recipientsByAccountOnly: true, settleAfterMs: SETTLE_MS });
     try {
@@ -498,7 +507,11 @@ describe('Paystack recipient codes', () => {
       expect(await partner.sendTransfer(first)).toEqual({ status: 'pending' });
       // The same ten digits at Access Bank: Paystack answers with the GTBank recipient.
       const other = { ...order('12345', 'bank2'), account_number: first.account_number, bank_code: '044' };
-      await expect(partner.sendTransfer(other)).rejects.toBeInstanceOf(PartnerUnavailable);
+      // Every send would get the GTBank recipient again: failed and refunded, not held for ever.
+      expect(await partner.sendTransfer(other)).toEqual({
+        status: 'failed',
+        reason: 'The banking partner could not confirm the recipient account',
+      });
       expect(loose.transfer(other.reference)).toBeUndefined();
     } finally {
       await loose.close();
