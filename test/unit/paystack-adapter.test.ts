@@ -610,7 +610,7 @@ describe('Paystack webhook events', () => {
       }
     }
     // Nor is a verdict in another currency taken (a refund of kobo for dollars).
-    for (const currency of ['USD', 'ngn', ' NGN', 566, ['NGN']]) {
+    for (const currency of ['USD', 'ngm', ' NGN', 'NGN ', 566, ['NGN']]) {
       for (const event of ['transfer.success', 'transfer.failed', 'transfer.reversed'] as const) {
         const reason = `${event} cannot be settled: its currency ${typeof currency === 'string' ? JSON.stringify(currency) : typeof currency} is not NGN`;
         expect(eventsOf(transferEvent(event, { currency })), `${event} ${JSON.stringify(currency)}`).toEqual([
@@ -618,6 +618,13 @@ describe('Paystack webhook events', () => {
         ]);
       }
     }
+    // Naira in lower case is naira.
+    expect(eventsOf(transferEvent('transfer.success', { currency: 'ngn' }))).toEqual([
+      expect.objectContaining({
+        type: 'TransferSettled',
+        outcome: expect.objectContaining({ status: 'success' }),
+      }),
+    ]);
     // No amount at all (null, or absent) is nothing to check, as before; nor is no currency.
     expect(eventsOf(transferEvent('transfer.failed', { currency: null }))).toEqual([
       expect.objectContaining({
