@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { ValidationError } from '#shared/errors.ts';
 import { headerValues } from '#shared/http/validation.ts';
@@ -37,9 +36,4 @@ export function idempotencyKeyOf(
   if (key.length > IDEMPOTENCY_KEY_MAX) throw refuse(`At most ${IDEMPOTENCY_KEY_MAX} characters`);
   if (!KEY.test(key)) throw refuse('Printable ASCII characters only, no leading or trailing space');
   return key;
-}
-
-/** A short, fixed-size name of a key or a request, for storage and comparison. */
-export function digestOf(text: string): string {
-  return createHash('sha256').update(text).digest('base64url');
 }

@@ -1,10 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
 import { wroteOnce } from '#shared/aws/written-once.ts';
+import { sha256Hex } from '#shared/crypto/digest.ts';
 import { newId } from '#shared/ids.ts';
 
 /** One try to deliver an event to an endpoint, as `GET /events/{id}` shows it. */
@@ -84,7 +85,7 @@ export interface DeliveryMessage {
 
 /** The id of the first delivery of an event to an endpoint: the same however often it is fanned out. */
 export function firstDeliveryId(eventId: string, endpointId: string): string {
-  return `dlv_${createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex').slice(0, 24)}`;
+  return `dlv_${sha256Hex(`${eventId}:${endpointId}`).slice(0, 24)}`;
 }
 
 /** A new delivery id (a redelivery is a delivery of its own). */

@@ -11,9 +11,10 @@ import { queryAll } from '#shared/aws/query.ts';
 import { backoff, retryingConflicts } from '#shared/aws/transactions.ts';
 import { wroteOnce } from '#shared/aws/written-once.ts';
 import { config } from '#shared/config.ts';
+import { sha256Base64url } from '#shared/crypto/digest.ts';
 import { IdempotencyKeyReused, InvalidUrl, LimitReached, NotFound } from '#shared/errors.ts';
 import { EVENT_TYPES, type EventType } from '#shared/events/types.ts';
-import { digestOf, IDEMPOTENCY_KEY_TTL_MS } from '#shared/http/idempotency.ts';
+import { IDEMPOTENCY_KEY_TTL_MS } from '#shared/http/idempotency.ts';
 import { newId, nowIso } from '#shared/ids.ts';
 import { checkWebhookUrl } from '#shared/merchant-webhooks/url-guard.ts';
 import { merchantWebhookKey } from '#shared/secrets.ts';
@@ -102,10 +103,10 @@ interface ReplayRecord {
 
 /** Where a merchant's key is remembered: a digest, so any key fits and none is stored as sent. */
 const replayItemKey = (merchantId: string, idempotencyKey: string) =>
-  endpointItemKey(merchantId, `#key#${digestOf(idempotencyKey)}`);
+  endpointItemKey(merchantId, `#key#${sha256Base64url(idempotencyKey)}`);
 
 /** A request as its key remembers it: the operation and what it was given. */
-const requestOf = (...parts: unknown[]) => digestOf(JSON.stringify(parts));
+const requestOf = (...parts: unknown[]) => sha256Base64url(JSON.stringify(parts));
 
 /** The change a key's earlier request made, if the key is remembered; another request's key is 409. */
 async function replayOf(merchantId: string, idempotencyKey: string, request: string) {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '#shared/crypto/digest.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { scanJson } from '#shared/json.ts';
 import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts';
@@ -156,9 +156,4 @@ export function isoOrNull(value: unknown): string | null {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value)
     ? value
     : new Date(time).toISOString();
-}
-
-/** The SHA-256 of a text's UTF-8 bytes, in hex. */
-export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
 }

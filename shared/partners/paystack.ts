@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BANKS, type BankRecord } from '#shared/banks/data.ts';
 import { findBank } from '#shared/banks/index.ts';
+import { sha256Hex } from '#shared/crypto/digest.ts';
 import {
   ANSWER_RESERVE_MS,
   CONFIRM_GRACE_MS,
@@ -42,7 +43,6 @@ import {
   personText,
   readDeliveryJson,
   record,
-  sha256Hex,
   text,
   unusableDelivery,
 } from '#shared/partners/payloads.ts';

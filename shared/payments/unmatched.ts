@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { type AccountOwner, ownerOf } from '#shared/accounts/owners.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll } from '#shared/aws/query.ts';
+import { sha256Hex } from '#shared/crypto/digest.ts';
 import { UNMATCHED_PAYMENT } from '#shared/definitions/alerts.ts';
 import { logger } from '#shared/logger.ts';
 import { traceKeys } from '#shared/partner-webhooks/trace.ts';
@@ -78,7 +78,7 @@ function variantOf(event: Kept): string {
           event.type,
           ...(event.type === 'PaymentRejected' && event.alias_ids ? [event.alias_ids] : []),
         ];
-  return createHash('sha256').update(JSON.stringify(fields)).digest('hex').slice(0, 24);
+  return sha256Hex(JSON.stringify(fields)).slice(0, 24);
 }
 
 /** Everything kept under one payment key (`<partner>:<id>`). */

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { openWithIssuedAccount } from '#shared/accounts/issue.ts';
 import { tableName } from '#shared/aws/clients.ts';
+import { sha256Hex } from '#shared/crypto/digest.ts';
 import { DuplicateReference, ValidationError } from '#shared/errors.ts';
 import { newId } from '#shared/ids.ts';
 import { partner } from '#shared/partners/registry.ts';
@@ -18,7 +18,7 @@ import {
 
 function fingerprint(request: VirtualAccountRequest): string {
   const canonical = JSON.stringify([request.amount, request.expires_in_minutes, request.customer ?? null]);
-  return createHash('sha256').update(canonical).digest('hex');
+  return sha256Hex(canonical);
 }
 
 function asRetry(existing: VirtualAccount, request: VirtualAccountRequest): VirtualAccount {

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { accountNamedBy, namesAccount } from '#shared/accounts/destination.ts';
 import { BeneficiaryNotFound, getBeneficiary } from '#shared/beneficiaries/store.ts';
+import { sha256Hex } from '#shared/crypto/digest.ts';
 import { DuplicateReference, ValidationError } from '#shared/errors.ts';
 import { CompanionConflict, debit } from '#shared/ledger/ledger.ts';
 import { transferFee } from '#shared/money.ts';
@@ -41,7 +41,7 @@ function fingerprint(request: TransferRequest): string {
     'narration',
   ] as const;
   const canonical = JSON.stringify(fields.map((field) => [field, request[field] ?? null]));
-  return createHash('sha256').update(canonical).digest('hex');
+  return sha256Hex(canonical);
 }
 
 /** Exactly one destination form: a beneficiary, a validation session, or account + bank. */

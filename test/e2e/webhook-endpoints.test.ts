@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
-import { digestOf } from '#shared/http/idempotency.ts';
+import { sha256Base64url } from '#shared/crypto/digest.ts';
 import { getEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { call, callFrom, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
@@ -258,7 +258,7 @@ describe('webhook endpoints (API.md §8)', () => {
       await dynamo.send(
         new UpdateCommand({
           TableName: tableName('webhookEndpoints'),
-          Key: { merchant_id: m.merchant.merchant_id, endpoint_id: `#key#${digestOf('k-24h')}` },
+          Key: { merchant_id: m.merchant.merchant_id, endpoint_id: `#key#${sha256Base64url('k-24h')}` },
           UpdateExpression: 'SET expires_at = :past',
           ConditionExpression: 'attribute_exists(endpoint_id)',
           ExpressionAttributeValues: { ':past': Date.now() - 1 },
@@ -285,7 +285,7 @@ describe('webhook endpoints (API.md §8)', () => {
       // The remembered key is no endpoint: the list holds endpoints only, and its id names none.
       expect((await list(m)).map((e) => e.url)).toContain('http://127.0.0.1:9/sixth');
       expect(await list(m)).toHaveLength(5);
-      const key = encodeURIComponent(`#key#${digestOf('after-limit')}`);
+      const key = encodeURIComponent(`#key#${sha256Base64url('after-limit')}`);
       for (const [method, path] of [
         ['DELETE', `/webhook-endpoints/${key}`],
         ['POST', `/webhook-endpoints/${key}/rotate-secret`],
