@@ -51,6 +51,7 @@ import {
   CONTRADICTED_SETTLEMENT,
   EVENT_NOT_FANNED_OUT,
   OVERDUE_TRANSFER,
+  RECIPIENT_NOT_CONFIRMED,
   UNMATCHED_PAYMENT,
   UNREADABLE_TRANSFER_ANSWER,
 } from '#shared/definitions/alerts.ts';
@@ -894,6 +895,8 @@ export class PaymentsStack extends Stack {
       "The partner's word contradicts a settled transfer (paid after it failed and was refunded, or failed after success): reconcile it with the partner";
     const unreadable =
       'The partner answered about a transfer in a way that settles nothing (another reference, another currency, an unreadable amount): the transfer stays pending; reconcile it with the partner';
+    const unconfirmed =
+      'The partner answered a transfer recipient with another account than asked (or none): the transfer fails, refunded; many at once mean its answers changed shape';
     for (const [name, fn, message, description] of [
       [
         'ContradictedTransfers',
@@ -905,6 +908,8 @@ export class PaymentsStack extends Stack {
       ['ContradictedTransfersApi', parts.transfers, CONTRADICTED_SETTLEMENT, contradicted],
       ['UnreadableTransferAnswersRequery', parts.requery, UNREADABLE_TRANSFER_ANSWER, unreadable],
       ['UnreadableTransferAnswersApi', parts.transfers, UNREADABLE_TRANSFER_ANSWER, unreadable],
+      ['UnconfirmedRecipientsRequery', parts.requery, RECIPIENT_NOT_CONFIRMED, unconfirmed],
+      ['UnconfirmedRecipientsApi', parts.transfers, RECIPIENT_NOT_CONFIRMED, unconfirmed],
     ] as const) {
       logAlarm(name, fn, message, description);
     }

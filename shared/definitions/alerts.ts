@@ -25,6 +25,14 @@ export const CONTRADICTED_SETTLEMENT = 'transfer verdict contradicts its settled
 export const UNREADABLE_TRANSFER_ANSWER = 'partner answered about a transfer in a way that settles nothing';
 
 /**
+ * The partner answered a transfer's recipient with another account than the one asked for (the
+ * same number at another bank, say), or shows none: never paid. The transfer ends failed and
+ * refunded once the partner shows no transfer under its reference; many of them at once mean the
+ * partner's answers changed shape, and every transfer to that bank or account fails until fixed.
+ */
+export const RECIPIENT_NOT_CONFIRMED = 'partner answered with a transfer recipient for another account';
+
+/**
  * An event the fan-out can never fan out (the stream record is malformed, or DynamoDB refuses the
  * request it makes of it): skipped so the events after it are not held up, its deliveries never made.
  */

@@ -10,7 +10,7 @@ import {
   partnerTimeLeft,
   withInvocationDeadline,
 } from '#shared/deadline.ts';
-import { UNREADABLE_TRANSFER_ANSWER } from '#shared/definitions/alerts.ts';
+import { RECIPIENT_NOT_CONFIRMED, UNREADABLE_TRANSFER_ANSWER } from '#shared/definitions/alerts.ts';
 import {
   AccountNotFound,
   BankNotSupported,
@@ -331,7 +331,8 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       exact(details?.account_number, 20) !== order.account_number ||
       exact(details?.bank_code, 20) !== bank.code
     ) {
-      logger.error('paystack answered with a transfer recipient not shown to be the account asked for', {
+      logger.error(RECIPIENT_NOT_CONFIRMED, {
+        partner: 'paystack',
         reference: order.reference,
         bank_code: bank.code,
         answered_bank_code: shownWord(details?.bank_code ?? null),
@@ -478,8 +479,10 @@ export function createPaystackPartner(options: PaystackOptions): BankingPartner 
       // A resend's earlier send may still be in the making (see `refused`): pending, not failed.
       if (earlierSendMayBeInTheMaking(order)) return { status: 'pending' };
       // A recipient answered for another account (Paystack hands back its record of the number at
-      // another bank, say) is refused like a refusal: every send would get it again, and nothing
-      // was sent under the reference.
+      // another bank, say) ends it like a refused recipient: every send would get it again. Final
+      // only as any refusal of a first send is: verify (above) shows no transfer under the
+      // reference, and any POST /transfer made under it (a remembered code's, before the recipient
+      // was made again) was refused at once.
       return {
         status: 'failed',
         reason: attempt.notShown ? RECIPIENT_NOT_SHOWN : (messageOf(answer.body) ?? DEFAULT_FAILURE),

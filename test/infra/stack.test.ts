@@ -11,6 +11,7 @@ import {
   CONTRADICTED_SETTLEMENT,
   EVENT_NOT_FANNED_OUT,
   OVERDUE_TRANSFER,
+  RECIPIENT_NOT_CONFIRMED,
   UNMATCHED_PAYMENT,
   UNREADABLE_TRANSFER_ANSWER,
 } from '#shared/definitions/alerts.ts';
@@ -609,6 +610,8 @@ describe('the AWS stack', () => {
         'ContradictedTransfersApi-dev',
         'UnreadableTransferAnswersRequery-dev',
         'UnreadableTransferAnswersApi-dev',
+        'UnconfirmedRecipientsRequery-dev',
+        'UnconfirmedRecipientsApi-dev',
       ].sort(),
     );
     for (const alarm of alarms) {
@@ -623,6 +626,7 @@ describe('the AWS stack', () => {
       UNMATCHED_PAYMENT,
       CONTRADICTED_SETTLEMENT,
       UNREADABLE_TRANSFER_ANSWER,
+      RECIPIENT_NOT_CONFIRMED,
       EVENT_NOT_FANNED_OUT,
     ]) {
       dev.template.hasResourceProperties('AWS::Logs::MetricFilter', {

@@ -334,6 +334,34 @@ describe('Paystack answers about a transfer that do not read exactly', () => {
     expect(memo.entries.size).toBe(1);
   });
 
+  it('ends failed a first send whose remembered recipient Paystack refused and whose new one shows another account', async () => {
+    const memo = memoMap();
+    const { port } = proxy.address() as AddressInfo;
+    const remembering = adapter({ ...standIn, url: `http://127.0.0.1:${port}` } as PaystackStandIn, memo);
+    patch = () => undefined;
+    const first = order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'fresh1');
+    expect(await remembering.sendTransfer(first)).toEqual({ status: 'pending' });
+    expect(memo.entries.size).toBe(1);
+    // Paystack forgets the remembered code: POST /transfer under the reference is refused
+    // (invalid_transfer_recipient), the recipient is made again, and comes back for another bank.
+    standIn.forgetRecipients();
+    patch = dataPatched(
+      (method, path) => method === 'POST' && path === '/transferrecipient',
+      (data) => ({ data: { ...data, details: { ...(data.details as Json), bank_code: '044' } } }),
+    );
+    const second = {
+      ...order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'fresh2'),
+      account_number: first.account_number,
+    };
+    expect(await remembering.sendTransfer(second)).toEqual({
+      status: 'failed',
+      reason: 'The banking partner could not confirm the recipient account',
+    });
+    // The refused POST /transfer made nothing, and verify shows nothing: the refund meets no payment.
+    expect(standIn.transfer(second.reference)).toBeUndefined();
+    patch = () => undefined;
+  });
+
   it('names no one from a name enquiry answered about another account or saying it failed', async () => {
     const asked = standInAccountNumber(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, BANK, 9_001);
     const resolving = (method: string, path: string) => method === 'GET' && path.startsWith('/bank/resolve');

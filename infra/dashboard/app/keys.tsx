@@ -25,6 +25,11 @@ export function ApiKeys() {
   const [status, setStatus] = useState<string>();
   // One change at a time; the list is read again after each, made or refused.
   const { act, working, error, setError } = useActions(keys.reload);
+  // A dialog shows its own change's refusal only: an earlier one's is cleared when it opens and closes.
+  const open = (what: NonNullable<typeof acting>) => {
+    setError(undefined);
+    setActing(what);
+  };
   const close = () => {
     setActing(undefined);
     setError(undefined);
@@ -100,7 +105,7 @@ export function ApiKeys() {
                     type="button"
                     class="secondary"
                     disabled={working}
-                    onClick={() => setActing({ kind: 'roll', key })}
+                    onClick={() => open({ kind: 'roll', key })}
                   >
                     Roll
                   </button>
@@ -108,7 +113,7 @@ export function ApiKeys() {
                     type="button"
                     class="secondary"
                     disabled={working}
-                    onClick={() => setActing({ kind: 'ips', key })}
+                    onClick={() => open({ kind: 'ips', key })}
                   >
                     Edit IPs
                   </button>
@@ -116,7 +121,7 @@ export function ApiKeys() {
                     type="button"
                     class="danger"
                     disabled={working}
-                    onClick={() => setActing({ kind: 'revoke', key })}
+                    onClick={() => open({ kind: 'revoke', key })}
                   >
                     Revoke
                   </button>

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { currentSession, request } from './api.ts';
-import { naira, problem, when } from './format.ts';
+import { naira, when } from './format.ts';
 import type { Overview as OverviewData, Transaction } from './types.ts';
-import { Alert, Status, Table, useLoad } from './ui.tsx';
+import { Alert, Status, Table, useActions, useLoad } from './ui.tsx';
 
 export const TRANSACTION_COLUMNS = [
   { label: 'Date', cell: (t: Transaction) => when(t.created_at) },
@@ -69,12 +69,12 @@ export function Overview() {
 /** TOTP enrolment: a secret for the authenticator app, then its first code. */
 function TwoFactor() {
   const [secret, setSecret] = useState<{ secret: string; otpauth_uri: string }>();
-  const [error, setError] = useState<string>();
   const [done, setDone] = useState<string>();
+  // One step at a time: a double click on Set up would make two secrets, and show the one replaced.
+  const { act, working, error } = useActions();
   const accessToken = () => currentSession()?.access_token ?? '';
-  const start = async () => {
-    setError(undefined);
-    try {
+  const start = () =>
+    act(async () => {
       setSecret(
         (
           await request<{ secret: string; otpauth_uri: string }>('POST', '/mfa/totp', {
@@ -82,27 +82,21 @@ function TwoFactor() {
           })
         ).data,
       );
-    } catch (failure) {
-      setError(problem(failure));
-    }
-  };
-  const confirm = async (event: Event) => {
+    });
+  const confirm = (event: Event) => {
     event.preventDefault();
     const code = String(new FormData(event.currentTarget as HTMLFormElement).get('code'));
-    setError(undefined);
-    try {
+    return act(async () => {
       await request('POST', '/mfa/totp/verify', { access_token: accessToken(), code });
       setSecret(undefined);
       setDone('Two-factor authentication is on: every sign-in now asks for a code.');
-    } catch (failure) {
-      setError(problem(failure));
-    }
+    });
   };
   return (
     <section aria-labelledby="two-factor">
       <h2 id="two-factor">Two-factor authentication</h2>
       {!secret && !done && (
-        <button type="button" class="secondary" onClick={start}>
+        <button type="button" class="secondary" disabled={working} onClick={start}>
           Set up two-factor authentication
         </button>
       )}
@@ -114,7 +108,9 @@ function TwoFactor() {
           </p>
           <label for="totp-code">Code from your app</label>
           <input id="totp-code" name="code" inputMode="numeric" pattern="[0-9]{6}" required />
-          <button type="submit">Turn on</button>
+          <button type="submit" disabled={working}>
+            Turn on
+          </button>
         </form>
       )}
       <Alert text={error} />

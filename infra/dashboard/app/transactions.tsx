@@ -1,11 +1,14 @@
-import { useRef, useState } from 'preact/hooks';
-import { ApiFailure, type Page, query, request } from './api.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiFailure, currentSession, type Page, query, request } from './api.ts';
 import { problem, transactionsCsv } from './format.ts';
 import { TRANSACTION_COLUMNS } from './overview.tsx';
 import type { Transaction } from './types.ts';
 import { Alert, MORE_FOLLOW, Pager, Status, Table, useCursors, useLoad } from './ui.tsx';
 
 type Filter = { type?: string; status?: string; from?: string; to?: string };
+
+/** Rate-limit waits in a row after which an export gives up (the limit is spent elsewhere too). */
+const MAX_EXPORT_WAITS = 5;
 
 /** Transactions with the filters of GET /transactions, cursor paging, and CSV export of a filter. */
 export function Transactions() {
@@ -26,17 +29,29 @@ export function Transactions() {
     paging.reset();
     setFilter({ type: pick('type'), status: pick('status'), from: pick('from'), to: pick('to') });
   };
-  // One export at a time (a double click exports once).
+  // One export at a time (a double click exports once), given up when the page goes (another page,
+  // sign-out) or the session becomes another's: nothing of it runs on, or lands in the next one.
   const exporting = useRef(false);
+  const here = useRef(true);
+  useEffect(
+    () => () => {
+      here.current = false;
+    },
+    [],
+  );
   const exportCsv = async () => {
     if (exporting.current) return;
     exporting.current = true;
     setError(undefined);
     setStatus('Exporting…');
+    const merchant = currentSession()?.merchant_id;
+    const goneOn = () => !here.current || currentSession()?.merchant_id !== merchant;
     try {
       const rows: Transaction[] = [];
       let next: string | undefined;
+      let waits = 0;
       for (;;) {
+        if (goneOn()) return;
         let result: Page<Transaction[]>;
         try {
           result = await request<Transaction[]>(
@@ -46,18 +61,22 @@ export function Transactions() {
         } catch (failure) {
           // A long history spends the user's 100 requests a minute: wait as the limit says, and go
           // on from the same page, rather than fail (a retry would start again from the first).
-          if (!(failure instanceof ApiFailure && failure.retryAfter)) throw failure;
+          if (!(failure instanceof ApiFailure && failure.retryAfter) || ++waits > MAX_EXPORT_WAITS) {
+            throw failure;
+          }
           setStatus(
             `Exporting… ${rows.length} so far; the rate limit lets it go on in ${failure.retryAfter} s.`,
           );
           await new Promise((resolve) => setTimeout(resolve, (failure.retryAfter ?? 1) * 1000));
           continue;
         }
+        waits = 0;
         rows.push(...result.data);
         next = result.nextCursor ?? undefined;
         if (!next) break;
         setStatus(`Exporting… ${rows.length} so far.`);
       }
+      if (goneOn()) return;
       const url = URL.createObjectURL(
         new Blob([transactionsCsv(rows as unknown as Record<string, unknown>[])], { type: 'text/csv' }),
       );

@@ -99,7 +99,15 @@ export function Webhooks() {
                 <button type="button" class="secondary" disabled={working} onClick={() => rotate(endpoint)}>
                   Rotate secret
                 </button>
-                <button type="button" class="danger" disabled={working} onClick={() => setDeleting(endpoint)}>
+                <button
+                  type="button"
+                  class="danger"
+                  disabled={working}
+                  onClick={() => {
+                    setError(undefined);
+                    setDeleting(endpoint);
+                  }}
+                >
                   Delete
                 </button>
               </fieldset>
