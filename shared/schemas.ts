@@ -139,12 +139,18 @@ export function textSchema(max: number) {
   );
 }
 
-/** Text (`textSchema`) that says something: neither empty nor white space only. */
+/**
+ * What shows nothing on its own: white space and separators, format characters (zero-width
+ * space, direction marks and isolates, the BOM) and combining marks with no letter to sit on.
+ */
+const SHOWS_SOMETHING = /[^\s\p{Z}\p{Cf}\p{Mn}\p{Me}]/u;
+
+/** Text (`textSchema`) that says something: neither empty nor made only of what shows nothing. */
 export function namingTextSchema(max: number) {
   return v.pipe(
     textSchema(max),
     v.minLength(1, 'Must not be empty'),
-    v.check((text) => text.trim() !== '', 'Must not be blank'),
+    v.check((text) => SHOWS_SOMETHING.test(text), 'Must not be blank'),
   );
 }
 

@@ -293,10 +293,18 @@ async function enabledEndpoint(merchantId: string, endpointId: string): Promise<
   return endpoint;
 }
 
+/**
+ * How long a deleted endpoint's item is kept before DynamoDB's TTL removes it, with its secrets:
+ * nothing reads it after (a delivery to a missing endpoint ends as to a deleted one), and every
+ * merchant's list, fan-out and redelivery reads past the deleted endpoints it still holds.
+ */
+export const DELETED_ENDPOINT_KEPT_MS = 7 * 24 * 3600 * 1000;
+
 /** Deletes an endpoint: nothing more is sent to it, and it no longer counts towards the limit. */
 export async function deleteEndpoint(merchantId: string, endpointId: string): Promise<EndpointRecord> {
   const endpoint = await enabledEndpoint(merchantId, endpointId);
   const now = nowIso();
+  const forgottenAt = Math.ceil((Date.parse(now) + DELETED_ENDPOINT_KEPT_MS) / 1000);
   try {
     // Another create, delete or rotation of the merchant's at the same moment cancels this with
     // TransactionConflict, and nothing was written.
@@ -308,10 +316,15 @@ export async function deleteEndpoint(merchantId: string, endpointId: string): Pr
               Update: {
                 TableName: tableName('webhookEndpoints'),
                 Key: { merchant_id: merchantId, endpoint_id: endpointId },
-                UpdateExpression: 'SET #status = :deleted, updated_at = :now',
+                UpdateExpression: 'SET #status = :deleted, updated_at = :now, #ttl = :ttl',
                 ConditionExpression: '#status = :enabled',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':deleted': 'deleted', ':enabled': 'enabled', ':now': now },
+                ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+                ExpressionAttributeValues: {
+                  ':deleted': 'deleted',
+                  ':enabled': 'enabled',
+                  ':now': now,
+                  ':ttl': forgottenAt,
+                },
               },
             },
             counterItem(merchantId, -1),

@@ -47,6 +47,25 @@ describe('JSON bodies over HTTP', () => {
     expect(response.body).toMatchObject({ status: 'error', code: 'unsupported_media_type' });
   });
 
+  it('answers 415 for a body with a Content-Encoding other than identity, never reading it as sent', async () => {
+    for (const coding of ['gzip', 'br', 'identity, gzip', 'GZIP']) {
+      const response = await call(gateway, 'POST', '/echo', {
+        rawBody: '{"amount":1}',
+        headers: { 'content-type': 'application/json', 'content-encoding': coding },
+      });
+      expect([response.status, response.body?.code, response.body?.message], coding).toEqual([
+        415,
+        'unsupported_media_type',
+        'Content-Encoding is not supported: send the body uncompressed',
+      ]);
+    }
+    const plain = await call(gateway, 'POST', '/echo', {
+      rawBody: '{"amount":1}',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+    });
+    expect(plain.status).toBe(201);
+  });
+
   it.each(['application/vnd.api+json', 'application/problem+json', 'application/merge-patch+json'])(
     'answers 415 for %s: only application/json is a JSON body (API.md §3)',
     async (type) => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { sha256Base64url } from '#shared/crypto/digest.ts';
-import { getEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
+import { DELETED_ENDPOINT_KEPT_MS, getEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
 import { call, callFrom, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
@@ -119,6 +119,12 @@ describe('webhook endpoints (API.md §8)', () => {
     expect(data<Endpoint>(deleted)).toMatchObject({ id: endpoint.id, status: 'deleted' });
     expect(data<Endpoint>(deleted).secret).toBeUndefined();
     expect(await list(m)).toEqual([]);
+    // Kept a week, then DynamoDB's TTL removes it and its secrets (a delivery finds it missing: deleted).
+    const stored = await getEndpoint(m.merchant.merchant_id, endpoint.id);
+    expect(stored?.status).toBe('deleted');
+    const week = Date.now() / 1000 + DELETED_ENDPOINT_KEPT_MS / 1000;
+    expect((stored as { ttl?: number } | undefined)?.ttl).toBeGreaterThan(week - 60);
+    expect((stored as { ttl?: number } | undefined)?.ttl).toBeLessThan(week + 60);
     const again = await call(gateway, 'DELETE', `/webhook-endpoints/${endpoint.id}`, { headers: m.headers });
     expect(again.status).toBe(404);
   });

@@ -132,7 +132,16 @@ describe('validation messages', () => {
     expect(errorsOf(createBeneficiaryRequest.body, { ...account, nickname: '' })).toEqual([
       { field: 'nickname', message: 'Must not be empty' },
     ]);
-    for (const nickname of [' ', '\u00a0\u2003', '\u3000']) {
+    for (const nickname of [
+      ' ',
+      '\u00a0\u2003',
+      '\u3000',
+      '\u200b',
+      '\u2066\u2069',
+      '\u200e',
+      '\u0301',
+      '\ufeff',
+    ]) {
       expect(errorsOf(createBeneficiaryRequest.body, { ...account, nickname })).toEqual([
         { field: 'nickname', message: 'Must not be blank' },
       ]);
@@ -143,7 +152,8 @@ describe('validation messages', () => {
 
   it('refuse a customer name of white space only (the partner would get no name)', () => {
     const email = 'ngozi@acme.ng';
-    for (const name of [' ', '   ', '\u00a0\u2003', '\u3000']) {
+    // Invisible characters only, or a combining mark with no letter: the account name would show nothing.
+    for (const name of [' ', '   ', '\u00a0\u2003', '\u3000', '\u200b', '\u2066\u2069', '\u200e', '\u0301']) {
       expect(
         errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { name, email } }),
       ).toEqual([{ field: 'customer.name', message: 'Must not be blank' }]);
@@ -154,5 +164,11 @@ describe('validation messages', () => {
     expect(
       errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { name: ' Ngozi ', email } }),
     ).toEqual([]);
+    // A letter with its combining mark, or between direction marks, says something.
+    for (const name of ['e\u0301', '\u2067\u0639\u0644\u064a\u2069', '\u{1F600}']) {
+      expect(
+        errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { name, email } }),
+      ).toEqual([]);
+    }
   });
 });
