@@ -111,7 +111,8 @@ describe('the sandbox partner restarted on its data folder', () => {
           account_number: ownAccount,
           amount: 15_000,
         });
-        later = await call(second.url, 'POST', '/v1/accounts', { kind: 'wallet', name: 'After Cut Ltd' });
+        // A name with spaces around it is named without them.
+        later = await call(second.url, 'POST', '/v1/accounts', { kind: 'wallet', name: ' After Cut Ltd  ' });
       } finally {
         await second.close();
       }
