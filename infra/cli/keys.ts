@@ -245,7 +245,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     const record = await lifecycle
       .editAllowedIps(apiKey, ips)
       .catch((error: Error) =>
-        usage(error.name === 'NotFound' ? `no key ${apiKey}` : `--ip: ${reasonOf(error)}`),
+        usage(error.name === 'NotFound' ? `no active key ${apiKey}` : `--ip: ${reasonOf(error)}`),
       );
     return print(
       { api_key: record.api_key, allowed_ips: record.allowed_ips ?? [] },

@@ -134,6 +134,22 @@ Targets.RespondToAuthChallenge = (services) => {
   };
 };
 
+// A new password set by an administrator (a re-invite's temporary password) ends the user's open
+// sessions: a first sign-in begun with the password it replaces can no longer set a password of its
+// own, and lock out the user who got the new one.
+const { AdminSetUserPassword } = Targets;
+Targets.AdminSetUserPassword = (services) => {
+  const target = AdminSetUserPassword(services);
+  return async (ctx, req) => {
+    const pool = await services.cognito.getUserPool(ctx, req.UserPoolId);
+    const user = await pool.getUserByUsername(ctx, req.Username);
+    const answer = await target(ctx, req);
+    if (user)
+      for (const [session, open] of sessions) if (open.username === user.Username) sessions.delete(session);
+    return answer;
+  };
+};
+
 // The stack's pool lets only administrators create users (`AllowAdminCreateUserOnly`): Cognito
 // then refuses `SignUp`, which cognito-local would take with any attributes, a merchant id included.
 const { SignUp } = Targets;

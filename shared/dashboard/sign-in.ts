@@ -98,15 +98,22 @@ export async function signIn(email: string, password: string): Promise<SignInRes
   return resultOf(normalized, answer.AuthenticationResult, answer.ChallengeName, answer.Session);
 }
 
+/** The characters Cognito counts as symbols in a password (its developer guide's set). */
+const COGNITO_SYMBOLS = '^ $ * . [ ] { } ( ) ? " ! @ # % & / \\ , > < \' : ; | _ ~ ` = + -';
+const COGNITO_SYMBOL = /[\^$*.[\]{}()?"!@#%&/\\,><':;|_~`=+\- ]/;
+
 /** Why a new password breaks the pool's policy, or nothing (checked here, for a clear 400). */
 export function passwordProblem(password: string): string | undefined {
   const policy = DASHBOARD_USER_POOL.passwordPolicy;
+  // Cognito refuses a password that starts or ends with a space, and counts as symbols only its own
+  // set and a space inside: the same rules here, so one taken locally is taken on AWS.
+  if (/^\s|\s$/.test(password)) return 'Must not start or end with a space';
   const missing = [
     password.length < policy.MinimumLength && `at least ${policy.MinimumLength} characters`,
     !/[A-Z]/.test(password) && 'an upper-case letter',
     !/[a-z]/.test(password) && 'a lower-case letter',
     !/\d/.test(password) && 'a digit',
-    !/[^A-Za-z0-9]/.test(password) && 'a symbol',
+    !COGNITO_SYMBOL.test(password) && `a symbol (${COGNITO_SYMBOLS} or a space inside)`,
   ].filter(Boolean);
   return missing.length > 0 ? `Must have ${missing.join(', ')}` : undefined;
 }

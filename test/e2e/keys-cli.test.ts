@@ -209,6 +209,17 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     const signInWith = async (password: string) =>
       (await call(gateway, 'POST', '/api/v1/dashboard/sessions', { body: { email, password } })).status;
     expect(await signInWith(result.temporary_password)).toBe(401);
+    // A first sign-in begun with the replaced password cannot finish: its session ended with it, so
+    // whoever held the lost password cannot choose one and lock out the user given the new one.
+    const stale = await call(gateway, 'POST', '/api/v1/dashboard/sessions/challenge', {
+      body: {
+        email,
+        challenge: 'NEW_PASSWORD_REQUIRED',
+        session: (signIn.body?.data as { session?: string } | undefined)?.session,
+        new_password: 'Pw-stale-session-Aa1!',
+      },
+    });
+    expect(stale.status).toBe(401);
     const renewed = await call(gateway, 'POST', '/api/v1/dashboard/sessions', {
       body: { email, password: resent.temporary_password },
     });

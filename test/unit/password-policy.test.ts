@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { passwordProblem } from '#shared/dashboard/sign-in.ts';
+
+describe("a dashboard user's new password, checked as Cognito checks it", () => {
+  it('takes a password with each class and one of Cognito symbols, or a space inside', () => {
+    for (const password of [
+      'Abcdefgh1234!',
+      'Abcdefgh1234`',
+      'Abcdefgh 1234',
+      'Abcdefgh1234=',
+      'Abc\\defgh1234',
+    ]) {
+      expect(passwordProblem(password), password).toBeUndefined();
+    }
+  });
+
+  it('refuses a space at either end, and a symbol Cognito does not count (so AWS would refuse it too)', () => {
+    expect(passwordProblem(' Abcdefgh1234!')).toBe('Must not start or end with a space');
+    expect(passwordProblem('Abcdefgh1234! ')).toBe('Must not start or end with a space');
+    for (const password of ['Abcdefgh1234€', 'Abcdefgh1234é', 'Abcdefgh1234\u00a0x']) {
+      expect(passwordProblem(password), password).toMatch(
+        /^Must have a symbol \(\^ \$ \* .* or a space inside\)$/,
+      );
+    }
+  });
+});
