@@ -84,6 +84,7 @@ import {
   STREAMS,
 } from '#shared/definitions/streams.ts';
 import { TABLE_LIST, TABLES, type TableName } from '#shared/definitions/tables.ts';
+import { UNSUPPORTED_CODING } from '#shared/http/errors.ts';
 import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
 import type { SecretName } from '#shared/secrets.ts';
@@ -602,6 +603,14 @@ export class PaymentsStack extends Stack {
       statusCode: '413',
       responseHeaders: JSON_HEADERS,
       templates: body({ status: 'error', message: 'Request body too large', code: 'payload_too_large' }),
+    });
+    // A body API Gateway cannot decompress (REST APIs decode gzip and deflate request bodies by
+    // default): 415 in the contract's words, not DEFAULT_4XX's validation_error.
+    api.addGatewayResponse('Gw-UNSUPPORTED_MEDIA_TYPE', {
+      type: ResponseType.UNSUPPORTED_MEDIA_TYPE,
+      statusCode: '415',
+      responseHeaders: JSON_HEADERS,
+      templates: body({ status: 'error', message: UNSUPPORTED_CODING, code: 'unsupported_media_type' }),
     });
     // Any other refusal of API Gateway's own (a malformed Authorization header, say): its status
     // and its words, in the envelope with a request id, never a bare `{"message"}`.

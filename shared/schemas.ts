@@ -141,9 +141,10 @@ export function textSchema(max: number) {
 
 /**
  * What shows nothing on its own: white space and separators, format characters (zero-width
- * space, direction marks and isolates, the BOM) and combining marks with no letter to sit on.
+ * space, direction marks and isolates, the BOM), combining marks with no letter to sit on, and the
+ * letters drawn blank (Hangul fillers, the Braille blank).
  */
-const SHOWS_SOMETHING = /[^\s\p{Z}\p{Cf}\p{Mn}\p{Me}]/u;
+const SHOWS_SOMETHING = /[^\s\p{Z}\p{Cf}\p{Mn}\p{Me}\u115F\u1160\u3164\uFFA0\u2800]/u;
 
 /** Text (`textSchema`) that says something: neither empty nor made only of what shows nothing. */
 export function namingTextSchema(max: number) {

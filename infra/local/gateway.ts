@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, ServerResponse, STATUS
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { gunzipSync, inflateSync } from 'node:zlib';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -29,7 +30,7 @@ import {
   servedPaths,
 } from '#shared/definitions/routes.ts';
 import { ApiError, MethodNotAllowed, RateLimited, Unauthorized } from '#shared/errors.ts';
-import { errorResult } from '#shared/http/errors.ts';
+import { errorResult, UNSUPPORTED_CODING } from '#shared/http/errors.ts';
 
 /** API.md §11: headers and body must be complete within 30 seconds. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -149,6 +150,26 @@ function readBody(request: IncomingMessage): Promise<Buffer | 'too_large'> {
     request.on('end', () => resolve(size > GATEWAY_MAX_BODY_BYTES ? 'too_large' : Buffer.concat(chunks)));
     request.on('error', reject);
   });
+}
+
+/**
+ * A body as API Gateway hands it on (REST APIs decompress request bodies by default): decompressed
+ * when its `Content-Encoding` is gzip or deflate, as sent when identity or none; any other coding,
+ * or a body not compressed as it says, is API Gateway's 415. The header stays on the request.
+ */
+export function decodedBody(
+  body: Buffer,
+  encoding: string | undefined,
+): Buffer | 'unsupported' | 'too_large' {
+  const coding = (encoding ?? '').trim().toLowerCase();
+  if (coding === '' || coding === 'identity' || body.length === 0) return body;
+  const inflate = coding === 'gzip' ? gunzipSync : coding === 'deflate' ? inflateSync : undefined;
+  if (!inflate) return 'unsupported';
+  try {
+    return inflate(body, { maxOutputLength: GATEWAY_MAX_BODY_BYTES });
+  } catch (error) {
+    return (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' ? 'too_large' : 'unsupported';
+  }
 }
 
 function send(response: ServerResponse, result: APIGatewayProxyResult): void {
@@ -356,11 +377,18 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const requestId = randomUUID();
     // Like API Gateway, the whole request is received before anything answers it: an early answer
     // would otherwise share the connection with the slow-request 408.
-    const body = await readBody(request);
+    const sent = await readBody(request);
+    const body = sent === 'too_large' ? sent : decodedBody(sent, request.headers['content-encoding']);
     if (body === 'too_large') {
       return send(
         response,
         errorResult(new ApiError('payload_too_large', 'Request body too large'), requestId),
+      );
+    }
+    if (body === 'unsupported') {
+      return send(
+        response,
+        errorResult(new ApiError('unsupported_media_type', UNSUPPORTED_CODING), requestId),
       );
     }
     // Node keeps the first of a repeated Host; RFC 9112 §3.2 answers such a request 400.

@@ -181,7 +181,7 @@ async function issueAccount(
   const serial = `${ISSUED_PREFIX}${String(randomInt(0, 10_000_000)).padStart(7, '0')}`;
   const account = {
     account_number: toNuban(bankCode, serial),
-    account_name: cutText(`NAIRAPAY/${name.trim().toUpperCase()}`, 60),
+    account_name: cutText(`NAIRAPAY/${name.trim().toUpperCase()}`, 60).trimEnd(),
     bank_code: bankCode,
   };
   book.setIssued(`${bankCode}:${account.account_number}`, account.account_name);

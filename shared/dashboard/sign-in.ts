@@ -107,7 +107,8 @@ export function passwordProblem(password: string): string | undefined {
   const policy = DASHBOARD_USER_POOL.passwordPolicy;
   // Cognito refuses a password that starts or ends with a space, and counts as symbols only its own
   // set and a space inside: the same rules here, so one taken locally is taken on AWS.
-  if (/^\s|\s$/.test(password)) return 'Must not start or end with a space';
+  // Cognito's own pattern is `^[\S]+.*[\S]+$`, white space as Java reads it: ASCII only.
+  if (/^[ \t\n\v\f\r]|[ \t\n\v\f\r]$/.test(password)) return 'Must not start or end with a space';
   const missing = [
     password.length < policy.MinimumLength && `at least ${policy.MinimumLength} characters`,
     !/[A-Z]/.test(password) && 'an upper-case letter',

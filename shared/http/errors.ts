@@ -50,3 +50,10 @@ export function errorResult(error: unknown, requestId: string): APIGatewayProxyR
   if (apiError.details.errors) body.errors = apiError.details.errors;
   return jsonResult(status, body, requestId, apiError.details.headers);
 }
+
+/**
+ * API Gateway's 415 for a body whose `Content-Encoding` it cannot decode (it decodes gzip and
+ * deflate; the stack's gateway response and the local gateway say this).
+ */
+export const UNSUPPORTED_CODING =
+  'Content-Encoding must be gzip, deflate or identity, and the body encoded as it says';

@@ -296,21 +296,6 @@ function guardJsonBody(): Middleware {
       if (!isUtf8Charset(charset)) {
         throw new ApiError('unsupported_media_type', 'Content-Type charset must be utf-8');
       }
-      // A compressed body would be read as JSON text as it is (refused, or worse, taken): only the
-      // body as sent, uncompressed ("identity"), is read (RFC 7694: 415 for a coding not supported).
-      const encodings = headerValues(event.headers, event.multiValueHeaders, ['content-encoding'])[
-        'content-encoding'
-      ];
-      const coded = (encodings ?? [])
-        .flatMap((value) => value.split(','))
-        .map((coding) => coding.trim().toLowerCase())
-        .filter((coding) => coding !== '' && coding !== 'identity');
-      if (coded.length > 0) {
-        throw new ApiError(
-          'unsupported_media_type',
-          'Content-Encoding is not supported: send the body uncompressed',
-        );
-      }
       // The bare media type, so the parser's own check agrees with this one.
       event.headers['content-type'] = mediaType;
     },

@@ -417,6 +417,11 @@ describe('the AWS stack', () => {
       'application/json':
         '{"status":"error","message":$context.error.messageString,"code":"validation_error"}',
     });
+    // A body API Gateway cannot decompress: 415 in the contract's code, as the local gateway answers.
+    expect(responses.get('UNSUPPORTED_MEDIA_TYPE')).toMatchObject({
+      StatusCode: '415',
+      ResponseTemplates: { 'application/json': expect.stringContaining('"code":"unsupported_media_type"') },
+    });
     expect(responses.get('MISSING_AUTHENTICATION_TOKEN')).toMatchObject({
       StatusCode: '404',
       ResponseTemplates: { 'application/json': expect.stringContaining('"code":"route_not_found"') },

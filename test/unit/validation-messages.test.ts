@@ -153,7 +153,18 @@ describe('validation messages', () => {
   it('refuse a customer name of white space only (the partner would get no name)', () => {
     const email = 'ngozi@acme.ng';
     // Invisible characters only, or a combining mark with no letter: the account name would show nothing.
-    for (const name of [' ', '   ', '\u00a0\u2003', '\u3000', '\u200b', '\u2066\u2069', '\u200e', '\u0301']) {
+    for (const name of [
+      ' ',
+      '   ',
+      '\u00a0\u2003',
+      '\u3000',
+      '\u200b',
+      '\u2066\u2069',
+      '\u200e',
+      '\u0301',
+      '\u3164',
+      '\u2800',
+    ]) {
       expect(
         errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { name, email } }),
       ).toEqual([{ field: 'customer.name', message: 'Must not be blank' }]);

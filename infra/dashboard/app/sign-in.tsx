@@ -88,7 +88,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
           <>
             <p>
               Choose your own password: at least 12 characters, with upper and lower case, a digit and a
-              symbol.
+              symbol such as ! @ # $ % &amp; * or a space inside (none at either end).
             </p>
             <label for="new_password">New password</label>
             <input
