@@ -24,6 +24,20 @@ function errorsOf(schema: Parameters<typeof parseOrThrow>[0], value: unknown, lo
   return [];
 }
 
+/** Text that shows nothing: white space, invisible format characters, a lone combining mark, blank letters. */
+const BLANK = [
+  ' ',
+  '   ',
+  '\u00a0\u2003',
+  '\u3000',
+  '\u200b',
+  '\u2066\u2069',
+  '\u200e',
+  '\u0301',
+  '\ufeff',
+  '\u3164',
+  '\u2800',
+];
 describe('validation messages', () => {
   it('say a missing field is required and a wrong type which type is expected', () => {
     expect(errorsOf(createTransferRequest.body, { amount: 1_000, reference: 42 })).toContainEqual({
@@ -132,16 +146,7 @@ describe('validation messages', () => {
     expect(errorsOf(createBeneficiaryRequest.body, { ...account, nickname: '' })).toEqual([
       { field: 'nickname', message: 'Must not be empty' },
     ]);
-    for (const nickname of [
-      ' ',
-      '\u00a0\u2003',
-      '\u3000',
-      '\u200b',
-      '\u2066\u2069',
-      '\u200e',
-      '\u0301',
-      '\ufeff',
-    ]) {
+    for (const nickname of BLANK) {
       expect(errorsOf(createBeneficiaryRequest.body, { ...account, nickname })).toEqual([
         { field: 'nickname', message: 'Must not be blank' },
       ]);
@@ -152,19 +157,7 @@ describe('validation messages', () => {
 
   it('refuse a customer name of white space only (the partner would get no name)', () => {
     const email = 'ngozi@acme.ng';
-    // Invisible characters only, or a combining mark with no letter: the account name would show nothing.
-    for (const name of [
-      ' ',
-      '   ',
-      '\u00a0\u2003',
-      '\u3000',
-      '\u200b',
-      '\u2066\u2069',
-      '\u200e',
-      '\u0301',
-      '\u3164',
-      '\u2800',
-    ]) {
+    for (const name of BLANK) {
       expect(
         errorsOf(createVirtualAccountRequest.body, { amount: 1_000, customer: { name, email } }),
       ).toEqual([{ field: 'customer.name', message: 'Must not be blank' }]);
