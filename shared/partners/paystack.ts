@@ -1197,9 +1197,15 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
   }
   const authorization = record(data.authorization) ?? {};
   // A receiving account given is 10 digits exactly, or the payment is kept: never matched by the
-  // customer code alone as if none were given.
+  // customer code alone as if none were given. Paystack's description gives the field no type: as a
+  // JSON number it is those digits, its leading zeros lost (a whole number of at most 10 digits).
   const givenReceiver = authorization.receiver_bank_account_number ?? undefined;
-  const receiver = exact(givenReceiver, 10) ?? null;
+  const receiver =
+    typeof givenReceiver === 'number'
+      ? Number.isSafeInteger(givenReceiver) && givenReceiver >= 0 && givenReceiver < 1e10
+        ? String(givenReceiver).padStart(10, '0')
+        : null
+      : (exact(givenReceiver, 10) ?? null);
   const accountIds = receivingIds(channel, data, receiver);
   const transactionId = idOf(data.id);
   const amount = data.amount;

@@ -551,7 +551,21 @@ describe('Paystack webhook events', () => {
         reason: expect.stringContaining('its receiving account number is not 10 digits'),
       }),
     ]);
-    for (const receiver of [9930000902, '99300009021', '993000090']) {
+    // Paystack's description gives the field no type: as a JSON number it is its digits, the leading
+    // zeros a number cannot carry put back (a whole number of at most 10 digits).
+    const numbered = dvaChargeSuccess();
+    (numbered.data as Json).authorization = {
+      ...((numbered.data as Json).authorization as Json),
+      receiver_bank_account_number: 9930000902,
+    };
+    expect(eventsOf(numbered)).toEqual(eventsOf(dvaChargeSuccess()));
+    const zeroLed = dvaChargeSuccess();
+    (zeroLed.data as Json).authorization = {
+      ...((zeroLed.data as Json).authorization as Json),
+      receiver_bank_account_number: 123456789,
+    };
+    expect(eventsOf(zeroLed)[0]).toMatchObject({ type: 'PaymentReceived', account_number: '0123456789' });
+    for (const receiver of ['99300009021', '993000090', 99300009021, 9930000902.5, -930000902]) {
       const odd = dvaChargeSuccess();
       const oddData = odd.data as Json;
       oddData.authorization = { ...(oddData.authorization as Json), receiver_bank_account_number: receiver };
