@@ -32,7 +32,7 @@ const USAGE = `Usage:
   npm run ops -- given-up replay [--message <message_id>] [--json] [--stage prod]
   npm run ops -- events fan-out --from <time> --to <time> [--json] [--stage prod]
   npm run ops -- ledger audit [--merchant <merchant_id>] [--json] [--stage prod]
-  npm run ops -- transfers fail <reference> --merchant <merchant_id> --reason "<text>" [--by <name>] [--json] [--stage prod]
+  npm run ops -- transfers fail <reference> --merchant <merchant_id> --reason "<text>" [--partner-checked] [--by <name>] [--json] [--stage prod]
 With --stage, --region <region> sets the AWS region of every call (default: AWS_REGION, else the profile's region).
 
 ledger audit checks every merchant's ledger (or one's): the balance is the sum of its entries, the
@@ -41,7 +41,9 @@ entries run 1..n without gaps, each balance_after follows from the one before, n
 transfers fail ends a pending transfer failed and gives amount + fee back, for one the partner
 never made (check with the partner first: the service never fails a transfer by guess; it asks the
 configured partner too, and refuses one the partner has). The reason is shown to the merchant.
-Refused within 15 minutes of its last hand-over to the partner.
+Refused within 15 minutes of its last hand-over to the partner, and for one sent through another
+partner, or another account of it, than this shell's PARTNER and key (give the service's): only
+--partner-checked, after looking the transfer up with that partner yourself, fails it then.
 
 Exit codes: 0 done, 1 failed (e.g. the service did not answer, a batch could not be replayed, or
 the audit found a problem),
@@ -60,7 +62,7 @@ const OPTIONS_OF: Record<string, Record<string, readonly string[]>> = {
   'given-up': { list: [], replay: ['message'] },
   events: { 'fan-out': ['from', 'to'] },
   ledger: { audit: ['merchant'] },
-  transfers: { fail: ['merchant', 'reason', 'by'] },
+  transfers: { fail: ['merchant', 'reason', 'by', 'partner-checked'] },
 };
 
 /** Refusals that mean the command named something that does not exist (exit 2, like a typo). */
@@ -85,6 +87,7 @@ export async function runOps(argv: string[]): Promise<string> {
     reason: { type: 'string' },
     by: { type: 'string' },
     'allow-over-max-balance': { type: 'boolean', default: false },
+    'partner-checked': { type: 'boolean', default: false },
     stage: { type: 'string' },
     region: { type: 'string' },
     from: { type: 'string' },
@@ -289,6 +292,7 @@ async function failTransfer(reference: string | undefined, values: Values, print
     const { transfer: failed, partnerAsked } = await fail(merchantId ?? '', reference ?? '', {
       reason,
       by: operatorName(values.by as string | undefined),
+      partnerChecked: values['partner-checked'] === true,
     });
     return print(
       { ...toApiTransaction(failed), partner_asked: partnerAsked },

@@ -23,7 +23,13 @@ export const OPERATOR_RETURN_MS = 15 * 60_000;
 
 export class TransferOperatorError extends Error {
   constructor(
-    readonly code: 'not_found' | 'not_pending' | 'recently_sent' | 'known_to_partner' | 'partner_unavailable',
+    readonly code:
+      | 'not_found'
+      | 'not_pending'
+      | 'recently_sent'
+      | 'known_to_partner'
+      | 'partner_unavailable'
+      | 'partner_not_asked',
     message: string,
   ) {
     super(message);
@@ -40,7 +46,12 @@ export class TransferOperatorError extends Error {
 export async function failTransfer(
   merchantId: string,
   reference: string,
-  { reason, by, now = Date.now() }: { reason: string; by: string; now?: number },
+  {
+    reason,
+    by,
+    now = Date.now(),
+    partnerChecked = false,
+  }: { reason: string; by: string; now?: number; partnerChecked?: boolean },
 ): Promise<{ transfer: TransactionRecord; partnerAsked: string }> {
   const transfer = await getTransaction(merchantId, reference);
   if (transfer?.category !== 'transfer')
@@ -75,7 +86,7 @@ export async function failTransfer(
       }`,
     );
   }
-  const asked = await askPartner(transfer);
+  const asked = await askPartner(transfer, partnerChecked);
   const settled = await settleTransfer(
     transfer,
     { status: 'failed', reason },
@@ -99,25 +110,37 @@ export async function failTransfer(
     reason,
     by,
     partner_asked: asked,
+    partner_checked: partnerChecked,
   });
   return { transfer: settled, partnerAsked: asked };
 }
 
 /**
- * Asks the configured partner about the transfer; what it said (or why it was not asked: the
- * transfer went through another partner, or another account of it, which this one cannot see).
- * Throws when the partner has the transfer, whatever its status (the requery settles it by the
- * partner's word, never by hand), or does not answer.
+ * Asks the configured partner about the transfer; what it said. Throws when the partner has the
+ * transfer, whatever its status (the requery settles it by the partner's word, never by hand), or
+ * does not answer; and when it cannot be asked (the transfer went through another partner, or
+ * another account of it, which this one cannot see: a shell without the service's `PARTNER` or key
+ * looks just so) unless the operator checked that partner themselves (`partnerChecked`).
  */
-async function askPartner(transfer: TransactionRecord): Promise<string> {
+async function askPartner(transfer: TransactionRecord, partnerChecked: boolean): Promise<string> {
   const bank = partner();
   const reference =
     transfer.partner_reference ?? bank.transferReference(transfer.merchant_id, transfer.reference);
+  const cannotAsk = (why: string, checked: string) => {
+    if (partnerChecked) return `not asked: ${why}; ${checked} checked by the operator`;
+    throw new TransferOperatorError(
+      'partner_not_asked',
+      `transfer ${transfer.reference} was ${why}, which this command cannot ask: nothing changed. Run it with the service's PARTNER and ${transfer.partner === 'paystack' || bank.name === 'paystack' ? 'PAYSTACK_SECRET_KEY' : 'partner settings'} in your shell, so the partner is asked; or, if that partner or account is no longer the service's, look the transfer up there (${reference}) and add --partner-checked`,
+    );
+  };
   if (transfer.partner && transfer.partner !== bank.name)
-    return `not asked: sent through ${transfer.partner}, not the configured ${bank.name}`;
+    return cannotAsk(`sent through ${transfer.partner}, not the configured ${bank.name}`, transfer.partner);
   try {
     if (handedOverElsewhere(transfer, await bank.accountTag?.()))
-      return `not asked: handed over through another ${bank.name} account (${transfer.partner_account})`;
+      return cannotAsk(
+        `handed over through another ${bank.name} account (${transfer.partner_account})`,
+        `that ${bank.name} account`,
+      );
     const outcome = await bank.queryTransfer(reference);
     if (outcome)
       throw new TransferOperatorError(

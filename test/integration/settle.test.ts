@@ -323,6 +323,37 @@ describe("an operator's failing of a transfer (ops transfers fail)", () => {
     expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
   });
 
+  it('fails a transfer sent through another partner only when the operator checked that partner (--partner-checked)', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `operator-elsewhere-${Math.random().toString(36).slice(2, 10)}`;
+    // Sent through Paystack, and this shell configured with the sandbox (its PARTNER forgotten, say):
+    // Paystack cannot be asked from here, so nothing is failed by default.
+    const other = partner().name === 'sandbox' ? 'paystack' : 'sandbox';
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { through: other });
+    const later = Date.now() + 3600_000;
+    await expect(
+      failTransfer(merchant.merchant_id, reference, { reason: 'never made', by: 'test', now: later }),
+    ).rejects.toMatchObject({
+      code: 'partner_not_asked',
+      message: expect.stringContaining('--partner-checked'),
+    });
+    expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
+    expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
+    // The operator looked it up with that partner: failed, given back, and the line says so.
+    const { partnerAsked } = await failTransfer(merchant.merchant_id, reference, {
+      reason: 'never made',
+      by: 'test',
+      now: later,
+      partnerChecked: true,
+    });
+    expect(partnerAsked).toBe(
+      `not asked: sent through ${other}, not the configured ${partner().name}; ${other} checked by the operator`,
+    );
+    expect(await balanceOf(merchant.merchant_id)).toBe(20_000);
+    expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  });
+
   it("says the partner answered, settling nothing, when its answer is about another transfer: no 'try again'", async () => {
     const { merchantId, transfer } = await aTransfer();
     const { PartnerAnswerUnreadable } = await import('#shared/errors.ts');
