@@ -42,14 +42,15 @@ transfers fail ends a pending transfer failed and gives amount + fee back, for o
 never made (check with the partner first: the service never fails a transfer by guess; it asks the
 configured partner too, and refuses one the partner has). The reason is shown to the merchant.
 Refused within 15 minutes of its last hand-over to the partner, and for one sent through another
-partner, or another account of it, than this shell's PARTNER and key (give the service's): only
+partner, or another account of it that does not show it, than the configured one (locally your
+shell's PARTNER and PAYSTACK_SECRET_KEY: give the service's; with --stage, the stage's): only
 --partner-checked, after looking the transfer up with that partner yourself, fails it then.
 
 Exit codes: 0 done, 1 failed (e.g. the service did not answer, a batch could not be replayed, or
 the audit found a problem),
 2 wrong command line or unknown id, merchant, message or transfer, 3 refused (already resolved or
-credited, not creditable, past MAX_BALANCE, a transfer not pending, sent in the last 15 minutes or
-known to the partner).`;
+credited, not creditable, past MAX_BALANCE, a transfer not pending, sent in the last 15 minutes,
+known to the partner, or with a partner the command cannot ask, without --partner-checked).`;
 
 /** Each group's commands and the options each reads (as USAGE lists them), besides every command's. */
 const OPTIONS_OF: Record<string, Record<string, readonly string[]>> = {

@@ -1202,7 +1202,10 @@ function paymentReceived(data: Json, keep: Keep): DomainEvent[] {
   const givenReceiver = authorization.receiver_bank_account_number ?? undefined;
   const receiver =
     typeof givenReceiver === 'number'
-      ? Number.isSafeInteger(givenReceiver) && givenReceiver >= 0 && givenReceiver < 1e10
+      ? Number.isSafeInteger(givenReceiver) &&
+        givenReceiver >= 0 &&
+        !Object.is(givenReceiver, -0) &&
+        givenReceiver < 1e10
         ? String(givenReceiver).padStart(10, '0')
         : null
       : (exact(givenReceiver, 10) ?? null);

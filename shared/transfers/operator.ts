@@ -110,7 +110,8 @@ export async function failTransfer(
     reason,
     by,
     partner_asked: asked,
-    partner_checked: partnerChecked,
+    // Only where the partner could not be asked does the operator's own check decide.
+    ...(asked.startsWith('not asked') ? { partner_checked: true } : {}),
   });
   return { transfer: settled, partnerAsked: asked };
 }
@@ -130,17 +131,16 @@ async function askPartner(transfer: TransactionRecord, partnerChecked: boolean):
     if (partnerChecked) return `not asked: ${why}; ${checked} checked by the operator`;
     throw new TransferOperatorError(
       'partner_not_asked',
-      `transfer ${transfer.reference} was ${why}, which this command cannot ask: nothing changed. Run it with the service's PARTNER and ${transfer.partner === 'paystack' || bank.name === 'paystack' ? 'PAYSTACK_SECRET_KEY' : 'partner settings'} in your shell, so the partner is asked; or, if that partner or account is no longer the service's, look the transfer up there (${reference}) and add --partner-checked`,
+      `transfer ${transfer.reference} was ${why}, which this command cannot ask: nothing changed. If the service sends through it, give this command the service's partner settings (locally PARTNER and PAYSTACK_SECRET_KEY in your shell; with --stage they are the stage's); if not, look the transfer up there (${reference}) and add --partner-checked`,
     );
   };
   if (transfer.partner && transfer.partner !== bank.name)
     return cannotAsk(`sent through ${transfer.partner}, not the configured ${bank.name}`, transfer.partner);
+  // Another key of the partner may still see the transfer (a rotated key of the same business
+  // does): asked all the same, and only a transfer it does not show needs the operator's check.
+  let elsewhere = false;
   try {
-    if (handedOverElsewhere(transfer, await bank.accountTag?.()))
-      return cannotAsk(
-        `handed over through another ${bank.name} account (${transfer.partner_account})`,
-        `that ${bank.name} account`,
-      );
+    elsewhere = handedOverElsewhere(transfer, await bank.accountTag?.());
     const outcome = await bank.queryTransfer(reference);
     if (outcome)
       throw new TransferOperatorError(
@@ -160,5 +160,10 @@ async function askPartner(transfer: TransactionRecord, partnerChecked: boolean):
       `${bank.name} did not answer about transfer ${transfer.reference} (${reference}): nothing changed; try again`,
     );
   }
+  if (elsewhere)
+    return cannotAsk(
+      `handed over through another ${bank.name} account (${transfer.partner_account}), which this one does not show`,
+      `that ${bank.name} account`,
+    );
   return `${bank.name} has no transfer ${reference}`;
 }

@@ -354,6 +354,37 @@ describe("an operator's failing of a transfer (ops transfers fail)", () => {
     expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
   });
 
+  it('asks the partner about a transfer handed over under another key of it, and refuses one that key shows, flag or not', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `operator-other-key-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000, { account: 'key-before' });
+    const bank = partner() as { accountTag?: () => Promise<string | undefined> };
+    const own = bank.accountTag;
+    bank.accountTag = async () => 'key-now';
+    const later = Date.now() + 3600_000;
+    const fail = (partnerChecked: boolean) =>
+      failTransfer(merchant.merchant_id, reference, {
+        reason: 'never made',
+        by: 'test',
+        now: later,
+        partnerChecked,
+      });
+    try {
+      // The key of now sees it (a rotated key of the same business does): never failed by hand.
+      const asked = vi.spyOn(partner(), 'queryTransfer').mockResolvedValueOnce({ status: 'success' });
+      await expect(fail(true)).rejects.toMatchObject({ code: 'known_to_partner' });
+      expect(asked).toHaveBeenCalledTimes(1);
+      // It shows nothing: the operator's own check of the other key decides.
+      await expect(fail(false)).rejects.toMatchObject({ code: 'partner_not_asked' });
+      expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
+      expect((await fail(true)).partnerAsked).toContain('checked by the operator');
+      expect(await balanceOf(merchant.merchant_id)).toBe(20_000);
+    } finally {
+      bank.accountTag = own;
+    }
+  });
+
   it("says the partner answered, settling nothing, when its answer is about another transfer: no 'try again'", async () => {
     const { merchantId, transfer } = await aTransfer();
     const { PartnerAnswerUnreadable } = await import('#shared/errors.ts');
