@@ -246,28 +246,54 @@ async function main(): Promise<number> {
       .getByText('revoked')
       .waitFor();
 
-    // A refused allowlist keeps the dialog open, with what was typed and why it was refused.
-    await page
-      .getByRole('row', { name: new RegExp(newKey) })
-      .getByRole('button', { name: 'Edit IPs' })
-      .click();
-    const editing = page.getByRole('dialog', { name: `Allowed IPs of ${newKey}` });
+    // A refused allowlist keeps the dialog open, with what was typed and why it was refused; and
+    // the list read again after it (slow here) puts back no dialog's choice: not the typed text,
+    // nor a Roll's "Now" chosen meanwhile.
+    const keysList = /\/api\/v1\/dashboard\/keys\?/;
+    await page.route(keysList, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await route.continue().catch(() => undefined);
+    });
     const [failedBefore, errorsBefore] = [seen.failed.length, seen.consoleErrors.length];
-    await editing.getByLabel(/Allowed IPs/).fill('10.0.0.0/33');
-    await editing.getByRole('button', { name: 'Save' }).click();
-    await editing.getByRole('alert').waitFor();
+    const editing = page.getByRole('dialog', { name: `Allowed IPs of ${newKey}` });
+    const refuseAllowlist = async () => {
+      await page
+        .getByRole('row', { name: new RegExp(newKey) })
+        .getByRole('button', { name: 'Edit IPs' })
+        .click();
+      await editing.getByLabel(/Allowed IPs/).fill('10.0.0.0/33');
+      await editing.getByRole('button', { name: 'Save' }).click();
+      await editing.getByRole('alert').waitFor();
+    };
+    await refuseAllowlist();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
     check(
-      'a refused allowlist keeps the dialog open with the text typed and the reason',
+      'a refused allowlist keeps the dialog open with the text typed and the reason, after the list is read again',
       (await editing.getByLabel(/Allowed IPs/).inputValue()) === '10.0.0.0/33',
       await editing.getByRole('alert').innerText(),
     );
     await editing.getByRole('button', { name: 'Cancel' }).click();
-    // The refusal asked for: its 400 (and the browser's note of it) is no failure of the page's.
+    await refuseAllowlist();
+    await editing.getByRole('button', { name: 'Cancel' }).click();
+    await page
+      .getByRole('row', { name: new RegExp(newKey) })
+      .getByRole('button', { name: 'Roll' })
+      .click();
+    const rollingNow = page.getByRole('dialog', { name: `Roll ${newKey}` });
+    await rollingNow.getByLabel('Old key expires').selectOption({ label: 'Now' });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    check(
+      'a Roll\'s "Now" stays chosen while the list is read again behind the dialog',
+      (await rollingNow.getByLabel('Old key expires').inputValue()) === '0',
+    );
+    await rollingNow.getByRole('button', { name: 'Cancel' }).click();
+    await page.unroute(keysList);
+    // The refusals asked for: their 400s (and the browser's notes of them) are no failures of the page's.
     const refusals = seen.failed.splice(failedBefore);
     seen.consoleErrors.splice(errorsBefore);
     check(
-      'the allowlist was refused by the API (400), nothing else failed meanwhile',
-      refusals.length === 1 && refusals[0]?.startsWith('400 ') === true,
+      'the allowlist was refused by the API (400) twice, nothing else failed meanwhile',
+      refusals.length === 2 && refusals.every((refusal) => refusal.startsWith('400 ')),
       refusals.join(', '),
     );
     check(
