@@ -125,6 +125,12 @@ describe('the sandbox partner restarted on its data folder', () => {
           account_number: later.body.account_number,
         });
         expect(enquiry.body.account_name).toBe('NAIRAPAY/AFTER CUT LTD');
+        // A name cut at 60 characters just after a space ends in no space.
+        const long = await call(third.url, 'POST', '/v1/accounts', {
+          kind: 'wallet',
+          name: `${'A'.repeat(50)} B`,
+        });
+        expect(long.body.account_name).toBe(`NAIRAPAY/${'A'.repeat(50)}`);
         const sent = service.received.length;
         await new Promise((resolve) => setTimeout(resolve, 600));
         expect(service.received.length).toBe(sent);
