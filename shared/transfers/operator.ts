@@ -86,7 +86,7 @@ export async function failTransfer(
       }`,
     );
   }
-  const asked = await askPartner(transfer, partnerChecked);
+  const { said: asked, byOperator } = await askPartner(transfer, partnerChecked);
   const settled = await settleTransfer(
     transfer,
     { status: 'failed', reason },
@@ -111,7 +111,7 @@ export async function failTransfer(
     by,
     partner_asked: asked,
     // Only where the partner could not be asked does the operator's own check decide.
-    ...(asked.startsWith('not asked') ? { partner_checked: true } : {}),
+    ...(byOperator ? { partner_checked: true } : {}),
   });
   return { transfer: settled, partnerAsked: asked };
 }
@@ -123,12 +123,16 @@ export async function failTransfer(
  * another account of it, which this one cannot see: a shell without the service's `PARTNER` or key
  * looks just so) unless the operator checked that partner themselves (`partnerChecked`).
  */
-async function askPartner(transfer: TransactionRecord, partnerChecked: boolean): Promise<string> {
+async function askPartner(
+  transfer: TransactionRecord,
+  partnerChecked: boolean,
+): Promise<{ said: string; byOperator: boolean }> {
   const bank = partner();
   const reference =
     transfer.partner_reference ?? bank.transferReference(transfer.merchant_id, transfer.reference);
   const cannotAsk = (why: string, checked: string) => {
-    if (partnerChecked) return `not asked: ${why}; ${checked} checked by the operator`;
+    if (partnerChecked)
+      return { said: `not asked: ${why}; ${checked} checked by the operator`, byOperator: true };
     throw new TransferOperatorError(
       'partner_not_asked',
       `transfer ${transfer.reference} was ${why}, which this command cannot ask: nothing changed. If the service sends through it, give this command the service's partner settings (locally PARTNER and PAYSTACK_SECRET_KEY in your shell; with --stage they are the stage's); if not, look the transfer up there (${reference}) and add --partner-checked`,
@@ -165,5 +169,5 @@ async function askPartner(transfer: TransactionRecord, partnerChecked: boolean):
       `handed over through another ${bank.name} account (${transfer.partner_account}), which this one does not show`,
       `that ${bank.name} account`,
     );
-  return `${bank.name} has no transfer ${reference}`;
+  return { said: `${bank.name} has no transfer ${reference}`, byOperator: false };
 }

@@ -300,6 +300,15 @@ describe('a transfer whose bookkeeping DynamoDB refuses after the debit (never a
 });
 
 describe("an operator's failing of a transfer (ops transfers fail)", () => {
+  /** `ops transfers fail` an hour on, past any send's quiet time. */
+  const failAnHourOn = (merchantId: string, reference: string, options: { partnerChecked?: boolean } = {}) =>
+    failTransfer(merchantId, reference, {
+      reason: 'never made',
+      by: 'test',
+      now: Date.now() + 3600_000,
+      ...options,
+    });
+
   it('refuses a transfer the partner has, whatever its status there, and changes nothing', async () => {
     const { merchant } = await aMerchant();
     await fund(merchant.merchant_id, 20_000);
@@ -312,10 +321,7 @@ describe("an operator's failing of a transfer (ops transfers fail)", () => {
       bank_code: '058',
     });
     expect(transaction.status).toBe('pending');
-    const later = Date.now() + 3600_000;
-    await expect(
-      failTransfer(merchant.merchant_id, reference, { reason: 'never made', by: 'test', now: later }),
-    ).rejects.toMatchObject({
+    await expect(failAnHourOn(merchant.merchant_id, reference)).rejects.toMatchObject({
       code: 'known_to_partner',
       message: expect.stringContaining('sandbox has transfer'),
     });
@@ -331,22 +337,14 @@ describe("an operator's failing of a transfer (ops transfers fail)", () => {
     // Paystack cannot be asked from here, so nothing is failed by default.
     const other = partner().name === 'sandbox' ? 'paystack' : 'sandbox';
     await aPendingTransfer(merchant.merchant_id, reference, 5_000, { through: other });
-    const later = Date.now() + 3600_000;
-    await expect(
-      failTransfer(merchant.merchant_id, reference, { reason: 'never made', by: 'test', now: later }),
-    ).rejects.toMatchObject({
+    await expect(failAnHourOn(merchant.merchant_id, reference)).rejects.toMatchObject({
       code: 'partner_not_asked',
       message: expect.stringContaining('--partner-checked'),
     });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
     expect(await balanceOf(merchant.merchant_id)).toBe(14_000);
     // The operator looked it up with that partner: failed, given back, and the line says so.
-    const { partnerAsked } = await failTransfer(merchant.merchant_id, reference, {
-      reason: 'never made',
-      by: 'test',
-      now: later,
-      partnerChecked: true,
-    });
+    const { partnerAsked } = await failAnHourOn(merchant.merchant_id, reference, { partnerChecked: true });
     expect(partnerAsked).toBe(
       `not asked: sent through ${other}, not the configured ${partner().name}; ${other} checked by the operator`,
     );
@@ -362,14 +360,8 @@ describe("an operator's failing of a transfer (ops transfers fail)", () => {
     const bank = partner() as { accountTag?: () => Promise<string | undefined> };
     const own = bank.accountTag;
     bank.accountTag = async () => 'key-now';
-    const later = Date.now() + 3600_000;
     const fail = (partnerChecked: boolean) =>
-      failTransfer(merchant.merchant_id, reference, {
-        reason: 'never made',
-        by: 'test',
-        now: later,
-        partnerChecked,
-      });
+      failAnHourOn(merchant.merchant_id, reference, { partnerChecked });
     try {
       // The key of now sees it (a rotated key of the same business does): never failed by hand.
       const asked = vi.spyOn(partner(), 'queryTransfer').mockResolvedValueOnce({ status: 'success' });

@@ -34,6 +34,8 @@ export function ApiKeys() {
     setActing(undefined);
     setError(undefined);
   };
+  /** What every key dialog is given besides its key and its change. */
+  const dialog = { working, error, onClose: close };
 
   const create = (event: Event) => {
     event.preventDefault();
@@ -131,13 +133,7 @@ export function ApiKeys() {
         ]}
       />
       {acting?.kind === 'roll' && (
-        <RollDialog
-          apiKey={acting.key}
-          working={working}
-          error={error}
-          onRoll={(hours) => roll(acting.key, hours)}
-          onClose={close}
-        />
+        <RollDialog apiKey={acting.key} {...dialog} onRoll={(hours) => roll(acting.key, hours)} />
       )}
       {acting?.kind === 'revoke' && (
         <Dialog title={`Revoke ${acting.key.api_key}`} onClose={close}>
@@ -151,13 +147,7 @@ export function ApiKeys() {
         </Dialog>
       )}
       {acting?.kind === 'ips' && (
-        <IpsDialog
-          apiKey={acting.key}
-          working={working}
-          error={error}
-          onSave={(text) => saveIps(acting.key, text)}
-          onClose={close}
-        />
+        <IpsDialog apiKey={acting.key} {...dialog} onSave={(text) => saveIps(acting.key, text)} />
       )}
       {secret?.api_secret && (
         <SecretDialog
@@ -177,17 +167,19 @@ export function ApiKeys() {
   );
 }
 
+/** A key dialog: its key, whether a change is on its way, the refusal of its own, and Cancel. */
+interface KeyDialog {
+  apiKey: ApiKey;
+  working: boolean;
+  error?: string;
+  onClose: () => void;
+}
+
 /**
  * The old key's expiry for a roll. The choice is this dialog's own state: nothing redrawn meanwhile
  * (the list read again after another change) puts the default back before it is sent.
  */
-function RollDialog(props: {
-  apiKey: ApiKey;
-  working: boolean;
-  error?: string;
-  onRoll: (hours: number) => void;
-  onClose: () => void;
-}) {
+function RollDialog(props: KeyDialog & { onRoll: (hours: number) => void }) {
   const [hours, setHours] = useState(24);
   const submit = (event: Event) => {
     event.preventDefault();
@@ -222,13 +214,7 @@ function RollDialog(props: {
 }
 
 /** A key's allowlist as typed, kept by the dialog (and kept when the API refuses it, to correct). */
-function IpsDialog(props: {
-  apiKey: ApiKey;
-  working: boolean;
-  error?: string;
-  onSave: (text: string) => void;
-  onClose: () => void;
-}) {
+function IpsDialog(props: KeyDialog & { onSave: (text: string) => void }) {
   const [text, setText] = useState(props.apiKey.allowed_ips.join(', '));
   const submit = (event: Event) => {
     event.preventDefault();
