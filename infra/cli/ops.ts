@@ -43,7 +43,8 @@ never made (check with the partner first: the service never fails a transfer by 
 configured partner too, and refuses one the partner has). The reason is shown to the merchant.
 Refused within 15 minutes of its last hand-over to the partner, and for one sent through another
 partner, or another account of it that does not show it, than the configured one (locally your
-shell's PARTNER and PAYSTACK_SECRET_KEY: give the service's; with --stage, the stage's): only
+shell's PARTNER and PAYSTACK_SECRET_KEY: give the service's (it says when PARTNER differs); with
+--stage, the stage's): only
 --partner-checked, after looking the transfer up with that partner yourself, fails it then.
 
 Exit codes: 0 done, 1 failed (e.g. the service did not answer, a batch could not be replayed, or

@@ -6,6 +6,7 @@ import { DataFolderInUse, holdDataFolder } from '#infra/local/data-lock.ts';
 import { changedPortSettings, DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
+import { recordService, settingsOf } from '#infra/local/service-record.ts';
 import { startLocalServices } from '#infra/local/services.ts';
 import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 
@@ -190,6 +191,13 @@ async function main() {
     stops.push(stop);
 
     const partnerName = env.PARTNER ?? 'sandbox';
+    // The local CLIs run with these, as `--stage` runs them with the stage's.
+    recordService(dataDir, {
+      dynamodbEndpoint: services.env.DYNAMODB_ENDPOINT ?? '',
+      tablePrefix: services.env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
+      partner: partnerName,
+      settings: settingsOf(env),
+    });
     const demo = await demoMerchant(dataDir, partnerName);
     const user = await demoUser(dataDir, demo, partnerName);
     const auth = `-H "X-API-Key: ${demo.api_key}" -H "X-API-Secret: ${demo.api_secret}"`;

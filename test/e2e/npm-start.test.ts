@@ -5,7 +5,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { lockFileOf } from '#infra/local/data-lock.ts';
+import { readServiceRecord } from '#infra/local/service-record.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
+import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 import {
   groupAlive,
   type RunningService,
@@ -43,7 +45,12 @@ describe('npm start', () => {
 describe('npm start, stopped as a process manager stops it', () => {
   it('leaves no process of its group behind when the npm process gets SIGTERM', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-npm-term-'));
-    const npm = spawnInGroup('npm', ['start', '--silent'], { ...(await startPorts()), DATA_DIR: dataDir });
+    const ports = await startPorts();
+    const npm = spawnInGroup('npm', ['start', '--silent'], {
+      ...ports,
+      DATA_DIR: dataDir,
+      MAX_BALANCE: '5000000',
+    });
     const group = npm.child.pid ?? 0;
     try {
       const deadline = Date.now() + 60_000;
@@ -53,6 +60,13 @@ describe('npm start, stopped as a process manager stops it', () => {
       }
       // The dashboard users' passwords (cognito-local keeps them as typed) are the owner's alone.
       expect(statSync(path.join(dataDir, 'cognito')).mode & 0o077).toBe(0);
+      // What it runs with, for the local operator CLIs (they take its MAX_BALANCE, not their shell's).
+      expect(readServiceRecord(dataDir)).toEqual({
+        dynamodbEndpoint: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
+        tablePrefix: process.env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
+        partner: process.env.PARTNER ?? 'sandbox',
+        settings: expect.objectContaining({ MAX_BALANCE: '5000000' }),
+      });
       npm.child.kill('SIGTERM');
       // Every process of the group (npm, node, DynamoDB Local's Java) must go.
       const stopBy = Date.now() + 20_000;

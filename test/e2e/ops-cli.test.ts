@@ -1,10 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { recordService } from '#infra/local/service-record.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queuePair } from '#shared/aws/dead-letters.ts';
 import { sqs } from '#shared/aws/sqs.ts';
 import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
+import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
@@ -270,6 +275,46 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     await expect.poll(() => balanceOf(merchant.merchant_id), { timeout: 30_000 }).toBe(4_200);
     expect((await listDlq()).map((message) => message.messageId)).not.toContain(messageId);
     expect((await auditMerchant(merchant.merchant_id)).problems).toEqual([]);
+  });
+
+  it("checks a credit against the running service's MAX_BALANCE, not the shell's; only that service's", async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    await fund(m, 10_000);
+    const { id } = await anUnmatchedPayment(25_000);
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'ops-service-'));
+    try {
+      // As `npm start` records it, run with a MAX_BALANCE of 30,000 kobo.
+      const record = (dynamodbEndpoint: string) =>
+        recordService(dataDir, {
+          dynamodbEndpoint,
+          tablePrefix: process.env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
+          partner: 'sandbox',
+          settings: { MAX_BALANCE: '30000' },
+        });
+      const credit = () =>
+        runCli('ops', ['unmatched', 'credit', id, '--merchant', m, '--reason', 'ticket 9'], {
+          DATA_DIR: dataDir,
+          MAX_BALANCE: '1000000000',
+        });
+      record(process.env.DYNAMODB_ENDPOINT ?? '');
+      const refused = await credit();
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toContain(
+        "Using the running service's MAX_BALANCE (30000), not this shell's 1000000000.",
+      );
+      expect(refused.stderr).toContain('past MAX_BALANCE (30000)');
+      expect(await balanceOf(m)).toBe(10_000);
+
+      // A record of another service (other tables) decides nothing here: the shell's value counts.
+      record('http://127.0.0.1:1');
+      const credited = await credit();
+      expect(credited.code).toBe(0);
+      expect(credited.stderr).not.toContain('Using the running service');
+      expect(await balanceOf(m)).toBe(35_000);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('says which address refused it when the local service is not running', async () => {
