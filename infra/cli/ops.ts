@@ -297,7 +297,7 @@ async function failTransfer(reference: string | undefined, values: Values, print
       partnerChecked: values['partner-checked'] === true,
     });
     return print(
-      { ...toApiTransaction(failed), partner_asked: partnerAsked },
+      { ...toApiTransaction(failed), failed_by: failed.failed_by, partner_asked: partnerAsked },
       `Transfer ${reference} of ${merchantId}: failed, ${failed.amount + failed.fee} kobo given back (ledger entry reversal:${reference}); ${partnerAsked}`,
     );
   } catch (error) {

@@ -39,6 +39,8 @@ export interface TransactionRecord {
   fingerprint?: string;
   /** Why a transfer failed or was reversed, in words a merchant can show a customer. */
   failure_reason?: string;
+  /** The operator who failed a transfer by hand (`ops transfers fail --by`); never shown to the merchant. */
+  failed_by?: string;
   /** The partner that moved the money (payments and transfers). */
   partner?: PartnerName;
   /** A transfer's reference at its partner. */
@@ -151,6 +153,8 @@ export interface StatusChange {
   to: TransactionStatus;
   at: string;
   reason?: string;
+  /** The operator who decided it (`failed_by`), for a change made by hand. */
+  by?: string;
   /**
    * Only if the transfer was handed to the partner exactly this many times (no other send since);
    * 0: never handed over.
@@ -170,8 +174,8 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
       TableName: tableName('transactions'),
       Key: { merchant_id: merchantId, reference },
       UpdateExpression: `SET #status = :to, updated_at = :at${change.reason ? ', failure_reason = :reason' : ''}${
-        change.to === 'pending' ? '' : ' REMOVE pending_partner'
-      }`,
+        change.by ? ', failed_by = :by' : ''
+      }${change.to === 'pending' ? '' : ' REMOVE pending_partner'}`,
       ConditionExpression: `#status IN (${Object.keys(fromValues).join(', ')})${
         change.dispatches === undefined
           ? ''
@@ -185,6 +189,7 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
         ':at': change.at,
         ...fromValues,
         ...(change.reason ? { ':reason': change.reason } : {}),
+        ...(change.by ? { ':by': change.by } : {}),
         ...(change.dispatches ? { ':dispatches': change.dispatches } : {}),
       },
     },
@@ -415,6 +420,7 @@ export function afterStatusChange(record: TransactionRecord, change: StatusChang
     status: change.to,
     updated_at: change.at,
     ...(change.reason ? { failure_reason: change.reason } : {}),
+    ...(change.by ? { failed_by: change.by } : {}),
   };
 }
 

@@ -62,6 +62,7 @@ async function giveBack(
     to: 'failed' | 'reversed';
     reason: string;
     dispatches?: number;
+    by?: string;
   },
 ): Promise<TransactionRecord> {
   if (!change.from.includes(transfer.status)) return transfer;
@@ -127,12 +128,13 @@ function reportContradiction(
  * A word that contradicts a settled status (also one found settled on the way), or that gives
  * another amount than the transfer's, changes nothing and is reported to operators. `dispatches`:
  * the answer came from that hand-over of the transfer (`recordDispatch`), so its money goes back
- * only if the transfer was not handed over again since.
+ * only if the transfer was not handed over again since. `by`: the operator failing it by hand, kept
+ * with it (`failed_by`).
  */
 export async function settleTransfer(
   transfer: TransactionRecord,
   outcome: TransferOutcome,
-  { dispatches }: { dispatches?: number } = {},
+  { dispatches, by }: { dispatches?: number; by?: string } = {},
 ): Promise<TransactionRecord> {
   if (outcome.status !== 'pending' && outcome.amount !== undefined && outcome.amount !== transfer.amount) {
     // Not the transfer we sent (a forged or garbled verdict): nothing changes by guess; the
@@ -144,7 +146,7 @@ export async function settleTransfer(
     reportContradiction(transfer, outcome);
     return transfer;
   }
-  const settled = await settleFrom(transfer, outcome, dispatches);
+  const settled = await settleFrom(transfer, outcome, { dispatches, by });
   // The record given was stale (settled meanwhile by a webhook, the requery, a retry): checked again.
   if (settled.status !== transfer.status && contradicts(settled.status, outcome)) {
     reportContradiction(settled, outcome);
@@ -155,7 +157,7 @@ export async function settleTransfer(
 async function settleFrom(
   transfer: TransactionRecord,
   outcome: TransferOutcome,
-  dispatches: number | undefined,
+  { dispatches, by }: { dispatches?: number; by?: string },
 ): Promise<TransactionRecord> {
   switch (outcome.status) {
     case 'pending':
@@ -169,7 +171,7 @@ async function settleFrom(
       return changed ? afterStatusChange(transfer, change) : current(transfer);
     }
     case 'failed':
-      return giveBack(transfer, { from: ['pending'], to: 'failed', reason: outcome.reason, dispatches });
+      return giveBack(transfer, { from: ['pending'], to: 'failed', reason: outcome.reason, dispatches, by });
     case 'reversed':
       return giveBack(transfer, {
         from: ['pending', 'success'],

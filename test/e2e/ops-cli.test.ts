@@ -15,7 +15,7 @@ import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
 import { paymentEntryId, receivePayment } from '#shared/payments/credit.ts';
 import { keepUnmatched, statusOf, unmatchedOf } from '#shared/payments/unmatched.ts';
-import { getTransaction } from '#shared/transactions/store.ts';
+import { getTransaction, toApiTransaction } from '#shared/transactions/store.ts';
 import { runCli } from '#test/support/cli.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
 import { aMerchant, anAccount, aPendingTransfer, fund } from '#test/support/merchants.ts';
@@ -409,9 +409,14 @@ describe('npm run ops', { timeout: 120_000 }, () => {
       reference,
       status: 'failed',
       reason,
+      failed_by: 'ada',
       // Asked first: the sandbox has no such transfer (it was never sent).
       partner_asked: expect.stringMatching(/^sandbox has no transfer /),
     });
+    // The transfer keeps who failed it; the merchant's view of it does not show them.
+    const kept = await getTransaction(m, reference);
+    expect(kept).toMatchObject({ status: 'failed', failure_reason: reason, failed_by: 'ada' });
+    expect(kept && toApiTransaction(kept)).not.toHaveProperty('failed_by');
     expect(await balanceOf(m)).toBe(20_000);
     expect((await entriesOf(m)).map((entry) => entry.category)).toEqual(['payment', 'transfer', 'reversal']);
     expect((await auditMerchant(m)).problems).toEqual([]);
