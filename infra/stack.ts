@@ -512,7 +512,7 @@ export class PaymentsStack extends Stack {
       }),
     });
     this.keyManagersMayRegister(keyManagers, plan.usagePlanId);
-    this.dashboard = new DashboardSite(this, 'Dashboard', { stage, api: this.api });
+    this.dashboard = new DashboardSite(this, 'Dashboard', { stage, api: this.api, logRetention });
     new CfnOutput(this, 'DashboardUrl', {
       value: this.dashboard.url,
       description: 'The developer dashboard',

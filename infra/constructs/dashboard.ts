@@ -26,6 +26,7 @@ import {
   UserPool,
   type UserPoolClient,
 } from 'aws-cdk-lib/aws-cognito';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
@@ -119,7 +120,11 @@ export class DashboardSite extends Construct {
   readonly bucket: Bucket;
   readonly url: string;
 
-  constructor(scope: Construct, id: string, props: { stage: string; api: RestApi }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    props: { stage: string; api: RestApi; logRetention: RetentionDays },
+  ) {
     super(scope, id);
     this.bucket = new Bucket(this, 'Files', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -192,6 +197,12 @@ export class DashboardSite extends Construct {
       distributionPaths: ['/dashboard/*'],
       // Deleting the stack deletes the files too: the bucket (removal policy DESTROY) must be empty.
       retainOnDelete: false,
+      // Its copying function's logs, kept and deleted as every function's (by default: two years,
+      // and left behind when the stage is deleted).
+      logGroup: new LogGroup(this, 'DeployLogs', {
+        retention: props.logRetention,
+        removalPolicy: RemovalPolicy.DESTROY,
+      }),
     });
     this.url = `https://${this.distribution.distributionDomainName}/dashboard/`;
   }

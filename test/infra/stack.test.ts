@@ -969,15 +969,21 @@ describe('the AWS stack', () => {
     }
   });
 
-  it('keeps every log group for a set time, the stage execution log (which API Gateway would make, kept forever) included', () => {
+  it("keeps every log group for the stage's time and deletes it with the stage, the stage execution log (which API Gateway would make, kept forever) and the dashboard copier's included", () => {
     for (const built of [dev, prod]) {
-      const groups = ofType(built.resources, 'AWS::Logs::LogGroup');
+      const groups = ofType(built.resources, 'AWS::Logs::LogGroup') as [
+        string,
+        Resource & { DeletionPolicy?: string },
+      ][];
       expect(groups.length).toBeGreaterThan(0);
-      for (const [id, group] of groups) expect(group.Properties.RetentionInDays, id).toBeGreaterThan(0);
+      for (const [id, group] of groups) {
+        expect(group.Properties.RetentionInDays, id).toBe(built === dev ? 30 : 365);
+        expect(group.DeletionPolicy, id).toBe('Delete');
+      }
       const [[apiId]] = ofType(built.resources, 'AWS::ApiGateway::RestApi') as [[string, Resource]];
       const stageName = built === dev ? 'dev' : 'prod';
       const execution = groups.filter(([, group]) =>
-        JSON.stringify(group.Properties.LogGroupName).includes('API-Gateway-Execution-Logs_'),
+        JSON.stringify(group.Properties.LogGroupName ?? '').includes('API-Gateway-Execution-Logs_'),
       );
       expect(execution).toHaveLength(1);
       const [[executionId, executionGroup]] = execution as [[string, Resource]];
