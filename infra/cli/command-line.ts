@@ -4,7 +4,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { DEFAULT_PORTS } from '#infra/local/ports.ts';
 import { localCredentials } from '#infra/local/process.ts';
 import { loadLocalSecrets, localSecretsFile } from '#infra/local/secrets.ts';
-import { readServiceRecord, useServiceSettings } from '#infra/local/service-record.ts';
+import { useRunningServiceSettings } from '#infra/local/service-record.ts';
 import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 import { PartnerUnavailable } from '#shared/errors.ts';
 
@@ -88,14 +88,11 @@ export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
   if (needs.includes('cognito')) env.COGNITO_ENDPOINT ??= at('COGNITO_PORT');
   // The running service's settings (MAX_BALANCE, fees, ...), if this data folder's service is the
   // one these tables are: a CLI of another shell decides with the service's values, not its own.
-  const record = readServiceRecord(localDataDir(env));
-  if (
-    record &&
-    record.dynamodbEndpoint === env.DYNAMODB_ENDPOINT &&
-    record.tablePrefix === (env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX)
-  ) {
-    for (const note of useServiceSettings(env, record)) console.error(note);
-  }
+  const notes = useRunningServiceSettings(localDataDir(env), env, {
+    tablePrefix: env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
+    callsPartner: needs.includes('partner'),
+  });
+  for (const note of notes) console.error(note);
   if (needs.includes('pepper') && env.API_KEY_PEPPER === undefined) {
     // Only `npm start` makes a data folder's secrets: a pepper made here would hash keys the
     // running service can never verify. Without them, `checkLocalPepper` refuses (after the

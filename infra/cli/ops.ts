@@ -118,8 +118,8 @@ export async function runOps(argv: string[]): Promise<string> {
     useStageEnvironment(await loadStageConfig(values.stage, new SSMClient({ region })), region);
   } else {
     if (values.region !== undefined) usage('--region goes with --stage');
-    // The sandbox too: `transfers fail` asks the partner first.
-    useLocalEnvironment(['dynamodb', 'sqs', 'partner']);
+    // The sandbox too: `transfers fail` asks the partner first (the only command that calls it).
+    useLocalEnvironment(group === 'transfers' ? ['dynamodb', 'sqs', 'partner'] : ['dynamodb', 'sqs']);
   }
   const print = (json: unknown, text: string) => (values.json ? JSON.stringify(json) : text);
   if (group === 'dlq') return deadLetters(command ?? '', values, print);

@@ -1,5 +1,6 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { holderOf } from '#infra/local/data-lock.ts';
 import { DEPLOY_SETTINGS } from '#infra/stack-names.ts';
 
 /**
@@ -11,6 +12,8 @@ import { DEPLOY_SETTINGS } from '#infra/stack-names.ts';
 export const SERVICE_SETTINGS = DEPLOY_SETTINGS.filter((name) => name !== 'LOG_LEVEL');
 
 export interface ServiceRecord {
+  /** The `npm start` that wrote it: applied only while that process holds the folder. */
+  pid: number;
   /** Which service it is: the CLI applies the record only to the tables it talks to. */
   dynamodbEndpoint: string;
   tablePrefix: string;
@@ -26,6 +29,11 @@ export function recordService(dataDir: string, record: ServiceRecord): void {
   writeFileSync(recordFile(dataDir), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
 }
 
+/** Removed by `npm start` as soon as it holds the folder: until it writes its own, a CLI finds none. */
+export function forgetService(dataDir: string): void {
+  rmSync(recordFile(dataDir), { force: true });
+}
+
 /** The settings of `env` a record keeps. */
 export function settingsOf(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(
@@ -36,10 +44,15 @@ export function settingsOf(env: NodeJS.ProcessEnv): Record<string, string> {
 /** The data folder's record, if it has a readable one. */
 export function readServiceRecord(dataDir: string): ServiceRecord | undefined {
   try {
-    const record = JSON.parse(readFileSync(recordFile(dataDir), 'utf8')) as Partial<ServiceRecord>;
-    const settings = record.settings ?? {};
-    const strings = Object.values(settings).every((value) => typeof value === 'string');
-    return typeof record.dynamodbEndpoint === 'string' &&
+    const record = JSON.parse(readFileSync(recordFile(dataDir), 'utf8')) as Partial<ServiceRecord> | null;
+    const settings: unknown = record?.settings;
+    const strings =
+      typeof settings === 'object' &&
+      settings !== null &&
+      !Array.isArray(settings) &&
+      Object.values(settings).every((value) => typeof value === 'string');
+    return Number.isSafeInteger(record?.pid) &&
+      typeof record?.dynamodbEndpoint === 'string' &&
       typeof record.tablePrefix === 'string' &&
       typeof record.partner === 'string' &&
       strings
@@ -51,11 +64,42 @@ export function readServiceRecord(dataDir: string): ServiceRecord | undefined {
 }
 
 /**
+ * Gives `env` (a local CLI's, pointed at `env.DYNAMODB_ENDPOINT` and `tablePrefix`) the settings of
+ * the `npm start` holding `dataDir`, if it serves those tables; returns the lines to print on
+ * stderr. A folder no running `npm start` holds says nothing (the CLI's service is elsewhere, or
+ * not running: it will say so); one whose service has not recorded its settings, or serves other
+ * tables, is said, as the CLI then runs with its shell's values.
+ */
+export function useRunningServiceSettings(
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  { tablePrefix, callsPartner }: { tablePrefix: string; callsPartner: boolean },
+): string[] {
+  const holder = holderOf(dataDir);
+  if (holder === undefined) return [];
+  const record = readServiceRecord(dataDir);
+  if (record?.pid !== holder)
+    return [
+      `The npm start holding ${dataDir} (process ${holder}) has not recorded its settings yet (it may still be starting): this command uses this shell's ${SERVICE_SETTINGS.join(', ')}. Run it again once the service is up.`,
+    ];
+  if (record.dynamodbEndpoint !== env.DYNAMODB_ENDPOINT || record.tablePrefix !== tablePrefix)
+    return [
+      `The npm start holding ${dataDir} serves the tables at ${record.dynamodbEndpoint} (prefix ${record.tablePrefix}), not those this command uses (${env.DYNAMODB_ENDPOINT}, prefix ${tablePrefix}): it uses this shell's settings. Give it the DATA_DIR of the service it talks to.`,
+    ];
+  return useServiceSettings(env, record, { callsPartner });
+}
+
+/**
  * Gives `env` the service's settings where its own differ (one the service was not given is
  * removed, so the CLI too runs with its default); returns a line for each it changed, naming the
- * shell's value it did not use, and one if the shell's partner is not the service's.
+ * shell's value it did not use, and, for a command that calls the partner, one if the shell's
+ * partner is not the service's.
  */
-export function useServiceSettings(env: NodeJS.ProcessEnv, record: ServiceRecord): string[] {
+export function useServiceSettings(
+  env: NodeJS.ProcessEnv,
+  record: ServiceRecord,
+  { callsPartner }: { callsPartner: boolean },
+): string[] {
   const notes: string[] = [];
   for (const name of SERVICE_SETTINGS) {
     const service = record.settings[name];
@@ -68,7 +112,7 @@ export function useServiceSettings(env: NodeJS.ProcessEnv, record: ServiceRecord
     else env[name] = service;
   }
   const partner = env.PARTNER ?? 'sandbox';
-  if (partner !== record.partner)
+  if (callsPartner && partner !== record.partner)
     notes.push(
       `The running service's partner is ${record.partner}, this shell's ${partner}: give this command the service's PARTNER (and its PAYSTACK_* settings).`,
     );

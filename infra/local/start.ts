@@ -6,7 +6,7 @@ import { DataFolderInUse, holdDataFolder } from '#infra/local/data-lock.ts';
 import { changedPortSettings, DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
-import { recordService, settingsOf } from '#infra/local/service-record.ts';
+import { forgetService, recordService, settingsOf } from '#infra/local/service-record.ts';
 import { startLocalServices } from '#infra/local/services.ts';
 import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
 
@@ -105,6 +105,8 @@ async function main() {
   let lock: string;
   try {
     lock = holdDataFolder(dataDir);
+    // A record of an earlier start is another service's settings: gone before anything else.
+    forgetService(dataDir);
   } catch (error) {
     if (!(error instanceof DataFolderInUse)) throw error;
     console.error(`\nCould not start: ${error.message}`);
@@ -193,6 +195,7 @@ async function main() {
     const partnerName = env.PARTNER ?? 'sandbox';
     // The local CLIs run with these, as `--stage` runs them with the stage's.
     recordService(dataDir, {
+      pid: process.pid,
       dynamodbEndpoint: services.env.DYNAMODB_ENDPOINT ?? '',
       tablePrefix: services.env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
       partner: partnerName,

@@ -97,7 +97,8 @@ export async function failTransfer(
       'recently_sent',
       `transfer ${reference} was handed to the partner again while this ran: nothing changed; try again later`,
     );
-  if (settled.status !== 'failed' || settled.failure_reason !== reason)
+  // Failed meanwhile by another run (another operator's, even with the same reason): not this one.
+  if (settled.status !== 'failed' || settled.failure_reason !== reason || settled.failed_by !== by)
     throw new TransferOperatorError(
       'not_pending',
       `transfer ${reference} was settled ${settled.status} while this ran: nothing changed`,

@@ -62,6 +62,12 @@ describe('npm start, stopped as a process manager stops it', () => {
       expect(statSync(path.join(dataDir, 'cognito')).mode & 0o077).toBe(0);
       // What it runs with, for the local operator CLIs (they take its MAX_BALANCE, not their shell's).
       expect(readServiceRecord(dataDir)).toEqual({
+        // The process holding the folder (npm's child): a CLI applies the record only while it runs.
+        pid: Number(
+          readdirSync(dataDir)
+            .find((entry) => /^npm-start\.\d+\.lock$/.test(entry))
+            ?.split('.')[1],
+        ),
         dynamodbEndpoint: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
         tablePrefix: process.env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
         partner: process.env.PARTNER ?? 'sandbox',

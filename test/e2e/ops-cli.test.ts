@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { lockFileOf } from '#infra/local/data-lock.ts';
 import { recordService } from '#infra/local/service-record.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queuePair } from '#shared/aws/dead-letters.ts';
@@ -284,9 +285,11 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     const { id } = await anUnmatchedPayment(25_000);
     const dataDir = mkdtempSync(path.join(tmpdir(), 'ops-service-'));
     try {
-      // As `npm start` records it, run with a MAX_BALANCE of 30,000 kobo.
+      // As `npm start` holds its folder and records what it runs with: a MAX_BALANCE of 30,000 kobo.
+      writeFileSync(path.join(dataDir, lockFileOf(process.pid)), `${process.pid}\n`);
       const record = (dynamodbEndpoint: string) =>
         recordService(dataDir, {
+          pid: process.pid,
           dynamodbEndpoint,
           tablePrefix: process.env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
           partner: 'sandbox',
@@ -311,6 +314,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
       const credited = await credit();
       expect(credited.code).toBe(0);
       expect(credited.stderr).not.toContain('Using the running service');
+      expect(credited.stderr).toContain('serves the tables at http://127.0.0.1:1');
       expect(await balanceOf(m)).toBe(35_000);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
