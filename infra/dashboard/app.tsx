@@ -35,7 +35,17 @@ function App() {
     return current;
   });
   const hash = useHash();
-  useEffect(() => whenSignedOut(() => setSession(undefined)), []);
+  // Why the sign-in form is back, said to everyone (a screen reader's user too): never a page that
+  // silently turns into a form.
+  const [ended, setEnded] = useState<string>();
+  useEffect(
+    () =>
+      whenSignedOut(() => {
+        setSession(undefined);
+        setEnded('Your session ended: sign in again.');
+      }),
+    [],
+  );
   // The token's expiry ends the session: the sign-in form comes back, not pages of refusals.
   useEffect(() => {
     if (!session) return;
@@ -43,6 +53,7 @@ function App() {
       () => {
         saveSession(undefined);
         setSession(undefined);
+        setEnded('Your session ended after an hour: sign in again.');
       },
       Math.max(0, session.expires_at - Date.now()),
     );
@@ -53,7 +64,16 @@ function App() {
     document.title =
       session && current ? `${current.label} · NairaPay dashboard` : 'Sign in · NairaPay dashboard';
   }, [session, current]);
-  if (!session) return <SignIn onSignedIn={setSession} />;
+  if (!session)
+    return (
+      <SignIn
+        notice={ended}
+        onSignedIn={(started) => {
+          setEnded(undefined);
+          setSession(started);
+        }}
+      />
+    );
   const Page = current?.page ?? Overview;
   const signOut = () => {
     saveSession(undefined);

@@ -115,6 +115,16 @@ async function main(): Promise<number> {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
     const page = await context.newPage();
     const seen = watch(page);
+    /** Whether focus comes to the element named so (a tag and its text), within 3 s. */
+    const focusReaches = (want: string) =>
+      until(
+        `focus on ${want}`,
+        async () =>
+          (await page.evaluate(
+            "(() => { const a = document.activeElement; return a ? a.tagName + ':' + (a.textContent ?? '').trim() : ''; })()",
+          )) === want,
+        3_000,
+      ).catch(() => false);
 
     const first = await page.goto(dashboardUrl);
     const csp = first?.headers()['content-security-policy'] ?? '';
@@ -151,6 +161,11 @@ async function main(): Promise<number> {
     );
     await accessible(page, 'API keys dialog');
     await dialog.getByRole('button', { name: 'Done' }).click();
+    // Create key was disabled while its change was on its way: focus still comes back to it.
+    check(
+      'closing the new key dialog gives focus back to Create key',
+      await focusReaches('BUTTON:Create key'),
+    );
     const created = { api_key: apiKey, api_secret: apiSecret };
     check('the new key calls the API: 200', (await statusWith(created)) === 200);
 
@@ -175,6 +190,8 @@ async function main(): Promise<number> {
       .getByRole('row', { name: new RegExp(apiKey) })
       .getByRole('button', { name: 'Revoke' })
       .click();
+    // An Enter pressed as the dialog opens cancels: the first focus is on Cancel, not Revoke key.
+    check('the Revoke dialog opens with focus on Cancel', await focusReaches('BUTTON:Cancel'));
     await page
       .getByRole('dialog', { name: `Revoke ${apiKey}` })
       .getByRole('button', { name: 'Revoke key' })
@@ -272,7 +289,16 @@ async function main(): Promise<number> {
       (await editing.getByLabel(/Allowed IPs/).inputValue()) === '10.0.0.0/33',
       await editing.getByRole('alert').innerText(),
     );
+    const field = editing.getByLabel(/Allowed IPs/);
+    const describedBy = (await field.getAttribute('aria-describedby')) ?? '';
+    check(
+      'the refused field is marked invalid and described by the reason',
+      (await field.getAttribute('aria-invalid')) === 'true' &&
+        !!describedBy &&
+        (await editing.locator(`#${describedBy}`).getAttribute('role')) === 'alert',
+    );
     await editing.getByRole('button', { name: 'Cancel' }).click();
+    check("Cancel gives focus back to the row's Edit IPs", await focusReaches('BUTTON:Edit IPs'));
     await refuseAllowlist();
     await editing.getByRole('button', { name: 'Cancel' }).click();
     await page
@@ -533,6 +559,21 @@ async function main(): Promise<number> {
     check('the Payments page shows a virtual account and its payment', true);
     await accessible(page, 'Payments');
 
+    // 320 px wide (a phone, or a laptop at 400%): no page scrolls sideways as a whole (WCAG 1.4.10);
+    // a wide table scrolls in its own box.
+    await page.setViewportSize({ width: 320, height: 800 });
+    const overflowing: string[] = [];
+    for (const name of ['Overview', 'API keys', 'Webhooks', 'Transactions', 'Payments']) {
+      await page.getByRole('link', { name }).click();
+      await page.getByRole('heading', { name, level: 1 }).waitFor();
+      // Loaded, each list (leaving a page while it loads would cut its request).
+      await until(`${name} loaded`, async () => (await page.getByText('Loading…').count()) === 0);
+      const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
+      if (width > 320) overflowing.push(`${name} ${width} px`);
+    }
+    check('at 320 px no page is wider than the window', overflowing.length === 0, overflowing.join(', '));
+    await page.setViewportSize({ width: 1280, height: 900 });
+
     // A browser clock ten minutes slow (the API allows a minute): "Now" is still the API's now,
     // read from its Date header, so the roll is accepted and the old key expires at once.
     await page.clock.install({ time: Date.now() - 10 * 60_000 });
@@ -573,6 +614,13 @@ async function main(): Promise<number> {
       'when the session expires, the dashboard asks to sign in again',
       (await page.getByRole('button', { name: 'Sign in' }).isVisible()) &&
         (await page.evaluate("sessionStorage.getItem('naira.session')")) === null,
+    );
+    // Said, not just shown: a status line, read with the email field, which takes focus.
+    check(
+      'and says why, with focus on the email field described by it',
+      (await page.getByRole('status').innerText()) === 'Your session ended after an hour: sign in again.' &&
+        (await page.getByLabel('Email').getAttribute('aria-describedby')) === 'sign-in-notice' &&
+        (await focusReaches('INPUT:')),
     );
 
     // and its page says when to try again.

@@ -75,12 +75,18 @@ export function ApiKeys() {
       <h1>API keys</h1>
       <form onSubmit={create} class="inline" aria-label="New API key">
         <label for="new-key-ips">Allowed IPs (optional, comma-separated)</label>
-        <input id="new-key-ips" name="allowed_ips" placeholder="203.0.113.0/24" />
+        <input
+          id="new-key-ips"
+          name="allowed_ips"
+          placeholder="203.0.113.0/24"
+          aria-invalid={!acting && error ? 'true' : undefined}
+          aria-describedby={!acting && error ? 'keys-error' : undefined}
+        />
         <button type="submit" disabled={working}>
           Create key
         </button>
       </form>
-      <Alert text={(acting ? undefined : error) ?? keys.error} />
+      <Alert text={(acting ? undefined : error) ?? keys.error} id="keys-error" />
       <Status text={status} />
       <Table
         caption="Your API keys"
@@ -136,10 +142,10 @@ export function ApiKeys() {
         <RollDialog apiKey={acting.key} {...dialog} onRoll={(hours) => roll(acting.key, hours)} />
       )}
       {acting?.kind === 'revoke' && (
-        <Dialog title={`Revoke ${acting.key.api_key}`} onClose={close}>
+        <Dialog title={`Revoke ${acting.key.api_key}`} onClose={close} busy={working}>
           <p>Requests with this key are refused within 60 seconds. This cannot be undone.</p>
           <Alert text={error} />
-          <DialogActions onCancel={close}>
+          <DialogActions onCancel={close} safeFirst>
             <button type="button" class="danger" disabled={working} onClick={() => revoke(acting.key)}>
               Revoke key
             </button>
@@ -186,7 +192,7 @@ function RollDialog(props: KeyDialog & { onRoll: (hours: number) => void }) {
     props.onRoll(hours);
   };
   return (
-    <Dialog title={`Roll ${props.apiKey.api_key}`} onClose={props.onClose}>
+    <Dialog title={`Roll ${props.apiKey.api_key}`} onClose={props.onClose} busy={props.working}>
       <form onSubmit={submit}>
         <p>A new key is made with the same allowlist. The old key keeps working until:</p>
         <label for="roll-expiry">Old key expires</label>
@@ -221,7 +227,7 @@ function IpsDialog(props: KeyDialog & { onSave: (text: string) => void }) {
     props.onSave(text);
   };
   return (
-    <Dialog title={`Allowed IPs of ${props.apiKey.api_key}`} onClose={props.onClose}>
+    <Dialog title={`Allowed IPs of ${props.apiKey.api_key}`} onClose={props.onClose} busy={props.working}>
       <form onSubmit={submit}>
         <label for="edit-ips">Allowed IPs (comma-separated; empty: any address)</label>
         <input
@@ -229,8 +235,10 @@ function IpsDialog(props: KeyDialog & { onSave: (text: string) => void }) {
           name="allowed_ips"
           value={text}
           onInput={(event) => setText(event.currentTarget.value)}
+          aria-invalid={props.error ? 'true' : undefined}
+          aria-describedby={props.error ? 'edit-ips-error' : undefined}
         />
-        <Alert text={props.error} />
+        <Alert text={props.error} id="edit-ips-error" />
         <DialogActions onCancel={props.onClose}>
           <button type="submit" disabled={props.working}>
             Save

@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { currentSession, request } from './api.ts';
 import { naira, when } from './format.ts';
 import type { Overview as OverviewData, Transaction } from './types.ts';
-import { Alert, Status, Table, useActions, useLoad } from './ui.tsx';
+import { Alert, CodeInput, Status, Table, useActions, useLoad } from './ui.tsx';
 
 export const TRANSACTION_COLUMNS = [
   { label: 'Date', cell: (t: Transaction) => when(t.created_at) },
@@ -72,6 +72,20 @@ function TwoFactor() {
   const [done, setDone] = useState<string>();
   // One step at a time: a double click on Set up would make two secrets, and show the one replaced.
   const { act, working, error } = useActions();
+  const [copied, setCopied] = useState<string>();
+  // The code field takes focus as it appears (the button that asked for it is gone).
+  const code = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (secret) code.current?.focus();
+  }, [secret]);
+  const copy = async (text: string) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied('Copied the key to the clipboard');
+    } catch {
+      setCopied('Copying is not allowed here: select the key and copy it');
+    }
+  };
   const accessToken = () => currentSession()?.access_token ?? '';
   const start = () =>
     act(async () => {
@@ -102,18 +116,29 @@ function TwoFactor() {
       )}
       {secret && (
         <form onSubmit={confirm} aria-label="Turn on two-factor authentication">
-          <p>
+          <p id="totp-steps">
             Add this key to your authenticator app: <code>{secret.secret}</code> (or the link{' '}
-            <code class="wrap">{secret.otpauth_uri}</code>), then enter the code it shows.
+            <code class="wrap">{secret.otpauth_uri}</code>), then enter the 6-digit code it shows.
           </p>
+          <div class="actions">
+            <button type="button" class="secondary" onClick={() => copy(secret.secret)}>
+              Copy the key
+            </button>
+          </div>
+          <Status text={copied} />
           <label for="totp-code">Code from your app</label>
-          <input id="totp-code" name="code" inputMode="numeric" pattern="[0-9]{6}" required />
+          <CodeInput
+            id="totp-code"
+            inputRef={code}
+            invalid={!!error}
+            describedBy={error ? 'totp-steps two-factor-error' : 'totp-steps'}
+          />
           <button type="submit" disabled={working}>
             Turn on
           </button>
         </form>
       )}
-      <Alert text={error} />
+      <Alert text={error} id="two-factor-error" />
       <Status text={done} />
     </section>
   );

@@ -1,18 +1,29 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { request, type Session, saveSession } from './api.ts';
 import { problem } from './format.ts';
-import { Alert } from './ui.tsx';
+import { Alert, CodeInput, Status } from './ui.tsx';
 
 type Answer =
   | { id_token: string; access_token: string; expires_in: number; email: string; merchant_id: string }
   | { challenge: 'NEW_PASSWORD_REQUIRED' | 'SOFTWARE_TOKEN_MFA'; session: string };
 
 /** Email and password, then whatever Cognito asks: a new password (invited users) or a TOTP code. */
-export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) => void; notice?: string }) {
   const [email, setEmail] = useState('');
   const [challenge, setChallenge] = useState<{ name: string; session: string }>();
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  // Each step's first field takes focus as it appears, its instructions read with its label: the
+  // form changed under a screen reader's user, who is told what it now asks.
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), [challenge]);
+  // An error is tied to the fields it is about (`aria-describedby`), and read when it comes.
+  // The notice of a session that ended is read with the first field, as the form comes back.
+  const invalid = error
+    ? { 'aria-invalid': true, 'aria-describedby': 'sign-in-error' }
+    : notice
+      ? { 'aria-describedby': 'sign-in-notice' }
+      : {};
 
   const finish = (answer: Answer) => {
     if ('challenge' in answer) {
@@ -72,13 +83,29 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
   return (
     <main class="sign-in">
       <h1>Sign in to the NairaPay dashboard</h1>
+      <Status text={notice} id="sign-in-notice" />
       <form onSubmit={submit} aria-label="Sign in">
         {!challenge && (
           <>
             <label for="email">Email</label>
-            <input id="email" name="email" type="email" autocomplete="username" required />
+            <input
+              id="email"
+              name="email"
+              type="email"
+              autocomplete="username"
+              required
+              ref={first}
+              {...invalid}
+            />
             <label for="password">Password</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" required />
+            <input
+              id="password"
+              name="password"
+              type="password"
+              autocomplete="current-password"
+              required
+              {...invalid}
+            />
             <button type="submit" disabled={busy}>
               Sign in
             </button>
@@ -86,7 +113,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
         )}
         {challenge?.name === 'NEW_PASSWORD_REQUIRED' && (
           <>
-            <p>
+            <p id="new-password-rules">
               Choose your own password: at least 12 characters, with upper and lower case, a digit and a
               symbol such as ! @ # $ % &amp; * or a space inside (none at either end).
             </p>
@@ -97,6 +124,8 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
               type="password"
               autocomplete="new-password"
               required
+              ref={first}
+              aria-describedby="new-password-rules"
             />
             <button type="submit" disabled={busy}>
               Set password
@@ -105,22 +134,18 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
         )}
         {challenge?.name === 'SOFTWARE_TOKEN_MFA' && (
           <>
+            <p id="code-hint">
+              Two-factor authentication is on: enter the 6-digit code your authenticator app shows.
+            </p>
             <label for="code">Code</label>
-            <input
-              id="code"
-              name="code"
-              inputMode="numeric"
-              autocomplete="one-time-code"
-              pattern="[0-9]{6}"
-              required
-            />
+            <CodeInput id="code" inputRef={first} describedBy="code-hint" />
             <button type="submit" disabled={busy}>
               Verify
             </button>
           </>
         )}
       </form>
-      <Alert text={error} />
+      <Alert text={error} id="sign-in-error" />
     </main>
   );
 }

@@ -94,6 +94,9 @@ export function Transactions() {
     }
   };
 
+  // A refusal of the dates (`query.from: Must not be after to`) is tied to their fields.
+  const datesRefused = !error && /\bquery\.(from|to)\b/.test(page.error ?? '');
+  const dateField = datesRefused ? { 'aria-invalid': true, 'aria-describedby': 'transactions-error' } : {};
   return (
     <>
       <h1>Transactions</h1>
@@ -114,9 +117,9 @@ export function Transactions() {
           ))}
         </select>
         <label for="filter-from">From</label>
-        <input id="filter-from" name="from" type="date" />
+        <input id="filter-from" name="from" type="date" {...dateField} />
         <label for="filter-to">To</label>
-        <input id="filter-to" name="to" type="date" />
+        <input id="filter-to" name="to" type="date" {...dateField} />
         <button type="submit" class="secondary">
           Apply filters
         </button>
@@ -124,7 +127,7 @@ export function Transactions() {
           Export CSV
         </button>
       </form>
-      <Alert text={error ?? page.error} />
+      <Alert text={error ?? page.error} id="transactions-error" />
       <Status text={status} />
       <Table
         caption="Transactions, newest first"

@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, Ref } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { problem } from './format.ts';
 
@@ -24,6 +24,45 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   return { ...state, reload: run };
 }
 
+/** The control a person pressed last (a click, or Enter or Space on it). */
+let lastPressed: HTMLElement | undefined;
+addEventListener(
+  'click',
+  (event) => {
+    const control = event.target instanceof Element ? event.target.closest('button, a[href]') : null;
+    if (control instanceof HTMLElement) lastPressed = control;
+  },
+  true,
+);
+
+/** Where focus was, or the control just pressed when it is nowhere (a button disabled on click). */
+function focusedOrPressed(): HTMLElement | undefined {
+  const active = document.activeElement;
+  return active instanceof HTMLElement && active !== document.body ? active : lastPressed;
+}
+
+/**
+ * Puts focus back where a person was once what they opened or did is over (WCAG 2.4.3), unless it
+ * is somewhere already (a dialog opened since, or the person moved on): on `to` once it can take it
+ * (a button disabled while a change was on its way is enabled a moment later), else on the page's
+ * heading, never nowhere (which sends a keyboard user back to the top of the page).
+ */
+export function restoreFocus(to: HTMLElement | undefined): void {
+  let tries = 0;
+  const attempt = () => {
+    const active = document.activeElement;
+    if (active && active !== document.body && active.isConnected) return;
+    if (to?.isConnected && !(to as HTMLButtonElement).disabled) return to.focus();
+    if (to?.isConnected && tries++ < 20) return void setTimeout(attempt, 50);
+    const heading = document.querySelector<HTMLElement>('main h1');
+    if (heading) {
+      heading.tabIndex = -1;
+      heading.focus();
+    }
+  };
+  setTimeout(attempt, 0);
+}
+
 /**
  * A page's changes, one at a time: `act` runs one unless another is on its way (a double click, a
  * second click on a slow network, does nothing), keeps its error, and says whether it was made;
@@ -37,6 +76,8 @@ export function useActions(after: () => void = () => undefined) {
   const act = async (work: () => Promise<void>): Promise<boolean> => {
     if (busy.current) return false;
     busy.current = true;
+    // The control it came from, disabled meanwhile, gets focus back (a dialog's own, its dialog).
+    const from = focusedOrPressed();
     setWorking(true);
     setError(undefined);
     try {
@@ -49,51 +90,113 @@ export function useActions(after: () => void = () => undefined) {
       busy.current = false;
       setWorking(false);
       after();
+      if (!from?.closest('dialog')) restoreFocus(from);
     }
   };
   return { act, working, error, setError };
 }
 
-/** An error for everyone, screen readers included. */
-export function Alert({ text }: { text?: string }) {
+/** An error for everyone, screen readers included; `id` ties it to its field (`aria-describedby`). */
+export function Alert({ text, id }: { text?: string; id?: string }) {
   return text ? (
-    <p role="alert" class="alert">
+    <p role="alert" class="alert" id={id}>
       {text}
     </p>
   ) : null;
 }
 
 /** A polite status line (saved, copied, …). */
-export function Status({ text }: { text?: string }) {
+export function Status({ text, id }: { text?: string; id?: string }) {
   return (
-    <p role="status" class="status">
+    <p role="status" class="status" id={id}>
       {text ?? ''}
     </p>
   );
 }
 
-/** A modal `<dialog>`, labelled by its heading, opened while mounted. */
-export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren }) {
+/** A field for an authenticator app's 6-digit code (named `code`), its instructions in `describedBy`. */
+export function CodeInput(props: {
+  id: string;
+  inputRef: Ref<HTMLInputElement>;
+  describedBy: string;
+  invalid?: boolean;
+}) {
+  return (
+    <input
+      id={props.id}
+      name="code"
+      inputMode="numeric"
+      autocomplete="one-time-code"
+      pattern="[0-9]{6}"
+      title="6 digits"
+      required
+      ref={props.inputRef}
+      aria-invalid={props.invalid ? 'true' : undefined}
+      aria-describedby={props.describedBy}
+    />
+  );
+}
+
+/** The control a dialog closing now gives focus back to: one opening at once (a secret after a roll) takes it over. */
+let closingOpener: HTMLElement | undefined;
+
+/**
+ * A modal `<dialog>`, labelled by its heading (and described by `describedBy`), opened while
+ * mounted; once gone, focus goes back to the control that opened it. While `busy` (its change on
+ * its way), Escape does not close it: the change would be made behind a closed dialog.
+ */
+export function Dialog(props: {
+  title: string;
+  onClose: () => void;
+  busy?: boolean;
+  describedBy?: string;
+  children: ComponentChildren;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = `dialog-${props.title.replace(/\W+/g, '-').toLowerCase()}`;
   useEffect(() => {
     const dialog = ref.current;
+    const pressed = focusedOrPressed();
+    const opener = pressed?.isConnected && !dialog?.contains(pressed) ? pressed : closingOpener;
     if (dialog && !dialog.open) dialog.showModal();
+    return () => {
+      closingOpener = opener;
+      setTimeout(() => {
+        closingOpener = undefined;
+      }, 0);
+      restoreFocus(opener);
+    };
   }, []);
   return (
-    <dialog ref={ref} aria-labelledby={id} onClose={props.onClose} class="dialog">
+    <dialog
+      ref={ref}
+      aria-labelledby={id}
+      aria-describedby={props.describedBy}
+      onClose={props.onClose}
+      onCancel={(event) => {
+        if (props.busy) event.preventDefault();
+      }}
+      class="dialog"
+    >
       <h2 id={id}>{props.title}</h2>
       {props.children}
     </dialog>
   );
 }
 
-/** A dialog's buttons: the action given, then Cancel. */
-export function DialogActions(props: { onCancel: () => void; children: ComponentChildren }) {
+/**
+ * A dialog's buttons: the action given, then Cancel; `safeFirst`: Cancel takes the first focus (a
+ * dialog whose action cannot be undone is never done by an Enter pressed as it opens).
+ */
+export function DialogActions(props: {
+  onCancel: () => void;
+  safeFirst?: boolean;
+  children: ComponentChildren;
+}) {
   return (
     <div class="actions">
       {props.children}
-      <button type="button" class="secondary" onClick={props.onCancel}>
+      <button type="button" class="secondary" onClick={props.onCancel} autofocus={props.safeFirst}>
         Cancel
       </button>
     </div>
@@ -117,9 +220,9 @@ export function SecretDialog(props: {
     }
   };
   return (
-    <Dialog title={props.title} onClose={props.onClose}>
-      <p>This secret is shown once. Store it now: it cannot be shown again.</p>
-      <dl class="secret">
+    <Dialog title={props.title} onClose={props.onClose} describedBy="secret-once secret-values">
+      <p id="secret-once">This secret is shown once. Store it now: it cannot be shown again.</p>
+      <dl class="secret" id="secret-values">
         {props.fields.map(([label, value]) => (
           <div key={label}>
             <dt>{label}</dt>

@@ -73,14 +73,22 @@ export function Webhooks() {
       <h1>Webhooks</h1>
       <form onSubmit={add} class="inline" aria-label="New webhook endpoint">
         <label for="endpoint-url">Endpoint URL</label>
-        <input id="endpoint-url" name="url" type="url" required placeholder="https://example.com/hooks" />
+        <input
+          id="endpoint-url"
+          name="url"
+          type="url"
+          required
+          placeholder="https://example.com/hooks"
+          aria-invalid={!deleting && error ? 'true' : undefined}
+          aria-describedby={!deleting && error ? 'endpoints-error' : undefined}
+        />
         <label for="endpoint-description">Description (optional)</label>
         <input id="endpoint-description" name="description" maxLength={200} />
         <button type="submit" disabled={working}>
           Add endpoint
         </button>
       </form>
-      <Alert text={(deleting ? undefined : error) ?? endpoints.error} />
+      <Alert text={(deleting ? undefined : error) ?? endpoints.error} id="endpoints-error" />
       <Table
         caption="Webhook endpoints"
         rows={endpoints.data ?? []}
@@ -162,6 +170,7 @@ export function Webhooks() {
             setDeleting(undefined);
             setError(undefined);
           }}
+          busy={working}
         >
           <p>
             No more events are sent to it, and its pending deliveries end failed. This cannot be undone: to
@@ -173,6 +182,7 @@ export function Webhooks() {
               setDeleting(undefined);
               setError(undefined);
             }}
+            safeFirst
           >
             <button type="button" class="danger" disabled={working} onClick={() => remove(deleting)}>
               Delete endpoint
