@@ -195,7 +195,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     );
   }
   if (command === 'roll') {
-    const apiKey = rest[0] ?? usage('roll needs the api_key');
+    const apiKey = keyArgument(rest[0], 'roll');
     const given = values['old-expires-in-hours'] ?? '';
     // Decimal hours only: `Number` reads '' as 0 (the old key ended at once) and '0x10' as 16.
     const hours = /^\d+(?:\.\d+)?$/.test(given) ? Number(given) : Number.NaN;
@@ -227,7 +227,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     );
   }
   if (command === 'revoke') {
-    const apiKey = rest[0] ?? usage('revoke needs the api_key');
+    const apiKey = keyArgument(rest[0], 'revoke');
     const record = await lifecycle
       .revokeKey(apiKey, { registry: gateway })
       .catch((error: Error) =>
@@ -239,7 +239,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     );
   }
   if (command === 'allow-ips') {
-    const apiKey = rest[0] ?? usage('allow-ips needs the api_key');
+    const apiKey = keyArgument(rest[0], 'allow-ips');
     const ips = values.ip ?? [];
     if (values['any-ip'] === ips.length > 0) usage('give --ip CIDR (one or more) or --any-ip');
     const record = await lifecycle
@@ -406,4 +406,15 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     portsHint:
       'is `npm start` running (or the partner, with --stage)? DYNAMODB_PORT and SANDBOX_PORT set other ports.',
   });
+}
+
+/**
+ * A command's key (`pk_…`). A secret given in its place (`sk_…`) is refused without being repeated:
+ * the terminal, and whatever keeps its output, never shows it again.
+ */
+function keyArgument(given: string | undefined, command: string): string {
+  if (given === undefined) return usage(`${command} needs the api_key`);
+  if (given.startsWith('sk_'))
+    return usage(`${command} needs the api_key (pk_…), and was given an API secret (sk_…, not shown here)`);
+  return given;
 }

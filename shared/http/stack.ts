@@ -114,6 +114,14 @@ export function endpoint<
 export const MERCHANT_CLAIM = 'custom:merchant_id';
 
 /**
+ * A request's path as logged: a secret a caller put in it by mistake (`/transactions/sk_…`, in
+ * place of a reference) never reaches the logs (DESIGN.md: logs never contain secrets).
+ */
+export function withoutSecrets(path: string | undefined): string | undefined {
+  return path?.replace(/\b(sk|whsec)_[^/]*/g, '$1_[redacted]');
+}
+
+/**
  * Request id, lower-cased header names, request logging; and, last of all, the headers every
  * response carries. Registered first so that its `after`/`onError` run after everything else.
  */
@@ -126,7 +134,7 @@ function observe(): Middleware {
     const v2 = event.requestContext as unknown as { http?: { method: string } };
     logger.info('request completed', {
       method: event.httpMethod ?? v2.http?.method,
-      path: event.path ?? (event as unknown as { rawPath?: string }).rawPath,
+      path: withoutSecrets(event.path ?? (event as unknown as { rawPath?: string }).rawPath),
       status: response.statusCode,
       duration_ms: Date.now() - startedAt,
     });

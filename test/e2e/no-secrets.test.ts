@@ -45,10 +45,13 @@ describe('secrets', () => {
       body: { account_number: anAccount('058', '88888'), bank_code: '058' },
     });
     await call(gateway, 'POST', '/validate-account', { headers: good, rawBody: '{bad' });
+    // The secret typed where a reference goes: a 404, its path logged without it.
+    await call(gateway, 'GET', `/transactions/${merchant.apiSecret}`, { headers: good });
     vi.restoreAllMocks();
 
     expect(logged.join('')).toContain('request completed');
     expect(logged.join('')).toContain('authentication failed');
+    expect(logged.join('')).toContain('"path":"/transactions/sk_[redacted]"');
     for (const line of logged) {
       expect(line).not.toContain(merchant.apiSecret);
       expect(line).not.toContain(merchant.apiSecret.slice(3));

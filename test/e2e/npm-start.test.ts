@@ -8,6 +8,7 @@ import { lockFileOf } from '#infra/local/data-lock.ts';
 import { readServiceRecord } from '#infra/local/service-record.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
+import { totpCode } from '#test/support/dashboard.ts';
 import {
   groupAlive,
   type RunningService,
@@ -84,6 +85,57 @@ describe('npm start, stopped as a process manager stops it', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe('npm start, started again on its data folder', () => {
+  it('keeps the demo user as it was left: a second factor turned on stays on, with the same password', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-again-'));
+    const shown = (output: string, label: string) => new RegExp(`${label}: (\\S+)`).exec(output)?.[1] ?? '';
+    const post = async (url: string, route: string, body: unknown, idToken?: string) => {
+      const response = await fetch(`${url}/api/v1/dashboard${route}`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          ...(idToken ? { Authorization: `Bearer ${idToken}` } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+      return {
+        status: response.status,
+        data: ((await response.json()) as { data?: Record<string, string> }).data,
+      };
+    };
+    try {
+      const first = await startNpmStart({}, { dataDir });
+      const [email, password] = [shown(first.output(), 'Demo user'), shown(first.output(), 'Password')];
+      const session = (await post(first.url, '/sessions', { email, password })).data ?? {};
+      const started =
+        (await post(first.url, '/mfa/totp', { access_token: session.access_token }, session.id_token)).data ??
+        {};
+      const code = totpCode(started.secret ?? '');
+      const verified = await post(
+        first.url,
+        '/mfa/totp/verify',
+        { access_token: session.access_token, code },
+        session.id_token,
+      );
+      expect(verified.status).toBe(200);
+      expect(await first.stop()).toBe(0);
+
+      const second = await startNpmStart({}, { dataDir });
+      try {
+        // Before, the start found no session in the answer and made the user afresh, factor gone.
+        expect(shown(second.output(), 'Password')).toBe(password);
+        expect((await post(second.url, '/sessions', { email, password })).data).toMatchObject({
+          challenge: 'SOFTWARE_TOKEN_MFA',
+        });
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
 
 describe('a second npm start on the data folder of a running one', () => {
