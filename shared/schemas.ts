@@ -192,6 +192,20 @@ function isCalendarDay(year: number, month: number, day: number): boolean {
 }
 
 /**
+ * Whether text that starts as an ISO date (`YYYY-MM-DD`, then maybe `Thh:mm[:ss]`) names a real
+ * day and time of day there; text in another form is not judged here. `Date.parse` alone is not the
+ * check: it reads `2026-02-30` as 2 March and `T24:00` as the next day.
+ */
+export function startsAsRealIsoTime(value: string): boolean {
+  const parts = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(value);
+  if (!parts) return true;
+  const [, year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0] = parts.map((part) =>
+    Number(part ?? 0),
+  );
+  return isCalendarDay(year, month, day) && hour <= 23 && minute <= 59 && second <= 59;
+}
+
+/**
  * `YYYY-MM-DD` naming a real day. `Date.parse` alone is not the check: it reads `2026-02-30` as
  * 2 March.
  */

@@ -409,12 +409,15 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
 }
 
 /**
- * A command's key (`pk_…`). A secret given in its place (`sk_…`) is refused without being repeated:
- * the terminal, and whatever keeps its output, never shows it again.
+ * A command's key (`pk_…`). Anything else (a secret, `sk_…` or `whsec_…`, given in its place, with a
+ * space before it too) is refused without being repeated: the terminal, and whatever keeps its
+ * output, never shows it again.
  */
 function keyArgument(given: string | undefined, command: string): string {
   if (given === undefined) return usage(`${command} needs the api_key`);
-  if (given.startsWith('sk_'))
-    return usage(`${command} needs the api_key (pk_…), and was given an API secret (sk_…, not shown here)`);
+  if (!given.startsWith('pk_'))
+    return usage(
+      `${command} needs the api_key (pk_…), and was given something else (not shown here: it may be a secret)`,
+    );
   return given;
 }

@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { currentSession, type Session, saveSession, whenSignedOut } from './app/api.ts';
 import { ApiKeys } from './app/keys.tsx';
 import { Overview } from './app/overview.tsx';
@@ -60,6 +60,17 @@ function App() {
     return () => clearTimeout(ends);
   }, [session]);
   const current = PAGES.find((page) => page.hash === hash) ?? PAGES[0];
+  // A page chosen in the navigation is announced: focus goes to its heading (never on first load).
+  const shownHash = useRef(hash);
+  useEffect(() => {
+    if (shownHash.current === hash) return;
+    shownHash.current = hash;
+    const heading = document.querySelector<HTMLElement>('main h1');
+    if (heading) {
+      heading.tabIndex = -1;
+      heading.focus();
+    }
+  }, [hash]);
   useEffect(() => {
     document.title =
       session && current ? `${current.label} · NairaPay dashboard` : 'Sign in · NairaPay dashboard';

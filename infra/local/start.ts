@@ -81,7 +81,8 @@ async function demoUser(dataDir: string, demo: DemoMerchant, partnerName: string
     // with it, if it is still this merchant's (never made afresh without the factor chosen).
     if (signedIn && 'challenge' in signedIn && signedIn.challenge === 'SOFTWARE_TOKEN_MFA') {
       const { getDashboardUser } = await import('#shared/dashboard/users.ts');
-      if ((await getDashboardUser(saved.email))?.merchantId === demo.merchant_id) return saved;
+      const user = await getDashboardUser(saved.email).catch(() => undefined);
+      if (user?.merchantId === demo.merchant_id) return saved;
     }
   }
   const { temporaryPassword } = await import('#shared/dashboard/passwords.ts');

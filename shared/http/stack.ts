@@ -118,7 +118,9 @@ export const MERCHANT_CLAIM = 'custom:merchant_id';
  * place of a reference) never reaches the logs (DESIGN.md: logs never contain secrets).
  */
 export function withoutSecrets(path: string | undefined): string | undefined {
-  return path?.replace(/\b(sk|whsec)_[^/]*/g, '$1_[redacted]');
+  // To the path's end: a webhook secret is base64, `/` included; after anything but a letter (a
+  // pasted space is `%20sk_…`), so `task_1` is kept.
+  return path?.replace(/(?<![A-Za-z])(sk|whsec)_.*/, '$1_[redacted]');
 }
 
 /**

@@ -2,6 +2,7 @@ import { sha256Hex } from '#shared/crypto/digest.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { scanJson } from '#shared/json.ts';
 import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts';
+import { startsAsRealIsoTime } from '#shared/schemas.ts';
 import { cutText, cutUtf8 } from '#shared/text.ts';
 
 /**
@@ -146,14 +147,13 @@ export function bankCodeOrNull(value: unknown): string | null {
 }
 
 /**
- * An ISO 8601 UTC timestamp from a partner's: kept as sent when it already is one, converted when
- * it has an offset, null when it is absent, not text, over 64 characters or unreadable.
+ * An ISO 8601 UTC timestamp to the millisecond from a partner's (as every time we write: they are
+ * compared as text, and `…:00Z` sorts after `…:00.500Z`), null when it is absent, not text, over 64
+ * characters, unreadable, or naming no real time (`2026-02-30`, `T24:00`, which `Date.parse`
+ * would move to another day).
  */
 export function isoOrNull(value: unknown): string | null {
-  if (typeof value !== 'string' || value.length > 64) return null;
+  if (typeof value !== 'string' || value.length > 64 || !startsAsRealIsoTime(value)) return null;
   const time = Date.parse(value);
-  if (!Number.isFinite(time)) return null;
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value)
-    ? value
-    : new Date(time).toISOString();
+  return Number.isFinite(time) ? new Date(time).toISOString() : null;
 }

@@ -108,9 +108,11 @@ async function main(): Promise<number> {
   const receiver = await startReceiver();
   const browser = await launchChromium();
   try {
+    // A user in Lagos (UTC+1), the product's market: their days are not the API's UTC days.
     const context = await browser.newContext({
       viewport: { width: 1280, height: 900 },
       acceptDownloads: true,
+      timezoneId: 'Africa/Lagos',
     });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
     const page = await context.newPage();
@@ -523,6 +525,23 @@ async function main(): Promise<number> {
     await page.getByLabel('Type').selectOption('');
     await page.getByRole('button', { name: 'Apply filters' }).click();
 
+    // From and To are Lagos days: 26 November starts at 23:00 UTC the day before.
+    await page.getByLabel('From').fill('2026-11-26');
+    await page.getByLabel('To').fill('2026-11-26');
+    const [byDay] = await Promise.all([
+      page.waitForRequest(/\/api\/v1\/dashboard\/transactions\?.*from=/),
+      page.getByRole('button', { name: 'Apply filters' }).click(),
+    ]);
+    const asked = new URL(byDay.url()).searchParams;
+    check(
+      "the From and To days are the browser's (Lagos) days, sent as their UTC times",
+      asked.get('from') === '2026-11-25T23:00:00.000Z' && asked.get('to') === '2026-11-26T22:59:59.999Z',
+      byDay.url(),
+    );
+    await page.getByLabel('From').fill('');
+    await page.getByLabel('To').fill('');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+
     // on (the API may stop a filtered page short, with a cursor: answered so here, on the way).
     const filterBy = async (status: string) => {
       await page.getByLabel('Status').selectOption(status);
@@ -553,7 +572,7 @@ async function main(): Promise<number> {
     const account = page.getByRole('row', { name: new RegExp(opened.data.reference) });
     await account.getByRole('button', { name: 'Show payments' }).click();
     await page
-      .getByRole('table', { name: `Payments into ${opened.data.reference}` })
+      .getByRole('table', { name: `Each payment into ${opened.data.reference}` })
       .getByText('₦2,500.00')
       .waitFor();
     check('the Payments page shows a virtual account and its payment', true);
@@ -563,15 +582,23 @@ async function main(): Promise<number> {
     // a wide table scrolls in its own box.
     await page.setViewportSize({ width: 320, height: 800 });
     const overflowing: string[] = [];
+    const unannounced: string[] = [];
     for (const name of ['Overview', 'API keys', 'Webhooks', 'Transactions', 'Payments']) {
       await page.getByRole('link', { name }).click();
       await page.getByRole('heading', { name, level: 1 }).waitFor();
+      // The page chosen is announced: focus moves to its heading.
+      if (!(await focusReaches(`H1:${name}`))) unannounced.push(name);
       // Loaded, each list (leaving a page while it loads would cut its request).
       await until(`${name} loaded`, async () => (await page.getByText('Loading…').count()) === 0);
       const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
       if (width > 320) overflowing.push(`${name} ${width} px`);
     }
     check('at 320 px no page is wider than the window', overflowing.length === 0, overflowing.join(', '));
+    check(
+      'a page chosen in the navigation gets focus on its heading',
+      unannounced.length === 0,
+      unannounced.join(', '),
+    );
     await page.setViewportSize({ width: 1280, height: 900 });
 
     // A browser clock ten minutes slow (the API allows a minute): "Now" is still the API's now,
@@ -620,7 +647,11 @@ async function main(): Promise<number> {
       'and says why, with focus on the email field described by it',
       (await page.getByRole('status').innerText()) === 'Your session ended after an hour: sign in again.' &&
         (await page.getByLabel('Email').getAttribute('aria-describedby')) === 'sign-in-notice' &&
-        (await focusReaches('INPUT:')),
+        (await until(
+          'focus on the email field',
+          async () => (await page.evaluate('document.activeElement?.id')) === 'email',
+          3_000,
+        ).catch(() => false)),
     );
 
     // and its page says when to try again.

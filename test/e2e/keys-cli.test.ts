@@ -351,12 +351,17 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(unknown.stderr).toContain('no merchant mer_missing');
     expect((await keys('revoke', `pk_${'0'.repeat(32)}`)).code).toBe(2);
     // A secret typed in place of its key is refused, and never repeated on the terminal.
-    const secret = `sk_${'7'.repeat(40)}`;
-    for (const command of [['revoke'], ['roll', '--old-expires-in-hours', '1'], ['allow-ips', '--any-ip']]) {
-      const [name = '', ...options] = command;
-      const given = await keys(name, secret, ...options);
-      expect([given.code, given.stderr]).toEqual([2, expect.stringContaining('was given an API secret')]);
-      expect(given.stdout + given.stderr).not.toContain('7777777');
+    for (const secret of [`sk_${'7'.repeat(40)}`, ` sk_${'7'.repeat(40)}`, `whsec_${'7'.repeat(40)}`]) {
+      for (const command of [
+        ['revoke'],
+        ['roll', '--old-expires-in-hours', '1'],
+        ['allow-ips', '--any-ip'],
+      ]) {
+        const [name = '', ...options] = command;
+        const given = await keys(name, secret, ...options);
+        expect([given.code, given.stderr]).toEqual([2, expect.stringContaining('was given something else')]);
+        expect(given.stdout + given.stderr).not.toContain('7777777');
+      }
     }
     expect((await keys('frobnicate')).code).toBe(2);
     expect((await keys('toString')).code).toBe(2);

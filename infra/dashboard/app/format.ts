@@ -15,6 +15,17 @@ export function when(iso: string | null | undefined): string {
     : date.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/**
+ * A day picked in the browser (`YYYY-MM-DD`, an `<input type="date">`) as the time its start or end
+ * is there, in UTC: the filters are the user's days, as the tables show times in the user's zone (a
+ * bare date would be the API's UTC day, an hour off Lagos's). Undefined for no day.
+ */
+export function localDayBound(day: string | undefined, end: 'start' | 'end'): string | undefined {
+  if (!day || !/^\d{4}-\d{2}-\d{2}$/.test(day)) return undefined;
+  const time = new Date(`${day}T${end === 'start' ? '00:00:00.000' : '23:59:59.999'}`);
+  return Number.isNaN(time.getTime()) ? undefined : time.toISOString();
+}
+
 /** The message of an error, for people. */
 export function problem(error: unknown): string {
   const failure = error as { message?: string; errors?: { field: string; message: string }[] };

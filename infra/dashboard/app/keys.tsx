@@ -24,7 +24,7 @@ export function ApiKeys() {
   const [acting, setActing] = useState<{ kind: 'roll' | 'revoke' | 'ips'; key: ApiKey }>();
   const [status, setStatus] = useState<string>();
   // One change at a time; the list is read again after each, made or refused.
-  const { act, working, error, setError } = useActions(keys.reload);
+  const { act, working, error, setError, failed } = useActions(keys.reload);
   // A dialog shows its own change's refusal only: an earlier one's is cleared when it opens and closes.
   const open = (what: NonNullable<typeof acting>) => {
     setError(undefined);
@@ -46,7 +46,7 @@ export function ApiKeys() {
         (await request<ApiKey>('POST', '/keys', allowed.length ? { allowed_ips: allowed } : undefined)).data,
       );
       form.reset();
-    });
+    }, 'create');
   };
   // A dialog stays open until its change is made, showing why not otherwise.
   const roll = (key: ApiKey, hours: number) => {
@@ -79,8 +79,8 @@ export function ApiKeys() {
           id="new-key-ips"
           name="allowed_ips"
           placeholder="203.0.113.0/24"
-          aria-invalid={!acting && error ? 'true' : undefined}
-          aria-describedby={!acting && error ? 'keys-error' : undefined}
+          aria-invalid={failed === 'create' ? 'true' : undefined}
+          aria-describedby={failed === 'create' ? 'keys-error' : undefined}
         />
         <button type="submit" disabled={working}>
           Create key

@@ -71,7 +71,7 @@ function TwoFactor() {
   const [secret, setSecret] = useState<{ secret: string; otpauth_uri: string }>();
   const [done, setDone] = useState<string>();
   // One step at a time: a double click on Set up would make two secrets, and show the one replaced.
-  const { act, working, error } = useActions();
+  const { act, working, error, failed } = useActions();
   const [copied, setCopied] = useState<string>();
   // The code field takes focus as it appears (the button that asked for it is gone).
   const code = useRef<HTMLInputElement>(null);
@@ -104,7 +104,7 @@ function TwoFactor() {
       await request('POST', '/mfa/totp/verify', { access_token: accessToken(), code });
       setSecret(undefined);
       setDone('Two-factor authentication is on: every sign-in now asks for a code.');
-    });
+    }, 'verify');
   };
   return (
     <section aria-labelledby="two-factor">
@@ -130,8 +130,8 @@ function TwoFactor() {
           <CodeInput
             id="totp-code"
             inputRef={code}
-            invalid={!!error}
-            describedBy={error ? 'totp-steps two-factor-error' : 'totp-steps'}
+            invalid={failed === 'verify'}
+            describedBy={failed === 'verify' ? 'totp-steps two-factor-error' : 'totp-steps'}
           />
           <button type="submit" disabled={working}>
             Turn on

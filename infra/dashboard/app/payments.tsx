@@ -64,7 +64,7 @@ function PaymentsInto({ reference }: { reference: string }) {
       </h2>
       <Alert text={detail.error} />
       <Table
-        caption={`Payments into ${reference}`}
+        caption={`Each payment into ${reference}`}
         rows={detail.data?.payments ?? []}
         rowKey={(payment) => payment.session_id}
         empty={detail.loading ? 'Loading…' : 'No payment yet.'}

@@ -12,6 +12,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
   const [email, setEmail] = useState('');
   const [challenge, setChallenge] = useState<{ name: string; session: string }>();
   const [error, setError] = useState<string>();
+  // Whether the error refuses what was typed (400, 401), not the service's state (429, 5xx, no answer).
+  const [refused, setRefused] = useState(false);
   const [busy, setBusy] = useState(false);
   // Each step's first field takes focus as it appears, its instructions read with its label: the
   // form changed under a screen reader's user, who is told what it now asks.
@@ -19,11 +21,15 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
   useEffect(() => first.current?.focus(), [challenge]);
   // An error is tied to the fields it is about (`aria-describedby`), and read when it comes.
   // The notice of a session that ended is read with the first field, as the form comes back.
-  const invalid = error
-    ? { 'aria-invalid': true, 'aria-describedby': 'sign-in-error' }
-    : notice
-      ? { 'aria-describedby': 'sign-in-notice' }
-      : {};
+  const invalid =
+    error && refused
+      ? { 'aria-invalid': true, 'aria-describedby': 'sign-in-error' }
+      : error
+        ? { 'aria-describedby': 'sign-in-error' }
+        : notice
+          ? { 'aria-describedby': 'sign-in-notice' }
+          : {};
+  const described = (hint: string) => (error ? `${hint} sign-in-error` : hint);
 
   const finish = (answer: Answer) => {
     if ('challenge' in answer) {
@@ -45,6 +51,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
     const form = new FormData(event.currentTarget as HTMLFormElement);
     setBusy(true);
     setError(undefined);
+    setRefused(false);
     try {
       if (!challenge) {
         const given = String(form.get('email'));
@@ -70,6 +77,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
       }
     } catch (failure) {
       const status = (failure as { status?: number }).status;
+      setRefused(status === 400 || status === 401);
       if (status === 401 && challenge) {
         // Cognito spends a challenge's session on any answer, a wrong one too: start again.
         setChallenge(undefined);
@@ -125,7 +133,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
               autocomplete="new-password"
               required
               ref={first}
-              aria-describedby="new-password-rules"
+              aria-invalid={error && refused ? 'true' : undefined}
+              aria-describedby={described('new-password-rules')}
             />
             <button type="submit" disabled={busy}>
               Set password
@@ -138,7 +147,12 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
               Two-factor authentication is on: enter the 6-digit code your authenticator app shows.
             </p>
             <label for="code">Code</label>
-            <CodeInput id="code" inputRef={first} describedBy="code-hint" />
+            <CodeInput
+              id="code"
+              inputRef={first}
+              invalid={!!error && refused}
+              describedBy={described('code-hint')}
+            />
             <button type="submit" disabled={busy}>
               Verify
             </button>

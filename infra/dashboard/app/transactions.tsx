@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, currentSession, type Page, query, request } from './api.ts';
-import { problem, transactionsCsv } from './format.ts';
+import { localDayBound, problem, transactionsCsv } from './format.ts';
 import { TRANSACTION_COLUMNS } from './overview.tsx';
 import type { Transaction } from './types.ts';
 import { Alert, MORE_FOLLOW, Pager, Status, Table, useCursors, useLoad } from './ui.tsx';
@@ -27,7 +27,12 @@ export function Transactions() {
     const values = new FormData(event.currentTarget as HTMLFormElement);
     const pick = (name: string) => String(values.get(name) ?? '') || undefined;
     paging.reset();
-    setFilter({ type: pick('type'), status: pick('status'), from: pick('from'), to: pick('to') });
+    setFilter({
+      type: pick('type'),
+      status: pick('status'),
+      from: localDayBound(pick('from'), 'start'),
+      to: localDayBound(pick('to'), 'end'),
+    });
   };
   // One export at a time (a double click exports once), given up when the page goes (another page,
   // sign-out) or the session becomes another's: nothing of it runs on, or lands in the next one.
@@ -127,6 +132,9 @@ export function Transactions() {
           Export CSV
         </button>
       </form>
+      <p class="status">
+        Days and times are your browser's time zone ({Intl.DateTimeFormat().resolvedOptions().timeZone}).
+      </p>
       <Alert text={error ?? page.error} id="transactions-error" />
       <Status text={status} />
       <Table

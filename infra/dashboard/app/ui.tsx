@@ -53,7 +53,9 @@ export function restoreFocus(to: HTMLElement | undefined): void {
     const active = document.activeElement;
     if (active && active !== document.body && active.isConnected) return;
     if (to?.isConnected && !(to as HTMLButtonElement).disabled) return to.focus();
-    if (to?.isConnected && tries++ < 20) return void setTimeout(attempt, 50);
+    // Not yet: enabled again, or (gone) focus given by what replaced it (a field of the next step,
+    // focused by its own effect after the next frame); the heading only when nothing took it.
+    if (tries++ < 20) return void setTimeout(attempt, 50);
     const heading = document.querySelector<HTMLElement>('main h1');
     if (heading) {
       heading.tabIndex = -1;
@@ -73,27 +75,31 @@ export function useActions(after: () => void = () => undefined) {
   const busy = useRef(false);
   const [working, setWorking] = useState(false);
   const [error, setError] = useState<string>();
-  const act = async (work: () => Promise<void>): Promise<boolean> => {
+  // Which change the error is of (`act`'s `name`): a form marks its field only for its own.
+  const [failed, setFailed] = useState<string>();
+  const act = async (work: () => Promise<void>, name?: string): Promise<boolean> => {
     if (busy.current) return false;
     busy.current = true;
-    // The control it came from, disabled meanwhile, gets focus back (a dialog's own, its dialog).
+    // The control it came from, disabled meanwhile, gets focus back, or what replaced it keeps it.
     const from = focusedOrPressed();
     setWorking(true);
     setError(undefined);
+    setFailed(undefined);
     try {
       await work();
       return true;
     } catch (failure) {
       setError(problem(failure));
+      setFailed(name);
       return false;
     } finally {
       busy.current = false;
       setWorking(false);
       after();
-      if (!from?.closest('dialog')) restoreFocus(from);
+      restoreFocus(from);
     }
   };
-  return { act, working, error, setError };
+  return { act, working, error, setError, failed };
 }
 
 /** An error for everyone, screen readers included; `id` ties it to its field (`aria-describedby`). */
@@ -143,7 +149,9 @@ let closingOpener: HTMLElement | undefined;
 /**
  * A modal `<dialog>`, labelled by its heading (and described by `describedBy`), opened while
  * mounted; once gone, focus goes back to the control that opened it. While `busy` (its change on
- * its way), Escape does not close it: the change would be made behind a closed dialog.
+ * its way), a first Escape does not close it (Chrome lets a second through, and Cancel stays
+ * there: a request the network holds must never hold the page): a key pressed out of habit does not
+ * hide a change that is still being made.
  */
 export function Dialog(props: {
   title: string;
@@ -160,10 +168,11 @@ export function Dialog(props: {
     const opener = pressed?.isConnected && !dialog?.contains(pressed) ? pressed : closingOpener;
     if (dialog && !dialog.open) dialog.showModal();
     return () => {
+      // Kept a moment: a dialog opening in its place (after the next frame) takes it over.
       closingOpener = opener;
       setTimeout(() => {
-        closingOpener = undefined;
-      }, 0);
+        if (closingOpener === opener) closingOpener = undefined;
+      }, 500);
       restoreFocus(opener);
     };
   }, []);
