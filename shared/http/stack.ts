@@ -120,7 +120,7 @@ export const MERCHANT_CLAIM = 'custom:merchant_id';
 export function withoutSecrets(path: string | undefined): string | undefined {
   // To the path's end: a webhook secret is base64, `/` included; after anything but a letter (a
   // pasted space is `%20sk_…`), so `task_1` is kept.
-  return path?.replace(/(?<![A-Za-z])(sk|whsec)_.*/, '$1_[redacted]');
+  return path?.replace(/(?<![A-Za-z])(sk|whsec)_.*/s, '$1_[redacted]');
 }
 
 /**

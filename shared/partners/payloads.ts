@@ -155,5 +155,7 @@ export function bankCodeOrNull(value: unknown): string | null {
 export function isoOrNull(value: unknown): string | null {
   if (typeof value !== 'string' || value.length > 64 || !startsAsRealIsoTime(value)) return null;
   const time = Date.parse(value);
-  return Number.isFinite(time) ? new Date(time).toISOString() : null;
+  const iso = Number.isFinite(time) ? new Date(time).toISOString() : null;
+  // A year past 9999 or before 0 (`+010000-…`) sorts as text before every four-digit one.
+  return iso && /^\d{4}-/.test(iso) ? iso : null;
 }

@@ -16,6 +16,14 @@ describe("the dashboard's From and To days", () => {
     expect(localDayBound('2026-11-26', 'start')).toBe('2026-11-26T00:00:00.000Z');
   });
 
+  it('end where the next day begins, also on a day whose last hour comes twice', () => {
+    // Santiago turns its clocks back at midnight on 4 April 2026: 23:00-24:00 comes twice.
+    process.env.TZ = 'America/Santiago';
+    const end = localDayBound('2026-04-04', 'end');
+    const next = localDayBound('2026-04-05', 'start');
+    expect(Date.parse(String(next)) - Date.parse(String(end))).toBe(1);
+  });
+
   it('are no bound when no day is picked', () => {
     expect(localDayBound(undefined, 'start')).toBeUndefined();
     expect(localDayBound('', 'end')).toBeUndefined();

@@ -9,6 +9,7 @@ describe('a path as logged', () => {
     // A pasted space, or an underscore, before it.
     expect(withoutSecrets('/transactions/%20sk_live7fa9')).toBe('/transactions/%20sk_[redacted]');
     expect(withoutSecrets('/transactions/x_sk_live7fa9')).toBe('/transactions/x_sk_[redacted]');
+    expect(withoutSecrets('/transactions/sk_live\n7fa9')).toBe('/transactions/sk_[redacted]');
   });
 
   it('keeps references that only end in sk or whsec', () => {

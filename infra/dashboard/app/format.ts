@@ -21,8 +21,16 @@ export function when(iso: string | null | undefined): string {
  * bare date would be the API's UTC day, an hour off Lagos's). Undefined for no day.
  */
 export function localDayBound(day: string | undefined, end: 'start' | 'end'): string | undefined {
-  if (!day || !/^\d{4}-\d{2}-\d{2}$/.test(day)) return undefined;
-  const time = new Date(`${day}T${end === 'start' ? '00:00:00.000' : '23:59:59.999'}`);
+  const parts = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day ?? '');
+  if (!parts) return undefined;
+  const [year, month, date] = parts.slice(1).map(Number) as [number, number, number];
+  // A day ends where the next begins: on a day whose last hour comes twice (clocks turned back at
+  // midnight), its 23:59:59.999 would be the first of the two, and the second hour in no day. A
+  // midnight that does not exist is read as the day's first hour.
+  const time =
+    end === 'start'
+      ? new Date(year, month - 1, date)
+      : new Date(new Date(year, month - 1, date + 1).getTime() - 1);
   return Number.isNaN(time.getTime()) ? undefined : time.toISOString();
 }
 

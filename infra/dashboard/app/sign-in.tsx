@@ -77,7 +77,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
       }
     } catch (failure) {
       const status = (failure as { status?: number }).status;
-      setRefused(status === 400 || status === 401);
+      // A 401 to a challenge's answer starts again from empty fields: none of them was refused.
+      setRefused(status === 400 || (status === 401 && !challenge));
       if (status === 401 && challenge) {
         // Cognito spends a challenge's session on any answer, a wrong one too: start again.
         setChallenge(undefined);

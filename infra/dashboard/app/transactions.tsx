@@ -133,7 +133,8 @@ export function Transactions() {
         </button>
       </form>
       <p class="status">
-        Days and times are your browser's time zone ({Intl.DateTimeFormat().resolvedOptions().timeZone}).
+        Days and the times shown are your browser's time zone (
+        {Intl.DateTimeFormat().resolvedOptions().timeZone}); the CSV keeps the API's UTC times.
       </p>
       <Alert text={error ?? page.error} id="transactions-error" />
       <Status text={status} />

@@ -59,7 +59,8 @@ export function restoreFocus(to: HTMLElement | undefined): void {
     const heading = document.querySelector<HTMLElement>('main h1');
     if (heading) {
       heading.tabIndex = -1;
-      heading.focus();
+      // Without scrolling: the page stays where the person left it (a second may have passed).
+      heading.focus({ preventScroll: true });
     }
   };
   setTimeout(attempt, 0);
