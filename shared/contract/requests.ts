@@ -56,7 +56,11 @@ const dateBound = (end: 'start' | 'end') =>
       v.string(),
       v.check(
         (value) => isIsoDate(value) || isIsoDateTime(value),
-        'Must be a real ISO 8601 date or date-time (2026-11-30 or 2026-11-30T10:15:00Z)',
+        (issue) =>
+          // `+01:00` typed into a URL as it is arrives as ` 01:00`: `+` is a space in a query.
+          /T[\d:.]+ \d{2}:\d{2}$/.test(String(issue.input))
+            ? 'Must be a real ISO 8601 date or date-time; a "+" in a URL query reads as a space: write an offset as %2B01:00'
+            : 'Must be a real ISO 8601 date or date-time (2026-11-30 or 2026-11-30T10:15:00Z)',
       ),
       v.metadata({
         description: `ISO 8601 date or date-time (UTC); a bare date covers the whole day (inclusive ${end === 'start' ? 'start' : 'end'})`,

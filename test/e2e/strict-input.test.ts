@@ -74,6 +74,15 @@ describe('strict input over HTTP (API.md §11)', () => {
     });
   });
 
+  it('says how to write an offset when its "+" arrived as a space (typed into the URL as it is)', async () => {
+    const response = await get('/transactions?from=2026-11-25T22:30:00+01:00');
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      errors: [{ field: 'query.from', message: expect.stringContaining('write an offset as %2B01:00') }],
+    });
+    expect((await get('/transactions?from=2026-11-25T22:30:00%2B01:00')).status).toBe(200);
+  });
+
   it('still lists with real dates, a leap day included', async () => {
     const response = await get('/transactions?from=2024-02-29&to=2099-12-31T23:59:59Z&type=credit');
     expect(response.status).toBe(200);
