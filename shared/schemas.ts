@@ -191,18 +191,23 @@ function isCalendarDay(year: number, month: number, day: number): boolean {
   return days !== undefined && day >= 1 && day <= days;
 }
 
+/** Whether hours, minutes and seconds name a time of day (no `24:00`, no leap second). */
+function isTimeOfDay(hour: number, minute: number, second: number): boolean {
+  return hour <= 23 && minute <= 59 && second <= 59;
+}
+
 /**
- * Whether text that starts as an ISO date (`YYYY-MM-DD`, then maybe `Thh:mm[:ss]`) names a real
- * day and time of day there; text in another form is not judged here. `Date.parse` alone is not the
- * check: it reads `2026-02-30` as 2 March and `T24:00` as the next day.
+ * False when text that starts as an ISO date (`YYYY-MM-DD`, then maybe `Thh:mm[:ss]`) names an
+ * impossible day or time of day there; true for any other text, which is not judged here.
+ * `Date.parse` alone is not the check: it reads `2026-02-30` as 2 March and `T24:00` as the next day.
  */
-export function startsAsRealIsoTime(value: string): boolean {
+export function hasNoImpossibleIsoDate(value: string): boolean {
   const parts = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(value);
   if (!parts) return true;
   const [, year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0] = parts.map((part) =>
     Number(part ?? 0),
   );
-  return isCalendarDay(year, month, day) && hour <= 23 && minute <= 59 && second <= 59;
+  return isCalendarDay(year, month, day) && isTimeOfDay(hour, minute, second);
 }
 
 /**
@@ -225,11 +230,6 @@ export function isIsoDateTime(value: string): boolean {
   const [, year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, zoneHour = 0, zoneMinute = 0] =
     parts;
   return (
-    isCalendarDay(year, month, day) &&
-    hour <= 23 &&
-    minute <= 59 &&
-    second <= 59 &&
-    zoneHour <= 23 &&
-    zoneMinute <= 59
+    isCalendarDay(year, month, day) && isTimeOfDay(hour, minute, second) && zoneHour <= 23 && zoneMinute <= 59
   );
 }

@@ -75,7 +75,11 @@ const ADDRESS_OF: Partial<Record<LocalNeed, string>> = {
   cognito: 'COGNITO_ENDPOINT',
 };
 
-/** Points the shared modules at the local stand-ins of `npm start`, unless the environment says otherwise. */
+/**
+ * Points the shared modules at the local stand-ins of `npm start`, unless the environment says
+ * otherwise, and gives the CLI the running service's deploy settings in place of its shell's (the
+ * differences, and a record it could not apply, said on stderr: `useRunningServiceSettings`).
+ */
 export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
   const env = process.env;
   env.AWS_REGION ??= 'us-east-1';

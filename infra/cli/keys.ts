@@ -10,6 +10,7 @@ import {
   usage,
   useLocalEnvironment,
 } from '#infra/cli/command-line.ts';
+import { isKeyId } from '#shared/api-keys/secrets.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { apiGateway } from '#shared/aws/api-gateway.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
@@ -60,6 +61,20 @@ function reasonOf(error: Error): string {
 function refusedAtLimit(error: Error): never {
   if (error.name === 'LimitReached') throw new Refusal(error.message);
   throw error;
+}
+
+/**
+ * A command's key (`pk_` and 32 hex digits). Anything else (a secret, `sk_…` or `whsec_…`, given in
+ * its place, with a space before it too) is refused without being repeated: the terminal, and
+ * whatever keeps its output, never shows it again.
+ */
+function keyArgument(given: string | undefined, command: string): string {
+  if (given === undefined) return usage(`${command} needs the api_key`);
+  if (!isKeyId(given))
+    return usage(
+      `${command} needs the api_key (pk_ and 32 hex digits), and was given something else (not shown here: it may be a secret)`,
+    );
+  return given;
 }
 
 /** Runs one CLI command; returns what it prints. */
@@ -406,18 +421,4 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     portsHint:
       'is `npm start` running (or the partner, with --stage)? DYNAMODB_PORT and SANDBOX_PORT set other ports.',
   });
-}
-
-/**
- * A command's key (`pk_…`). Anything else (a secret, `sk_…` or `whsec_…`, given in its place, with a
- * space before it too) is refused without being repeated: the terminal, and whatever keeps its
- * output, never shows it again.
- */
-function keyArgument(given: string | undefined, command: string): string {
-  if (given === undefined) return usage(`${command} needs the api_key`);
-  if (!given.startsWith('pk_'))
-    return usage(
-      `${command} needs the api_key (pk_…), and was given something else (not shown here: it may be a secret)`,
-    );
-  return given;
 }

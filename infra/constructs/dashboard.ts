@@ -200,6 +200,7 @@ export class DashboardSite extends Construct {
       // Its copying function's logs, kept and deleted as every function's (by default: two years,
       // and left behind when the stage is deleted).
       logGroup: new LogGroup(this, 'DeployLogs', {
+        logGroupName: `/aws/lambda/naira-${props.stage}-dashboard-deploy`,
         retention: props.logRetention,
         removalPolicy: RemovalPolicy.DESTROY,
       }),

@@ -6,6 +6,7 @@ import { Overview } from './app/overview.tsx';
 import { Payments } from './app/payments.tsx';
 import { SignIn } from './app/sign-in.tsx';
 import { Transactions } from './app/transactions.tsx';
+import { focusHeading } from './app/ui.tsx';
 import { Webhooks } from './app/webhooks.tsx';
 
 /** The dashboard (API.md §10): one page per concern, chosen by the URL's hash (#/keys, …). */
@@ -65,11 +66,7 @@ function App() {
   useEffect(() => {
     if (shownHash.current === hash) return;
     shownHash.current = hash;
-    const heading = document.querySelector<HTMLElement>('main h1');
-    if (heading) {
-      heading.tabIndex = -1;
-      heading.focus();
-    }
+    focusHeading();
   }, [hash]);
   useEffect(() => {
     document.title =

@@ -46,7 +46,7 @@ export function readServiceRecord(dataDir: string): ServiceRecord | undefined {
   try {
     const record = JSON.parse(readFileSync(recordFile(dataDir), 'utf8')) as Partial<ServiceRecord> | null;
     const settings: unknown = record?.settings;
-    const strings =
+    const settingsAreStrings =
       typeof settings === 'object' &&
       settings !== null &&
       !Array.isArray(settings) &&
@@ -55,7 +55,7 @@ export function readServiceRecord(dataDir: string): ServiceRecord | undefined {
       typeof record?.dynamodbEndpoint === 'string' &&
       typeof record.tablePrefix === 'string' &&
       typeof record.partner === 'string' &&
-      strings
+      settingsAreStrings
       ? (record as ServiceRecord)
       : undefined;
   } catch {

@@ -2,7 +2,7 @@ import { sha256Hex } from '#shared/crypto/digest.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { scanJson } from '#shared/json.ts';
 import type { DeliveryUnusable, PartnerName } from '#shared/partners/partner.ts';
-import { startsAsRealIsoTime } from '#shared/schemas.ts';
+import { hasNoImpossibleIsoDate } from '#shared/schemas.ts';
 import { cutText, cutUtf8 } from '#shared/text.ts';
 
 /**
@@ -153,7 +153,7 @@ export function bankCodeOrNull(value: unknown): string | null {
  * would move to another day).
  */
 export function isoOrNull(value: unknown): string | null {
-  if (typeof value !== 'string' || value.length > 64 || !startsAsRealIsoTime(value)) return null;
+  if (typeof value !== 'string' || value.length > 64 || !hasNoImpossibleIsoDate(value)) return null;
   const time = Date.parse(value);
   const iso = Number.isFinite(time) ? new Date(time).toISOString() : null;
   // A year past 9999 or before 0 (`+010000-…`) sorts as text before every four-digit one.

@@ -153,8 +153,8 @@ export interface StatusChange {
   to: TransactionStatus;
   at: string;
   reason?: string;
-  /** The operator who decided it (`failed_by`), for a change made by hand. */
-  by?: string;
+  /** The operator who failed it by hand (`failed_by`): written only with a change to `failed`. */
+  failedBy?: string;
   /**
    * Only if the transfer was handed to the partner exactly this many times (no other send since);
    * 0: never handed over.
@@ -169,13 +169,18 @@ export interface StatusChange {
 export function statusChangeItem(merchantId: string, reference: string, change: StatusChange) {
   const from = typeof change.from === 'string' ? [change.from] : change.from;
   const fromValues = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
+  const failedBy = change.to === 'failed' ? change.failedBy : undefined;
+  const set = [
+    '#status = :to',
+    'updated_at = :at',
+    ...(change.reason ? ['failure_reason = :reason'] : []),
+    ...(failedBy ? ['failed_by = :by'] : []),
+  ];
   return {
     Update: {
       TableName: tableName('transactions'),
       Key: { merchant_id: merchantId, reference },
-      UpdateExpression: `SET #status = :to, updated_at = :at${change.reason ? ', failure_reason = :reason' : ''}${
-        change.by ? ', failed_by = :by' : ''
-      }${change.to === 'pending' ? '' : ' REMOVE pending_partner'}`,
+      UpdateExpression: `SET ${set.join(', ')}${change.to === 'pending' ? '' : ' REMOVE pending_partner'}`,
       ConditionExpression: `#status IN (${Object.keys(fromValues).join(', ')})${
         change.dispatches === undefined
           ? ''
@@ -189,7 +194,7 @@ export function statusChangeItem(merchantId: string, reference: string, change: 
         ':at': change.at,
         ...fromValues,
         ...(change.reason ? { ':reason': change.reason } : {}),
-        ...(change.by ? { ':by': change.by } : {}),
+        ...(failedBy ? { ':by': failedBy } : {}),
         ...(change.dispatches ? { ':dispatches': change.dispatches } : {}),
       },
     },
@@ -420,7 +425,7 @@ export function afterStatusChange(record: TransactionRecord, change: StatusChang
     status: change.to,
     updated_at: change.at,
     ...(change.reason ? { failure_reason: change.reason } : {}),
-    ...(change.by ? { failed_by: change.by } : {}),
+    ...(change.to === 'failed' && change.failedBy ? { failed_by: change.failedBy } : {}),
   };
 }
 

@@ -62,7 +62,7 @@ async function giveBack(
     to: 'failed' | 'reversed';
     reason: string;
     dispatches?: number;
-    by?: string;
+    failedBy?: string;
   },
 ): Promise<TransactionRecord> {
   if (!change.from.includes(transfer.status)) return transfer;
@@ -171,7 +171,13 @@ async function settleFrom(
       return changed ? afterStatusChange(transfer, change) : current(transfer);
     }
     case 'failed':
-      return giveBack(transfer, { from: ['pending'], to: 'failed', reason: outcome.reason, dispatches, by });
+      return giveBack(transfer, {
+        from: ['pending'],
+        to: 'failed',
+        reason: outcome.reason,
+        dispatches,
+        failedBy: by,
+      });
     case 'reversed':
       return giveBack(transfer, {
         from: ['pending', 'success'],

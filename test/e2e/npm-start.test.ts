@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { lockFileOf } from '#infra/local/data-lock.ts';
+import { holderOf, lockFileOf } from '#infra/local/data-lock.ts';
 import { readServiceRecord } from '#infra/local/service-record.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
@@ -44,7 +44,7 @@ describe('npm start', () => {
 });
 
 describe('npm start, stopped as a process manager stops it', () => {
-  it('leaves no process of its group behind when the npm process gets SIGTERM', async () => {
+  it('records what it runs with for the local CLIs, and leaves no process of its group behind when the npm process gets SIGTERM', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'naira-npm-term-'));
     const ports = await startPorts();
     const npm = spawnInGroup('npm', ['start', '--silent'], {
@@ -64,11 +64,7 @@ describe('npm start, stopped as a process manager stops it', () => {
       // What it runs with, for the local operator CLIs (they take its MAX_BALANCE, not their shell's).
       expect(readServiceRecord(dataDir)).toEqual({
         // The process holding the folder (npm's child): a CLI applies the record only while it runs.
-        pid: Number(
-          readdirSync(dataDir)
-            .find((entry) => /^npm-start\.\d+\.lock$/.test(entry))
-            ?.split('.')[1],
-        ),
+        pid: holderOf(dataDir),
         dynamodbEndpoint: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
         tablePrefix: process.env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
         partner: process.env.PARTNER ?? 'sandbox',

@@ -379,7 +379,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     }
   });
 
-  it('fails a pending transfer the partner never made, once, and gives its money back; never one sent lately', async () => {
+  it('fails a pending transfer the partner never made, once, and gives its money back, keeping who failed it from the merchant; never one sent lately', async () => {
     const { merchant } = await aMerchant();
     const m = merchant.merchant_id;
     await fund(m, 20_000);

@@ -24,7 +24,7 @@ describe("the dashboard's From and To days", () => {
     expect(Date.parse(String(next)) - Date.parse(String(end))).toBe(1);
   });
 
-  it('are no bound when no day is picked', () => {
+  it("are no bound when no day, or no day of the date picker's form, is given", () => {
     expect(localDayBound(undefined, 'start')).toBeUndefined();
     expect(localDayBound('', 'end')).toBeUndefined();
     expect(localDayBound('26/11/2026', 'end')).toBeUndefined();

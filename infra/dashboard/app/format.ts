@@ -17,10 +17,10 @@ export function when(iso: string | null | undefined): string {
 
 /**
  * A day picked in the browser (`YYYY-MM-DD`, an `<input type="date">`) as the time its start or end
- * is there, in UTC: the filters are the user's days, as the tables show times in the user's zone (a
+ * is there, in UTC (`edge`): the filters are the user's days, as the tables show times in the user's zone (a
  * bare date would be the API's UTC day, an hour off Lagos's). Undefined for no day.
  */
-export function localDayBound(day: string | undefined, end: 'start' | 'end'): string | undefined {
+export function localDayBound(day: string | undefined, edge: 'start' | 'end'): string | undefined {
   const parts = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day ?? '');
   if (!parts) return undefined;
   const [year, month, date] = parts.slice(1).map(Number) as [number, number, number];
@@ -28,7 +28,7 @@ export function localDayBound(day: string | undefined, end: 'start' | 'end'): st
   // midnight), its 23:59:59.999 would be the first of the two, and the second hour in no day. A
   // midnight that does not exist is read as the day's first hour.
   const time =
-    end === 'start'
+    edge === 'start'
       ? new Date(year, month - 1, date)
       : new Date(new Date(year, month - 1, date + 1).getTime() - 1);
   return Number.isNaN(time.getTime()) ? undefined : time.toISOString();

@@ -24,7 +24,7 @@ export function ApiKeys() {
   const [acting, setActing] = useState<{ kind: 'roll' | 'revoke' | 'ips'; key: ApiKey }>();
   const [status, setStatus] = useState<string>();
   // One change at a time; the list is read again after each, made or refused.
-  const { act, working, error, setError, failed } = useActions(keys.reload);
+  const { act, working, error, setError, failedChange } = useActions(keys.reload);
   // A dialog shows its own change's refusal only: an earlier one's is cleared when it opens and closes.
   const open = (what: NonNullable<typeof acting>) => {
     setError(undefined);
@@ -79,8 +79,8 @@ export function ApiKeys() {
           id="new-key-ips"
           name="allowed_ips"
           placeholder="203.0.113.0/24"
-          aria-invalid={failed === 'create' ? 'true' : undefined}
-          aria-describedby={failed === 'create' ? 'keys-error' : undefined}
+          aria-invalid={failedChange === 'create' || undefined}
+          aria-describedby={failedChange === 'create' ? 'keys-error' : undefined}
         />
         <button type="submit" disabled={working}>
           Create key
@@ -235,7 +235,7 @@ function IpsDialog(props: KeyDialog & { onSave: (text: string) => void }) {
           name="allowed_ips"
           value={text}
           onInput={(event) => setText(event.currentTarget.value)}
-          aria-invalid={props.error ? 'true' : undefined}
+          aria-invalid={!!props.error || undefined}
           aria-describedby={props.error ? 'edit-ips-error' : undefined}
         />
         <Alert text={props.error} id="edit-ips-error" />

@@ -71,7 +71,7 @@ function TwoFactor() {
   const [secret, setSecret] = useState<{ secret: string; otpauth_uri: string }>();
   const [done, setDone] = useState<string>();
   // One step at a time: a double click on Set up would make two secrets, and show the one replaced.
-  const { act, working, error, failed } = useActions();
+  const { act, working, error, failedChange } = useActions();
   const [copied, setCopied] = useState<string>();
   // The code field takes focus as it appears (the button that asked for it is gone).
   const code = useRef<HTMLInputElement>(null);
@@ -130,8 +130,8 @@ function TwoFactor() {
           <CodeInput
             id="totp-code"
             inputRef={code}
-            invalid={failed === 'verify'}
-            describedBy={failed === 'verify' ? 'totp-steps two-factor-error' : 'totp-steps'}
+            invalid={failedChange === 'verify'}
+            describedBy={failedChange === 'verify' ? 'totp-steps two-factor-error' : 'totp-steps'}
           />
           <button type="submit" disabled={working}>
             Turn on

@@ -21,14 +21,10 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
   useEffect(() => first.current?.focus(), [challenge]);
   // An error is tied to the fields it is about (`aria-describedby`), and read when it comes.
   // The notice of a session that ended is read with the first field, as the form comes back.
-  const invalid =
-    error && refused
-      ? { 'aria-invalid': true, 'aria-describedby': 'sign-in-error' }
-      : error
-        ? { 'aria-describedby': 'sign-in-error' }
-        : notice
-          ? { 'aria-describedby': 'sign-in-notice' }
-          : {};
+  const credentialsAria = () => {
+    if (error) return { 'aria-invalid': refused || undefined, 'aria-describedby': 'sign-in-error' };
+    return notice ? { 'aria-describedby': 'sign-in-notice' } : {};
+  };
   const described = (hint: string) => (error ? `${hint} sign-in-error` : hint);
 
   const finish = (answer: Answer) => {
@@ -104,7 +100,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
               autocomplete="username"
               required
               ref={first}
-              {...invalid}
+              {...credentialsAria()}
             />
             <label for="password">Password</label>
             <input
@@ -113,7 +109,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
               type="password"
               autocomplete="current-password"
               required
-              {...invalid}
+              {...credentialsAria()}
             />
             <button type="submit" disabled={busy}>
               Sign in
@@ -134,7 +130,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
               autocomplete="new-password"
               required
               ref={first}
-              aria-invalid={error && refused ? 'true' : undefined}
+              aria-invalid={(!!error && refused) || undefined}
               aria-describedby={described('new-password-rules')}
             />
             <button type="submit" disabled={busy}>

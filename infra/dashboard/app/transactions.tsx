@@ -100,7 +100,8 @@ export function Transactions() {
   };
 
   // A refusal of the dates (`query.from: Must not be after to`) is tied to their fields.
-  const datesRefused = !error && /\bquery\.(from|to)\b/.test(page.error ?? '');
+  const datesRefused =
+    !error && (page.refusedFields ?? []).some((field) => field === 'query.from' || field === 'query.to');
   const dateField = datesRefused ? { 'aria-invalid': true, 'aria-describedby': 'transactions-error' } : {};
   return (
     <>

@@ -1,30 +1,48 @@
 import type { ComponentChildren, Ref } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiFailure } from './api.ts';
 import { problem } from './format.ts';
+
+/** A load's state: its data, or its error and the request fields the API refused (`errors[].field`). */
+interface Loaded<T> {
+  data?: T;
+  error?: string;
+  refusedFields?: string[];
+  loading: boolean;
+}
 
 /**
  * Loads data for a page; `reload` fetches again (after a change). Only the latest load's answer is
  * shown: an earlier one that arrives late (a slow answer to a filter since changed) is dropped.
  */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
-  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [state, setState] = useState<Loaded<T>>({ loading: true });
   const latest = useRef(0);
   const run = useCallback(() => {
     const ticket = ++latest.current;
-    const settle = (next: { data?: T; error?: string; loading: boolean }) => {
+    const settle = (next: Loaded<T>) => {
       if (ticket === latest.current) setState(next);
     };
     setState((previous) => ({ ...previous, loading: true }));
     load().then(
       (data) => settle({ data, loading: false }),
-      (error: unknown) => settle({ error: problem(error), loading: false }),
+      (error: unknown) =>
+        settle({
+          error: problem(error),
+          refusedFields: error instanceof ApiFailure ? error.errors.map((refused) => refused.field) : [],
+          loading: false,
+        }),
     );
   }, deps);
   useEffect(run, [run]);
   return { ...state, reload: run };
 }
 
-/** The control a person pressed last (a click, or Enter or Space on it). */
+/**
+ * The control a person pressed last (a click, or Enter or Space on it), for the whole document: a
+ * button disabled as it is pressed (its change on its way) loses focus, so where focus was is no
+ * longer known from `document.activeElement`.
+ */
 let lastPressed: HTMLElement | undefined;
 addEventListener(
   'click',
@@ -41,6 +59,18 @@ function focusedOrPressed(): HTMLElement | undefined {
   return active instanceof HTMLElement && active !== document.body ? active : lastPressed;
 }
 
+/** Focus on the page's heading (announcing the page), made focusable for it. */
+export function focusHeading(options?: FocusOptions): void {
+  const heading = document.querySelector<HTMLElement>('main h1');
+  if (!heading) return;
+  heading.tabIndex = -1;
+  heading.focus(options);
+}
+
+/** How long focus waits for its control to be enabled again, or for what replaced it to take it. */
+const FOCUS_WAIT_MS = 1_000;
+const FOCUS_POLL_MS = 50;
+
 /**
  * Puts focus back where a person was once what they opened or did is over (WCAG 2.4.3), unless it
  * is somewhere already (a dialog opened since, or the person moved on): on `to` once it can take it
@@ -48,20 +78,16 @@ function focusedOrPressed(): HTMLElement | undefined {
  * heading, never nowhere (which sends a keyboard user back to the top of the page).
  */
 export function restoreFocus(to: HTMLElement | undefined): void {
-  let tries = 0;
+  const until = Date.now() + FOCUS_WAIT_MS;
   const attempt = () => {
     const active = document.activeElement;
     if (active && active !== document.body && active.isConnected) return;
-    if (to?.isConnected && !(to as HTMLButtonElement).disabled) return to.focus();
+    if (to?.isConnected && !to.matches(':disabled')) return to.focus();
     // Not yet: enabled again, or (gone) focus given by what replaced it (a field of the next step,
     // focused by its own effect after the next frame); the heading only when nothing took it.
-    if (tries++ < 20) return void setTimeout(attempt, 50);
-    const heading = document.querySelector<HTMLElement>('main h1');
-    if (heading) {
-      heading.tabIndex = -1;
-      // Without scrolling: the page stays where the person left it (a second may have passed).
-      heading.focus({ preventScroll: true });
-    }
+    if (Date.now() < until) return void setTimeout(attempt, FOCUS_POLL_MS);
+    // Without scrolling: the page stays where the person left it (a second may have passed).
+    focusHeading({ preventScroll: true });
   };
   setTimeout(attempt, 0);
 }
@@ -77,7 +103,7 @@ export function useActions(after: () => void = () => undefined) {
   const [working, setWorking] = useState(false);
   const [error, setError] = useState<string>();
   // Which change the error is of (`act`'s `name`): a form marks its field only for its own.
-  const [failed, setFailed] = useState<string>();
+  const [failedChange, setFailedChange] = useState<string>();
   const act = async (work: () => Promise<void>, name?: string): Promise<boolean> => {
     if (busy.current) return false;
     busy.current = true;
@@ -85,13 +111,13 @@ export function useActions(after: () => void = () => undefined) {
     const from = focusedOrPressed();
     setWorking(true);
     setError(undefined);
-    setFailed(undefined);
+    setFailedChange(undefined);
     try {
       await work();
       return true;
     } catch (failure) {
       setError(problem(failure));
-      setFailed(name);
+      setFailedChange(name);
       return false;
     } finally {
       busy.current = false;
@@ -100,7 +126,7 @@ export function useActions(after: () => void = () => undefined) {
       restoreFocus(from);
     }
   };
-  return { act, working, error, setError, failed };
+  return { act, working, error, setError, failedChange };
 }
 
 /** An error for everyone, screen readers included; `id` ties it to its field (`aria-describedby`). */
@@ -138,14 +164,19 @@ export function CodeInput(props: {
       title="6 digits"
       required
       ref={props.inputRef}
-      aria-invalid={props.invalid ? 'true' : undefined}
+      aria-invalid={props.invalid || undefined}
       aria-describedby={props.describedBy}
     />
   );
 }
 
-/** The control a dialog closing now gives focus back to: one opening at once (a secret after a roll) takes it over. */
+/**
+ * The control a dialog closing now gives focus back to. A dialog opening in its place (a roll's
+ * secret after the roll) takes it over: its own opener, the roll's button, is gone, and Preact mounts
+ * it after the next frame, so the hand-over is kept that long, with room to spare.
+ */
 let closingOpener: HTMLElement | undefined;
+const HAND_OVER_MS = 500;
 
 /**
  * A modal `<dialog>`, labelled by its heading (and described by `describedBy`), opened while
@@ -173,7 +204,7 @@ export function Dialog(props: {
       closingOpener = opener;
       setTimeout(() => {
         if (closingOpener === opener) closingOpener = undefined;
-      }, 500);
+      }, HAND_OVER_MS);
       restoreFocus(opener);
     };
   }, []);

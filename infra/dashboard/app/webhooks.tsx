@@ -26,7 +26,7 @@ export function Webhooks() {
   const [open, setOpen] = useState<string>();
   const [deleting, setDeleting] = useState<Endpoint>();
   // One change at a time: a second click while one is on its way (a double click) does nothing.
-  const { act, working, error, setError, failed } = useActions(endpoints.reload);
+  const { act, working, error, setError, failedChange } = useActions(endpoints.reload);
   // The Idempotency-Key of a change not yet known to be made: asking again for the same change after
   // a failure (a lost answer) sends the same key, so it is made once; once made, it is forgotten.
   const keys = useRef(new Map<string, { asked: string; key: string }>());
@@ -79,8 +79,8 @@ export function Webhooks() {
           type="url"
           required
           placeholder="https://example.com/hooks"
-          aria-invalid={failed === 'add' ? 'true' : undefined}
-          aria-describedby={failed === 'add' ? 'endpoints-error' : undefined}
+          aria-invalid={failedChange === 'add' || undefined}
+          aria-describedby={failedChange === 'add' ? 'endpoints-error' : undefined}
         />
         <label for="endpoint-description">Description (optional)</label>
         <input id="endpoint-description" name="description" maxLength={200} />
