@@ -57,7 +57,8 @@ export const QUEUES: Record<QueueKey, QueueDefinition> = {
   },
   /**
    * Deliveries of events to merchants' endpoints, one message per attempt (a retry is a new,
-   * delayed message), so a dead endpoint holds no other merchant's delivery.
+   * delayed message), so no endpoint's failures are another's. Its consumers are shared: one that
+   * holds connections without answering delays the others' deliveries while it holds them (README).
    */
   webhookDeliveries: {
     name: 'webhook-deliveries',
