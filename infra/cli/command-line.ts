@@ -92,10 +92,12 @@ export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
   if (needs.includes('cognito')) env.COGNITO_ENDPOINT ??= at('COGNITO_PORT');
   // The running service's settings (MAX_BALANCE, fees, ...), if this data folder's service is the
   // one these tables are: a CLI of another shell decides with the service's values, not its own.
-  const notes = useRunningServiceSettings(localDataDir(env), env, {
+  const { applied, notes } = useRunningServiceSettings(localDataDir(env), env, {
     tablePrefix: env.TABLE_PREFIX ?? DEFAULT_TABLE_PREFIX,
     callsPartner: needs.includes('partner'),
   });
+  // Said already when a running service's record could not be applied.
+  settingsOfTheService = applied || notes.length > 0;
   for (const note of notes) console.error(note);
   if (needs.includes('pepper') && env.API_KEY_PEPPER === undefined) {
     // Only `npm start` makes a data folder's secrets: a pepper made here would hash keys the
@@ -105,6 +107,20 @@ export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
     if (existsSync(localSecretsFile(pepperFromDataDir)))
       env.API_KEY_PEPPER = loadLocalSecrets(pepperFromDataDir).API_KEY_PEPPER;
   }
+}
+
+/** Whether `useLocalEnvironment` gave the CLI the running service's recorded settings, or said why not. */
+let settingsOfTheService = false;
+
+/**
+ * For a local command that decides by the service's settings (`unmatched credit`: `MAX_BALANCE`,
+ * `MAX_PAYMENT_AMOUNT`): a line for stderr when it runs with its shell's instead, no running
+ * `npm start` holding the data folder the environment names.
+ */
+export function shellSettingsNote(names: readonly string[]): string | undefined {
+  if (settingsOfTheService) return undefined;
+  const values = names.map((name) => `${name}=${process.env[name] ?? 'its default'}`).join(', ');
+  return `No running npm start holds ${localDataDir(process.env)}: this command checks with this shell's ${values}. Give it the DATA_DIR of the npm start it talks to, to check with that service's.`;
 }
 
 /** The data folder of `npm start` the environment names. */

@@ -7,6 +7,7 @@ import {
   Refusal,
   refuseOptionsNotTaken,
   runMain,
+  shellSettingsNote,
   usage,
   useLocalEnvironment,
 } from '#infra/cli/command-line.ts';
@@ -179,7 +180,7 @@ function timeOption(values: Values, name: 'from' | 'to'): string {
     return usage(`fan-out needs --${name} <time> (ISO 8601 with its offset, e.g. 2026-11-24T10:00:00Z)`);
   // As the API reads times: a real day and time of day (`Date.parse` reads 2026-02-30 as 2 March).
   if (!isIsoDateTime(given))
-    return usage(`--${name}: not an ISO 8601 time with its offset (Z or +01:00): ${given}`);
+    return usage(`--${name}: not a real ISO 8601 time with its offset (Z or +01:00): ${given}`);
   return new Date(Date.parse(given)).toISOString();
 }
 
@@ -378,6 +379,10 @@ async function unmatched(command: string, id: string | undefined, values: Values
         typeof values.merchant === 'string'
           ? values.merchant
           : usage('credit needs --merchant <merchant_id>');
+      // Locally, with no running service's settings to check with, the shell's are said.
+      const note =
+        values.stage === undefined ? shellSettingsNote(['MAX_PAYMENT_AMOUNT', 'MAX_BALANCE']) : undefined;
+      if (note) console.error(note);
       const { record, entry } = await operator.creditUnmatched(paymentId, {
         ...action,
         merchantId,

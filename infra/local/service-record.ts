@@ -65,28 +65,35 @@ export function readServiceRecord(dataDir: string): ServiceRecord | undefined {
 
 /**
  * Gives `env` (a local CLI's, pointed at `env.DYNAMODB_ENDPOINT` and `tablePrefix`) the settings of
- * the `npm start` holding `dataDir`, if it serves those tables; returns the lines to print on
- * stderr. A folder no running `npm start` holds says nothing (the CLI's service is elsewhere, or
- * not running: it will say so); one whose service has not recorded its settings, or serves other
- * tables, is said, as the CLI then runs with its shell's values.
+ * the `npm start` holding `dataDir`, if it serves those tables; returns whether it did, and the
+ * lines to print on stderr. A folder no running `npm start` holds says nothing here (the CLI's
+ * service is elsewhere, or not running: a command that decides by these settings says so itself);
+ * one whose service has not recorded its settings, or serves other tables, is said, as the CLI then
+ * runs with its shell's values.
  */
 export function useRunningServiceSettings(
   dataDir: string,
   env: NodeJS.ProcessEnv,
   { tablePrefix, callsPartner }: { tablePrefix: string; callsPartner: boolean },
-): string[] {
+): { applied: boolean; notes: string[] } {
   const holder = holderOf(dataDir);
-  if (holder === undefined) return [];
+  if (holder === undefined) return { applied: false, notes: [] };
   const record = readServiceRecord(dataDir);
   if (record?.pid !== holder)
-    return [
-      `The npm start holding ${dataDir} (process ${holder}) has not recorded its settings yet (it may still be starting): this command uses this shell's ${SERVICE_SETTINGS.join(', ')}. Run it again once the service is up.`,
-    ];
+    return {
+      applied: false,
+      notes: [
+        `The npm start holding ${dataDir} (process ${holder}) has not recorded its settings yet (it may still be starting): this command uses this shell's ${SERVICE_SETTINGS.join(', ')}. Run it again once the service is up.`,
+      ],
+    };
   if (record.dynamodbEndpoint !== env.DYNAMODB_ENDPOINT || record.tablePrefix !== tablePrefix)
-    return [
-      `The npm start holding ${dataDir} serves the tables at ${record.dynamodbEndpoint} (prefix ${record.tablePrefix}), not those this command uses (${env.DYNAMODB_ENDPOINT}, prefix ${tablePrefix}): it uses this shell's settings. Give it the DATA_DIR of the service it talks to.`,
-    ];
-  return useServiceSettings(env, record, { callsPartner });
+    return {
+      applied: false,
+      notes: [
+        `The npm start holding ${dataDir} serves the tables at ${record.dynamodbEndpoint} (prefix ${record.tablePrefix}), not those this command uses (${env.DYNAMODB_ENDPOINT}, prefix ${tablePrefix}): it uses this shell's settings. Give it the DATA_DIR of the service it talks to.`,
+      ],
+    };
+  return { applied: true, notes: useServiceSettings(env, record, { callsPartner }) };
 }
 
 /**

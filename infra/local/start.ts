@@ -62,6 +62,8 @@ async function demoMerchant(dataDir: string, partnerName: string): Promise<DemoM
 interface DemoUser {
   email: string;
   password: string;
+  /** Two-factor authentication turned on by whoever uses it (not saved: asked of Cognito at each start). */
+  totp?: boolean;
 }
 
 /**
@@ -82,7 +84,7 @@ async function demoUser(dataDir: string, demo: DemoMerchant, partnerName: string
     if (signedIn && 'challenge' in signedIn && signedIn.challenge === 'SOFTWARE_TOKEN_MFA') {
       const { getDashboardUser } = await import('#shared/dashboard/users.ts');
       const user = await getDashboardUser(saved.email).catch(() => undefined);
-      if (user?.merchantId === demo.merchant_id) return saved;
+      if (user?.merchantId === demo.merchant_id) return { ...saved, totp: true };
     }
   }
   const { temporaryPassword } = await import('#shared/dashboard/passwords.ts');
@@ -233,7 +235,11 @@ async function main() {
         '',
         `Dashboard: ${gateway.url}/dashboard/`,
         `  Demo user: ${user.email}`,
-        `  Password: ${user.password}`,
+        `  Password: ${user.password}${
+          user.totp
+            ? ` (two-factor on: sign-in asks for a code; npm run keys -- reset-mfa --email ${user.email} turns it off)`
+            : ''
+        }`,
         '',
         'Try:',
         `  curl -s ${gateway.url}/api/v1/developer/banks`,
@@ -241,7 +247,7 @@ async function main() {
         `  curl -s ${gateway.url}/api/v1/developer/virtual-accounts ${auth} -H "Content-Type: application/json" -d '{"amount":500000}'`,
         `  ${sandboxCli} listen     # in another terminal: your events, delivered to a local endpoint`,
         partnerName === 'paystack'
-          ? '  # the payment: Paystack sends charge.success to the webhook URL above once the customer pays'
+          ? "  # the payment: Paystack sends charge.success to the webhook URL above once the customer pays (with the repository's stand-in: type pay <account> <kobo> in its terminal)"
           : `  ${sandboxCli} pay --account ${demo.account_number} --amount 500000`,
         `  curl -s ${gateway.url}/api/v1/developer/payments/<reference> ${auth}`,
         '',

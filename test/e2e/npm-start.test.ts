@@ -122,6 +122,9 @@ describe('npm start, started again on its data folder', () => {
       try {
         // Before, the start found no session in the answer and made the user afresh, factor gone.
         expect(shown(second.output(), 'Password')).toBe(password);
+        expect(second.output()).toContain(
+          `(two-factor on: sign-in asks for a code; npm run keys -- reset-mfa --email ${email}`,
+        );
         expect((await post(second.url, '/sessions', { email, password })).data).toMatchObject({
           challenge: 'SOFTWARE_TOKEN_MFA',
         });

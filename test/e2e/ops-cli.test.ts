@@ -250,7 +250,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     );
     expect([noSuchDay.code, noSuchDay.stderr]).toEqual([
       2,
-      expect.stringContaining('--from: not an ISO 8601 time'),
+      expect.stringContaining('--from: not a real ISO 8601 time'),
     ]);
   });
 
@@ -285,6 +285,20 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     const { id } = await anUnmatchedPayment(25_000);
     const dataDir = mkdtempSync(path.join(tmpdir(), 'ops-service-'));
     try {
+      // No npm start holds the folder: the shell's values decide, and the command says so.
+      const unheld = await runCli(
+        'ops',
+        ['unmatched', 'credit', id, '--merchant', m, '--reason', 'ticket 9'],
+        {
+          DATA_DIR: dataDir,
+          MAX_BALANCE: '30000',
+        },
+      );
+      expect(unheld.code).toBe(3);
+      expect(unheld.stderr).toContain(
+        `No running npm start holds ${dataDir}: this command checks with this shell's`,
+      );
+      expect(unheld.stderr).toContain('MAX_BALANCE=30000');
       // As `npm start` holds its folder and records what it runs with: a MAX_BALANCE of 30,000 kobo.
       writeFileSync(path.join(dataDir, lockFileOf(process.pid)), `${process.pid}\n`);
       const record = (dynamodbEndpoint: string) =>
@@ -315,6 +329,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
       expect(credited.code).toBe(0);
       expect(credited.stderr).not.toContain('Using the running service');
       expect(credited.stderr).toContain('serves the tables at http://127.0.0.1:1');
+      expect(credited.stderr).not.toContain('No running npm start');
       expect(await balanceOf(m)).toBe(35_000);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

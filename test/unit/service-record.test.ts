@@ -73,9 +73,10 @@ describe('which record a local CLI applies', () => {
     hold(dir, holder);
     recordService(dir, record);
     const shell = env();
-    expect(useRunningServiceSettings(dir, shell, local)).toEqual([
-      "Using the running service's MAX_BALANCE (30000), not this shell's 9.",
-    ]);
+    expect(useRunningServiceSettings(dir, shell, local)).toEqual({
+      applied: true,
+      notes: ["Using the running service's MAX_BALANCE (30000), not this shell's 9."],
+    });
     expect(shell.MAX_BALANCE).toBe('30000');
   });
 
@@ -83,7 +84,7 @@ describe('which record a local CLI applies', () => {
     const dir = folder();
     recordService(dir, record);
     const shell = env();
-    expect(useRunningServiceSettings(dir, shell, local)).toEqual([]);
+    expect(useRunningServiceSettings(dir, shell, local)).toEqual({ applied: false, notes: [] });
     expect(shell.MAX_BALANCE).toBe('9');
   });
 
@@ -92,15 +93,19 @@ describe('which record a local CLI applies', () => {
     hold(dir, holder);
     recordService(dir, { ...record, pid: holder + 1_000_000 });
     const shell = env();
-    expect(useRunningServiceSettings(dir, shell, local)).toEqual([
-      expect.stringContaining(`(process ${holder}) has not recorded its settings yet`),
-    ]);
+    expect(useRunningServiceSettings(dir, shell, local)).toEqual({
+      applied: false,
+      notes: [expect.stringContaining(`(process ${holder}) has not recorded its settings yet`)],
+    });
     recordService(dir, { ...record, dynamodbEndpoint: 'http://127.0.0.1:9999' });
-    expect(useRunningServiceSettings(dir, shell, local)).toEqual([
-      expect.stringContaining(
-        'serves the tables at http://127.0.0.1:9999 (prefix naira-), not those this command uses',
-      ),
-    ]);
+    expect(useRunningServiceSettings(dir, shell, local)).toEqual({
+      applied: false,
+      notes: [
+        expect.stringContaining(
+          'serves the tables at http://127.0.0.1:9999 (prefix naira-), not those this command uses',
+        ),
+      ],
+    });
     expect(shell.MAX_BALANCE).toBe('9');
   });
 
