@@ -113,14 +113,14 @@ export function useLocalEnvironment(needs: readonly LocalNeed[]): void {
 let settingsOfTheService = false;
 
 /**
- * For a local command that decides by the service's settings (`unmatched credit`: `MAX_BALANCE`,
- * `MAX_PAYMENT_AMOUNT`): a line for stderr when it runs with its shell's instead, no running
- * `npm start` holding the data folder the environment names.
+ * For a local command that decides by one of the service's settings (`unmatched credit`:
+ * `MAX_BALANCE`, `value` as this CLI reads it): a line for stderr when it runs with its shell's
+ * instead, no running `npm start` holding the data folder the environment names.
  */
-export function shellSettingsNote(names: readonly string[]): string | undefined {
+export function shellSettingsNote(name: string, value: number | string): string | undefined {
   if (settingsOfTheService) return undefined;
-  const values = names.map((name) => `${name}=${process.env[name] ?? 'its default'}`).join(', ');
-  return `No running npm start holds ${localDataDir(process.env)}: this command checks with this shell's ${values}. Give it the DATA_DIR of the npm start it talks to, to check with that service's.`;
+  const given = process.env[name] === undefined ? `${value}, its default` : String(value);
+  return `No running npm start holds ${localDataDir(process.env)}: this command checks with this shell's ${name} (${given}). Give it the DATA_DIR of the npm start it talks to, to check with that service's.`;
 }
 
 /** The data folder of `npm start` the environment names. */

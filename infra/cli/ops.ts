@@ -380,8 +380,9 @@ async function unmatched(command: string, id: string | undefined, values: Values
           ? values.merchant
           : usage('credit needs --merchant <merchant_id>');
       // Locally, with no running service's settings to check with, the shell's are said.
+      const { config } = await import('#shared/config.ts');
       const note =
-        values.stage === undefined ? shellSettingsNote(['MAX_PAYMENT_AMOUNT', 'MAX_BALANCE']) : undefined;
+        values.stage === undefined ? shellSettingsNote('MAX_BALANCE', config.limits.maxBalance) : undefined;
       if (note) console.error(note);
       const { record, entry } = await operator.creditUnmatched(paymentId, {
         ...action,

@@ -144,20 +144,25 @@ async function main() {
   try {
     const port = portOf('PORT');
     const sandboxPort = portOf('SANDBOX_PORT');
+    // A local CLI as the user types it: each setting this start was given that the CLI finds the
+    // service by is repeated (its data folder, ports and table prefix).
+    const cliLine = (ports: Parameters<typeof changedPortSettings>[0], command: string, partner = false) =>
+      `${[
+        env.DATA_DIR && `DATA_DIR=${shellWord(env.DATA_DIR)}`,
+        partner && env.PARTNER && env.PARTNER !== 'sandbox' && `PARTNER=${shellWord(env.PARTNER)}`,
+        ...changedPortSettings(ports, env),
+        env.TABLE_PREFIX !== undefined &&
+          env.TABLE_PREFIX !== DEFAULT_TABLE_PREFIX &&
+          `TABLE_PREFIX=${shellWord(env.TABLE_PREFIX)}`,
+      ]
+        .filter(Boolean)
+        .map((setting) => `${setting} `)
+        .join('')}${command}`;
     // The sandbox CLI finds the gateway, the sandbox partner and the tables in DynamoDB Local
-    // (where `pay` sees the credit) by these, and the demo merchant's keys by the data folder and the partner, as
-    // npm start did: each one it was given is repeated.
-    const sandboxCli = `${[
-      env.DATA_DIR && `DATA_DIR=${shellWord(env.DATA_DIR)}`,
-      env.PARTNER && env.PARTNER !== 'sandbox' && `PARTNER=${shellWord(env.PARTNER)}`,
-      ...changedPortSettings(['PORT', 'SANDBOX_PORT', 'DYNAMODB_PORT'], env),
-      env.TABLE_PREFIX !== undefined &&
-        env.TABLE_PREFIX !== DEFAULT_TABLE_PREFIX &&
-        `TABLE_PREFIX=${shellWord(env.TABLE_PREFIX)}`,
-    ]
-      .filter(Boolean)
-      .map((setting) => `${setting} `)
-      .join('')}npm run sandbox --`;
+    // (where `pay` sees the credit), and the demo merchant's keys by the data folder and the partner.
+    const sandboxCli = cliLine(['PORT', 'SANDBOX_PORT', 'DYNAMODB_PORT'], 'npm run sandbox --', true);
+    // The keys CLI finds the local Cognito's pool by its port and the table prefix.
+    const keysCli = cliLine(['COGNITO_PORT', 'DYNAMODB_PORT'], 'npm run keys --');
     const secrets = loadLocalSecrets(dataDir);
     const services = await startLocalServices({
       ports: {
@@ -237,7 +242,7 @@ async function main() {
         `  Demo user: ${user.email}`,
         `  Password: ${user.password}${
           user.totp
-            ? ` (two-factor on: sign-in asks for a code; npm run keys -- reset-mfa --email ${user.email} turns it off)`
+            ? ` (two-factor on: sign-in asks for a code; ${keysCli} reset-mfa --email ${user.email} turns it off)`
             : ''
         }`,
         '',

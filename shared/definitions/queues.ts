@@ -80,7 +80,7 @@ export const QUEUES: Record<QueueKey, QueueDefinition> = {
     maxMessageAgeSeconds: 15 * 60 + 300,
     // A burst to slow endpoints (10 s an attempt) must not take the account's executions from the
     // API and its authorizer (1,000 by default): at most 100 batches at once, 1,000 attempts in
-    // flight, room enough that one merchant's dead endpoint leaves the others theirs.
+    // flight. It protects the account, not other merchants: a burst that holds all 100 holds them.
     maxConcurrency: 100,
   },
 };

@@ -298,7 +298,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
       expect(unheld.stderr).toContain(
         `No running npm start holds ${dataDir}: this command checks with this shell's`,
       );
-      expect(unheld.stderr).toContain('MAX_BALANCE=30000');
+      expect(unheld.stderr).toContain("this shell's MAX_BALANCE (30000)");
       // As `npm start` holds its folder and records what it runs with: a MAX_BALANCE of 30,000 kobo.
       writeFileSync(path.join(dataDir, lockFileOf(process.pid)), `${process.pid}\n`);
       const record = (dynamodbEndpoint: string) =>
