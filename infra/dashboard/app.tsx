@@ -89,6 +89,10 @@ function App() {
   };
   return (
     <div class="layout">
+      {/* The keyboard's first stop: past the header and the navigation, to the page's heading (a button: the hash names the page, #/keys, so a link to #main would change it). */}
+      <button type="button" class="skip-link" onClick={() => focusHeading()}>
+        Skip to the page
+      </button>
       <header class="top">
         <span class="brand">NairaPay</span>
         <span class="who">{session.email}</span>

@@ -391,6 +391,15 @@ async function main(): Promise<number> {
     const attempts = page.getByRole('table', { name: /Delivery attempts to we_/ });
     await attempts.first().getByRole('cell', { name: '200', exact: true }).first().waitFor();
     check("a payment's event shows its delivery attempt (200)", true);
+    // The panel opens after the whole list: focus comes to its heading.
+    check(
+      'the attempts panel, opened far below its button, gets focus on its heading',
+      !!(await until(
+        'focus on the panel',
+        async () => (await page.evaluate('document.activeElement?.id')) === 'event-detail',
+        3_000,
+      ).catch(() => false)),
+    );
     await accessible(page, 'Webhooks');
     await page.getByRole('button', { name: 'Resend' }).click();
     await until(
@@ -578,12 +587,19 @@ async function main(): Promise<number> {
     check('the Payments page shows a virtual account and its payment', true);
     await accessible(page, 'Payments');
 
+    // At 1280 px the Overview's table fits its box: no tab stop, no region of its own.
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await until('Overview loaded', async () => (await page.getByText('Loading…').count()) === 0);
+    const fittingRegions = Number(
+      await page.evaluate("document.querySelectorAll('.table-wrap[tabindex]').length"),
+    );
     // 320 px wide (a phone, or a laptop at 400%): no page scrolls sideways as a whole (WCAG 1.4.10);
     // a wide table scrolls in its own box.
     await page.setViewportSize({ width: 320, height: 800 });
     const overflowing: string[] = [];
     const unannounced: string[] = [];
-    for (const name of ['Overview', 'API keys', 'Webhooks', 'Transactions', 'Payments']) {
+    let scrollingRegions = 0;
+    for (const name of ['API keys', 'Webhooks', 'Transactions', 'Payments', 'Overview']) {
       await page.getByRole('link', { name }).click();
       await page.getByRole('heading', { name, level: 1 }).waitFor();
       // The page chosen is announced: focus moves to its heading.
@@ -592,8 +608,28 @@ async function main(): Promise<number> {
       await until(`${name} loaded`, async () => (await page.getByText('Loading…').count()) === 0);
       const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
       if (width > 320) overflowing.push(`${name} ${width} px`);
+      // The keys table scrolls here, in its own box: a named region a keyboard can reach.
+      if (name === 'API keys')
+        scrollingRegions = Number(
+          await page.evaluate('document.querySelectorAll(\'.table-wrap[tabindex="0"][aria-label]\').length'),
+        );
     }
     check('at 320 px no page is wider than the window', overflowing.length === 0, overflowing.join(', '));
+    check(
+      "a table's box takes focus only while it scrolls (none at 1280 px on Overview, the keys table's at 320 px)",
+      fittingRegions === 0 && scrollingRegions >= 1,
+      `${fittingRegions} at 1280 px, ${scrollingRegions} at 320 px`,
+    );
+    // The keyboard's first stop skips the header and the navigation to the page's heading.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await page.keyboard.press('Tab');
+    const skipFirst = await focusReaches('BUTTON:Skip to the page');
+    await page.keyboard.press('Enter');
+    check(
+      'the first Tab reaches "Skip to the page", which moves focus to the heading',
+      skipFirst && (await focusReaches('H1:Overview')),
+    );
     check(
       'a page chosen in the navigation gets focus on its heading',
       unannounced.length === 0,

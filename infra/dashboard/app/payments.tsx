@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { query, request } from './api.ts';
 import { naira, when } from './format.ts';
 import type { VirtualAccount } from './types.ts';
-import { Alert, MORE_FOLLOW, Pager, Table, useCursors, useLoad } from './ui.tsx';
+import { Alert, MORE_FOLLOW, Pager, Table, useCursors, useFocusOnMount, useLoad } from './ui.tsx';
 
 /** Virtual accounts, newest first, and the payments into the one chosen. */
 export function Payments() {
@@ -37,6 +37,7 @@ export function Payments() {
                 type="button"
                 class="secondary"
                 aria-expanded={open === account.reference}
+                aria-controls="payments-into-panel"
                 onClick={() => setOpen(open === account.reference ? undefined : account.reference)}
               >
                 {open === account.reference ? 'Hide payments' : 'Show payments'}
@@ -46,7 +47,7 @@ export function Payments() {
         ]}
       />
       <Pager paging={paging} next={page.data?.nextCursor} />
-      {open && <PaymentsInto reference={open} />}
+      {open && <PaymentsInto key={open} reference={open} />}
     </>
   );
 }
@@ -57,9 +58,11 @@ function PaymentsInto({ reference }: { reference: string }) {
       request<VirtualAccount>('GET', `/payments/${encodeURIComponent(reference)}`).then((page) => page.data),
     [reference],
   );
+  // Opened by a button far above it (after the whole list): focus comes to it.
+  const heading = useFocusOnMount<HTMLHeadingElement>();
   return (
-    <section class="panel" aria-labelledby="payments-into">
-      <h2 id="payments-into">
+    <section class="panel" id="payments-into-panel" aria-labelledby="payments-into">
+      <h2 id="payments-into" ref={heading}>
         Payments into <code>{reference}</code>
       </h2>
       <Alert text={detail.error} />

@@ -292,7 +292,40 @@ export interface Column<T> {
   numeric?: boolean;
 }
 
-/** A data table with a caption (its accessible name). */
+/** A ref whose element takes focus when it appears (a panel's heading, opened by a button far above it). */
+export function useFocusOnMount<E extends HTMLElement>() {
+  const ref = useRef<E>(null);
+  useEffect(() => {
+    const element = ref.current;
+    if (!element) return;
+    element.tabIndex = -1;
+    element.focus();
+  }, []);
+  return ref;
+}
+
+/** Whether the element's content is wider than its box (it scrolls sideways), as the window changes. */
+function useScrollsSideways<E extends HTMLElement>() {
+  const ref = useRef<E>(null);
+  const [scrolls, setScrolls] = useState(false);
+  useEffect(() => {
+    const element = ref.current;
+    if (!element) return;
+    const measure = () => setScrolls(element.scrollWidth > element.clientWidth);
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(element);
+    if (element.firstElementChild) observer.observe(element.firstElementChild);
+    return () => observer.disconnect();
+  }, []);
+  return { ref, scrolls };
+}
+
+/**
+ * A data table with a caption (its accessible name). Its box is a focusable, named region only
+ * while the table is wider than it: a scrolling region must take focus for keyboard users (WCAG
+ * 2.1.1), and one that does not scroll would only be a tab stop and a landmark more.
+ */
 export function Table<T>(props: {
   caption: string;
   columns: Column<T>[];
@@ -300,9 +333,14 @@ export function Table<T>(props: {
   empty: string;
   rowKey: (row: T) => string;
 }) {
+  const { ref, scrolls } = useScrollsSideways<HTMLElement>();
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a table wider than the window scrolls sideways, and a scrolling region must take focus for keyboard users (WCAG 2.1.1; axe's scrollable-region-focusable)
-    <section class="table-wrap" tabIndex={0} aria-label={props.caption}>
+    <section
+      class="table-wrap"
+      ref={ref}
+      tabIndex={scrolls ? 0 : undefined}
+      aria-label={scrolls ? props.caption : undefined}
+    >
       <table>
         <caption>{props.caption}</caption>
         <thead>

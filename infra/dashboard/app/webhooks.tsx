@@ -11,6 +11,7 @@ import {
   Status,
   Table,
   useActions,
+  useFocusOnMount,
   useLoad,
 } from './ui.tsx';
 
@@ -141,6 +142,7 @@ export function Webhooks() {
                 type="button"
                 class="secondary"
                 aria-expanded={open === event.id}
+                aria-controls="event-detail-panel"
                 onClick={() => setOpen(open === event.id ? undefined : event.id)}
               >
                 {open === event.id ? 'Hide attempts' : 'Show attempts'}
@@ -162,7 +164,7 @@ export function Webhooks() {
           Older events
         </button>
       </div>
-      {open && <EventDetail id={open} />}
+      {open && <EventDetail key={open} id={open} />}
       {deleting && (
         <Dialog
           title={`Delete the endpoint ${deleting.url}`}
@@ -234,9 +236,11 @@ function EventDetail({ id }: { id: string }) {
       looks.current.push(...[1_000, 3_000, 6_000].map((ms) => setTimeout(detail.reload, ms)));
     });
   const deliveries = detail.data?.deliveries ?? [];
+  // Opened by a button far above it (after the whole list): focus comes to it.
+  const heading = useFocusOnMount<HTMLHeadingElement>();
   return (
-    <section class="panel" aria-labelledby="event-detail">
-      <h2 id="event-detail">
+    <section class="panel" id="event-detail-panel" aria-labelledby="event-detail">
+      <h2 id="event-detail" ref={heading}>
         Event <code>{id}</code>
       </h2>
       <div class="actions">
