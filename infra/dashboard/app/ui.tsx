@@ -311,7 +311,9 @@ function useScrollsSideways<E extends HTMLElement>() {
   useEffect(() => {
     const element = ref.current;
     if (!element) return;
-    const measure = () => setScrolls(element.scrollWidth > element.clientWidth);
+    // A box that has focus keeps its tab stop (removing it would drop focus to nothing).
+    const measure = () =>
+      setScrolls(element.scrollWidth > element.clientWidth || document.activeElement === element);
     measure();
     const observer = new ResizeObserver(measure);
     observer.observe(element);

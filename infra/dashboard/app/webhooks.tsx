@@ -217,11 +217,13 @@ function EventDetail({ id }: { id: string }) {
   const { act, working, error } = useActions();
   // The looks scheduled after a Resend, cancelled when the detail goes (another event, another page).
   const looks = useRef<ReturnType<typeof setTimeout>[]>([]);
+  const gone = useRef(false);
   useEffect(
     () => () => {
+      gone.current = true;
       for (const look of looks.current) clearTimeout(look);
     },
-    [id],
+    [],
   );
   const resend = () =>
     act(async () => {
@@ -233,7 +235,9 @@ function EventDetail({ id }: { id: string }) {
       }
       setStatus('Resent: the new attempt appears below within seconds.');
       // The delivery runs in the background: look again a few times.
-      looks.current.push(...[1_000, 3_000, 6_000].map((ms) => setTimeout(detail.reload, ms)));
+      // (Not when the panel went while this was on its way: nothing would cancel them.)
+      if (!gone.current)
+        looks.current.push(...[1_000, 3_000, 6_000].map((ms) => setTimeout(detail.reload, ms)));
     });
   const deliveries = detail.data?.deliveries ?? [];
   // Opened by a button far above it (after the whole list): focus comes to it.
