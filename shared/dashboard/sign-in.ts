@@ -99,8 +99,9 @@ export async function signIn(email: string, password: string): Promise<SignInRes
 }
 
 /** The characters Cognito counts as symbols in a password (its developer guide's set). */
-const COGNITO_SYMBOLS = '^ $ * . [ ] { } ( ) ? " ! @ # % & / \\ , > < \' : ; | _ ~ ` = + -';
-const COGNITO_SYMBOL = /[\^$*.[\]{}()?"!@#%&/\\,><':;|_~`=+\- ]/;
+const COGNITO_SYMBOLS = [...'^$*.[]{}()?"!@#%&/\\,><\':;|_~`=+-'];
+/** One of them, or a space (inside: the ends are refused first). */
+const COGNITO_SYMBOL = new RegExp(`[${COGNITO_SYMBOLS.map((symbol) => `\\${symbol}`).join('')} ]`);
 
 /** Why a new password breaks the pool's policy, or nothing (checked here, for a clear 400). */
 export function passwordProblem(password: string): string | undefined {
@@ -114,7 +115,7 @@ export function passwordProblem(password: string): string | undefined {
     !/[A-Z]/.test(password) && 'an upper-case letter',
     !/[a-z]/.test(password) && 'a lower-case letter',
     !/\d/.test(password) && 'a digit',
-    !COGNITO_SYMBOL.test(password) && `a symbol (${COGNITO_SYMBOLS} or a space inside)`,
+    !COGNITO_SYMBOL.test(password) && `a symbol (${COGNITO_SYMBOLS.join(' ')} or a space inside)`,
   ].filter(Boolean);
   return missing.length > 0 ? `Must have ${missing.join(', ')}` : undefined;
 }

@@ -90,7 +90,7 @@ export async function failTransfer(
   const settled = await settleTransfer(
     transfer,
     { status: 'failed', reason },
-    { dispatches: transfer.dispatches ?? 0, by },
+    { dispatches: transfer.dispatches ?? 0, failedBy: by },
   );
   if (settled.status === 'pending')
     throw new TransferOperatorError(

@@ -128,13 +128,13 @@ function reportContradiction(
  * A word that contradicts a settled status (also one found settled on the way), or that gives
  * another amount than the transfer's, changes nothing and is reported to operators. `dispatches`:
  * the answer came from that hand-over of the transfer (`recordDispatch`), so its money goes back
- * only if the transfer was not handed over again since. `by`: the operator failing it by hand, kept
- * with it (`failed_by`).
+ * only if the transfer was not handed over again since. `failedBy`: the operator failing it by hand,
+ * kept with it (`failed_by`).
  */
 export async function settleTransfer(
   transfer: TransactionRecord,
   outcome: TransferOutcome,
-  { dispatches, by }: { dispatches?: number; by?: string } = {},
+  { dispatches, failedBy }: { dispatches?: number; failedBy?: string } = {},
 ): Promise<TransactionRecord> {
   if (outcome.status !== 'pending' && outcome.amount !== undefined && outcome.amount !== transfer.amount) {
     // Not the transfer we sent (a forged or garbled verdict): nothing changes by guess; the
@@ -146,7 +146,7 @@ export async function settleTransfer(
     reportContradiction(transfer, outcome);
     return transfer;
   }
-  const settled = await settleFrom(transfer, outcome, { dispatches, by });
+  const settled = await settleFrom(transfer, outcome, { dispatches, failedBy });
   // The record given was stale (settled meanwhile by a webhook, the requery, a retry): checked again.
   if (settled.status !== transfer.status && contradicts(settled.status, outcome)) {
     reportContradiction(settled, outcome);
@@ -157,7 +157,7 @@ export async function settleTransfer(
 async function settleFrom(
   transfer: TransactionRecord,
   outcome: TransferOutcome,
-  { dispatches, by }: { dispatches?: number; by?: string },
+  { dispatches, failedBy }: { dispatches?: number; failedBy?: string },
 ): Promise<TransactionRecord> {
   switch (outcome.status) {
     case 'pending':
@@ -176,7 +176,7 @@ async function settleFrom(
         to: 'failed',
         reason: outcome.reason,
         dispatches,
-        failedBy: by,
+        failedBy,
       });
     case 'reversed':
       return giveBack(transfer, {

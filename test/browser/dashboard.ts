@@ -117,6 +117,16 @@ async function main(): Promise<number> {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
     const page = await context.newPage();
     const seen = watch(page);
+    /** Opens the Roll dialog of a key's row and chooses when the old key expires; the dialog. */
+    const openRoll = async (key: string, expires: string) => {
+      await page
+        .getByRole('row', { name: new RegExp(key) })
+        .getByRole('button', { name: 'Roll' })
+        .click();
+      const dialog = page.getByRole('dialog', { name: `Roll ${key}` });
+      await dialog.getByLabel('Old key expires').selectOption({ label: expires });
+      return dialog;
+    };
     /** Whether focus comes to the element named so (a tag and its text), within 3 s. */
     const focusReaches = (want: string) =>
       until(
@@ -171,12 +181,7 @@ async function main(): Promise<number> {
     const created = { api_key: apiKey, api_secret: apiSecret };
     check('the new key calls the API: 200', (await statusWith(created)) === 200);
 
-    await page
-      .getByRole('row', { name: new RegExp(apiKey) })
-      .getByRole('button', { name: 'Roll' })
-      .click();
-    const rolling = page.getByRole('dialog', { name: `Roll ${apiKey}` });
-    await rolling.getByLabel('Old key expires').selectOption({ label: 'In 1 hour' });
+    const rolling = await openRoll(apiKey, 'In 1 hour');
     await rolling.getByRole('button', { name: 'Roll key' }).click();
     const rolledDialog = page.getByRole('dialog', { name: 'Your new API key' });
     await rolledDialog.waitFor();
@@ -303,12 +308,7 @@ async function main(): Promise<number> {
     check("Cancel gives focus back to the row's Edit IPs", await focusReaches('BUTTON:Edit IPs'));
     await refuseAllowlist();
     await editing.getByRole('button', { name: 'Cancel' }).click();
-    await page
-      .getByRole('row', { name: new RegExp(newKey) })
-      .getByRole('button', { name: 'Roll' })
-      .click();
-    const rollingNow = page.getByRole('dialog', { name: `Roll ${newKey}` });
-    await rollingNow.getByLabel('Old key expires').selectOption({ label: 'Now' });
+    const rollingNow = await openRoll(newKey, 'Now');
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     check(
       'a Roll\'s "Now" stays chosen while the list is read again behind the dialog',
@@ -648,12 +648,7 @@ async function main(): Promise<number> {
     await page.clock.install({ time: Date.now() - 10 * 60_000 });
     await page.reload();
     await page.getByRole('link', { name: 'API keys' }).click();
-    await page
-      .getByRole('row', { name: new RegExp(newKey) })
-      .getByRole('button', { name: 'Roll' })
-      .click();
-    const rollNow = page.getByRole('dialog', { name: `Roll ${newKey}` });
-    await rollNow.getByLabel('Old key expires').selectOption({ label: 'Now' });
+    const rollNow = await openRoll(newKey, 'Now');
     await rollNow.getByRole('button', { name: 'Roll key' }).click();
     const rolledNow = page.getByRole('dialog', { name: 'Your new API key' });
     await rolledNow.or(page.getByRole('alert')).first().waitFor();
