@@ -422,8 +422,28 @@ async function main(): Promise<number> {
       (await page.getByRole('table', { name: /Delivery attempts to we_.*, resend 1$/ }).count()) === 1,
     );
 
-    // Delete asks first; deleted, the event has nowhere to be resent, and the page says so.
+    // Rotate secret asks first (the old secret signs only 24 hours more): Cancel sends nothing.
     const endpointRow = page.getByRole('row', { name: new RegExp(receiver.url) });
+    const rotations = () => seen.requested.filter((url) => url.endsWith('/rotate-secret')).length;
+    await endpointRow.getByRole('button', { name: 'Rotate secret' }).click();
+    const confirmRotate = page.getByRole('dialog', { name: `Rotate the secret of ${receiver.url}` });
+    await confirmRotate.waitFor();
+    check('the Rotate dialog opens with focus on Cancel', await focusReaches('BUTTON:Cancel'));
+    await confirmRotate.getByRole('button', { name: 'Cancel' }).click();
+    await confirmRotate.waitFor({ state: 'detached' });
+    check('Rotate secret asks first; Cancel rotates nothing', rotations() === 0, `${rotations()} requests`);
+    await endpointRow.getByRole('button', { name: 'Rotate secret' }).click();
+    await confirmRotate.getByRole('button', { name: 'Rotate secret' }).click();
+    await secretDialog.waitFor();
+    const [, rotatedSecret = ''] = await secretDialog.locator('dd code').allInnerTexts();
+    check(
+      'confirmed, the rotation shows a new secret once',
+      rotations() === 1 && rotatedSecret.startsWith('whsec_') && rotatedSecret !== endpointSecret,
+      `${rotations()} requests`,
+    );
+    await secretDialog.getByRole('button', { name: 'Done' }).click();
+
+    // Delete asks first; deleted, the event has nowhere to be resent, and the page says so.
     await endpointRow.getByRole('button', { name: 'Delete' }).click();
     const confirmDelete = page.getByRole('dialog', { name: `Delete the endpoint ${receiver.url}` });
     await confirmDelete.getByRole('button', { name: 'Cancel' }).click();

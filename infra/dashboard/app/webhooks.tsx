@@ -26,6 +26,7 @@ export function Webhooks() {
   const [secret, setSecret] = useState<Endpoint>();
   const [open, setOpen] = useState<string>();
   const [deleting, setDeleting] = useState<Endpoint>();
+  const [rotating, setRotating] = useState<Endpoint>();
   // One change at a time: a second click while one is on its way (a double click) does nothing.
   const { act, working, error, setError, failedChange } = useActions(endpoints.reload);
   // The Idempotency-Key of a change not yet known to be made: asking again for the same change after
@@ -66,8 +67,20 @@ export function Webhooks() {
           'Idempotency-Key': key,
         }),
       );
+      setRotating(undefined);
       setSecret(rotated.data);
     });
+  /** A row's button opening its dialog, which shows its own change's refusal only. */
+  const ask = (open: (endpoint: Endpoint) => void, endpoint: Endpoint) => () => {
+    setError(undefined);
+    open(endpoint);
+  };
+  /** A dialog's Cancel or Escape: its change's refusal goes with it. */
+  const closeDialog = () => {
+    setDeleting(undefined);
+    setRotating(undefined);
+    setError(undefined);
+  };
 
   return (
     <>
@@ -89,7 +102,7 @@ export function Webhooks() {
           Add endpoint
         </button>
       </form>
-      <Alert text={(deleting ? undefined : error) ?? endpoints.error} id="endpoints-error" />
+      <Alert text={(deleting || rotating ? undefined : error) ?? endpoints.error} id="endpoints-error" />
       <Table
         caption="Webhook endpoints"
         rows={endpoints.data ?? []}
@@ -105,18 +118,15 @@ export function Webhooks() {
             cell: (endpoint) => (
               <fieldset class="row-actions">
                 <legend class="visually-hidden">Actions for {endpoint.url}</legend>
-                <button type="button" class="secondary" disabled={working} onClick={() => rotate(endpoint)}>
-                  Rotate secret
-                </button>
                 <button
                   type="button"
-                  class="danger"
+                  class="secondary"
                   disabled={working}
-                  onClick={() => {
-                    setError(undefined);
-                    setDeleting(endpoint);
-                  }}
+                  onClick={ask(setRotating, endpoint)}
                 >
+                  Rotate secret
+                </button>
+                <button type="button" class="danger" disabled={working} onClick={ask(setDeleting, endpoint)}>
                   Delete
                 </button>
               </fieldset>
@@ -165,27 +175,29 @@ export function Webhooks() {
         </button>
       </div>
       {open && <EventDetail key={open} id={open} />}
+      {rotating && (
+        <Dialog title={`Rotate the secret of ${rotating.url}`} onClose={closeDialog} busy={working}>
+          <p>
+            A new signing secret is made and shown once. For 24 hours deliveries carry a signature with the
+            new secret and one with the secret in use now, so your receiver keeps working while you give it
+            the new one; after that, only the new secret signs.
+          </p>
+          <Alert text={error} />
+          <DialogActions onCancel={closeDialog} safeFirst>
+            <button type="button" disabled={working} onClick={() => rotate(rotating)}>
+              Rotate secret
+            </button>
+          </DialogActions>
+        </Dialog>
+      )}
       {deleting && (
-        <Dialog
-          title={`Delete the endpoint ${deleting.url}`}
-          onClose={() => {
-            setDeleting(undefined);
-            setError(undefined);
-          }}
-          busy={working}
-        >
+        <Dialog title={`Delete the endpoint ${deleting.url}`} onClose={closeDialog} busy={working}>
           <p>
             No more events are sent to it, and its pending deliveries end failed. This cannot be undone: to
             receive events there again, add it as a new endpoint, with a new secret.
           </p>
           <Alert text={error} />
-          <DialogActions
-            onCancel={() => {
-              setDeleting(undefined);
-              setError(undefined);
-            }}
-            safeFirst
-          >
+          <DialogActions onCancel={closeDialog} safeFirst>
             <button type="button" class="danger" disabled={working} onClick={() => remove(deleting)}>
               Delete endpoint
             </button>
