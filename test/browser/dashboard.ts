@@ -3,9 +3,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import jsQRModule from 'jsqr';
 import type { Page } from 'playwright-core';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { checks, launchChromium, runBrowserTest, watch } from '#test/browser/harness.ts';
+import { totpCode } from '#test/support/dashboard.ts';
 import { startNpmStart } from '#test/support/npm-start.ts';
 import { startReceiver } from '#test/support/receiver.ts';
 
@@ -27,6 +29,31 @@ const { check, summary } = checks();
 /** The line of npm start's output that starts with `label`, its value. */
 const printed = (output: string, label: string) =>
   new RegExp(`^\\s*${label}\\s*(\\S+)\\s*$`, 'm').exec(output)?.[1] ?? '';
+
+/** jsQR's CommonJS module is the function itself; its types call it the default export. */
+const jsQR = jsQRModule as unknown as typeof jsQRModule.default;
+
+/** The side, in pixels, at which the page's QR code is drawn to be scanned. */
+const QR_SCAN_PX = 300;
+
+/**
+ * What the page's QR code says, read as a scanner reads it: the drawn SVG as pixels (in the page,
+ * on a canvas), decoded by jsQR here.
+ */
+async function scanQrCode(page: Page): Promise<string | undefined> {
+  const pixels = (await page.evaluate(`(async () => {
+    const svg = new XMLSerializer().serializeToString(document.querySelector('svg.qr'));
+    const image = new Image();
+    image.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(svg);
+    await image.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = ${QR_SCAN_PX};
+    const drawing = canvas.getContext('2d');
+    drawing.drawImage(image, 0, 0, ${QR_SCAN_PX}, ${QR_SCAN_PX});
+    return Array.from(drawing.getImageData(0, 0, ${QR_SCAN_PX}, ${QR_SCAN_PX}).data);
+  })()`)) as number[];
+  return jsQR(Uint8ClampedArray.from(pixels), QR_SCAN_PX, QR_SCAN_PX)?.data;
+}
 
 /** RFC 4180 CSV as records of fields: a quoted field may hold commas, doubled quotes, line breaks. */
 function parseCsv(text: string): string[][] {
@@ -157,6 +184,22 @@ async function main(): Promise<number> {
       !!wallet && (await page.getByText(wallet).count()) > 0,
     );
     await accessible(page, 'Overview');
+
+    // Two-factor set-up: the QR code says the otpauth link shown beside it; the app's first code turns it on.
+    await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
+    await page.getByRole('img', { name: 'QR code of the key, for your authenticator app' }).waitFor();
+    const otpauth = await page.locator('#totp-steps code.wrap').innerText();
+    const totpKey = await page.locator('#totp-steps code').first().innerText();
+    const scanned = await scanQrCode(page);
+    check(
+      'the two-factor QR code scans as the otpauth link shown beside it',
+      otpauth.startsWith('otpauth://totp/') && otpauth.includes(`secret=${totpKey}`) && scanned === otpauth,
+      `scanned ${scanned}`,
+    );
+    await accessible(page, 'Two-factor set-up');
+    await page.getByLabel('Code from your app').fill(totpCode(totpKey));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByText('Two-factor authentication is on').waitFor();
 
     // API keys: create, use, roll, revoke.
     await page.getByRole('link', { name: 'API keys' }).click();
@@ -711,6 +754,24 @@ async function main(): Promise<number> {
         ).catch(() => false)),
     );
 
+    // With two-factor on, sign-in asks for the app's code after the password.
+    const withCode = await (await browser.newContext()).newPage();
+    await withCode.goto(dashboardUrl);
+    await withCode.getByLabel('Email').fill(email);
+    await withCode.getByLabel('Password').fill(password);
+    await withCode.getByRole('button', { name: 'Sign in' }).click();
+    await withCode.getByLabel('Code').fill(totpCode(totpKey));
+    await withCode.getByRole('button', { name: 'Verify' }).click();
+    check(
+      'with two-factor on, sign-in asks for the code, and the code signs in',
+      await withCode
+        .getByRole('heading', { name: 'Overview', level: 1 })
+        .waitFor()
+        .then(() => true)
+        .catch(() => false),
+    );
+
+    // Last, as it spends this address's limit: sign-in shares the count of failed key attempts,
     // and its page says when to try again.
     for (let i = 0; i < 110; i++) {
       const refused = await api('GET', '/balance', { 'X-API-Key': 'pk_invented', 'X-API-Secret': 'x' });

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { currentSession, request } from './api.ts';
 import { naira, when } from './format.ts';
 import type { Overview as OverviewData, Transaction } from './types.ts';
-import { Alert, CodeInput, Status, Table, useActions, useLoad } from './ui.tsx';
+import { Alert, CodeInput, QrCode, Status, Table, useActions, useLoad } from './ui.tsx';
 
 export const TRANSACTION_COLUMNS = [
   { label: 'Date', cell: (t: Transaction) => when(t.created_at) },
@@ -24,7 +24,7 @@ export const TRANSACTION_COLUMNS = [
 
 /** Balance, wallet and the latest transactions; and the user's second factor. */
 export function Overview() {
-  const { data, error } = useLoad(
+  const { data, error, loading } = useLoad(
     () => request<OverviewData>('GET', '/overview').then((page) => page.data),
     [],
   );
@@ -32,6 +32,7 @@ export function Overview() {
     <>
       <h1>Overview</h1>
       <Alert text={error} />
+      {loading && !data && <p>Loading…</p>}
       {data && (
         <>
           <dl class="summary">
@@ -117,9 +118,11 @@ function TwoFactor() {
       {secret && (
         <form onSubmit={confirm} aria-label="Turn on two-factor authentication">
           <p id="totp-steps">
-            Add this key to your authenticator app: <code>{secret.secret}</code> (or the link{' '}
-            <code class="wrap">{secret.otpauth_uri}</code>), then enter the 6-digit code it shows.
+            Scan the QR code with your authenticator app, or add this key to it by hand:{' '}
+            <code>{secret.secret}</code> (or the link <code class="wrap">{secret.otpauth_uri}</code>). Then
+            enter the 6-digit code it shows.
           </p>
+          <QrCode text={secret.otpauth_uri} label="QR code of the key, for your authenticator app" />
           <div class="actions">
             <button type="button" class="secondary" onClick={() => copy(secret.secret)}>
               Copy the key

@@ -1,5 +1,7 @@
+import { toSvgPath } from 'lean-qr/extras/svg';
+import { generate } from 'lean-qr/nano';
 import type { ComponentChildren, Ref } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiFailure } from './api.ts';
 import { problem } from './format.ts';
 
@@ -283,6 +285,33 @@ export function SecretDialog(props: {
       </div>
       <Status text={copied} />
     </Dialog>
+  );
+}
+
+/** The white border a QR code needs around it (ISO/IEC 18004's quiet zone), in modules. */
+const QR_QUIET_ZONE = 4;
+const QR_MODULE_PX = 5;
+
+/**
+ * `text` as a QR code, drawn as SVG: no image is fetched (the page's CSP allows none but its own),
+ * black on white with its quiet zone, as scanners need.
+ */
+export function QrCode({ text, label }: { text: string; label: string }) {
+  const code = useMemo(() => generate(text), [text]);
+  const side = code.size + 2 * QR_QUIET_ZONE;
+  return (
+    <svg
+      class="qr"
+      role="img"
+      aria-label={label}
+      viewBox={`${-QR_QUIET_ZONE} ${-QR_QUIET_ZONE} ${side} ${side}`}
+      width={side * QR_MODULE_PX}
+      height={side * QR_MODULE_PX}
+      shape-rendering="crispEdges"
+    >
+      <rect x={-QR_QUIET_ZONE} y={-QR_QUIET_ZONE} width={side} height={side} fill="#fff" />
+      <path d={toSvgPath(code)} fill="#000" />
+    </svg>
   );
 }
 
