@@ -2,8 +2,10 @@
  * The child process of the local Cognito (`infra/local/cognito.ts`): `cognito-local`'s own server,
  * made as strict as Cognito where it is laxer, because a sign-in stand-in laxer than Cognito lets
  * anyone into the local dashboard and hides what Cognito would refuse:
- * - `InitiateAuth` of an invited user (`FORCE_CHANGE_PASSWORD`) checks the temporary password;
- *   cognito-local answers the new-password challenge to any password.
+ * - `InitiateAuth` of an invited user (`FORCE_CHANGE_PASSWORD`) checks the temporary password,
+ *   and refuses it once the pool's `TemporaryPasswordValidityDays` have passed since it was set
+ *   (by the invitation, or an administrator's new one); cognito-local answers the new-password
+ *   challenge to any password, however old.
  * - `RespondToAuthChallenge` accepts only a session that `InitiateAuth` (or a previous answer) gave
  *   for that user and that challenge, once (a wrong answer spends it too), within 3 minutes;
  *   cognito-local accepts any string, so an email alone could set a user's password or skip the
@@ -84,6 +86,19 @@ async function userOf(services, ctx, clientId, username) {
   return username ? pool.getUserByUsername(ctx, username) : undefined;
 }
 
+const DAY_MS = 24 * 3_600_000;
+
+/**
+ * Whether an invited user's temporary password has outlived the pool's validity (Cognito's default
+ * 7 days). It was set when the user was last changed: an invited user is changed only by the
+ * invitation and by an administrator's new temporary password.
+ */
+async function temporaryPasswordExpired(services, ctx, clientId, user) {
+  const pool = await services.cognito.getUserPoolForClientId(ctx, clientId);
+  const days = pool.options.Policies?.PasswordPolicy?.TemporaryPasswordValidityDays ?? 7;
+  return services.clock.get().getTime() - new Date(user.UserLastModifiedDate).getTime() > days * DAY_MS;
+}
+
 const { InitiateAuth, RespondToAuthChallenge } = Targets;
 
 Targets.InitiateAuth = (services) => {
@@ -93,8 +108,14 @@ Targets.InitiateAuth = (services) => {
       req.AuthFlow === 'USER_PASSWORD_AUTH'
         ? await userOf(services, ctx, req.ClientId, req.AuthParameters?.USERNAME)
         : undefined;
-    if (user?.UserStatus === 'FORCE_CHANGE_PASSWORD' && user.Password !== req.AuthParameters?.PASSWORD) {
-      throw new NotAuthorizedError('Incorrect username or password.');
+    if (user?.UserStatus === 'FORCE_CHANGE_PASSWORD') {
+      if (user.Password !== req.AuthParameters?.PASSWORD) {
+        throw new NotAuthorizedError('Incorrect username or password.');
+      }
+      // Cognito's own words for it.
+      if (await temporaryPasswordExpired(services, ctx, req.ClientId, user)) {
+        throw new NotAuthorizedError('Temporary password has expired and must be reset by an administrator.');
+      }
     }
     return remember(await target(ctx, req), user?.Username);
   };

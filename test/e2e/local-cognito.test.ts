@@ -1,0 +1,113 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  AdminCreateUserCommand,
+  AdminSetUserPasswordCommand,
+  InitiateAuthCommand,
+} from '@aws-sdk/client-cognito-identity-provider';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  cognitoClient,
+  createDashboardUserPool,
+  type LocalCognito,
+  startCognitoLocal,
+} from '#infra/local/cognito.ts';
+import { freePort } from '#infra/local/process.ts';
+import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
+import { aPassword } from '#test/support/dashboard.ts';
+
+const DAY_MS = 24 * 3_600_000;
+
+/**
+ * The local Cognito's own rules where cognito-local is laxer than Cognito, on a stand-in of this
+ * test's own (the suite's is shared): its users' dates are moved back in its data folder between
+ * two starts, as days passing would.
+ */
+describe('the local Cognito (npm start)', () => {
+  let dataDir: string;
+  let port: number;
+  let cognito: LocalCognito;
+  let pool: { USER_POOL_ID: string; USER_POOL_CLIENT_ID: string };
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'local-cognito-'));
+    port = await freePort();
+    cognito = await startCognitoLocal({ port, dataDir });
+    pool = await createDashboardUserPool(cognito.endpoint, 'local-cognito-test-');
+  });
+  afterAll(async () => {
+    await cognito?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const signIn = (email: string, password: string) =>
+    cognitoClient(cognito.endpoint).send(
+      new InitiateAuthCommand({
+        AuthFlow: 'USER_PASSWORD_AUTH',
+        ClientId: pool.USER_POOL_CLIENT_ID,
+        AuthParameters: { USERNAME: email, PASSWORD: password },
+      }),
+    );
+  const invite = (email: string, password: string) =>
+    cognitoClient(cognito.endpoint).send(
+      new AdminCreateUserCommand({
+        UserPoolId: pool.USER_POOL_ID,
+        Username: email,
+        TemporaryPassword: password,
+        MessageAction: 'SUPPRESS',
+        UserAttributes: [
+          { Name: 'email', Value: email },
+          { Name: `custom:${DASHBOARD_USER_POOL.merchantAttribute}`, Value: 'mer_local_cognito' },
+        ],
+      }),
+    );
+  /** Days pass for these users: their last change moves back, with the stand-in stopped. */
+  const ageUsers = async (days: Record<string, number>) => {
+    await cognito.stop();
+    const folder = path.join(dataDir, 'cognito', '.cognito', 'db');
+    const file = path.join(folder, `${pool.USER_POOL_ID}.json`);
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as {
+      Users: Record<string, { Attributes: { Name: string; Value: string }[]; UserLastModifiedDate: string }>;
+    };
+    for (const user of Object.values(stored.Users)) {
+      const email = user.Attributes.find((attribute) => attribute.Name === 'email')?.Value ?? '';
+      const back = days[email];
+      if (back !== undefined) user.UserLastModifiedDate = new Date(Date.now() - back * DAY_MS).toISOString();
+    }
+    writeFileSync(file, JSON.stringify(stored));
+    expect(readdirSync(folder)).toContain(`${pool.USER_POOL_ID}.json`);
+    cognito = await startCognitoLocal({ port, dataDir });
+  };
+
+  it("refuses an invited user's temporary password after the pool's 7 days, as Cognito does, until an administrator sets a new one", async () => {
+    const validDays = DASHBOARD_USER_POOL.passwordPolicy.TemporaryPasswordValidityDays;
+    const [fresh, stale] = [`fresh-${Date.now()}@example.ng`, `stale-${Date.now()}@example.ng`];
+    const [freshPassword, stalePassword] = [aPassword(), aPassword()];
+    await invite(fresh, freshPassword);
+    await invite(stale, stalePassword);
+    await ageUsers({ [fresh]: validDays - 1, [stale]: validDays + 1 });
+
+    // Within its days: the first sign-in asks for a password of the user's own.
+    expect(await signIn(fresh, freshPassword)).toMatchObject({ ChallengeName: 'NEW_PASSWORD_REQUIRED' });
+    // Past them: Cognito's refusal, in its words; a wrong password is still the usual refusal.
+    await expect(signIn(stale, stalePassword)).rejects.toMatchObject({
+      name: 'NotAuthorizedException',
+      message: 'Temporary password has expired and must be reset by an administrator.',
+    });
+    await expect(signIn(stale, aPassword())).rejects.toMatchObject({
+      name: 'NotAuthorizedException',
+      message: 'Incorrect username or password.',
+    });
+    // A new temporary password (the local `keys invite` again) has its own 7 days.
+    const renewed = aPassword();
+    await cognitoClient(cognito.endpoint).send(
+      new AdminSetUserPasswordCommand({
+        UserPoolId: pool.USER_POOL_ID,
+        Username: stale,
+        Password: renewed,
+        Permanent: false,
+      }),
+    );
+    expect(await signIn(stale, renewed)).toMatchObject({ ChallengeName: 'NEW_PASSWORD_REQUIRED' });
+  });
+});
