@@ -19,10 +19,13 @@ export const SANDBOX_TRIGGERS = {
    * Extensions of API.md §5. `66666`: the transfer is left pending, and the sandbox settles it
    * (success) by webhook a little later. `55555`: pending, completed later, but the webhook is never
    * sent (only a requery of its status finds out). `44444`: pending, failed later, and no webhook.
+   * `11111`: the transfer is made (success), but its answer is lost on the way: a 503, no webhook
+   * (the service cannot know whether it was taken; a requery or a resend finds it made).
    */
   pendingTransfers: '66666',
   pendingSilentSuccess: '55555',
   pendingSilentFailure: '44444',
+  answerLost: '11111',
 } as const;
 
 const FIRST_NAMES = [
@@ -264,6 +267,10 @@ async function transfer(
     });
   }
   book.setTransfer(reference, answer);
+  // Made and booked; the answer alone is lost (a resend of the reference gets it, as any repeat).
+  if (accountNumber.startsWith(SANDBOX_TRIGGERS.answerLost)) {
+    return reply(response, 503, { error: 'service_unavailable' });
+  }
   reply(response, answer.status, answer.body);
 }
 

@@ -37,9 +37,10 @@ the number. Serials (the first 9 digits) starting with \`99999\` do not exist
 (\`account_not_found\`), \`88888\` time out (\`partner_unavailable\`), \`77777\` refuse transfers
 (the transfer ends \`failed\` with a reversal), \`66666\` leave transfers pending until the bank's
 \`transfer.success\` webhook, \`55555\` leave them pending and succeed without a webhook, \`44444\`
-leave them pending and fail without a webhook (the service's requery of pending transfers settles
-both). Ready-made, bank \`011\`: \`0000014579\`, \`9999900003\`, \`8888800006\`, \`7777700009\`,
-\`6666600002\`, \`5555500005\`, \`4444400008\`. Pay into a virtual account with
+leave them pending and fail without a webhook, \`11111\` make the transfer but lose its answer
+(the service's requery of pending transfers settles all three). Ready-made, bank \`011\`:
+\`0000014579\`, \`9999900003\`, \`8888800006\`, \`7777700009\`, \`6666600002\`, \`5555500005\`,
+\`4444400008\`, \`1111100007\`. Pay into a virtual account with
 \`npm run sandbox -- pay --account <number> --amount <kobo>\`.
 
 ## Webhooks: events pushed to you

@@ -17,6 +17,26 @@ const transfer = (m: Merchant, body: Record<string, unknown>) =>
   call(gateway, 'POST', '/api/v1/developer/transfers', { body, headers: m.headers });
 const balanceOf = async (m: Merchant) => (await getMerchant(m.merchant.merchant_id))?.balance;
 
+/**
+ * A transfer of 5,000 (fee 1,000) from a new merchant holding 20,000 to a sandbox account whose
+ * serial starts with `prefix`: answered pending (201), its money held.
+ */
+async function sendPending(prefix: string) {
+  const m = await aMerchant();
+  await fund(m.merchant.merchant_id, 20_000);
+  const body = {
+    reference: ref(),
+    amount: 5_000,
+    account_number: anAccount('011', prefix),
+    bank_code: '011',
+  };
+  const response = await transfer(m, body);
+  expect(response.status).toBe(201);
+  expect(data(response).status).toBe('pending');
+  expect(await balanceOf(m)).toBe(14_000);
+  return { m, body };
+}
+
 describe('POST /transfers', () => {
   it('debits amount + fee, asks the partner, and answers 201 with a successful transaction', async () => {
     const m = await aMerchant();
@@ -172,18 +192,7 @@ describe('POST /transfers', () => {
   });
 
   it('leaves a transfer the partner has not settled (66666…) pending, with the money held', async () => {
-    const m = await aMerchant();
-    await fund(m.merchant.merchant_id, 20_000);
-    const body = {
-      reference: ref(),
-      amount: 5_000,
-      account_number: anAccount('011', '66666'),
-      bank_code: '011',
-    };
-    const response = await transfer(m, body);
-    expect(response.status).toBe(201);
-    expect(data(response).status).toBe('pending');
-    expect(await balanceOf(m)).toBe(14_000);
+    const { m, body } = await sendPending('66666');
     expect(data(await transfer(m, body)).status).toBe('pending');
     expect(await balanceOf(m)).toBe(14_000);
   });
@@ -194,6 +203,21 @@ describe('pending transfers whose webhook never comes (requery, API.md §7)', ()
     data(
       await call(gateway, 'GET', `/transactions/${encodeURIComponent(reference)}`, { headers: m.headers }),
     );
+
+  it('is settled by the requery when the partner made it but its answer was lost (11111…), once', async () => {
+    const { m, body } = await sendPending('11111');
+    await expect
+      .poll(async () => (await status(m, body.reference)).status, { timeout: 15_000 })
+      .toBe('success');
+    // A retry now answers it as it stands, sending nothing.
+    expect(data(await transfer(m, body)).status).toBe('success');
+    expect(await balanceOf(m)).toBe(14_000);
+    expect((await entriesOf(m.merchant.merchant_id)).map((e) => e.category).sort()).toEqual([
+      'payment',
+      'transfer',
+    ]);
+    expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
+  });
 
   it('are settled by the requery: success (55555…), and failed with the reversal (44444…), once', async () => {
     const m = await aMerchant();

@@ -110,8 +110,11 @@ function record(operation: string, status: number, expected: readonly number[], 
 
 const pick = <T>(items: readonly T[]): T => items[randomInt(items.length)] as T;
 const reference = () => `soak-${randomBytes(6).toString('hex')}`;
-/** A NUBAN at `bank` whose serial starts with `prefix` (a sandbox trigger, or a plain account). */
-const account = (bank: string, prefix = '1') =>
+/**
+ * A NUBAN at `bank` whose serial starts with `prefix`: a sandbox trigger, or a plain account (`12`:
+ * no trigger starts so, `11111` does).
+ */
+const account = (bank: string, prefix = '12') =>
   toNuban(bank, `${prefix}${String(randomInt(10 ** (9 - prefix.length))).padStart(9 - prefix.length, '0')}`);
 
 // ---------------------------------------------------------------------------------------------------
@@ -331,7 +334,7 @@ async function soak(
                 : {
                     // Plain accounts succeed; 77777 is refused (failed + reversal); 66666 stays
                     // pending until the sandbox's transfer.success webhook settles it.
-                    account_number: account('011', pick(['1', '1', '1', '77777', '66666'])),
+                    account_number: account('011', pick(['12', '12', '12', '77777', '66666'])),
                     bank_code: '011',
                   };
           body = { reference: ref, amount: 100 + randomInt(30_000), ...target, narration: 'soak' };

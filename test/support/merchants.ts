@@ -33,9 +33,10 @@ export async function anotherKey(merchantId: string, keyOptions: KeyOptions = {}
 
 /**
  * A NUBAN-valid account number at `bankCode` whose serial starts with `prefix` (a sandbox trigger
- * such as 99999, or digits of your own) and is unique to this call.
+ * such as 99999, or digits of your own) and is unique to this call. By default a plain account:
+ * no trigger of the sandbox or of the Paystack stand-in (`11111`, `10101`…) starts with `12`.
  */
-export function anAccount(bankCode = '058', prefix = '1'): string {
+export function anAccount(bankCode = '058', prefix = '12'): string {
   const rest = 9 - prefix.length;
   const serial = prefix + String(Math.floor(Math.random() * 10 ** rest)).padStart(rest, '0');
   return toNuban(bankCode, serial);
