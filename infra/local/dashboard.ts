@@ -13,6 +13,15 @@ const TYPES: Record<string, string> = {
 };
 
 /**
+ * The headers CloudFront's response-headers policy adds on AWS to every answer of the dashboard's
+ * site: its files and, under `/api/v1/dashboard/`, its API's answers.
+ */
+export const DASHBOARD_SITE_HEADERS = {
+  'Content-Security-Policy': DASHBOARD_CSP,
+  ...DASHBOARD_SECURITY_HEADERS,
+};
+
+/**
  * The dashboard's web app under `/dashboard/`, as CloudFront serves it on AWS: the same build, the
  * same Content-Security-Policy and security headers. Built once, on the first request, into memory.
  */
@@ -30,7 +39,7 @@ export function dashboardResponder() {
   /** Every answer of the site carries its CSP and security headers, as CloudFront's policy adds them. */
   const secured = (result: APIGatewayProxyResult): APIGatewayProxyResult => ({
     ...result,
-    headers: { ...result.headers, 'Content-Security-Policy': DASHBOARD_CSP, ...DASHBOARD_SECURITY_HEADERS },
+    headers: { ...result.headers, ...DASHBOARD_SITE_HEADERS },
   });
   return async (urlPath: string, requestId: string): Promise<APIGatewayProxyResult | undefined> => {
     if (urlPath === '/dashboard') {

@@ -12,7 +12,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { dashboardResponder } from '#infra/local/dashboard.ts';
+import { DASHBOARD_SITE_HEADERS, dashboardResponder } from '#infra/local/dashboard.ts';
 import { docsResponder } from '#infra/local/docs.ts';
 import { localLambdaContext } from '#infra/local/lambda-context.ts';
 import { SlidingWindowLimiter } from '#infra/local/rate-limiter.ts';
@@ -21,6 +21,7 @@ import { accessGrants, asFunction, enforceGrantsOfHandlers } from '#infra/local/
 import { countsWithoutKey } from '#shared/definitions/keyless.ts';
 import {
   API_KEY_AUTHORIZER,
+  DASHBOARD_PREFIX,
   functionOf,
   handlerFile,
   OPENAPI_PATHS,
@@ -375,6 +376,11 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   let apiId = 'local';
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const requestId = randomUUID();
+    // The dashboard's API is reached through the dashboard's CloudFront on AWS, whose policy adds
+    // the site's security headers to every answer, a refusal as much as a key's secret.
+    if ((request.url ?? '').startsWith(`${DASHBOARD_PREFIX}/`)) {
+      for (const [name, value] of Object.entries(DASHBOARD_SITE_HEADERS)) response.setHeader(name, value);
+    }
     // Like API Gateway, the whole request is received before anything answers it: an early answer
     // would otherwise share the connection with the slow-request 408.
     const sent = await readBody(request);

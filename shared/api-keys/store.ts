@@ -185,9 +185,16 @@ export async function rollApiKey(
   return { record, apiSecret, old: old ?? rolled };
 }
 
-/** The old key's side of a roll's transaction: its expiry shortened, or checked unchanged. */
+/**
+ * The old key's side of a roll's transaction: its expiry shortened, or checked unchanged; and its
+ * allowlist checked unchanged since it was read, as the new key carries it (an edit that came
+ * between makes the roll read the key again, and the new key carry the edited list).
+ */
 function rolledItem(old: ApiKeyRecord, expiresAt: string) {
   const shortens = old.expires_at === undefined || old.expires_at > expiresAt;
+  const ips = old.allowed_ips?.length
+    ? { condition: 'allowed_ips = :ips', values: { ':ips': old.allowed_ips } }
+    : { condition: 'attribute_not_exists(allowed_ips)', values: {} };
   const Key = { api_key: old.api_key };
   const item = shortens
     ? {
@@ -195,9 +202,9 @@ function rolledItem(old: ApiKeyRecord, expiresAt: string) {
           TableName: tableName('apiKeys'),
           Key,
           UpdateExpression: 'SET expires_at = :at',
-          ConditionExpression: '#status = :active AND (attribute_not_exists(expires_at) OR expires_at > :at)',
+          ConditionExpression: `#status = :active AND (attribute_not_exists(expires_at) OR expires_at > :at) AND ${ips.condition}`,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':at': expiresAt, ':active': 'active' },
+          ExpressionAttributeValues: { ':at': expiresAt, ':active': 'active', ...ips.values },
         },
       }
     : {
@@ -207,9 +214,9 @@ function rolledItem(old: ApiKeyRecord, expiresAt: string) {
           TableName: tableName('apiKeys'),
           Key,
           UpdateExpression: 'SET expires_at = :seen',
-          ConditionExpression: '#status = :active AND expires_at = :seen',
+          ConditionExpression: `#status = :active AND expires_at = :seen AND ${ips.condition}`,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':active': 'active', ':seen': old.expires_at },
+          ExpressionAttributeValues: { ':active': 'active', ':seen': old.expires_at, ...ips.values },
         },
       };
   return { item, after: shortens ? { ...old, expires_at: expiresAt } : old };
@@ -230,8 +237,8 @@ async function storeNewKey(
   const room = await roomForOneMore(inUse, now, roll);
   const { record, apiSecret } = await newKey(merchantId, options);
   try {
-    const old = await storeRegistered(record, { inUse, room }, { merchantId, now, roll, options });
-    return { record, apiSecret, old };
+    const stored = await storeRegistered(record, { inUse, room }, { merchantId, now, roll, options });
+    return { record: stored.record, apiSecret, old: stored.old };
   } catch (error) {
     // Not stored (or its answer lost, and never shown to anyone): left registered, it would only
     // be an unused plan key that no record backs, taking a place in the account's quota.
@@ -242,25 +249,29 @@ async function storeNewKey(
 
 /**
  * `storeNewKey`'s transaction for its registered key, from the keys in use it read first, and read
- * again on what changed meanwhile. Answers the rolled key as it now stands.
+ * again on what changed meanwhile. Answers the new key as stored (a rolled key's carries the
+ * allowlist the old key has then) and the rolled key as it now stands.
  */
 async function storeRegistered(
   record: ApiKeyRecord,
   first: { inUse: InUse; room: Room },
   { merchantId, now, roll, options }: { merchantId: string; now: Date; roll?: Roll; options: StoreOptions },
-): Promise<ApiKeyRecord | undefined> {
-  const putNew = {
-    Put: {
-      TableName: tableName('apiKeys'),
-      Item: record,
-      ConditionExpression: 'attribute_not_exists(api_key)',
-    },
-  };
+): Promise<{ record: ApiKeyRecord; old?: ApiKeyRecord }> {
   let { inUse, room } = first;
   let old = roll?.rolled;
   for (let attempt = 1; ; attempt++) {
     const keys = { ...room.keys, [record.api_key]: record.expires_at ?? '' };
     const onOld = old && roll ? rolledItem(old, roll.expiresAt) : undefined;
+    const stored = old
+      ? { ...record, allowed_ips: old.allowed_ips?.length ? old.allowed_ips : undefined }
+      : record;
+    const putNew = {
+      Put: {
+        TableName: tableName('apiKeys'),
+        Item: stored,
+        ConditionExpression: 'attribute_not_exists(api_key)',
+      },
+    };
     try {
       await retryingConflicts(() =>
         dynamo.send(
@@ -270,7 +281,7 @@ async function storeRegistered(
         ),
       );
       if (room.expired.length > 0) await options.expired?.(room.expired);
-      return onOld?.after;
+      return { record: stored, old: onOld?.after };
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
       const [put, keysCode, rolledCode] = (error.CancellationReasons ?? []).map((reason) => reason.Code);
@@ -376,8 +387,17 @@ export async function revokeApiKey(apiKey: string): Promise<ApiKeyRecord> {
   }
 }
 
-/** Replaces the IP allowlist of a key (empty: any address). Unknown key: `NotFound`. */
-export async function setAllowedIps(apiKey: string, allowedIps: readonly string[]): Promise<ApiKeyRecord> {
+/**
+ * Replaces the IP allowlist of a key (empty: any address) while it can still be used: an unknown,
+ * revoked or expired key is `NotFound` (a revocation that lands between a check and this write
+ * included), as an allowlist on a key that can never be used again would mean nothing.
+ */
+export async function setAllowedIps(
+  apiKey: string,
+  allowedIps: readonly string[],
+  now = new Date(),
+): Promise<ApiKeyRecord> {
+  const usable = { ':active': 'active', ':now': now.toISOString() };
   try {
     const { Attributes } = await retryingConflicts(() =>
       dynamo.send(
@@ -387,10 +407,12 @@ export async function setAllowedIps(apiKey: string, allowedIps: readonly string[
           ...(allowedIps.length > 0
             ? {
                 UpdateExpression: 'SET allowed_ips = :ips',
-                ExpressionAttributeValues: { ':ips': [...allowedIps] },
+                ExpressionAttributeValues: { ':ips': [...allowedIps], ...usable },
               }
-            : { UpdateExpression: 'REMOVE allowed_ips' }),
-          ConditionExpression: 'attribute_exists(api_key)',
+            : { UpdateExpression: 'REMOVE allowed_ips', ExpressionAttributeValues: usable }),
+          ConditionExpression:
+            'attribute_exists(api_key) AND #status = :active AND (attribute_not_exists(expires_at) OR expires_at > :now)',
+          ExpressionAttributeNames: { '#status': 'status' },
           ReturnValues: 'ALL_NEW',
         }),
       ),

@@ -54,6 +54,24 @@ describe('the dashboard web app, served locally', () => {
     expect(await head.text()).toBe('');
   });
 
+  it("gives the dashboard's API answers the site's security headers, as CloudFront does on AWS, and not the merchant API's", async () => {
+    const refused = await fetch(`${gateway.url}/api/v1/dashboard/keys`);
+    expect(refused.status).toBe(401);
+    expectSecured(refused);
+    const signIn = await fetch(`${gateway.url}/api/v1/dashboard/sessions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: 'nobody@example.ng', password: 'not-the-password' }),
+    });
+    expect(signIn.status).toBe(401);
+    expectSecured(signIn);
+    expect(signIn.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(signIn.headers.get('strict-transport-security')).toMatch(/^max-age=31536000/);
+    const merchantApi = await fetch(`${gateway.url}/api/v1/developer/balance`);
+    expect(merchantApi.status).toBe(401);
+    expect(merchantApi.headers.get('content-security-policy')).toBeNull();
+  });
+
   it('answers a file it does not have with the 404 envelope', async () => {
     const missing = await get('/dashboard/secrets.json');
     expect(missing.status).toBe(404);

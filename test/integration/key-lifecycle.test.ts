@@ -177,6 +177,35 @@ describe('key lifecycle', () => {
     expect((await getApiKey(rolled.record.api_key, { consistent: true }))?.status).toBe('active');
   });
 
+  it("gives a rolled key's successor the allowlist edited while the roll was on its way, and answers it", async () => {
+    const { apiKey } = await aMerchant({ allowedIps: ['198.51.100.0/24'] });
+    for (const edited of [['203.0.113.0/24', '192.0.2.7'], []]) {
+      const racing: KeyRegistry = {
+        // A colleague's allowlist edit lands between the roll's read of the old key and its write.
+        register: async () => void (await editAllowedIps(apiKey, edited)),
+        remove: async () => {},
+      };
+      const rolled = await rollKey(apiKey, new Date(Date.now() + 3_600_000), { registry: racing });
+      const successor = await getApiKey(rolled.record.api_key, { consistent: true });
+      const expected = edited.length ? edited : undefined;
+      expect(successor?.allowed_ips).toEqual(expected);
+      expect(rolled.record.allowed_ips).toEqual(expected);
+    }
+  });
+
+  it('refuses an allowlist edit of a key revoked after the edit read it (404), storing nothing', async () => {
+    const { apiKey } = await aMerchant();
+    await revokeKey(apiKey);
+    // The write after editAllowedIps's check, reached once the key is revoked.
+    await expect(setAllowedIps(apiKey, ['203.0.113.0/24'])).rejects.toBeInstanceOf(NotFound);
+    expect((await getApiKey(apiKey, { consistent: true }))?.allowed_ips).toBeUndefined();
+    const expired = await aMerchant();
+    await rollKey(expired.apiKey, new Date());
+    await expect(setAllowedIps(expired.apiKey, [], new Date(Date.now() + 5_000))).rejects.toBeInstanceOf(
+      NotFound,
+    );
+  });
+
   it('answers every key a burst of rolls and a revocation stored: none active that nobody was shown', async () => {
     const { merchant, apiKey } = await aMerchant();
     const before = new Set((await listApiKeys(merchant.merchant_id)).map((key) => key.api_key));
