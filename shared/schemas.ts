@@ -104,7 +104,12 @@ export const bankCodeSchema = built(() =>
 export const referenceSchema = built(() =>
   v.pipe(
     v.string(),
-    v.regex(/^(?!\.\.?$)[A-Za-z0-9._-]{1,64}$/, 'Must be 1-64 of A-Z a-z 0-9 . _ - (not . or ..)'),
+    // Without a lookahead, which the regex engines of many generated clients lack (Go's, Rust's):
+    // a first character that is no dot, or one dot then one that is not, or two dots then more.
+    v.regex(
+      /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}|\.[A-Za-z0-9_-][A-Za-z0-9._-]{0,62}|\.\.[A-Za-z0-9._-]{1,62})$/,
+      'Must be 1-64 of A-Z a-z 0-9 . _ - (not . or ..)',
+    ),
     v.metadata({
       description:
         'Your unique reference: 1-64 of A-Z a-z 0-9 . _ - (not . or .., which a URL path cannot carry)',
@@ -135,7 +140,10 @@ export function textSchema(max: number) {
       (text) => !text.includes('\uFFFD'),
       'Must be valid UTF-8 text (U+FFFD, the replacement character: was the body encoded otherwise?)',
     ),
-    v.regex(/^[^\p{Cc}\u202D\u202E\uFFFD]*$/u, 'Must not contain control characters'),
+    // The control characters (Unicode's Cc) as ranges, not `\p{Cc}`: the document's pattern must
+    // read the same to a validator without Unicode mode, and to Python's `re`, which lack it.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is what it is for.
+    v.regex(/^[^\u0000-\u001F\u007F-\u009F\u202D\u202E\uFFFD]*$/u, 'Must not contain control characters'),
   );
 }
 

@@ -7,6 +7,7 @@ import { API_PREFIX, MERCHANT_ROUTES, type MerchantRouteName } from '#shared/def
 import type { ErrorCode } from '#shared/errors.ts';
 import { STATUS_BY_CODE } from '#shared/http/errors.ts';
 import { IDEMPOTENCY_KEY_MAX } from '#shared/http/idempotency.ts';
+import { limitSchema } from '#shared/pagination.ts';
 
 type Json = Record<string, unknown>;
 
@@ -20,9 +21,16 @@ function jsonSchema(schema: v.GenericSchema, io: 'input' | 'output'): Json {
     target: 'draft-2020-12',
     typeMode: io,
     errorMode: 'ignore',
+    overrideSchema: ({ valibotSchema }) => (valibotSchema === limitSchema ? LIMIT_PARAMETER : undefined),
   }) as Json;
   return tightestBounds(rest) as Json;
 }
+
+/**
+ * `?limit=` as generated clients should send it: a number (API.md §1: 1..100). The server reads the
+ * query's text, leading zeros allowed (`05`), which no client writing a number sends.
+ */
+const LIMIT_PARAMETER = { type: 'integer', minimum: 1, maximum: 100, default: 20 } as const;
 
 /**
  * Keeps only the tighter of `minimum` and `exclusiveMinimum` (and of the maxima) wherever a schema
@@ -78,6 +86,11 @@ function bodySchema(body: v.GenericSchema, alternatives: readonly BodyAlternativ
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
+/** Where the runtime knows the count (API.md §2; the README's "Rate limit" says which answers). */
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': { $ref: '#/components/headers/RateLimitLimit' },
+  'X-RateLimit-Remaining': { $ref: '#/components/headers/RateLimitRemaining' },
+};
 /** On the answer a repeated `Idempotency-Key` replays. */
 const REPLAYED = {
   'Idempotent-Replayed': {
@@ -145,7 +158,14 @@ function successEnvelope(data: Json, list: boolean): Json {
 function errorResponses(route: (typeof MERCHANT_ROUTES)[number], codes: ErrorCode[]): Json {
   // Every route: the gateway's 408 for a request not received whole within 30 s (API.md §11), and
   // its 413 for a request line and headers over 16 KiB (a long path or query too).
-  const all = new Set<ErrorCode>([...codes, 'internal_error', 'request_timeout', 'payload_too_large']);
+  // And its 415 for a body in a Content-Encoding it cannot decode, on any method.
+  const all = new Set<ErrorCode>([
+    ...codes,
+    'internal_error',
+    'request_timeout',
+    'payload_too_large',
+    'unsupported_media_type',
+  ]);
   // Every route but the partner's webhook is rate limited and refuses a repeated query parameter.
   if (route.auth !== 'webhook') {
     all.add('rate_limited');
@@ -175,6 +195,7 @@ function errorResponses(route: (typeof MERCHANT_ROUTES)[number], codes: ErrorCod
         ...(status === 429 || status === 503
           ? { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }
           : {}),
+        ...(status === 429 ? RATE_LIMIT_HEADERS : {}),
       },
       content: {
         'application/json': {
@@ -228,55 +249,71 @@ function parameters(
         'Makes a retry safe: the same key with the same request within 24 hours answers what the first answered and does nothing again (`Idempotent-Replayed: true`); with another request, 409 `duplicate_reference`. Printable ASCII, up to 255 characters (a UUID is a good key).',
     });
   }
-  if (route.auth === 'webhook') {
-    params.push(
-      {
-        name: 'webhook-id',
-        in: 'header',
-        required: true,
-        schema: { type: 'string' },
-        description: 'Unique id of the delivery',
-      },
-      {
-        name: 'webhook-timestamp',
-        in: 'header',
-        required: true,
-        schema: { type: 'string', pattern: '^\\d+$' },
-        description: 'Unix seconds, within ±5 minutes',
-      },
-      {
-        name: 'webhook-signature',
-        in: 'header',
-        required: true,
-        schema: { type: 'string' },
-        description: '`v1,<base64 HMAC-SHA256>`; several space-separated signatures are accepted',
-      },
-    );
-  }
+  // The sandbox partner's signature; Paystack's deliveries, at `/webhooks/paystack`, carry
+  // `x-paystack-signature` instead (the description says so): required of neither here.
+  if (route.auth === 'webhook') params.push(...standardWebhookHeaders(false));
   return params;
+}
+
+/** The Standard Webhooks headers of a delivery, as header parameters. */
+function standardWebhookHeaders(required: boolean): Json[] {
+  return [
+    {
+      name: 'webhook-id',
+      in: 'header',
+      required,
+      schema: { type: 'string' },
+      description: 'Unique id of the delivery (of a merchant webhook: the event id, the same on every retry)',
+    },
+    {
+      name: 'webhook-timestamp',
+      in: 'header',
+      required,
+      schema: { type: 'string', pattern: '^\\d+$' },
+      description: 'Unix seconds; a receiver refuses one more than ±5 minutes from its clock',
+    },
+    {
+      name: 'webhook-signature',
+      in: 'header',
+      required,
+      schema: { type: 'string' },
+      description:
+        '`v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{raw body}">`; during a rotation several, space-separated: one valid signature is enough',
+    },
+  ];
 }
 
 const operationId = (name: string) => name.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
 
-/** The events merchants' endpoints receive (API.md §8), as OpenAPI 3.1 `webhooks`. */
+/** The events merchants' endpoints receive (API.md §8), as OpenAPI 3.1 `webhooks`, one per type. */
 function merchantWebhooks() {
-  const events = [
+  const transfer = (type: string) => {
+    const schema = jsonSchema(responses.transferEvent, 'output') as { properties: Json };
+    return { ...schema, properties: { ...schema.properties, type: { const: type } } };
+  };
+  const events: [type: string, schema: Json, summary: string][] = [
     [
       'payment.received',
-      responses.paymentReceivedEvent,
+      jsonSchema(responses.paymentReceivedEvent, 'output'),
       'A payment was credited (with the virtual account after it, or null for a wallet top-up)',
     ],
     [
       'virtual_account.paid',
-      responses.virtualAccountPaidEvent,
+      jsonSchema(responses.virtualAccountPaidEvent, 'output'),
       'A virtual account became paid or overpaid (once)',
     ],
+    ['transfer.success', transfer('transfer.success'), 'A transfer succeeded'],
     [
-      'transfer.success | transfer.failed | transfer.reversed',
-      responses.transferEvent,
-      'A transfer reached a final status (failed and reversed carry a reason, and a reversal gives the money back)',
+      'transfer.failed',
+      transfer('transfer.failed'),
+      'A transfer failed (with its reason); its money is back',
     ],
-  ] as const;
+    [
+      'transfer.reversed',
+      transfer('transfer.reversed'),
+      'A transfer that had succeeded was reversed by the bank (with its reason); its money is back',
+    ],
+  ];
   return Object.fromEntries(
     events.map(([type, schema, summary]) => [
       type,
@@ -292,10 +329,8 @@ function merchantWebhooks() {
           security: [],
           description:
             'Delivered to your endpoints with `content-type: application/json` and Standard Webhooks headers `webhook-id` (the event id), `webhook-timestamp` and `webhook-signature`. Verify the signature on the raw body; answer 2xx within 10 s.',
-          requestBody: {
-            required: true,
-            content: { 'application/json': { schema: jsonSchema(schema, 'output') } },
-          },
+          parameters: standardWebhookHeaders(true),
+          requestBody: { required: true, content: { 'application/json': { schema } } },
           responses: { '2XX': { description: 'Received: the delivery is done' } },
         },
       },
@@ -322,7 +357,11 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
           : '201' in doc.success.messages
             ? 'Already exists (an idempotent retry)'
             : 'OK',
-        headers: doc.request.idempotencyKey && !created ? { ...REQUEST_ID, ...REPLAYED } : REQUEST_ID,
+        headers: {
+          ...REQUEST_ID,
+          ...(doc.request.idempotencyKey && !created ? REPLAYED : {}),
+          ...(route.auth === 'webhook' ? {} : RATE_LIMIT_HEADERS),
+        },
         content: {
           'application/json': {
             schema: doc.success.data
@@ -388,7 +427,7 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
       title: 'Naira Pay API',
       version: '1.0.0',
       description: gettingStarted(baseUrl).trim(),
-      license: { name: 'Proprietary' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [
       { url: `${baseUrl}${API_PREFIX}`, description: 'Versioned prefix' },
@@ -422,6 +461,14 @@ export function buildOpenApiDocument(baseUrl = 'http://127.0.0.1:3000'): Json {
       },
       headers: {
         RequestId: { description: 'Identifies the request in our logs', schema: { type: 'string' } },
+        RateLimitLimit: {
+          description: 'Requests allowed in any rolling 60 seconds (sent where the runtime knows the count)',
+          schema: { type: 'integer' },
+        },
+        RateLimitRemaining: {
+          description: 'Requests left in the current 60 seconds (sent where the runtime knows the count)',
+          schema: { type: 'integer' },
+        },
       },
     },
   };

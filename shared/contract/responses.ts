@@ -19,7 +19,12 @@ function meta<T extends v.GenericSchema>(schema: T, description: string, example
 const int = () => v.pipe(v.number(), v.safeInteger());
 
 export const kobo = meta(int(), 'An amount in kobo (NGN 1 = 100 kobo)', 500000);
-const timestamp = meta(v.string(), 'ISO 8601 UTC timestamp', '2026-11-21T10:15:30.000Z');
+/** `format: date-time` in the document: generated clients read it as a date. */
+const timestamp = meta(
+  v.pipe(v.string(), v.metadata({ format: 'date-time' })),
+  'ISO 8601 UTC timestamp',
+  '2026-11-21T10:15:30.000Z',
+);
 const accountNumber = meta(v.string(), '10-digit account number (NUBAN)', '0000014579');
 
 export const bank = v.strictObject({

@@ -1,9 +1,10 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import fc from 'fast-check';
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { contentTypeOf, isUtf8Charset, repeatedQueryParameters } from '#shared/http/validation.ts';
 import { duplicateKeys, scanJson } from '#shared/json.ts';
-import { isIsoDate, isIsoDateTime } from '#shared/schemas.ts';
+import { isIsoDate, isIsoDateTime, referenceSchema } from '#shared/schemas.ts';
 import { handler as echo } from '#test/fixtures/functions/echo.ts';
 import { handler as echoQuery } from '#test/fixtures/functions/echo-query.ts';
 import { apiEvent, jsonEvent, lambdaContext } from '#test/support/events.ts';
@@ -316,5 +317,26 @@ describe('date-time bounds finer than a millisecond', () => {
       from: '2026-11-21T10:15:30.123Z',
       to: '2026-11-21T10:15:30.123Z',
     });
+  });
+});
+
+describe('a merchant reference', () => {
+  // The rule as first written, with a lookahead that many generated clients' regex engines lack.
+  const WITH_LOOKAHEAD = /^(?!\.\.?$)[A-Za-z0-9._-]{1,64}$/;
+
+  it('is taken exactly as the lookahead rule takes it, for any string of its characters and others', () => {
+    const text = fc.string({
+      unit: fc.constantFrom(...'.._-aZ09 /é'.split('')),
+      minLength: 0,
+      maxLength: 70,
+    });
+    fc.assert(
+      fc.property(text, (reference) => {
+        expect(v.safeParse(referenceSchema, reference).success).toBe(WITH_LOOKAHEAD.test(reference));
+      }),
+      { numRuns: 5_000 },
+    );
+    for (const reference of ['.', '..', '...', '.a', '..a', 'a.', 'a'.repeat(64), `..${'a'.repeat(62)}`])
+      expect(v.safeParse(referenceSchema, reference).success, reference).toBe(WITH_LOOKAHEAD.test(reference));
   });
 });
