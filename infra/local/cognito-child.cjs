@@ -21,10 +21,11 @@
  * - `UpdateUserAttributes` and `DeleteUserAttributes` touch only the writable attributes of the
  *   token's app client (the stack's: `locale`); cognito-local let users change their sign-in email
  *   to another user's.
- * Cognito's refusals are its own types (`NotAuthorizedException`, `ExpiredCodeException`). One
- * operation cognito-local lacks is added: `AdminSetUserMFAPreference` (the operator's
- * `keys reset-mfa`), as Cognito does it: the user's MFA methods and preference changed, an unknown
- * user `UserNotFoundException`. Everything else is cognito-local's.
+ * Cognito's refusals are its own types (`NotAuthorizedException`, `ExpiredCodeException`). Two
+ * operations cognito-local lacks are added, as Cognito does them, for the operator's
+ * `keys reset-mfa`: `AdminSetUserMFAPreference` (the user's MFA methods and preference changed) and
+ * `AdminUserGlobalSignOut` (the user's access tokens refused from then on); an unknown user is
+ * `UserNotFoundException`. Everything else is cognito-local's.
  */
 'use strict';
 
@@ -99,6 +100,15 @@ async function temporaryPasswordExpired(services, ctx, clientId, user) {
   return services.clock.get().getTime() - new Date(user.UserLastModifiedDate).getTime() > days * DAY_MS;
 }
 
+/**
+ * Waits out the second of the user's last global sign-out, if it is this one: a token's `iat` is in
+ * whole seconds, so one issued in that second could not be told from those the sign-out revoked.
+ */
+async function afterSignOutSecond(user) {
+  const wait = (user?.SignedOutBefore ?? -1) * 1000 + 1000 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
 const { InitiateAuth, RespondToAuthChallenge } = Targets;
 
 Targets.InitiateAuth = (services) => {
@@ -117,6 +127,7 @@ Targets.InitiateAuth = (services) => {
         throw new NotAuthorizedError('Temporary password has expired and must be reset by an administrator.');
       }
     }
+    await afterSignOutSecond(user);
     return remember(await target(ctx, req), user?.Username);
   };
 };
@@ -147,6 +158,7 @@ Targets.RespondToAuthChallenge = (services) => {
     // the user in once; given back if it signs nobody in (a wrong code).
     if (code) spentCodes.set(spent, Date.now() + CODE_MS);
     try {
+      await afterSignOutSecond(user);
       return remember(await target(ctx, req), user.Username);
     } catch (error) {
       if (code) spentCodes.delete(spent);
@@ -240,12 +252,38 @@ Targets.AdminSetUserMFAPreference = (services) => async (ctx, req) => {
   return {};
 };
 
+// `AdminUserGlobalSignOut`, which cognito-local lacks, as Cognito does it: every token issued to
+// the user so far is refused from now on for the user's own calls (enrolling an authenticator,
+// changing MFA, deleting the user). Kept with the user, so a restart does not forget it.
+Targets.AdminUserGlobalSignOut = (services) => async (ctx, req) => {
+  const pool = await services.cognito.getUserPool(ctx, req.UserPoolId);
+  const user = await pool.getUserByUsername(ctx, req.Username);
+  if (!user) throw new UserNotFoundError('User does not exist.');
+  await pool.saveUser(ctx, { ...user, SignedOutBefore: Math.floor(Date.now() / 1000) });
+  return {};
+};
+
+/**
+ * Cognito's refusal of an access token issued to its user before their last global sign-out (a
+ * token's `iat` is in seconds: none is issued in the second of a sign-out, `afterSignOutSecond`).
+ */
+async function refuseSignedOut(services, ctx, claims) {
+  const poolId = String(claims.iss ?? '')
+    .split('/')
+    .pop();
+  const pool = poolId ? await services.cognito.getUserPool(ctx, poolId).catch(() => undefined) : undefined;
+  const user = pool ? await pool.getUserByUsername(ctx, claims.username) : undefined;
+  if (user?.SignedOutBefore !== undefined && claims.iat <= user.SignedOutBefore) {
+    throw new NotAuthorizedError('Access Token has been revoked');
+  }
+}
+
 // Every operation a user calls with an access token: the token is checked first.
 for (const [name, makeTarget] of Object.entries(Targets)) {
   Targets[name] = (services) => {
     const target = makeTarget(services);
     return async (ctx, req) => {
-      if (req && 'AccessToken' in req) accessClaims(req.AccessToken);
+      if (req && 'AccessToken' in req) await refuseSignedOut(services, ctx, accessClaims(req.AccessToken));
       return target(ctx, req);
     };
   };

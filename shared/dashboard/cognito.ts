@@ -8,6 +8,8 @@ import type {
   AdminSetUserMFAPreferenceResponse,
   AdminSetUserPasswordRequest,
   AdminSetUserPasswordResponse,
+  AdminUserGlobalSignOutRequest,
+  AdminUserGlobalSignOutResponse,
   AssociateSoftwareTokenRequest,
   AssociateSoftwareTokenResponse,
   GetUserRequest,
@@ -37,6 +39,7 @@ interface Operations {
   AdminSetUserMFAPreference: [AdminSetUserMFAPreferenceRequest, AdminSetUserMFAPreferenceResponse];
   AdminDeleteUser: [AdminDeleteUserRequest, object];
   AdminGetUser: [AdminGetUserRequest, AdminGetUserResponse];
+  AdminUserGlobalSignOut: [AdminUserGlobalSignOutRequest, AdminUserGlobalSignOutResponse];
 }
 
 let send: ReturnType<typeof awsService> | undefined;

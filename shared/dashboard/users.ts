@@ -125,10 +125,15 @@ export async function deleteDashboardUser(email: string): Promise<void> {
  * Turns a user's TOTP off, for one who lost their authenticator (the operator makes sure who is
  * asking first, out of band): the next sign-in asks for the password alone, and the user can set up
  * a new authenticator in the dashboard. An unknown email is refused (`UnknownUser`).
+ * The user is signed out everywhere first: an authenticator someone else turned on with a stolen
+ * session's access token is the other way to be locked out, and that token, revoked, can no longer
+ * turn one on again once this one is off (ID tokens still pass the dashboard's routes until their
+ * hour is up: Cognito does not revoke them).
  */
 export async function turnOffTotp(email: string): Promise<void> {
   const username = email.trim().toLowerCase();
   try {
+    await cognito('AdminUserGlobalSignOut', { UserPoolId: userPoolId(), Username: username });
     await cognito('AdminSetUserMFAPreference', {
       UserPoolId: userPoolId(),
       Username: username,

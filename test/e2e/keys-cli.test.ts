@@ -272,14 +272,20 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(signIn.body?.data).toMatchObject({ challenge: 'NEW_PASSWORD_REQUIRED' });
   });
 
-  it('turns TOTP off for a user who lost their authenticator: the password alone signs in, and a new one can be set up', async () => {
-    const created = await keys('create', '--name', 'Lost Phone Ltd', '--json');
+  /** A dashboard user of a new merchant, and their sign-in with email and password. */
+  const aUserOfNewMerchant = async (name: string) => {
+    const created = await keys('create', '--name', name, '--json');
     const { merchant_id: merchantId } = JSON.parse(created.stdout.trim()) as { merchant_id: string };
     const user = await aDashboardUser(merchantId);
     const signIn = () =>
       call(gateway, 'POST', '/api/v1/dashboard/sessions', {
         body: { email: user.email, password: user.password },
       });
+    return { merchantId, user, signIn };
+  };
+
+  it('turns TOTP off for a user who lost their authenticator: the password alone signs in, and a new one can be set up', async () => {
+    const { merchantId, user, signIn } = await aUserOfNewMerchant('Lost Phone Ltd');
     const enrol = async () => {
       const session = data<{ access_token: string }>(await signIn());
       const started = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
@@ -310,6 +316,31 @@ describe('npm run keys', { timeout: 60_000 }, () => {
       expect.stringContaining('no dashboard user nobody@lost-phone.ng'),
     ]);
     expect((await keys('reset-mfa')).code).toBe(2);
+  });
+
+  it("signs the user out everywhere with the reset: a stolen session's access token cannot turn an authenticator on again", async () => {
+    const { user, signIn } = await aUserOfNewMerchant('Stolen Session Ltd');
+    const startEnrolment = (accessToken: string) =>
+      call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
+        headers: user.headers,
+        body: { access_token: accessToken },
+      });
+    // Someone with the user's session turns on an authenticator of their own: the user is locked out.
+    const stolen = data<{ access_token: string }>(await signIn()).access_token;
+    const { secret } = data<{ secret: string }>(await startEnrolment(stolen));
+    const turnedOn = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp/verify', {
+      headers: user.headers,
+      body: { access_token: stolen, code: totpCode(secret) },
+    });
+    expect(turnedOn.status).toBe(200);
+    expect(data(await signIn())).toMatchObject({ challenge: 'SOFTWARE_TOKEN_MFA' });
+
+    expect((await keys('reset-mfa', '--email', user.email)).code).toBe(0);
+    // The stolen token can no longer start the lock-out again; the user's own new session can enrol.
+    const again = await startEnrolment(stolen);
+    expect(again.status).toBe(401);
+    const own = data<{ access_token: string }>(await signIn()).access_token;
+    expect((await startEnrolment(own)).status).toBe(200);
   });
 
   it('prints the secret once in plain text mode too', async () => {
