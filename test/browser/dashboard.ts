@@ -508,9 +508,42 @@ async function main(): Promise<number> {
     await page.getByRole('link', { name: 'Transactions' }).click();
     await page.getByRole('table', { name: 'Transactions, newest first' }).getByRole('row').nth(1).waitFor();
     await accessible(page, 'Transactions');
+    const exportPage = /\/api\/v1\/dashboard\/transactions\?limit=100$/;
+    // Cancel gives an export up at once, also while it waits out the rate limit (here 60 s).
+    await page.route(exportPage, (route) =>
+      route.fulfill({
+        status: 429,
+        contentType: 'application/json',
+        headers: { 'Retry-After': '60' },
+        body: JSON.stringify({ status: 'error', code: 'rate_limited', message: 'Rate limit exceeded' }),
+      }),
+    );
+    const [failedBeforeCancel, errorsBeforeCancel] = [seen.failed.length, seen.consoleErrors.length];
+    let cancelledDownloads = 0;
+    const countDownload = () => void cancelledDownloads++;
+    page.on('download', countDownload);
+    await page.getByRole('button', { name: 'Export CSV' }).click();
+    await page.getByText(/the rate limit lets it go on in 60 s/).waitFor();
+    await page.getByRole('button', { name: 'Cancel export' }).click();
+    const cancelledSaid = await page
+      .getByText('Export cancelled after 0 transactions: nothing was saved.')
+      .waitFor({ timeout: 5_000 })
+      .then(() => true)
+      .catch(() => false);
+    await page.unroute(exportPage);
+    check(
+      'Cancel export stops an export waiting out the rate limit at once, saving nothing, and focus goes back to Export CSV',
+      cancelledSaid &&
+        cancelledDownloads === 0 &&
+        (await page.getByRole('button', { name: 'Cancel export' }).count()) === 0 &&
+        (await focusReaches('BUTTON:Export CSV')),
+      `said ${cancelledSaid}, ${cancelledDownloads} downloads`,
+    );
+    page.off('download', countDownload);
+    seen.failed.splice(failedBeforeCancel);
+    seen.consoleErrors.splice(errorsBeforeCancel);
     // The export's first request is refused by the rate limit (answered so on the way, once): it
     // waits as Retry-After says and goes on, rather than fail.
-    const exportPage = /\/api\/v1\/dashboard\/transactions\?limit=100$/;
     let limited = 0;
     await page.route(exportPage, async (route) => {
       if (limited++ > 0) return route.continue();

@@ -3,7 +3,7 @@ import { ApiFailure, currentSession, type Page, query, request } from './api.ts'
 import { localDayBound, problem, transactionsCsv } from './format.ts';
 import { TRANSACTION_COLUMNS } from './overview.tsx';
 import type { Transaction } from './types.ts';
-import { Alert, MORE_FOLLOW, Pager, Status, Table, useCursors, useLoad } from './ui.tsx';
+import { Alert, MORE_FOLLOW, Pager, restoreFocus, Status, Table, useCursors, useLoad } from './ui.tsx';
 
 type Filter = { type?: string; status?: string; from?: string; to?: string };
 
@@ -36,27 +36,53 @@ export function Transactions() {
   };
   // One export at a time (a double click exports once), given up when the page goes (another page,
   // sign-out) or the session becomes another's: nothing of it runs on, or lands in the next one.
+  // Cancel gives it up too, at once, even while it waits out the rate limit.
   const exporting = useRef(false);
+  const [exportRunning, setExportRunning] = useState(false);
+  const cancelled = useRef(false);
+  const wake = useRef<() => void>();
+  const exportButton = useRef<HTMLButtonElement>(null);
   const here = useRef(true);
   useEffect(
     () => () => {
       here.current = false;
+      wake.current?.();
     },
     [],
   );
+  /** Waits `ms`, or less when the export is cancelled or the page goes. */
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake.current = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  const cancelExport = () => {
+    cancelled.current = true;
+    wake.current?.();
+  };
   const exportCsv = async () => {
     if (exporting.current) return;
     exporting.current = true;
+    cancelled.current = false;
+    setExportRunning(true);
     setError(undefined);
     setStatus('Exporting…');
     const merchant = currentSession()?.merchant_id;
-    const goneOn = () => !here.current || currentSession()?.merchant_id !== merchant;
+    const goneOn = () => !here.current || cancelled.current || currentSession()?.merchant_id !== merchant;
+    // Said once the export stops early because of Cancel (a page gone has nobody to tell).
+    const stopped = (read: number) => {
+      if (cancelled.current && here.current)
+        setStatus(`Export cancelled after ${read} transactions: nothing was saved.`);
+    };
     try {
       const rows: Transaction[] = [];
       let next: string | undefined;
       let waits = 0;
       for (;;) {
-        if (goneOn()) return;
+        if (goneOn()) return stopped(rows.length);
         let result: Page<Transaction[]>;
         try {
           result = await request<Transaction[]>(
@@ -72,7 +98,7 @@ export function Transactions() {
           setStatus(
             `Exporting… ${rows.length} so far; the rate limit lets it go on in ${failure.retryAfter} s.`,
           );
-          await new Promise((resolve) => setTimeout(resolve, (failure.retryAfter ?? 1) * 1000));
+          await pause((failure.retryAfter ?? 1) * 1000);
           continue;
         }
         waits = 0;
@@ -81,7 +107,7 @@ export function Transactions() {
         if (!next) break;
         setStatus(`Exporting… ${rows.length} so far.`);
       }
-      if (goneOn()) return;
+      if (goneOn()) return stopped(rows.length);
       const url = URL.createObjectURL(
         new Blob([transactionsCsv(rows as unknown as Record<string, unknown>[])], { type: 'text/csv' }),
       );
@@ -96,6 +122,12 @@ export function Transactions() {
       setError(problem(failure));
     } finally {
       exporting.current = false;
+      wake.current = undefined;
+      if (here.current) {
+        setExportRunning(false);
+        // Focus left with the Cancel button, or with Export CSV while it was disabled: back to it.
+        restoreFocus(exportButton.current ?? undefined);
+      }
     }
   };
 
@@ -129,9 +161,14 @@ export function Transactions() {
         <button type="submit" class="secondary">
           Apply filters
         </button>
-        <button type="button" onClick={exportCsv}>
+        <button type="button" ref={exportButton} onClick={exportCsv} disabled={exportRunning}>
           Export CSV
         </button>
+        {exportRunning && (
+          <button type="button" class="secondary" onClick={cancelExport}>
+            Cancel export
+          </button>
+        )}
       </form>
       <p class="status">
         Days and the times shown are your browser's time zone (
