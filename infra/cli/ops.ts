@@ -263,7 +263,7 @@ async function auditLedgers(values: Values, print: Print): Promise<string> {
   const unsound = reports.filter((report) => report.problems.length > 0);
   const lines = reports.map(
     (report) =>
-      `${report.merchantId}  balance ${report.balance}  ${report.entries} entries summing to ${report.sumOfEntries}  ${report.problems.length === 0 ? 'sound' : `${report.problems.length} PROBLEM(S)`}` +
+      `${report.merchantId}  balance ${report.balance}  ${report.entries} entries summing to ${report.sumOfEntries}${report.postedSince ? ` (and ${report.postedSince} posted while it read, in the chain)` : ''}  ${report.problems.length === 0 ? 'sound' : `${report.problems.length} PROBLEM(S)`}` +
       report.problems.map((problem) => `\n    ${problem}`).join(''),
   );
   const output = print(

@@ -360,7 +360,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     const sound = await ops('ledger', 'audit', '--merchant', m, '--json');
     expect(sound.code).toBe(0);
     expect(JSON.parse(sound.stdout)).toEqual([
-      { merchantId: m, balance: 7_500, entries: 1, sumOfEntries: 7_500, problems: [] },
+      { merchantId: m, balance: 7_500, entries: 1, sumOfEntries: 7_500, postedSince: 0, problems: [] },
     ]);
     expect((await ops('ledger', 'audit', '--merchant', 'mer_nobody')).code).toBe(2);
 
@@ -379,7 +379,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
       const one = await ops('ledger', 'audit', '--merchant', m);
       expect(one.code).toBe(1);
       expect(one.stdout).toContain(`${m}  balance 7501  1 entries summing to 7500  1 PROBLEM(S)`);
-      expect(one.stdout).toContain('balance 7501 != sum of entries 7500');
+      expect(one.stdout).toContain('balance 7501 != sum of its 1 entries 7500');
       expect(one.stdout).toContain('1 merchant(s) audited, 1 with problems');
       // Every merchant of the table, this one among them.
       const all = await ops('ledger', 'audit', '--json');
@@ -387,7 +387,7 @@ describe('npm run ops', { timeout: 120_000 }, () => {
       const reports = JSON.parse(all.stdout) as { merchantId: string; problems: string[] }[];
       expect(reports.length).toBeGreaterThan(1);
       expect(reports.find((report) => report.merchantId === m)?.problems).toEqual([
-        'balance 7501 != sum of entries 7500',
+        'balance 7501 != sum of its 1 entries 7500',
       ]);
     } finally {
       await setBalance(7_500);

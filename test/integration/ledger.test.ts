@@ -3,7 +3,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { config } from '#shared/config.ts';
-import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
+import { type AuditReport, auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import {
   BalanceCeiling,
   CompanionConflict,
@@ -22,6 +22,25 @@ const id = (kind: string) => `${kind}:${randomUUID()}`;
 const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
 
 describe('the ledger', () => {
+  it('audits a merchant taking payments as it reads: what was posted since its balance is checked, not reported', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    for (let i = 0; i < 40; i++) await fund(m, 100);
+    let posting = true;
+    const poster = (async () => {
+      while (posting) await fund(m, 100);
+    })();
+    const reports: AuditReport[] = [];
+    // Until an audit meets a posting between its reads (the race this is about), at most 50.
+    for (let i = 0; i < 50 && !reports.some((report) => report.postedSince > 0); i++)
+      reports.push(await auditMerchant(m));
+    posting = false;
+    await poster;
+    expect(reports.some((report) => report.postedSince > 0)).toBe(true);
+    expect(reports.flatMap((report) => report.problems)).toEqual([]);
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
   it('credits and debits with an entry each, recording balance_after and a gap-free seq', async () => {
     const { merchant } = await aMerchant();
     const m = merchant.merchant_id;
