@@ -13,7 +13,8 @@ export const limitSchema = built(() =>
   v.optional(
     v.pipe(
       v.string(),
-      // Exactly 1 to 100 (leading zeros allowed: 05 is 5), so the OpenAPI pattern says no more.
+      // Exactly 1 to 100, the query's text (leading zeros allowed: 05 is 5); the OpenAPI document
+      // gives generated clients `integer` 1..100 (`infra/openapi/document.ts`), which they write so.
       v.regex(/^(?:0{0,2}[1-9]|0?[1-9]\d|100)$/, 'Must be a whole number from 1 to 100'),
       v.transform(Number),
       v.minValue(1, 'Must be at least 1'),

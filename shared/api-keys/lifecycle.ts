@@ -71,8 +71,6 @@ export const ROLL_NOW_MS = 2_000;
 export interface KeyOptions {
   allowedIps?: readonly string[];
   expiresAt?: string;
-  /** The allowlist is a rolled key's, stored already: carried over as it is, not checked again. */
-  inheritedIps?: boolean;
 }
 
 function checkedAllowlist(allowedIps: readonly string[]): string[] {
@@ -100,9 +98,7 @@ async function ownKey(apiKey: string, merchantId?: string): Promise<ApiKeyRecord
 /** A new key pair for a merchant; `apiSecret` is never stored and never shown again. */
 export async function createKey(merchantId: string, options: KeyOptions = {}, registry?: KeyRegistry) {
   const { record, apiSecret } = await createApiKey(merchantId, {
-    allowedIps: options.inheritedIps
-      ? [...(options.allowedIps ?? [])]
-      : checkedAllowlist(options.allowedIps ?? []),
+    allowedIps: checkedAllowlist(options.allowedIps ?? []),
     expiresAt: options.expiresAt,
     // Registered before it is stored: a registration that fails leaves a key in the plan that no
     // record backs (the authorizer refuses it), never an active key the plan does not throttle.
@@ -139,8 +135,8 @@ export async function rollKey(
   const at = chosen <= earliest + ROLL_NOW_MS ? earliest : Math.min(chosen, latest);
   // The new key and the old key's expiry are stored together, only while the old key is usable: a
   // roll that meets a revocation stores nothing (and its registration is taken out of the plan).
+  // The new key carries the old key's allowlist as stored then (not checked again).
   return rollApiKey(old, new Date(at).toISOString(), {
-    allowedIps: old.allowed_ips ?? [],
     now,
     ...registryHooks(options.registry, old.merchant_id),
   });

@@ -169,7 +169,8 @@ export async function createApiKey(
 
 /**
  * Rolls a key (`rolled`, as read): a new key pair for its merchant (registered first, as
- * `createApiKey`'s) stored in one transaction with the old key's life shortened to `expiresAt`
+ * `createApiKey`'s) with the old key's allowlist as it is when stored (`options.allowedIps` is not
+ * used), stored in one transaction with the old key's life shortened to `expiresAt`
  * (never lengthened: a key that expires sooner keeps its expiry). The transaction holds only while
  * the old key can still be used, so a roll that meets a revocation or the key's expiry stores
  * nothing (`NotFound`): never an active key nobody was shown. Answers the new pair and the old key
@@ -192,9 +193,11 @@ export async function rollApiKey(
  */
 function rolledItem(old: ApiKeyRecord, expiresAt: string) {
   const shortens = old.expires_at === undefined || old.expires_at > expiresAt;
-  const ips = old.allowed_ips?.length
-    ? { condition: 'allowed_ips = :ips', values: { ':ips': old.allowed_ips } }
-    : { condition: 'attribute_not_exists(allowed_ips)', values: {} };
+  // As stored: a list (an empty one too, were one ever written) compared as it was read.
+  const ips =
+    old.allowed_ips === undefined
+      ? { condition: 'attribute_not_exists(allowed_ips)', values: {} }
+      : { condition: 'allowed_ips = :ips', values: { ':ips': old.allowed_ips } };
   const Key = { api_key: old.api_key };
   const item = shortens
     ? {

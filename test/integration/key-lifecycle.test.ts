@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import {
@@ -191,6 +191,21 @@ describe('key lifecycle', () => {
       expect(successor?.allowed_ips).toEqual(expected);
       expect(rolled.record.allowed_ips).toEqual(expected);
     }
+  });
+
+  it('rolls a key whose stored allowlist is an empty list (written by hand): the successor takes any address', async () => {
+    const { apiKey } = await aMerchant();
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('apiKeys'),
+        Key: { api_key: apiKey },
+        UpdateExpression: 'SET allowed_ips = :none',
+        ExpressionAttributeValues: { ':none': [] },
+      }),
+    );
+    const rolled = await rollKey(apiKey, new Date(Date.now() + 3_600_000));
+    expect(rolled.record.allowed_ips).toBeUndefined();
+    expect((await getApiKey(rolled.record.api_key, { consistent: true }))?.status).toBe('active');
   });
 
   it('refuses an allowlist edit of a key revoked after the edit read it (404), storing nothing', async () => {
