@@ -401,15 +401,19 @@ async function resetMfa(
   print: (json: object, text: string) => string,
 ): Promise<string> {
   const email = values.email ?? usage('reset-mfa needs --email <email>');
-  const { turnOffTotp, UnknownUser } = await import('#shared/dashboard/users.ts');
+  const { getDashboardUser, turnOffTotp, UnknownUser } = await import('#shared/dashboard/users.ts');
   const user = email.trim().toLowerCase();
   // A mistyped email is said, as a mistyped merchant or key is.
   await turnOffTotp(user).catch((error: Error) =>
     error instanceof UnknownUser ? usage(`no dashboard user ${user}`) : Promise.reject(error),
   );
+  const merchantId = (await getDashboardUser(user))?.merchantId ?? '<merchant_id>';
   return print(
-    { email: user, totp: 'off' },
-    `TOTP is off for ${user}: the next sign-in asks for the password alone, and a new authenticator can be set up in the dashboard.`,
+    { email: user, totp: 'off', signed_out: true },
+    [
+      `TOTP is off for ${user}: the next sign-in asks for the password alone, and a new authenticator can be set up in the dashboard.`,
+      `Their sessions are signed out. If one was stolen, its ID token still works in the dashboard for up to an hour, to make and roll API keys too: check npm run keys -- list --merchant ${merchantId} and revoke any key the user did not make.`,
+    ].join('\n'),
   );
 }
 

@@ -91,8 +91,9 @@ const DAY_MS = 24 * 3_600_000;
 
 /**
  * Whether an invited user's temporary password has outlived the pool's validity (Cognito's default
- * 7 days). It was set when the user was last changed: an invited user is changed only by the
- * invitation and by an administrator's new temporary password.
+ * 7 days), counted from the user's last change: the invitation or an administrator's new temporary
+ * password, the only changes the service makes to an invited user. (cognito-local also dates an
+ * attribute change, a disabling or an enabling so, which Cognito does not count: none is made here.)
  */
 async function temporaryPasswordExpired(services, ctx, clientId, user) {
   const pool = await services.cognito.getUserPoolForClientId(ctx, clientId);
@@ -259,7 +260,8 @@ Targets.AdminUserGlobalSignOut = (services) => async (ctx, req) => {
   const pool = await services.cognito.getUserPool(ctx, req.UserPoolId);
   const user = await pool.getUserByUsername(ctx, req.Username);
   if (!user) throw new UserNotFoundError('User does not exist.');
-  await pool.saveUser(ctx, { ...user, SignedOutBefore: Math.floor(Date.now() / 1000) });
+  // Its refresh tokens go too (the dashboard keeps none, but they would give new access tokens).
+  await pool.saveUser(ctx, { ...user, RefreshTokens: [], SignedOutBefore: Math.floor(Date.now() / 1000) });
   return {};
 };
 

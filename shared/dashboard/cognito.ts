@@ -42,6 +42,9 @@ interface Operations {
   AdminUserGlobalSignOut: [AdminUserGlobalSignOutRequest, AdminUserGlobalSignOutResponse];
 }
 
+/** The name of each Cognito operation the dashboard and the operator CLI call. */
+export type CognitoOperation = keyof Operations;
+
 let send: ReturnType<typeof awsService> | undefined;
 
 /**

@@ -305,7 +305,7 @@ describe('npm run keys', { timeout: 60_000 }, () => {
 
     const reset = await keys('reset-mfa', '--email', user.email.toUpperCase(), '--json');
     expect([reset.code, reset.stderr]).toEqual([0, '']);
-    expect(JSON.parse(reset.stdout.trim())).toEqual({ email: user.email, totp: 'off' });
+    expect(JSON.parse(reset.stdout.trim())).toEqual({ email: user.email, totp: 'off', signed_out: true });
     expect(data(await signIn())).toMatchObject({ merchant_id: merchantId, id_token: expect.any(String) });
     // A new authenticator can be set up (refused while TOTP was on).
     expect((await enrol()).started.status).toBe(200);
@@ -319,7 +319,7 @@ describe('npm run keys', { timeout: 60_000 }, () => {
   });
 
   it("signs the user out everywhere with the reset: a stolen session's access token cannot turn an authenticator on again", async () => {
-    const { user, signIn } = await aUserOfNewMerchant('Stolen Session Ltd');
+    const { merchantId, user, signIn } = await aUserOfNewMerchant('Stolen Session Ltd');
     const startEnrolment = (accessToken: string) =>
       call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
         headers: user.headers,
@@ -335,7 +335,10 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(turnedOn.status).toBe(200);
     expect(data(await signIn())).toMatchObject({ challenge: 'SOFTWARE_TOKEN_MFA' });
 
-    expect((await keys('reset-mfa', '--email', user.email)).code).toBe(0);
+    const reset = await keys('reset-mfa', '--email', user.email);
+    expect(reset.code).toBe(0);
+    // What the stolen ID token can still do, and what to check, is said.
+    expect(reset.stdout).toContain(`npm run keys -- list --merchant ${merchantId} and revoke any key`);
     // The stolen token can no longer start the lock-out again; the user's own new session can enrol.
     const again = await startEnrolment(stolen);
     expect(again.status).toBe(401);

@@ -6,6 +6,7 @@ import {
   AdminGetUserCommand,
   AdminSetUserMFAPreferenceCommand,
   AdminSetUserPasswordCommand,
+  AdminUserGlobalSignOutCommand,
   AssociateSoftwareTokenCommand,
   CognitoIdentityProviderClient,
   GetUserCommand,
@@ -15,6 +16,7 @@ import {
   VerifySoftwareTokenCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { CognitoOperation } from '#shared/dashboard/cognito.ts';
 
 // The dashboard calls Cognito without the SDK's client (shared/dashboard/cognito.ts). The client
 // is the reference: both send every operation the dashboard uses to a recorder, and each must
@@ -105,7 +107,9 @@ const CALLS = {
     Username: 'a@b.ng',
     SoftwareTokenMfaSettings: { Enabled: false, PreferredMfa: false },
   },
-} as const;
+  AdminUserGlobalSignOut: { UserPoolId: 'eu-west-1_abc', Username: 'a@b.ng' },
+  // Every operation `cognito()` can call, or this does not compile.
+} as const satisfies Record<CognitoOperation, object>;
 
 const COMMANDS = {
   InitiateAuth: InitiateAuthCommand,
@@ -119,6 +123,7 @@ const COMMANDS = {
   AdminDeleteUser: AdminDeleteUserCommand,
   AdminGetUser: AdminGetUserCommand,
   AdminSetUserMFAPreference: AdminSetUserMFAPreferenceCommand,
+  AdminUserGlobalSignOut: AdminUserGlobalSignOutCommand,
 };
 
 describe('Cognito calls without the SDK client', () => {

@@ -4,6 +4,8 @@ import path from 'node:path';
 import {
   AdminCreateUserCommand,
   AdminSetUserPasswordCommand,
+  AdminUserGlobalSignOutCommand,
+  GetUserCommand,
   InitiateAuthCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,5 +111,46 @@ describe('the local Cognito (npm start)', () => {
       }),
     );
     expect(await signIn(stale, renewed)).toMatchObject({ ChallengeName: 'NEW_PASSWORD_REQUIRED' });
+  });
+
+  it("signs a user out everywhere as Cognito does: their access and refresh tokens refused, a new sign-in's taken at once", async () => {
+    const email = `signed-out-${Date.now()}@example.ng`;
+    const password = aPassword();
+    await invite(email, aPassword());
+    const client = cognitoClient(cognito.endpoint);
+    await client.send(
+      new AdminSetUserPasswordCommand({
+        UserPoolId: pool.USER_POOL_ID,
+        Username: email,
+        Password: password,
+        Permanent: true,
+      }),
+    );
+    const before = (await signIn(email, password)).AuthenticationResult;
+    expect(await client.send(new GetUserCommand({ AccessToken: before?.AccessToken }))).toMatchObject({
+      Username: expect.any(String),
+    });
+
+    await client.send(new AdminUserGlobalSignOutCommand({ UserPoolId: pool.USER_POOL_ID, Username: email }));
+    await expect(client.send(new GetUserCommand({ AccessToken: before?.AccessToken }))).rejects.toMatchObject(
+      {
+        name: 'NotAuthorizedException',
+        message: 'Access Token has been revoked',
+      },
+    );
+    await expect(
+      client.send(
+        new InitiateAuthCommand({
+          AuthFlow: 'REFRESH_TOKEN_AUTH',
+          ClientId: pool.USER_POOL_CLIENT_ID,
+          AuthParameters: { REFRESH_TOKEN: before?.RefreshToken ?? '' },
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'NotAuthorizedException' });
+    // Signed in again at once, in the second of the sign-out: the new token is not among the revoked.
+    const after = (await signIn(email, password)).AuthenticationResult;
+    expect(await client.send(new GetUserCommand({ AccessToken: after?.AccessToken }))).toMatchObject({
+      Username: expect.any(String),
+    });
   });
 });
