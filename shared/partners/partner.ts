@@ -141,7 +141,12 @@ export interface WebhookDelivery {
 export interface PaymentReceived {
   type: 'PaymentReceived';
   partner: PartnerName;
-  /** The partner's permanent id of this payment: the ledger entry id derives from it. */
+  /**
+   * The partner's permanent id of this payment: the ledger entry id derives from it. Never one
+   * beginning `transfer:` or `rejected:`: a kept payment shares its key space with kept verdicts and
+   * refused attempts (`unmatchedKey`), so the adapter refuses such an id as it reads the delivery
+   * (the sandbox's `VERDICT_ID`; Paystack's ids are numbers).
+   */
   payment_id: string;
   /** The receiving account's partner ids (see `IssuedAccount.account_ids`), best match first. */
   account_ids: string[];

@@ -6,6 +6,7 @@ import { sign } from '#shared/crypto/standard-webhooks.ts';
 import { AccountNotFound, PartnerUnavailable, TransferNotSent, ValidationError } from '#shared/errors.ts';
 import {
   type BankingPartner,
+  EARLIER_SENDS_OVER_MS,
   type IssuedAccount,
   SEND_START_WITHIN_MS,
   type TransferOutcome,
@@ -35,6 +36,13 @@ interface Fixture {
   transferTo: { refused: string; silentSuccess: string; silentFailure: string };
   /** How long the partner takes to finish what it left pending. */
   settleMs: number;
+  /**
+   * The partner books a transfer before it answers its send (the sandbox): a resend finds what any
+   * earlier send made, so a refusal of a resend is as final as a first send's. Leave it out unless
+   * the partner guarantees that: then a refused resend must stay pending while an earlier send may
+   * still be in the making (`EARLIER_SENDS_OVER_MS`), or its refund could meet that send's payment.
+   */
+  booksBeforeAnswering?: true;
   /** A delivery signed as the partner signs, and the same with one byte of the body changed. */
   signed(body: string): WebhookDelivery;
   /** The partner's own delivery of a customer paying `amount` into an issued account. */
@@ -86,6 +94,7 @@ const fixtures: Record<string, () => Fixture> = {
         silentFailure: toNuban(BANK, '444440001'),
       },
       settleMs: 500,
+      booksBeforeAnswering: true,
       signed,
       paymentInto: async (account, amount) =>
         signed(JSON.stringify(paymentEvent({ account_number: account.account_number, amount }))),
@@ -249,6 +258,25 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
   it('reports a refused transfer as failed, with a reason', async () => {
     const outcome = await f.partner.sendTransfer(order(reference('no'), f.transferTo.refused));
     expectFinal(outcome, { status: 'failed', reason: expect.stringMatching(/\S/) });
+  });
+
+  it('never makes a refused resend final while an earlier send may still be in the making, unless it books before answering', async () => {
+    // A resend: an earlier send was handed over a moment ago, and its answer was lost.
+    const recent = await f.partner.sendTransfer({
+      ...order(reference('resend'), f.transferTo.refused),
+      resend: true,
+      lastHandOverAt: Date.now() - 5_000,
+    });
+    if (f.booksBeforeAnswering)
+      expectFinal(recent, { status: 'failed', reason: expect.stringMatching(/\S/) });
+    else expect(recent.status).toBe('pending');
+    // Once the last hand-over is EARLIER_SENDS_OVER_MS old, a partner that shows nothing has nothing.
+    const over = await f.partner.sendTransfer({
+      ...order(reference('resend-over'), f.transferTo.refused),
+      resend: true,
+      lastHandOverAt: Date.now() - EARLIER_SENDS_OVER_MS - 1_000,
+    });
+    expectFinal(over, { status: 'failed', reason: expect.stringMatching(/\S/) });
   });
 
   it('never starts a send counted more than a minute ago: not sent, and the partner has nothing', async () => {
