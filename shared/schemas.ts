@@ -82,7 +82,8 @@ export function looseObject<const E extends v.ObjectEntries>(entries: E): v.Loos
 export const accountNumberSchema = built(() =>
   v.pipe(
     v.string(),
-    v.regex(/^\d{10}$/, 'Must be exactly 10 digits'),
+    // [0-9], not \d, in the document too: Python's, Rust's and .NET's \d take any script's digits.
+    v.regex(/^[0-9]{10}$/, 'Must be exactly 10 digits'),
     v.metadata({ description: '10-digit account number (NUBAN)', examples: ['0000014579'] }),
   ),
 );

@@ -269,7 +269,7 @@ function standardWebhookHeaders(required: boolean): Json[] {
       name: 'webhook-timestamp',
       in: 'header',
       required,
-      schema: { type: 'string', pattern: '^\\d+$' },
+      schema: { type: 'string', pattern: '^[0-9]+$' },
       description: 'Unix seconds; a receiver refuses one more than ±5 minutes from its clock',
     },
     {

@@ -236,7 +236,7 @@ export const answerDashboardChallengeRequest = built(() => {
         email: emailSchema,
         challenge: v.literal('SOFTWARE_TOKEN_MFA'),
         session,
-        code: v.pipe(v.string(), v.regex(/^\d{6}$/, 'Must be the 6-digit code of your authenticator app')),
+        code: v.pipe(v.string(), v.regex(/^[0-9]{6}$/, 'Must be the 6-digit code of your authenticator app')),
       }),
     ]),
   };
@@ -253,7 +253,7 @@ export const startTotpEnrolmentRequest = built(() => ({
 export const confirmTotpEnrolmentRequest = built(() => ({
   body: strictObject({
     access_token: accessTokenSchema,
-    code: v.pipe(v.string(), v.regex(/^\d{6}$/, 'Must be the 6-digit code of your authenticator app')),
+    code: v.pipe(v.string(), v.regex(/^[0-9]{6}$/, 'Must be the 6-digit code of your authenticator app')),
   }),
 }));
 

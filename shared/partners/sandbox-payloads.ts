@@ -78,7 +78,7 @@ export const paymentReceived = looseObject({
       wellFormed,
       v.check((id) => !VERDICT_ID.test(id), 'Must not begin with transfer: or rejected:'),
     ),
-    account_number: v.pipe(v.string(), v.regex(/^\d{10}$/, 'Must be exactly 10 digits')),
+    account_number: v.pipe(v.string(), v.regex(/^[0-9]{10}$/, 'Must be exactly 10 digits')),
     amount: v.pipe(v.number(), v.safeInteger(), v.gtValue(0, 'Must be a positive number of kobo')),
     sender,
     narration: personTextField(500, 'What the payer wrote'),

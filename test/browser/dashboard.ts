@@ -472,6 +472,12 @@ async function main(): Promise<number> {
     const confirmRotate = page.getByRole('dialog', { name: `Rotate the secret of ${receiver.url}` });
     await confirmRotate.waitFor();
     check('the Rotate dialog opens with focus on Cancel', await focusReaches('BUTTON:Cancel'));
+    // What it does is read with its title: the dialog is described by its paragraph.
+    check(
+      'the Rotate dialog is described by what rotation does',
+      (await confirmRotate.getAttribute('aria-describedby')) === 'rotate-what' &&
+        (await page.locator('#rotate-what').innerText()).startsWith('A new signing secret is made'),
+    );
     await confirmRotate.getByRole('button', { name: 'Cancel' }).click();
     await confirmRotate.waitFor({ state: 'detached' });
     check('Rotate secret asks first; Cancel rotates nothing', rotations() === 0, `${rotations()} requests`);

@@ -142,8 +142,13 @@ export function ApiKeys() {
         <RollDialog apiKey={acting.key} {...dialog} onRoll={(hours) => roll(acting.key, hours)} />
       )}
       {acting?.kind === 'revoke' && (
-        <Dialog title={`Revoke ${acting.key.api_key}`} onClose={close} busy={working}>
-          <p>Requests with this key are refused within 60 seconds. This cannot be undone.</p>
+        <Dialog
+          title={`Revoke ${acting.key.api_key}`}
+          onClose={close}
+          busy={working}
+          describedBy="revoke-what"
+        >
+          <p id="revoke-what">Requests with this key are refused within 60 seconds. This cannot be undone.</p>
           <Alert text={error} />
           <DialogActions onCancel={close} safeFirst>
             <button type="button" class="danger" disabled={working} onClick={() => revoke(acting.key)}>

@@ -176,8 +176,13 @@ export function Webhooks() {
       </div>
       {open && <EventDetail key={open} id={open} />}
       {rotating && (
-        <Dialog title={`Rotate the secret of ${rotating.url}`} onClose={closeDialog} busy={working}>
-          <p>
+        <Dialog
+          title={`Rotate the secret of ${rotating.url}`}
+          onClose={closeDialog}
+          busy={working}
+          describedBy="rotate-what"
+        >
+          <p id="rotate-what">
             A new signing secret is made and shown once. For 24 hours deliveries carry a signature with the
             new secret and one with the secret in use now, so your receiver keeps working while you give it
             the new one; after that, only the new secret signs.
@@ -191,8 +196,13 @@ export function Webhooks() {
         </Dialog>
       )}
       {deleting && (
-        <Dialog title={`Delete the endpoint ${deleting.url}`} onClose={closeDialog} busy={working}>
-          <p>
+        <Dialog
+          title={`Delete the endpoint ${deleting.url}`}
+          onClose={closeDialog}
+          busy={working}
+          describedBy="delete-what"
+        >
+          <p id="delete-what">
             No more events are sent to it, and its pending deliveries end failed. This cannot be undone: to
             receive events there again, add it as a new endpoint, with a new secret.
           </p>
