@@ -8,19 +8,22 @@ function built<T>(build: () => T): T {
   return build();
 }
 
+/** A list's page size when `?limit=` is not given (API.md §1). */
+export const DEFAULT_LIMIT = 20;
+
 /** `?limit=` 1..100, default 20 (API.md §1). */
 export const limitSchema = built(() =>
   v.optional(
     v.pipe(
       v.string(),
-      // Exactly 1 to 100, the query's text (leading zeros allowed: 05 is 5); the OpenAPI document
-      // gives generated clients `integer` 1..100 (`infra/openapi/document.ts`), which they write so.
+      // Exactly 1 to 100, the query's text (leading zeros allowed: 05 is 5). The OpenAPI document
+      // types it `integer` 1..100 (`LIMIT_PARAMETER`), whose every value as text passes this.
       v.regex(/^(?:0{0,2}[1-9]|0?[1-9]\d|100)$/, 'Must be a whole number from 1 to 100'),
       v.transform(Number),
       v.minValue(1, 'Must be at least 1'),
       v.maxValue(100, 'Must be at most 100'),
     ),
-    '20',
+    String(DEFAULT_LIMIT),
   ),
 );
 

@@ -393,26 +393,31 @@ export function alreadyInvited(
 
 /**
  * `reset-mfa`: turns off TOTP for a dashboard user who lost their authenticator, once the operator
- * has made sure, out of band, that the request comes from that user. The next sign-in asks for the
- * password alone; the user sets up a new authenticator in the dashboard.
+ * has made sure, out of band, that the request comes from that user. The user is signed out
+ * everywhere first; the next sign-in asks for the password alone, and the user sets up a new
+ * authenticator in the dashboard. What a stolen session may still have done is said, with the
+ * command to look (the user's merchant is read first: nothing is changed if it cannot be).
  */
 async function resetMfa(
-  values: { email?: string },
+  values: { email?: string; stage?: string },
   print: (json: object, text: string) => string,
 ): Promise<string> {
   const email = values.email ?? usage('reset-mfa needs --email <email>');
   const { getDashboardUser, turnOffTotp, UnknownUser } = await import('#shared/dashboard/users.ts');
   const user = email.trim().toLowerCase();
   // A mistyped email is said, as a mistyped merchant or key is.
+  const found = await getDashboardUser(user);
+  if (!found) return usage(`no dashboard user ${user}`);
+  const merchantId = found.merchantId ?? '<merchant_id>';
   await turnOffTotp(user).catch((error: Error) =>
     error instanceof UnknownUser ? usage(`no dashboard user ${user}`) : Promise.reject(error),
   );
-  const merchantId = (await getDashboardUser(user))?.merchantId ?? '<merchant_id>';
+  const stage = values.stage === undefined ? '' : ` --stage ${values.stage}`;
   return print(
-    { email: user, totp: 'off', signed_out: true },
+    { email: user, merchant_id: merchantId, totp: 'off', signed_out: true },
     [
       `TOTP is off for ${user}: the next sign-in asks for the password alone, and a new authenticator can be set up in the dashboard.`,
-      `Their sessions are signed out. If one was stolen, its ID token still works in the dashboard for up to an hour, to make and roll API keys too: check npm run keys -- list --merchant ${merchantId} and revoke any key the user did not make.`,
+      `Their sessions are signed out. If one was stolen, its ID token still works in the dashboard for up to an hour, for keys and webhook endpoints too: check npm run keys -- list --merchant ${merchantId}${stage} and revoke any key the user did not make, and have the user check Webhooks for endpoints they did not add (and rotate the others' secrets).`,
     ].join('\n'),
   );
 }

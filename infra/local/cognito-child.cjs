@@ -24,7 +24,8 @@
  * Cognito's refusals are its own types (`NotAuthorizedException`, `ExpiredCodeException`). Two
  * operations cognito-local lacks are added, as Cognito does them, for the operator's
  * `keys reset-mfa`: `AdminSetUserMFAPreference` (the user's MFA methods and preference changed) and
- * `AdminUserGlobalSignOut` (the user's access tokens refused from then on); an unknown user is
+ * `AdminUserGlobalSignOut` (the user's access tokens refused from then on, their refresh tokens
+ * cleared); an unknown user is
  * `UserNotFoundException`. Everything else is cognito-local's.
  */
 'use strict';

@@ -7,7 +7,7 @@ import { API_PREFIX, MERCHANT_ROUTES, type MerchantRouteName } from '#shared/def
 import type { ErrorCode } from '#shared/errors.ts';
 import { STATUS_BY_CODE } from '#shared/http/errors.ts';
 import { IDEMPOTENCY_KEY_MAX } from '#shared/http/idempotency.ts';
-import { limitSchema } from '#shared/pagination.ts';
+import { DEFAULT_LIMIT, limitSchema } from '#shared/pagination.ts';
 
 type Json = Record<string, unknown>;
 
@@ -30,7 +30,7 @@ function jsonSchema(schema: v.GenericSchema, io: 'input' | 'output'): Json {
  * `?limit=` as generated clients should send it: a number (API.md §1: 1..100). The server reads the
  * query's text, leading zeros allowed (`05`), which no client writing a number sends.
  */
-const LIMIT_PARAMETER = { type: 'integer', minimum: 1, maximum: 100, default: 20 } as const;
+const LIMIT_PARAMETER = { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_LIMIT } as const;
 
 /**
  * Keeps only the tighter of `minimum` and `exclusiveMinimum` (and of the maxima) wherever a schema
@@ -263,7 +263,8 @@ function standardWebhookHeaders(required: boolean): Json[] {
       in: 'header',
       required,
       schema: { type: 'string' },
-      description: 'Unique id of the delivery (of a merchant webhook: the event id, the same on every retry)',
+      description:
+        "The message's id, which receivers de-duplicate on (a merchant webhook's: the event id, the same on every retry and resend)",
     },
     {
       name: 'webhook-timestamp',

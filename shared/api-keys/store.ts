@@ -169,8 +169,7 @@ export async function createApiKey(
 
 /**
  * Rolls a key (`rolled`, as read): a new key pair for its merchant (registered first, as
- * `createApiKey`'s) with the old key's allowlist as it is when stored (`options.allowedIps` is not
- * used), stored in one transaction with the old key's life shortened to `expiresAt`
+ * `createApiKey`'s) with the old key's allowlist as it is when stored, stored in one transaction with the old key's life shortened to `expiresAt`
  * (never lengthened: a key that expires sooner keeps its expiry). The transaction holds only while
  * the old key can still be used, so a roll that meets a revocation or the key's expiry stores
  * nothing (`NotFound`): never an active key nobody was shown. Answers the new pair and the old key
@@ -179,7 +178,7 @@ export async function createApiKey(
 export async function rollApiKey(
   rolled: ApiKeyRecord,
   expiresAt: string,
-  options: StoreOptions = {},
+  options: Omit<StoreOptions, 'allowedIps'> = {},
 ): Promise<{ record: ApiKeyRecord; apiSecret: string; old: ApiKeyRecord }> {
   if (!usableAt(rolled, options.now ?? new Date())) throw new NotFound('API key');
   const { record, apiSecret, old } = await storeNewKey(rolled.merchant_id, options, { rolled, expiresAt });

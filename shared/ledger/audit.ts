@@ -35,7 +35,7 @@ const INDEX_CATCH_UP_MS = 2_000;
  * The balance is read first, then the entries, which take seconds for a long history: entries
  * posted meanwhile (a merchant taking payments is never quiet) are checked in the chain, and the
  * balance against the entries of its own version. On AWS the index the entries come from may be a
- * moment behind the balance: one that lacks some of its entries is read again once.
+ * moment behind the balance: one that lacks any of its entries is read again once.
  */
 export async function auditMerchant(
   merchantId: string,
@@ -44,7 +44,11 @@ export async function auditMerchant(
   const merchant = await getMerchant(merchantId);
   if (!merchant) throw new Error(`no merchant ${merchantId}`);
   let entries = await entriesOf(merchantId);
-  if (entries.length < merchant.version) {
+  // Behind, the index may lack some of the balance's entries, not only the last ones (its items are
+  // updated in no order across them): read again if any of the first `version` is not in its place.
+  const lacking = (read: readonly LedgerEntry[]) =>
+    read.length < merchant.version || read.slice(0, merchant.version).some((entry, i) => entry.seq !== i + 1);
+  if (lacking(entries)) {
     await new Promise((resolve) => setTimeout(resolve, indexCatchUpMs));
     entries = await entriesOf(merchantId);
   }

@@ -305,7 +305,12 @@ describe('npm run keys', { timeout: 60_000 }, () => {
 
     const reset = await keys('reset-mfa', '--email', user.email.toUpperCase(), '--json');
     expect([reset.code, reset.stderr]).toEqual([0, '']);
-    expect(JSON.parse(reset.stdout.trim())).toEqual({ email: user.email, totp: 'off', signed_out: true });
+    expect(JSON.parse(reset.stdout.trim())).toEqual({
+      email: user.email,
+      merchant_id: merchantId,
+      totp: 'off',
+      signed_out: true,
+    });
     expect(data(await signIn())).toMatchObject({ merchant_id: merchantId, id_token: expect.any(String) });
     // A new authenticator can be set up (refused while TOTP was on).
     expect((await enrol()).started.status).toBe(200);
@@ -339,6 +344,7 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(reset.code).toBe(0);
     // What the stolen ID token can still do, and what to check, is said.
     expect(reset.stdout).toContain(`npm run keys -- list --merchant ${merchantId} and revoke any key`);
+    expect(reset.stdout).toContain('check Webhooks for endpoints they did not add');
     // The stolen token can no longer start the lock-out again; the user's own new session can enrol.
     const again = await startEnrolment(stolen);
     expect(again.status).toBe(401);

@@ -208,7 +208,7 @@ describe('key lifecycle', () => {
     expect((await getApiKey(rolled.record.api_key, { consistent: true }))?.status).toBe('active');
   });
 
-  it('refuses an allowlist edit of a key revoked after the edit read it (404), storing nothing', async () => {
+  it('refuses an allowlist edit of a key revoked or expired after the edit read it (404), storing nothing', async () => {
     const { apiKey } = await aMerchant();
     await revokeKey(apiKey);
     // The write after editAllowedIps's check, reached once the key is revoked.

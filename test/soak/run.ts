@@ -112,7 +112,7 @@ const pick = <T>(items: readonly T[]): T => items[randomInt(items.length)] as T;
 const reference = () => `soak-${randomBytes(6).toString('hex')}`;
 /**
  * A NUBAN at `bank` whose serial starts with `prefix`: a sandbox trigger, or a plain account (`12`:
- * no trigger starts so, `11111` does).
+ * no sandbox or stand-in trigger begins so, where a serial beginning `1` could begin `11111`).
  */
 const account = (bank: string, prefix = '12') =>
   toNuban(bank, `${prefix}${String(randomInt(10 ** (9 - prefix.length))).padStart(9 - prefix.length, '0')}`);

@@ -38,7 +38,7 @@ describe('the ledger audit (its checks, on entries as read)', () => {
     });
   });
 
-  it('still finds a balance its own entries do not sum to, a missing entry, and a broken chain after the balance', () => {
+  it('still finds a balance its own entries do not sum to, a missing entry, a broken chain after the balance, and a gap', () => {
     const entries = chain([10_000, -3_500, 2_000, 400]);
     expect(auditEntries(merchant(3, 8_400), entries).problems).toEqual([
       'balance 8400 != sum of its 3 entries 8500',

@@ -71,9 +71,9 @@ export function Webhooks() {
       setSecret(rotated.data);
     });
   /** A row's button opening its dialog, which shows its own change's refusal only. */
-  const ask = (open: (endpoint: Endpoint) => void, endpoint: Endpoint) => () => {
+  const ask = (show: (endpoint: Endpoint) => void, endpoint: Endpoint) => () => {
     setError(undefined);
-    open(endpoint);
+    show(endpoint);
   };
   /** A dialog's Cancel or Escape: its change's refusal goes with it. */
   const closeDialog = () => {
