@@ -24,6 +24,8 @@ export interface RuntimeOptions {
   requeryIntervalSeconds?: number;
   /** Told the size of every batch a queue or stream consumer is invoked with (the bench). */
   onBatch?: (consumer: string, records: number) => void;
+  /** `npm start`'s data folder: the stream pollers keep their place there across restarts. */
+  dataDir?: string;
 }
 
 export interface Runtime {
@@ -81,6 +83,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         onError: options.onPollerError,
         consumer: stream.consumer,
         onGiveUp: (description) => givenUp.send(stream, description),
+        ...(options.dataDir && {
+          checkpointFile: path.join(options.dataDir, 'streams', `${stream.consumer}.json`),
+        }),
       });
       stops.push(poller.stop);
     }

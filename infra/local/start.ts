@@ -203,6 +203,7 @@ async function main() {
       rootDir: root,
       env: services.env,
       onPollerError: (error) => console.error('queue poller:', error),
+      dataDir,
     });
     stops.push(stop);
 

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   type _Record,
@@ -98,6 +100,36 @@ export interface StreamPollerOptions {
    * it resolves the batch is not passed, so a description that could not be sent is not lost.
    */
   onGiveUp?: (description: StreamBatchGivenUp) => Promise<void>;
+  /**
+   * Where the shards' checkpoints are kept between runs (`npm start`'s data folder): a restart goes
+   * on after the last record handled, as Lambda's mapping keeps its place, instead of handling all
+   * the stream still holds (a day of it) before anything new. Without it, or for another stream
+   * (a new table), every shard is read from its oldest record.
+   */
+  checkpointFile?: string;
+}
+
+/** The checkpoints of `streamArn` kept in `file`, if it holds that stream's (an unreadable file: none). */
+function keptCheckpoints(file: string | undefined, streamArn: string): Map<string, string> {
+  if (!file) return new Map();
+  try {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as { streamArn?: unknown; shards?: unknown };
+    const shards = kept.shards;
+    if (kept.streamArn !== streamArn || typeof shards !== 'object' || shards === null) return new Map();
+    return new Map(
+      Object.entries(shards).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
+  } catch {
+    return new Map();
+  }
+}
+
+/** Keeps the checkpoints whole: written beside the file, then moved over it (a crash leaves the old). */
+function keepCheckpoints(file: string, streamArn: string, checkpoints: ReadonlyMap<string, string>): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const next = `${file}.next`;
+  writeFileSync(next, JSON.stringify({ streamArn, shards: Object.fromEntries(checkpoints) }));
+  renameSync(next, file);
 }
 
 /** What Lambda sends its on-failure destination for `records`, a batch it gave up on at `now`. */
@@ -175,8 +207,8 @@ export function firstFailedIndex(
 
 /**
  * Drives a table-stream consumer as Lambda's DynamoDB event source mapping does: reads every shard
- * of the table's stream from its oldest record (so records written while nothing ran are still
- * handled after a restart), invokes the handler with real stream records, and on a reported
+ * of the table's stream after its checkpoint, kept in `checkpointFile` across restarts, or from its
+ * oldest record (so records written while nothing ran are still handled after a restart), invokes the handler with real stream records, and on a reported
  * failure gives the same records again from the first failed one, as Lambda does, until the first
  * of them is 23 hours old (`GIVE_UP_AGE_MS`): then those records are given up, described to `onGiveUp`
  * as Lambda describes them to the mapping's on-failure destination, and the shard read on.
@@ -198,7 +230,16 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
    * iterator expired while a failing record was given again, for up to a day) goes on after it, as
    * Lambda's mapping does, instead of handling the shard's every record again.
    */
-  const checkpoints = new Map<string, string>();
+  const checkpoints = keptCheckpoints(options.checkpointFile, streamArn);
+  /** A checkpoint moved (after its records were handled: a crash before this gives them again). */
+  const checkpointed = () => {
+    if (!options.checkpointFile) return;
+    try {
+      keepCheckpoints(options.checkpointFile, streamArn, checkpoints);
+    } catch (error) {
+      options.onError?.(error);
+    }
+  };
   const now = options.now ?? Date.now;
   /** Describes `records` to `onGiveUp`; false (the records kept) if it could not be told. */
   const gaveUp = async (records: readonly _Record[], shardId: string, invokes: number) => {
@@ -240,7 +281,9 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
     /** The records of `handled` are behind the shard's reading for good. */
     const passed = (handled: readonly _Record[]) => {
       const last = handled.at(-1)?.dynamodb?.SequenceNumber;
-      if (last) checkpoints.set(shardId, last);
+      if (!last) return;
+      checkpoints.set(shardId, last);
+      checkpointed();
     };
     while (running && (iterator || pending.length > 0)) {
       if (pending.length === 0 && iterator) {
@@ -305,7 +348,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<{
               // rotates shards): the next round reads the shard again after its last record passed,
               // or, that one trimmed, from its oldest record, as Lambda's mapping does; the
               // consumer is idempotent. Not an error worth a log line.
-              if ((error as Error)?.name === 'TrimmedDataAccessException') checkpoints.delete(id);
+              if ((error as Error)?.name === 'TrimmedDataAccessException' && checkpoints.delete(id))
+                checkpointed();
               if (running && !RESTARTABLE.has((error as Error)?.name)) options.onError?.(error);
             });
         }

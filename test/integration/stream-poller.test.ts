@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import {
   type AttributeValue,
   CreateTableCommand,
@@ -224,6 +227,56 @@ describe('the local stream poller', { timeout: 60_000 }, () => {
       ]);
     } finally {
       await poller.stop();
+    }
+  });
+
+  it('keeps its place in its checkpoint file across restarts: the next poller reads on after the last record handled', async () => {
+    const placeTable = `${env.TABLE_PREFIX}place`;
+    await createTable(placeTable);
+    const folder = mkdtempSync(path.join(tmpdir(), 'stream-checkpoints-'));
+    const checkpointFile = path.join(folder, 'streams', 'consumer.json');
+    const run = async (file: string, until: (seen: string[]) => boolean) => {
+      const seen: string[] = [];
+      const poller = await startStreamPoller({
+        endpoint: process.env.DYNAMODB_ENDPOINT ?? '',
+        tableName: placeTable,
+        batchSize: 10,
+        idleMs: 50,
+        checkpointFile: file,
+        handler: async (event) => {
+          seen.push(...event.Records.map((record) => idOf(record) ?? '?'));
+          return { batchItemFailures: [] };
+        },
+        onError: () => undefined,
+      });
+      try {
+        await expect.poll(() => until(seen), { timeout: 20_000, interval: 100 }).toBe(true);
+        // A moment more: anything read again would come now.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        return seen;
+      } finally {
+        await poller.stop();
+      }
+    };
+    try {
+      for (const id of ['p1', 'p2', 'p3']) await put(id, placeTable);
+      expect(await run(checkpointFile, (seen) => seen.length >= 3)).toEqual(['p1', 'p2', 'p3']);
+      // Restarted: only what came since, not the stream's every record again.
+      await put('p4', placeTable);
+      expect(await run(checkpointFile, (seen) => seen.includes('p4'))).toEqual(['p4']);
+      // A file of another stream (a table made anew) is not this one's place: read from the oldest.
+      const other = path.join(folder, 'other.json');
+      writeFileSync(
+        other,
+        JSON.stringify({
+          streamArn: 'arn:aws:dynamodb:ddblocal:000000000000:table/gone/stream/x',
+          shards: {},
+        }),
+      );
+      expect(await run(other, (seen) => seen.length >= 4)).toEqual(['p1', 'p2', 'p3', 'p4']);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+      await dynamo.send(new DeleteTableCommand({ TableName: placeTable })).catch(() => undefined);
     }
   });
 });
