@@ -235,6 +235,24 @@ async function main(): Promise<number> {
       'after a roll both keys work until the old one expires',
       newKey !== apiKey && (await statusWith(created)) === 200 && (await statusWith(rolled)) === 200,
     );
+    // The rolled key's allowlist: editing it says the new key has a list of its own.
+    await page
+      .getByRole('row', { name: new RegExp(apiKey) })
+      .getByRole('button', { name: 'Edit IPs' })
+      .click();
+    const oldKeyIps = page.getByRole('dialog', { name: `Allowed IPs of ${apiKey}` });
+    const successorSaid = await oldKeyIps
+      .getByText('If it was rolled, the new key has an allowlist of its own: edit that one too.')
+      .waitFor({ timeout: 5_000 })
+      .then(() => true)
+      .catch(() => false);
+    const fieldDescribed = await oldKeyIps.getByLabel(/Allowed IPs/).getAttribute('aria-describedby');
+    await oldKeyIps.getByRole('button', { name: 'Cancel' }).click();
+    check(
+      "editing a rolled key's allowlist says the new key has its own, read with the field",
+      successorSaid && fieldDescribed === 'edit-ips-expiry',
+      `said ${successorSaid}, described by ${fieldDescribed}`,
+    );
 
     await page
       .getByRole('row', { name: new RegExp(apiKey) })

@@ -231,17 +231,29 @@ function IpsDialog(props: KeyDialog & { onSave: (text: string) => void }) {
     event.preventDefault();
     props.onSave(text);
   };
+  // A key that expires is most often one rolled: its successor took the list as it was then, and
+  // an edit here restricts this key only.
+  const expires = props.apiKey.expires_at;
+  const described = [expires ? 'edit-ips-expiry' : '', props.error ? 'edit-ips-error' : '']
+    .filter(Boolean)
+    .join(' ');
   return (
     <Dialog title={`Allowed IPs of ${props.apiKey.api_key}`} onClose={props.onClose} busy={props.working}>
       <form onSubmit={submit}>
         <label for="edit-ips">Allowed IPs (comma-separated; empty: any address)</label>
+        {expires && (
+          <p id="edit-ips-expiry">
+            This key stops working {when(expires)}. If it was rolled, the new key has an allowlist of its own:
+            edit that one too.
+          </p>
+        )}
         <input
           id="edit-ips"
           name="allowed_ips"
           value={text}
           onInput={(event) => setText(event.currentTarget.value)}
           aria-invalid={!!props.error || undefined}
-          aria-describedby={props.error ? 'edit-ips-error' : undefined}
+          aria-describedby={described || undefined}
         />
         <Alert text={props.error} id="edit-ips-error" />
         <DialogActions onCancel={props.onClose}>
