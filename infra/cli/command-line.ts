@@ -210,13 +210,18 @@ export function failureOf(
   const causeText =
     cause instanceof Error ? `${cause.message} ${String(cause.cause ?? '')}` : String(cause ?? '');
   const unreachable = /ECONNREFUSED|fetch failed/i.test(`${text} ${causeText}`);
-  // Paystack, or a sandbox partner that answered but not as it should: the partner, not `npm start`.
-  if (error instanceof PartnerUnavailable && (env.PARTNER === 'paystack' || !unreachable)) {
-    const name = env.PARTNER === 'paystack' ? 'Paystack' : 'the sandbox partner';
+  // A partner `npm start` does not run (Paystack, any other), or the sandbox partner that answered
+  // but not as it should: the partner, not `npm start`.
+  const partner = env.PARTNER ?? 'sandbox';
+  if (error instanceof PartnerUnavailable && (partner !== 'sandbox' || !unreachable)) {
+    const name =
+      partner === 'paystack' ? 'Paystack' : partner === 'sandbox' ? 'the sandbox partner' : partner;
     const at =
-      env.PARTNER === 'paystack'
+      partner === 'paystack'
         ? (env.PAYSTACK_BASE_URL ?? 'https://api.paystack.co')
-        : env.PARTNER_BASE_URL;
+        : partner === 'sandbox'
+          ? env.PARTNER_BASE_URL
+          : undefined;
     return {
       message: `The banking partner (${name}${at ? ` at ${at}` : ''}) did not answer as it should: ${causeText.trim() || text}. Try again once it does.`,
       exitCode: 1,

@@ -61,6 +61,14 @@ describe('the failure of an operator command', () => {
     expect(down.message).not.toContain('npm start');
   });
 
+  it('blames any partner npm start does not run, not the local service, when it is down', () => {
+    const down = failureOf(new PartnerUnavailable(30, refused()), options, { ...local, PARTNER: 'acmebank' });
+    expect(down.message).toMatch(
+      /^The banking partner \(acmebank\) did not answer as it should: .*ECONNREFUSED/,
+    );
+    expect(down.message).not.toContain('npm start');
+  });
+
   it('blames the sandbox partner when it answered, but not as it should', () => {
     expect(failureOf(new PartnerUnavailable(30, 'partner 500'), options, local).message).toBe(
       'The banking partner (the sandbox partner at http://127.0.0.1:4010) did not answer as it should: partner 500. Try again once it does.',
