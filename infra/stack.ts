@@ -89,6 +89,20 @@ import { FAILED_ITEMS_METRIC, METRICS_NAMESPACE } from '#shared/metrics.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
 import type { SecretName } from '#shared/secrets.ts';
 
+/**
+ * The secret each partner's adapter calls it with, made by the stack (the functions that call the
+ * partner read it). One entry per name of `PARTNER_NAMES`: a partner added there does not compile
+ * until its deploy is decided here (README, "Adding a partner"); the sandbox's calls carry none.
+ */
+const PARTNER_SECRETS: Record<PartnerName, { id: string; path: string; description: string } | undefined> = {
+  sandbox: undefined,
+  paystack: {
+    id: 'PaystackSecretKey',
+    path: 'paystack-secret-key',
+    description: "Paystack's secret key (sk_live_…): every Paystack call and webhook signature uses it",
+  },
+};
+
 export interface PaymentsStackProps extends StackProps {
   /** `dev` (default) or `prod`: names every resource; prod retains and protects money tables. */
   stage: string;
@@ -239,17 +253,17 @@ export class PaymentsStack extends Stack {
       removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
 
-    // Paystack's secret key: a placeholder until the operator puts the real key in (README).
-    const paystackKey =
-      props.partner === 'paystack'
-        ? new Secret(this, 'PaystackSecretKey', {
-            secretName: `naira/${stage}/paystack-secret-key`,
-            description:
-              "Paystack's secret key (sk_live_…): every Paystack call and webhook signature uses it",
-            generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
-            removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-          })
-        : undefined;
+    // The partner's own secret, if it has one: a placeholder until the operator puts the real key
+    // in (README).
+    const partnerSecret = PARTNER_SECRETS[props.partner];
+    const partnerKey =
+      partnerSecret &&
+      new Secret(this, partnerSecret.id, {
+        secretName: `naira/${stage}/${partnerSecret.path}`,
+        description: partnerSecret.description,
+        generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+        removalPolicy: prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      });
 
     const logRetention = prod ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH;
     const environment = {
@@ -284,7 +298,7 @@ export class PaymentsStack extends Stack {
     const secrets: Record<SecretName, [ISecret | undefined, string]> = {
       apiKeyPepper: [pepper, 'API_KEY_PEPPER_SECRET'],
       partnerWebhookKeys: [webhookSecret, 'PARTNER_WEBHOOK_SECRET_ARN'],
-      paystackSecretKey: [paystackKey, 'PAYSTACK_SECRET_KEY_ARN'],
+      paystackSecretKey: [partnerKey, 'PAYSTACK_SECRET_KEY_ARN'],
       merchantWebhookKey: [merchantWebhookKey, 'MERCHANT_WEBHOOK_KEY_SECRET'],
     };
     const readsSecrets = (fn: ServiceFunction, names: readonly SecretName[]) => {
@@ -507,7 +521,7 @@ export class PaymentsStack extends Stack {
         partnerBaseUrl: props.partnerBaseUrl,
         partnerBankCode: props.partnerBankCode,
         paystackBaseUrl: props.paystackBaseUrl,
-        paystackSecretArn: paystackKey?.secretArn,
+        paystackSecretArn: partnerKey?.secretArn,
         userPoolId: dashboardUsers.pool.userPoolId,
         // The CLI credits, issues wallets and charges fees as the functions do.
         settings: props.settings ?? {},
@@ -527,7 +541,7 @@ export class PaymentsStack extends Stack {
     });
     new CfnOutput(this, 'UsagePlanId', { value: plan.usagePlanId });
     new CfnOutput(this, 'PartnerWebhookSecretArn', { value: webhookSecret.secretArn });
-    if (paystackKey) new CfnOutput(this, 'PaystackSecretKeyArn', { value: paystackKey.secretArn });
+    if (partnerKey) new CfnOutput(this, 'PaystackSecretKeyArn', { value: partnerKey.secretArn });
   }
 
   private restApi(stage: string, logRetention: RetentionDays): RestApi {
