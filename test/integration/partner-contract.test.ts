@@ -53,6 +53,14 @@ interface Fixture {
   withAmount(payload: Record<string, unknown>, amount: unknown): Record<string, unknown>;
   /** A payment's body with the narration people read (where the partner puts it) replaced. */
   withNarration(payload: Record<string, unknown>, narration: string): Record<string, unknown>;
+  /**
+   * How the partner's payment delivery writes its amount in JSON text (`kobo` as written: the
+   * sandbox and Paystack `"amount":12000`), and the path the readers name it by: the hostile-body
+   * tests edit a delivery's text at it (a key given twice, a rounded number, keys beside it).
+   */
+  amount: { text: (kobo: string) => string; path: string };
+  /** The key of the narration people read, as `withNarration` writes it. */
+  narrationKey: string;
 }
 
 type Payload = Record<string, unknown>;
@@ -104,6 +112,8 @@ const fixtures: Record<string, () => Fixture> = {
       }),
       withAmount: (payload, amount) => ({ ...payload, data: { ...dataOf(payload), amount } }),
       withNarration: (payload, narration) => ({ ...payload, data: { ...dataOf(payload), narration } }),
+      amount: { text: (kobo) => `"amount":${kobo}`, path: 'data.amount' },
+      narrationKey: 'narration',
     };
   },
   paystack: () => {
@@ -168,6 +178,8 @@ const fixtures: Record<string, () => Fixture> = {
           authorization: { ...(dataOf(payload).authorization as Payload), narration },
         },
       }),
+      amount: { text: (kobo) => `"amount":${kobo}`, path: 'data.amount' },
+      narrationKey: 'narration',
     };
   },
 };
@@ -203,6 +215,22 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
   });
   const reference = (label: string) =>
     f.partner.transferReference('mer_contract', `${label}-${Math.random().toString(36).slice(2, 10)}`);
+  /** The delivery's text with `make(amount)` where its amount of 12,000 kobo was written. */
+  const atAmount = (json: string, make: (amount: string) => string) => {
+    const amount = f.amount.text('12000');
+    expect(json).toContain(amount);
+    return json.replace(amount, make(amount));
+  };
+  /** The path of the object holding the amount, which the readers name keys beside it by. */
+  const holder = () => f.amount.path.split('.').slice(0, -1).join('.');
+  /** The narration given as `text` (JSON), in a body whose narration was made `@@`. */
+  const narrations = (payload: Payload, text: string) => {
+    const json = JSON.stringify(f.withNarration(payload, '@@'));
+    const at = `"${f.narrationKey}":"@@"`;
+    expect(json).toContain(at);
+    return json.replace(at, text);
+  };
+  const narration = (value: string) => `"${f.narrationKey}":${JSON.stringify(value)}`;
 
   it('resolves a known account to the same name every time', async () => {
     const first = await f.partner.nameEnquiry(BANK, f.accounts.known);
@@ -388,86 +416,88 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
 
   it('keeps a delivery with a key given twice, crediting neither value', async () => {
     const { payment, payload } = await aPayment(12_000);
-    const body = JSON.stringify(payload).replace('"amount":12000', '"amount":12000,"amount":1200000000');
-    expect(body).toContain('"amount":1200000000');
+    const body = atAmount(JSON.stringify(payload), (amount) => `${amount},${f.amount.text('1200000000')}`);
     expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
       expect.objectContaining({
         type: 'DeliveryUnusable',
         partner_id: payment.payment_id,
-        reason: expect.stringContaining('duplicate key: data.amount'),
+        reason: expect.stringContaining(`duplicate key: ${f.amount.path}`),
       }),
     ]);
   });
 
   it('credits a payment whose narration is given twice, with the last: a field people read never blocks a credit (API.md §11)', async () => {
     const { payment, payload } = await aPayment(12_000);
-    const body = JSON.stringify(f.withNarration(payload, '@@')).replace(
-      '"narration":"@@"',
-      '"narration":"first words","narration":"last words"',
-    );
-    expect(body).toContain('"narration":"first words","narration":"last words"');
+    const body = narrations(payload, `${narration('first words')},${narration('last words')}`);
     expect(f.partner.eventsOf(f.signed(body)).events).toEqual([{ ...payment, narration: 'last words' }]);
   });
 
   it.each([
-    // A reader taking the first `data` takes its first amount: no reading is safe to act on.
+    // A reader taking the first holder of the amount takes its first amount: no reading is safe.
     [
       'a repeated object holding a repeated amount',
-      (body: string, data: string) =>
+      (body: string, held: string, key: string) =>
         body.replace(
-          `"data":${data}`,
-          `"data":${data.replace('"amount":12000', '"amount":900000000,"amount":12000')},"data":${data}`,
+          `"${key}":${held}`,
+          `"${key}":${held.replace(f.amount.text('12000'), `${f.amount.text('900000000')},${f.amount.text('12000')}`)},"${key}":${held}`,
         ),
-      'duplicate key: data.amount, data (',
+      () => `duplicate key: ${f.amount.path}, ${holder()} (`,
     ],
     // The scan stops at its 11th repeated key (bounded work), before the amount given twice: the
     // body is taken as unread.
     [
       'twelve narrations, then an amount given twice',
       (body: string) =>
-        body.replace('"amount":12000', `${'"narration":"n",'.repeat(12)}"amount":900000000,"amount":12000`),
-      'more than 10 keys given twice or numbers JSON.parse rounds (data.narration, …): not read further',
+        atAmount(body, (amount) => `${'"narration":"n",'.repeat(12)}${f.amount.text('900000000')},${amount}`),
+      () =>
+        `more than 10 keys given twice or numbers JSON.parse rounds (${holder()}.narration, …): not read further`,
     ],
     // Ten rounded numbers in a field nobody reads, then a rounded amount: never credited.
     [
       'eleven numbers JSON.parse rounds, the last its amount',
       (body: string) =>
-        body.replace(
-          '"amount":12000',
-          `"x":[${Array(10).fill('1.00000000000000001').join(',')}],"amount":12000.0000000000000001`,
+        atAmount(
+          body,
+          () =>
+            `"x":[${Array(10).fill('1.00000000000000001').join(',')}],${f.amount.text('12000.0000000000000001')}`,
         ),
-      'more than 10 keys given twice or numbers JSON.parse rounds (data.x.0, data.x.1',
+      () => `more than 10 keys given twice or numbers JSON.parse rounds (${holder()}.x.0, ${holder()}.x.1`,
     ],
     // A number JSON.parse rounds in a field no reader of people's text reads: another reader may
     // take its exact value (an id, say).
     [
       'a number JSON.parse rounds in a field read for no person',
-      (body: string) => body.replace('"amount":12000', '"x":1.00000000000000001,"amount":12000'),
-      'number with a fraction: data.x (',
+      (body: string) => atAmount(body, (amount) => `"x":1.00000000000000001,${amount}`),
+      () => `number with a fraction: ${holder()}.x (`,
     ],
   ])('keeps a delivery with %s, crediting nothing', async (_label, make, reason) => {
     const { payment, payload } = await aPayment(12_000);
     const json = JSON.stringify(payload);
-    const body = make(json, JSON.stringify(dataOf(payload)));
+    const key = holder().split('.').at(-1) ?? '';
+    const held = JSON.stringify(
+      holder()
+        .split('.')
+        .reduce<unknown>((at, part) => (at as Payload)[part], payload),
+    );
+    const body = make(json, held, key);
     expect(body).not.toBe(json);
     expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
       expect.objectContaining({
         type: 'DeliveryUnusable',
         partner_id: payment.payment_id,
-        reason: expect.stringContaining(reason),
+        reason: expect.stringContaining(reason()),
       }),
     ]);
   });
 
   it('keeps a delivery whose amount carries a fraction JSON.parse rounds away, crediting nothing', async () => {
     const { payment, payload } = await aPayment(12_000);
-    const body = JSON.stringify(payload).replace('"amount":12000', '"amount":12000.0000000000000001');
-    expect(JSON.parse(body)).toMatchObject({ data: expect.objectContaining({ amount: 12_000 }) });
+    const body = atAmount(JSON.stringify(payload), () => f.amount.text('12000.0000000000000001'));
     expect(f.partner.eventsOf(f.signed(body)).events).toEqual([
       expect.objectContaining({
         type: 'DeliveryUnusable',
         partner_id: payment.payment_id,
-        reason: expect.stringContaining('number with a fraction: data.amount'),
+        reason: expect.stringContaining(`number with a fraction: ${f.amount.path}`),
       }),
     ]);
     // A fraction in a field people read blocks nothing (a `paid_at` that is no time is dropped).
@@ -484,14 +514,16 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
     const { payment, payload } = await aPayment(12_000);
     const key = 'k'.repeat(20_000);
     const repeats = Array.from({ length: 10 }, (_, i) => `"d${i}":0,"d${i}":1`).join(',');
-    const body = JSON.stringify(payload).replace(
-      '"amount":12000',
-      `"${key}":{${repeats}},"${key}x":[${Array(5_000).fill('1e-999').join(',')}],"amount":12000`,
+    const body = atAmount(
+      JSON.stringify(payload),
+      (amount) => `"${key}":{${repeats}},"${key}x":[${Array(5_000).fill('1e-999').join(',')}],${amount}`,
     );
     const [kept] = f.partner.eventsOf(f.signed(body)).events;
     expect(kept).toMatchObject({ type: 'DeliveryUnusable', partner_id: payment.payment_id });
     const reason = (kept as { reason: string }).reason;
-    expect(reason).toMatch(/^more than 10 keys given twice or numbers JSON\.parse rounds \(data\.k{100}/);
+    expect(reason).toMatch(
+      new RegExp(`^more than 10 keys given twice or numbers JSON\\.parse rounds \\(${holder()}\\.k{100}`),
+    );
     expect(reason.length).toBeLessThanOrEqual(2_000);
   });
 
@@ -499,25 +531,22 @@ describe.each(Object.keys(fixtures))('the %s adapter keeps the partner port cont
     const { payment, payload } = await aPayment(12_000);
     const key = '\u001b[2J\u001b[31mFAKE\nsandbox:X  credited\u202e';
     const long = 'k'.repeat(300);
-    const json = JSON.stringify(payload);
-    const body = json.replace(
-      '"amount":12000',
-      `${JSON.stringify(key)}:1,${JSON.stringify(key)}:2,"${long}":1,"${long}":2,"amount":12000`,
+    const body = atAmount(
+      JSON.stringify(payload),
+      (amount) => `${JSON.stringify(key)}:1,${JSON.stringify(key)}:2,"${long}":1,"${long}":2,${amount}`,
     );
     const [kept] = f.partner.eventsOf(f.signed(body)).events;
     expect(kept).toMatchObject({ type: 'DeliveryUnusable', partner_id: payment.payment_id });
     const reason = (kept as { reason: string }).reason;
-    expect(reason).toContain('data.\\u001b[2J\\u001b[31mFAKE\\nsandbox:X  credited\\u202e, ');
+    expect(reason).toContain(`${holder()}.\\u001b[2J\\u001b[31mFAKE\\nsandbox:X  credited\\u202e, `);
     expect(reason).not.toMatch(/[\p{Cc}\u202e]/u);
-    expect(reason).toContain(`data.${'k'.repeat(194)}…`);
+    // A path is cut at 200 characters, its `…` the last.
+    expect(reason).toContain(`${holder()}.${'k'.repeat(199 - holder().length - 1)}…`);
   });
 
   it('credits a payment whose field people read is given again up to ten times, and reads a body after a byte order mark', async () => {
     const { payment, payload } = await aPayment(12_000);
-    const body = JSON.stringify(f.withNarration(payload, '@@')).replace(
-      '"narration":"@@"',
-      `${'"narration":"again",'.repeat(10)}"narration":"last words"`,
-    );
+    const body = narrations(payload, `${`${narration('again')},`.repeat(10)}${narration('last words')}`);
     expect(f.partner.eventsOf(f.signed(body)).events).toEqual([{ ...payment, narration: 'last words' }]);
     const marked = `\uFEFF${JSON.stringify(payload)}`;
     expect(f.partner.eventsOf(f.signed(marked)).events).toEqual([payment]);
