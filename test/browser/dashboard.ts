@@ -236,6 +236,9 @@ async function main(): Promise<number> {
       newKey !== apiKey && (await statusWith(created)) === 200 && (await statusWith(rolled)) === 200,
     );
     // The rolled key's allowlist: editing it says the new key has a list of its own.
+    // Opening it reads the list again: a key a colleague rolled since the page read it says so too.
+    const listReads = () => seen.requested.filter((url) => /\/api\/v1\/dashboard\/keys\?/.test(url)).length;
+    const readsBefore = listReads();
     await page
       .getByRole('row', { name: new RegExp(apiKey) })
       .getByRole('button', { name: 'Edit IPs' })
@@ -249,9 +252,9 @@ async function main(): Promise<number> {
     const fieldDescribed = await oldKeyIps.getByLabel(/Allowed IPs/).getAttribute('aria-describedby');
     await oldKeyIps.getByRole('button', { name: 'Cancel' }).click();
     check(
-      "editing a rolled key's allowlist says the new key has its own, read with the field",
-      successorSaid && fieldDescribed === 'edit-ips-expiry',
-      `said ${successorSaid}, described by ${fieldDescribed}`,
+      "editing a rolled key's allowlist says the new key has its own, read with the field, from the list read again",
+      successorSaid && fieldDescribed === 'edit-ips-expiry' && listReads() > readsBefore,
+      `said ${successorSaid}, described by ${fieldDescribed}, ${listReads() - readsBefore} list reads`,
     );
 
     await page

@@ -29,6 +29,9 @@ export function ApiKeys() {
   const open = (what: NonNullable<typeof acting>) => {
     setError(undefined);
     setActing(what);
+    // The allowlist dialog tells of a key rolled since this page read the list (by a colleague):
+    // the list is read again, and the dialog shows the key as it now stands.
+    if (what.kind === 'ips') keys.reload();
   };
   const close = () => {
     setActing(undefined);
@@ -158,7 +161,11 @@ export function ApiKeys() {
         </Dialog>
       )}
       {acting?.kind === 'ips' && (
-        <IpsDialog apiKey={acting.key} {...dialog} onSave={(text) => saveIps(acting.key, text)} />
+        <IpsDialog
+          apiKey={keys.data?.find((key) => key.api_key === acting.key.api_key) ?? acting.key}
+          {...dialog}
+          onSave={(text) => saveIps(acting.key, text)}
+        />
       )}
       {secret?.api_secret && (
         <SecretDialog
