@@ -208,8 +208,8 @@ export function firstFailedIndex(
 /**
  * Drives a table-stream consumer as Lambda's DynamoDB event source mapping does: reads every shard
  * of the table's stream after its checkpoint, kept in `checkpointFile` across restarts, or from its
- * oldest record (so records written while nothing ran are still handled after a restart), invokes the handler with real stream records, and on a reported
- * failure gives the same records again from the first failed one, as Lambda does, until the first
+ * oldest record (so records written while nothing ran are still handled after a restart), invokes
+ * the handler with real stream records, and on a reported failure gives the same records again from the first failed one, as Lambda does, until the first
  * of them is 23 hours old (`GIVE_UP_AGE_MS`): then those records are given up, described to `onGiveUp`
  * as Lambda describes them to the mapping's on-failure destination, and the shard read on.
  */

@@ -169,8 +169,9 @@ export async function createApiKey(
 
 /**
  * Rolls a key (`rolled`, as read): a new key pair for its merchant (registered first, as
- * `createApiKey`'s) with the old key's allowlist as it is when stored, stored in one transaction with the old key's life shortened to `expiresAt`
- * (never lengthened: a key that expires sooner keeps its expiry). The transaction holds only while
+ * `createApiKey`'s) with the old key's allowlist as it is when stored, stored in one transaction
+ * with the old key's life shortened to `expiresAt` (never lengthened: a key that expires sooner
+ * keeps its expiry). The transaction holds only while
  * the old key can still be used, so a roll that meets a revocation or the key's expiry stores
  * nothing (`NotFound`): never an active key nobody was shown. Answers the new pair and the old key
  * as it now stands.

@@ -79,17 +79,16 @@ export function auditEntries(
       problems.push(`entry ${entry.entry_id} left the balance at ${entry.balance_after}`);
     if (i + 1 === merchant.version) atVersion = running;
   });
-  const covered = Math.min(entries.length, merchant.version);
-  if (entries.length < merchant.version)
-    problems.push(`version ${merchant.version} but only ${entries.length} entries`);
+  const short = entries.length < merchant.version;
+  if (short) problems.push(`version ${merchant.version} but only ${entries.length} entries`);
   else if (merchant.balance !== atVersion)
     problems.push(`balance ${merchant.balance} != sum of its ${merchant.version} entries ${atVersion}`);
   if (merchant.balance < 0) problems.push(`balance is negative: ${merchant.balance}`);
   return {
     merchantId: merchant.merchant_id,
     balance: merchant.balance,
-    entries: covered,
-    sumOfEntries: entries.length < merchant.version ? running : atVersion,
+    entries: short ? entries.length : merchant.version,
+    sumOfEntries: short ? running : atVersion,
     postedSince: Math.max(0, entries.length - merchant.version),
     problems,
   };

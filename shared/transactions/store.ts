@@ -162,6 +162,9 @@ export interface StatusChange {
   dispatches?: number;
 }
 
+/** The operator a change records (`failed_by`): only a change to `failed` records one. */
+const failedByOf = (change: StatusChange) => (change.to === 'failed' ? change.failedBy : undefined);
+
 /**
  * A companion write: moves a transaction to `to` status, only if it is still one of `from`. A
  * transfer leaving `pending` leaves the requery's index too.
@@ -169,7 +172,7 @@ export interface StatusChange {
 export function statusChangeItem(merchantId: string, reference: string, change: StatusChange) {
   const from = typeof change.from === 'string' ? [change.from] : change.from;
   const fromValues = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
-  const failedBy = change.to === 'failed' ? change.failedBy : undefined;
+  const failedBy = failedByOf(change);
   const set = [
     '#status = :to',
     'updated_at = :at',
@@ -420,12 +423,13 @@ export async function changeStatus(
 /** A transaction as it is after a status change (the record a status change writes). */
 export function afterStatusChange(record: TransactionRecord, change: StatusChange): TransactionRecord {
   const { pending_partner: _left, ...rest } = record;
+  const failedBy = failedByOf(change);
   return {
     ...(change.to === 'pending' ? record : rest),
     status: change.to,
     updated_at: change.at,
     ...(change.reason ? { failure_reason: change.reason } : {}),
-    ...(change.to === 'failed' && change.failedBy ? { failed_by: change.failedBy } : {}),
+    ...(failedBy ? { failed_by: failedBy } : {}),
   };
 }
 
