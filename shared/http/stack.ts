@@ -376,6 +376,21 @@ function refuseRepeatedQuery(event: APIGatewayProxyEvent): undefined {
   return undefined;
 }
 
+/**
+ * A route that reads no query refuses every query parameter, as the lists refuse one they do not
+ * know (API.md §1 and §3: a typo never passes silently, `GET /balance?merchant_id=…` included).
+ * Named as a strict object names an unknown field, without a schema: such a route's bundle (the
+ * balance's among them) need not carry one.
+ */
+function refuseAnyQuery(event: APIGatewayProxyEvent): undefined {
+  refuseRepeatedQuery(event);
+  const names = Object.keys(event.queryStringParameters ?? {});
+  if (names.length > 0) {
+    throw new ValidationError(names.map((name) => ({ field: `query.${name}`, message: 'Unknown field' })));
+  }
+  return undefined;
+}
+
 function queryOrThrow<Q extends Schema>(schema: Q, event: APIGatewayProxyEvent): v.InferOutput<Q> {
   refuseRepeatedQuery(event);
   return parseOrThrow(schema, event.queryStringParameters ?? {}, 'query');
@@ -460,7 +475,7 @@ function buildHandler<
       body: spec.body
         ? parseOrThrow(spec.body, spec.bodyOptional && !event.body ? undefined : event.body)
         : undefined,
-      query: spec.query ? queryOrThrow(spec.query, event) : refuseRepeatedQuery(event),
+      query: spec.query ? queryOrThrow(spec.query, event) : refuseAnyQuery(event),
       params: spec.params ? parseOrThrow(spec.params, decodedPathParameters(event), 'path') : undefined,
       idempotencyKey: spec.idempotencyKey ? idempotencyKeyOf(event) : undefined,
       requestId,

@@ -730,19 +730,23 @@ function referenceCases(route: Route) {
   );
 }
 
-/** Inputs an endpoint without parameters ignores (a query, odd headers): answered 200 as usual. */
-function ignoredCases(route: Route, withCredentials: boolean) {
+/**
+ * What an endpoint without parameters is sent: odd headers, which it ignores (200 as usual), and a
+ * junk query, which it refuses naming each parameter (400 "Unknown field", as the lists refuse one).
+ */
+function queryCases(route: Route, withCredentials: boolean) {
   return fc
     .tuple(
       pathForm,
       fc.constantFrom(...route.paths),
-      // Distinct names: a repeated one is a 400 on every route (API.md §11).
+      // Distinct names: a repeated one is a 400 "Given more than once" (API.md §11).
       fc.uniqueArray(fc.tuple(anyText, anyText), { maxLength: 4, selector: ([name]) => name }),
       fc.constantFrom('x-forwarded-for', 'x-amzn-trace-id', 'accept', 'x-api-version'),
       fc.string({ unit: 'binary-ascii', maxLength: 100 }),
     )
-    .map(
-      ([form, path, params, header, value]): Case => ({
+    .map(([form, path, params, header, value]) => ({
+      names: params.map(([name]) => name),
+      testCase: {
         request: {
           method: 'GET',
           path: `${form(path)}${params.length ? `?${queryString(params)}` : ''}`,
@@ -751,9 +755,9 @@ function ignoredCases(route: Route, withCredentials: boolean) {
             [header]: value.replace(/[^\t\x20-\x7e]/g, ''),
           },
         },
-        accept: 'ignored',
-      }),
-    );
+        accept: params.length ? 'client-error' : 'ignored',
+      } satisfies Case,
+    }));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1278,14 +1282,14 @@ describe('hostile input on every route', () => {
     ['list-banks', false],
     ['get-balance', true],
   ] as const)(
-    '%s ignores a junk query and odd headers, answering 200 as usual',
+    '%s refuses a junk query naming each parameter, and ignores odd headers',
     async (name, withCredentials) => {
       const route = ROUTES.find((candidate) => candidate.name === name) as Route;
       const statuses = new Map<number, number>();
-      tally.set(`${name} (ignored input)`, statuses);
+      tally.set(`${name} (junk query, odd headers)`, statuses);
       try {
         await fc.assert(
-          fc.asyncProperty(ignoredCases(route, withCredentials), async (testCase) => {
+          fc.asyncProperty(queryCases(route, withCredentials), async ({ names, testCase }) => {
             // GET /banks counts per client IP with the failed attempts the fuzz made: its own address.
             const response = await send(
               gateway.url,
@@ -1293,20 +1297,34 @@ describe('hostile input on every route', () => {
               withCredentials ? undefined : '127.0.0.41',
             );
             statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-            expect(response.status).toBe(200);
             expectContractAnswer(testCase, response);
-            if (withCredentials) {
-              expect(JSON.parse(response.text).data).toMatchObject({
-                account_number: fuzzer.merchant.account_number,
-              });
+            const body = JSON.parse(response.text);
+            if (names.length === 0) {
+              expect(response.status).toBe(200);
+              if (withCredentials) {
+                expect(body.data).toMatchObject({ account_number: fuzzer.merchant.account_number });
+              }
+              return;
             }
+            expect(response.status).toBe(400);
+            expect(body.code).toBe('validation_error');
+            for (const error of body.errors) {
+              expect(error).toEqual({ field: expect.stringMatching(/^query\./), message: 'Unknown field' });
+            }
+            // Every name the query carried, as sent: the gateway keeps even an empty one.
+            expect(body.errors.map((error: { field: string }) => error.field).sort()).toEqual(
+              names.map((name) => `query.${name}`).sort(),
+            );
           }),
           { numRuns: 50, seed, endOnFailure: true },
         );
       } catch (error) {
-        console.error(`ignored input on ${name} failed: reproduce with FC_SEED=${seed}`);
+        console.error(`junk query on ${name} failed: reproduce with FC_SEED=${seed}`);
         throw error;
       }
+      // Both answers were tried.
+      expect(statuses.get(200), name).toBeGreaterThan(0);
+      expect(statuses.get(400), name).toBeGreaterThan(0);
     },
   );
 
@@ -1438,7 +1456,11 @@ describe('defects the fuzz found in the local gateway, fixed', () => {
         { method: 'GET', path: `/banks?${name}=1`, headers: {} },
         '127.0.0.42',
       );
-      expect(response.status, name).toBe(200);
+      // Refused as any parameter of a route that reads none, by name, not a 500.
+      expect(response.status, name).toBe(400);
+      expect(JSON.parse(response.text), name).toMatchObject({
+        errors: [{ field: `query.${name}`, message: 'Unknown field' }],
+      });
     }
   });
 
