@@ -821,7 +821,9 @@ function paystackBankOf(item: unknown): PaystackBank | undefined {
 }
 
 /**
- * Matches each of our banks to Paystack's: by NIP institution code, then by name, then by the same
+ * Matches each of our banks to Paystack's: by NIP institution code (which Paystack's description
+ * promises with `include_nip_sort_code` but names in no schema), then by name (ours, then those
+ * Paystack is known to use), then by the same
  * code (Paystack spells its own bank "Titan Paystack" in its list and "Paystack-Titan" in its
  * answers, and may list it without a NIP code: its code 100039 is ours).
  */
@@ -837,7 +839,12 @@ function indexBanks(banks: PaystackBank[], fetchedAt: number): BankDirectory {
   const forward = new Map<string, PaystackBank>();
   const reverse = new Map<PaystackBank, string>();
   for (const ours of BANKS) {
-    const match = byNip.get(ours.nip_code) ?? byName.find(ours.name) ?? byCode.get(ours.code);
+    const match =
+      byNip.get(ours.nip_code) ??
+      namesOf(ours)
+        .map((name) => byName.find(name))
+        .find((bank) => bank !== undefined) ??
+      byCode.get(ours.code);
     if (!match) continue;
     forward.set(ours.code, match);
     if (!reverse.has(match)) reverse.set(match, ours.code);
@@ -871,25 +878,33 @@ function mapIssuingBank(directory: BankDirectory, bank: Json | undefined): strin
 
 /**
  * Bank names as the two lists spell them differently ("Moniepoint MFB" and "Moniepoint
- * Microfinance Bank", "TAJ Bank" and "TAJBank"): an exact key first, then a loose one. Loose keys
- * shared by two different banks are dropped rather than guessed.
+ * Microfinance Bank", "TAJ Bank" and "TAJBank", "Kuda Bank" and "Kuda Microfinance Bank"): an
+ * exact key first, then a loose one, then a core one (the loose words without "MFB" or "PSB").
+ * A loose or core key shared by two different banks is dropped rather than guessed, so a core key
+ * matches only a bank that no other bank of the list shares it with.
  */
 class NameIndex<T> {
   private readonly exact = new Map<string, T>();
   private readonly loose = new Map<string, T | null>();
+  private readonly core = new Map<string, T | null>();
 
   add(name: string, value: T): void {
     const exact = exactKey(name);
     if (!this.exact.has(exact)) this.exact.set(exact, value);
-    const loose = looseKey(name);
-    if (!loose) return;
-    const existing = this.loose.get(loose);
-    this.loose.set(loose, existing === undefined || existing === value ? value : null);
+    const words = looseWords(name);
+    addUnlessShared(this.loose, words.join(''), value);
+    addUnlessShared(this.core, coreKey(words), value);
   }
 
   find(name: string): T | undefined {
     if (!name) return undefined;
-    return this.exact.get(exactKey(name)) ?? this.loose.get(looseKey(name)) ?? undefined;
+    const words = looseWords(name);
+    return (
+      this.exact.get(exactKey(name)) ??
+      this.loose.get(words.join('')) ??
+      this.core.get(coreKey(words)) ??
+      undefined
+    );
   }
 
   /** By the exact key only: no words dropped (a loose key drops "(Diamond)", another bank). */
@@ -898,9 +913,18 @@ class NameIndex<T> {
   }
 }
 
+/** Keeps `value` under `key`, or null once another value claims the same key (never guessed). */
+function addUnlessShared<T>(keys: Map<string, T | null>, key: string, value: T): void {
+  if (!key) return;
+  const existing = keys.get(key);
+  keys.set(key, existing === undefined || existing === value ? value : null);
+}
+
 /** Whether two spellings name the same bank, by the keys `NameIndex` matches on. */
 function sameBankName(a: string, b: string): boolean {
-  return exactKey(a) === exactKey(b) || (looseKey(a) !== '' && looseKey(a) === looseKey(b));
+  const index = new NameIndex<true>();
+  index.add(a, true);
+  return index.find(b) === true;
 }
 
 function exactKey(name: string): string {
@@ -912,7 +936,8 @@ function exactKey(name: string): string {
 
 const NAME_NOISE = new Set(['plc', 'ltd', 'limited', 'nigeria', 'ng', 'of', 'the', 'for', 'and', 'bank']);
 
-function looseKey(name: string): string {
+/** A name's words without noise, what is in brackets, or a trailing "bank" ("TAJBank" is "taj"). */
+function looseWords(name: string): string[] {
   return name
     .toLowerCase()
     .replace(/\([^)]*\)/g, ' ')
@@ -920,8 +945,23 @@ function looseKey(name: string): string {
     .replace(/payment\s+service\s+bank/g, 'psb')
     .split(/[^a-z0-9]+/)
     .filter((word) => word && !NAME_NOISE.has(word))
-    .map((word) => (word.length > 4 && word.endsWith('bank') ? word.slice(0, -4) : word))
-    .join('');
+    .map((word) => (word.length > 4 && word.endsWith('bank') ? word.slice(0, -4) : word));
+}
+
+/** The loose words without the kind of bank: "Kuda Bank" and "Kuda Microfinance Bank" are "kuda". */
+function coreKey(words: string[]): string {
+  return words.filter((word) => word !== 'mfb' && word !== 'psb').join('');
+}
+
+/**
+ * Names Paystack gives some of our banks that no key of `NameIndex` can tell are theirs, by our
+ * code: OPay's company is Paycom, as Paystack's own `/bank` sample lists it ("Paycom", 999992).
+ */
+const PAYSTACK_NAMES: Readonly<Record<string, readonly string[]>> = { '100004': ['Paycom'] };
+
+/** Our bank's names to look for in Paystack's list: its own, then those Paystack is known to use. */
+function namesOf(bank: BankRecord): readonly string[] {
+  return [bank.name, ...(PAYSTACK_NAMES[bank.code] ?? [])];
 }
 
 let ourBanks: NameIndex<BankRecord> | undefined;
@@ -933,7 +973,7 @@ let ourBanks: NameIndex<BankRecord> | undefined;
 function ourBanksByName(): NameIndex<BankRecord> {
   if (!ourBanks) {
     ourBanks = new NameIndex<BankRecord>();
-    for (const bank of BANKS) ourBanks.add(bank.name, bank);
+    for (const bank of BANKS) for (const name of namesOf(bank)) ourBanks.add(name, bank);
   }
   return ourBanks;
 }

@@ -133,6 +133,54 @@ describe('Paystack: the bank an account is issued at', () => {
     }
   });
 
+  it('finds banks Paystack names otherwise when its list gives no NIP code, and never guesses between two', async () => {
+    // As Paystack's own samples spell them: /bank lists OPay as "Paycom" (999992), a recipient's
+    // bank_name is "Kuda Bank" (50211); two lenders share the core name "Sparkle".
+    const banks = [
+      { id: 1, name: 'Kuda Bank', slug: 'kuda-bank', code: '50211' },
+      { id: 2, name: 'Paycom', slug: 'paycom', code: '999992' },
+      { id: 3, name: 'Access Bank (Diamond)', slug: 'access-bank-diamond', code: '063' },
+      { id: 4, name: 'Access Bank', slug: 'access-bank', code: '044' },
+      { id: 5, name: 'Sparkle Bank', slug: 'sparkle-bank', code: '51310' },
+      { id: 6, name: 'Sparkle PSB', slug: 'sparkle-psb', code: '51311' },
+      { id: 7, name: 'Moniepoint MFB', slug: 'moniepoint-mfb-ng', code: '50515' },
+    ].map((bank) => ({ ...bank, active: true, currency: 'NGN' }));
+    const asked: string[] = [];
+    const server = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://x');
+      asked.push(url.pathname === '/bank/resolve' ? (url.searchParams.get('bank_code') ?? '') : '');
+      const page = Number(url.searchParams.get('page') ?? '1');
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        url.pathname === '/bank'
+          ? JSON.stringify({ status: true, message: 'Banks retrieved', data: page === 1 ? banks : [] })
+          : JSON.stringify({
+              status: true,
+              message: 'Account number resolved',
+              data: { account_number: url.searchParams.get('account_number'), account_name: 'ADA OBI' },
+            }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const partner = partnerAt(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      const sentTo = async (ours: string) => {
+        asked.length = 0;
+        await partner.nameEnquiry(ours, '0000014579');
+        return asked.filter(Boolean);
+      };
+      expect(await sentTo('090267')).toEqual(['50211']); // Kuda Microfinance Bank
+      expect(await sentTo('100004')).toEqual(['999992']); // OPay
+      expect(await sentTo('090405')).toEqual(['50515']); // Moniepoint Microfinance Bank
+      expect(await sentTo('044')).toEqual(['044']); // never the Diamond bank's 063
+      // Sparkle Microfinance Bank: "Sparkle Bank" or "Sparkle PSB"? Neither is guessed.
+      await expect(partner.checkBank('090325')).rejects.toMatchObject({ code: 'bank_not_supported' });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it.each([
     ['paged by number to meta.pageCount', true, ['1', '2', '3']],
     // The published description: no meta; the list ends at a page with no entry at all.
