@@ -6,7 +6,7 @@ import { Overview } from './app/overview.tsx';
 import { Payments } from './app/payments.tsx';
 import { SignIn } from './app/sign-in.tsx';
 import { Transactions } from './app/transactions.tsx';
-import { focusHeading } from './app/ui.tsx';
+import { focusHeading, SecretsShown } from './app/ui.tsx';
 import { Webhooks } from './app/webhooks.tsx';
 
 /** The dashboard (API.md §10): one page per concern, chosen by the URL's hash (#/keys, …). */
@@ -28,6 +28,13 @@ function useHash(): string {
   return hash;
 }
 
+/**
+ * Tabs of this dashboard tell each other of a sign-out: a tab opened from this one (or duplicated)
+ * holds a copy of its session, which would otherwise stay signed in after Sign out here. Every tab
+ * of this browser signed in as the same user signs out with it.
+ */
+const signOuts = typeof BroadcastChannel === 'function' ? new BroadcastChannel('naira.sign-out') : undefined;
+
 function App() {
   const [session, setSession] = useState<Session | undefined>(() => {
     const current = currentSession();
@@ -47,6 +54,17 @@ function App() {
       }),
     [],
   );
+  useEffect(() => {
+    if (!signOuts) return;
+    const signedOutElsewhere = (message: MessageEvent) => {
+      if (message.data?.email !== currentSession()?.email) return;
+      saveSession(undefined);
+      setSession(undefined);
+      setEnded('You signed out in another tab: sign in again.');
+    };
+    signOuts.addEventListener('message', signedOutElsewhere);
+    return () => signOuts.removeEventListener('message', signedOutElsewhere);
+  }, []);
   // The token's expiry ends the session: the sign-in form comes back, not pages of refusals.
   useEffect(() => {
     if (!session) return;
@@ -72,20 +90,25 @@ function App() {
     document.title =
       session && current ? `${current.label} · NairaPay dashboard` : 'Sign in · NairaPay dashboard';
   }, [session, current]);
+  // A secret made just before the session ended is still shown, over the sign-in form.
   if (!session)
     return (
-      <SignIn
-        notice={ended}
-        onSignedIn={(started) => {
-          setEnded(undefined);
-          setSession(started);
-        }}
-      />
+      <>
+        <SignIn
+          notice={ended}
+          onSignedIn={(started) => {
+            setEnded(undefined);
+            setSession(started);
+          }}
+        />
+        <SecretsShown />
+      </>
     );
   const Page = current?.page ?? Overview;
   const signOut = () => {
     saveSession(undefined);
     setSession(undefined);
+    signOuts?.postMessage({ email: session.email });
   };
   return (
     <div class="layout">
@@ -114,6 +137,7 @@ function App() {
       <main>
         <Page key={hash} />
       </main>
+      <SecretsShown />
     </div>
   );
 }

@@ -144,12 +144,12 @@ async function main(): Promise<number> {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
     const page = await context.newPage();
     const seen = watch(page);
+    /** The button named so in the row of a key (or an endpoint) named so. */
+    const rowButton = (row: string, name: string) =>
+      page.getByRole('row', { name: new RegExp(row) }).getByRole('button', { name });
     /** Opens the Roll dialog of a key's row and chooses when the old key expires; the dialog. */
     const openRoll = async (key: string, expires: string) => {
-      await page
-        .getByRole('row', { name: new RegExp(key) })
-        .getByRole('button', { name: 'Roll' })
-        .click();
+      await rowButton(key, 'Roll').click();
       const dialog = page.getByRole('dialog', { name: `Roll ${key}` });
       await dialog.getByLabel('Old key expires').selectOption({ label: expires });
       return dialog;
@@ -239,10 +239,7 @@ async function main(): Promise<number> {
     // Opening it reads the list again: a key a colleague rolled since the page read it says so too.
     const listReads = () => seen.requested.filter((url) => /\/api\/v1\/dashboard\/keys\?/.test(url)).length;
     const readsBefore = listReads();
-    await page
-      .getByRole('row', { name: new RegExp(apiKey) })
-      .getByRole('button', { name: 'Edit IPs' })
-      .click();
+    await rowButton(apiKey, 'Edit IPs').click();
     const oldKeyIps = page.getByRole('dialog', { name: `Allowed IPs of ${apiKey}` });
     const successorSaid = await oldKeyIps
       .getByText('If it was rolled, the new key has an allowlist of its own: edit that one too.')
@@ -257,10 +254,7 @@ async function main(): Promise<number> {
       `said ${successorSaid}, described by ${fieldDescribed}, ${listReads() - readsBefore} list reads`,
     );
 
-    await page
-      .getByRole('row', { name: new RegExp(apiKey) })
-      .getByRole('button', { name: 'Revoke' })
-      .click();
+    await rowButton(apiKey, 'Revoke').click();
     // An Enter pressed as the dialog opens cancels: the first focus is on Cancel, not Revoke key.
     check('the Revoke dialog opens with focus on Cancel', await focusReaches('BUTTON:Cancel'));
     await page
@@ -313,10 +307,7 @@ async function main(): Promise<number> {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       await route.continue();
     });
-    await page
-      .getByRole('row', { name: new RegExp(spareKey) })
-      .getByRole('button', { name: 'Revoke' })
-      .click();
+    await rowButton(spareKey, 'Revoke').click();
     const revoking = page.getByRole('dialog', { name: `Revoke ${spareKey}` });
     await revoking.getByRole('button', { name: 'Revoke key' }).click();
     const rollWhileRevoking = page.getByRole('row', { name: new RegExp(newKey) }).getByRole('button', {
@@ -345,10 +336,7 @@ async function main(): Promise<number> {
     const [failedBefore, errorsBefore] = [seen.failed.length, seen.consoleErrors.length];
     const editing = page.getByRole('dialog', { name: `Allowed IPs of ${newKey}` });
     const refuseAllowlist = async () => {
-      await page
-        .getByRole('row', { name: new RegExp(newKey) })
-        .getByRole('button', { name: 'Edit IPs' })
-        .click();
+      await rowButton(newKey, 'Edit IPs').click();
       await editing.getByLabel(/Allowed IPs/).fill('10.0.0.0/33');
       await editing.getByRole('button', { name: 'Save' }).click();
       await editing.getByRole('alert').waitFor();
@@ -392,6 +380,100 @@ async function main(): Promise<number> {
       'the refused allowlist changed nothing',
       (await dashboardKeys()).find((key) => key.api_key === newKey)?.allowed_ips.length === 0,
     );
+
+    // A colleague (here the same session, from outside the page) saves an allowlist after this page
+    // read the list: Edit IPs opens on theirs; one they save while the dialog is open is not
+    // overwritten by a Save of what the dialog showed.
+    const asColleague = (method: string, route: string, body?: unknown) =>
+      page.evaluate(`(async () => {
+        const { id_token } = JSON.parse(sessionStorage.getItem('naira.session') ?? '{}');
+        const response = await fetch('/api/v1/dashboard${route}', {
+          method: '${method}',
+          headers: { Authorization: 'Bearer ' + id_token, 'Content-Type': 'application/json' },
+          body: ${body === undefined ? 'undefined' : `'${JSON.stringify(body)}'`},
+        });
+        await response.text();
+        return response.status;
+      })()`);
+    const allowlistOf = async (key: string) =>
+      ((await dashboardKeys()).find((candidate) => candidate.api_key === key)?.allowed_ips ?? []).join(',');
+    await asColleague('POST', `/keys/${newKey}/allowed-ips`, { allowed_ips: ['203.0.113.0/24'] });
+    await rowButton(newKey, 'Edit IPs').click();
+    const theirs = page.getByRole('dialog', { name: `Allowed IPs of ${newKey}` });
+    await theirs.waitFor();
+    check(
+      "Edit IPs opens on a colleague's list saved after the page read the list",
+      (await theirs.getByLabel(/Allowed IPs/).inputValue()) === '203.0.113.0/24',
+      await theirs.getByLabel(/Allowed IPs/).inputValue(),
+    );
+    await asColleague('POST', `/keys/${newKey}/allowed-ips`, { allowed_ips: ['198.51.100.7/32'] });
+    await theirs.getByLabel(/Allowed IPs/).fill('');
+    await theirs.getByRole('button', { name: 'Save' }).click();
+    await theirs.getByRole('alert').waitFor();
+    const conflict = await theirs.getByRole('alert').innerText();
+    check(
+      'a Save over a list a colleague saved while the dialog was open is refused, naming theirs, which stays',
+      conflict.includes('198.51.100.7/32') && (await allowlistOf(newKey)) === '198.51.100.7/32',
+      conflict,
+    );
+    await theirs.getByRole('button', { name: 'Save' }).click();
+    await theirs.waitFor({ state: 'detached' });
+    check('saved again, knowing theirs, it replaces it', (await allowlistOf(newKey)) === '');
+
+    // A key made after its page was left (a slow answer, and a click on Webhooks meanwhile): its
+    // secret is shown on the page now open, never lost.
+    const slowCreate = /\/api\/v1\/dashboard\/keys$/;
+    await page.route(slowCreate, async (route) => {
+      if (route.request().method() === 'POST') await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await route.continue();
+    });
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+    const lateSecret = page.getByRole('dialog', { name: 'Your new API key' });
+    const lateShown = await lateSecret
+      .waitFor({ timeout: 10_000 })
+      .then(() => true)
+      .catch(() => false);
+    const [lateKey = ''] = lateShown ? await lateSecret.locator('dd code').allInnerTexts() : [];
+    check(
+      'a key made after its page was left shows its secret on the page now open',
+      lateShown &&
+        (await page.getByRole('heading', { name: 'Webhooks', level: 1 }).isVisible()) &&
+        (await dashboardKeys()).some((key) => key.api_key === lateKey && key.status === 'active'),
+      lateKey,
+    );
+    if (lateShown) await lateSecret.getByRole('button', { name: 'Done' }).click();
+    await page.unroute(slowCreate);
+    await asColleague('POST', `/keys/${lateKey}/revoke`);
+
+    // The service unreachable: a change says it may or may not have been made, and the list keeps
+    // what it showed rather than read "No keys yet."
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('row', { name: new RegExp(newKey) }).waitFor();
+    const [failedOffline, errorsOffline] = [seen.failed.length, seen.consoleErrors.length];
+    const dashboardApi = /\/api\/v1\/dashboard\//;
+    await page.route(dashboardApi, (route) => route.abort('internetdisconnected'));
+    await rowButton(newKey, 'Revoke').click();
+    const offline = page.getByRole('dialog', { name: `Revoke ${newKey}` });
+    await offline.getByRole('button', { name: 'Revoke key' }).click();
+    await offline.getByRole('alert').waitFor();
+    const offlineSaid = await offline.getByRole('alert').innerText();
+    await offline.getByRole('button', { name: 'Cancel' }).click();
+    const pageSays = await page.getByRole('alert').first().innerText();
+    check(
+      'unreachable, a change says it may have been made or not, and the keys stay listed "as last read"',
+      offlineSaid.startsWith('Could not reach the service') &&
+        offlineSaid.includes('may have been made or not') &&
+        pageSays.includes('Shown as last read') &&
+        (await page.getByText('No keys yet.').count()) === 0 &&
+        (await page.getByRole('row', { name: new RegExp(newKey) }).count()) === 1,
+      `${offlineSaid} | ${pageSays}`,
+    );
+    await page.unroute(dashboardApi);
+    // The requests refused on purpose (and the browser's notes of them) are no failures of the page's.
+    seen.failed.splice(failedOffline);
+    seen.consoleErrors.splice(errorsOffline);
 
     // Webhooks: an endpoint on a local receiver, a payment's event with its attempts, Resend.
     await page.getByRole('link', { name: 'Webhooks' }).click();
@@ -528,7 +610,9 @@ async function main(): Promise<number> {
     await confirmDelete.getByRole('button', { name: 'Delete endpoint' }).click();
     await endpointRow.waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Resend' }).click();
-    await page.getByText('Nothing resent: no enabled endpoint is subscribed to this event type.').waitFor();
+    await page
+      .getByText('Nothing resent: no endpoint now takes this event type (none subscribed to it, or deleted).')
+      .waitFor();
     check('with the endpoint deleted, Resend says nothing was resent', true);
 
     // Transactions: Export CSV, compared with GET /transactions.
@@ -828,6 +912,22 @@ async function main(): Promise<number> {
         .getByRole('heading', { name: 'Overview', level: 1 })
         .waitFor()
         .then(() => true)
+        .catch(() => false),
+    );
+
+    // A tab opened from this one holds a copy of its session: Sign out here signs it out too.
+    const [twin] = await Promise.all([
+      withCode.context().waitForEvent('page'),
+      withCode.evaluate('window.open(location.href)'),
+    ]);
+    await twin.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await withCode.getByRole('button', { name: 'Sign out' }).click();
+    check(
+      'Sign out signs out a tab opened from this one, saying why',
+      await twin
+        .getByText('You signed out in another tab: sign in again.')
+        .waitFor({ timeout: 5_000 })
+        .then(async () => (await twin.evaluate("sessionStorage.getItem('naira.session')")) === null)
         .catch(() => false),
     );
 

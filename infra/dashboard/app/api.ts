@@ -63,6 +63,8 @@ export interface Page<T> {
   data: T;
   nextCursor: string | null;
   message: string;
+  /** The answer to an earlier request of the same `Idempotency-Key`, replayed (`Idempotent-Replayed`). */
+  replayed: boolean;
 }
 
 /** Calls a route of the dashboard's API; throws `ApiFailure` with the API's message on an error. */
@@ -86,6 +88,10 @@ export async function request<T>(
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
+  }).catch(() => {
+    // No answer at all (the network, or the service, is down): the browser's "Failed to fetch" says
+    // nothing a person can act on. Status 0: nothing is known of what the request did.
+    throw new ApiFailure(0, 'Could not reach the service: check your connection.', 'network_error');
   });
   const date = Date.parse(response.headers.get('Date') ?? '');
   // The header is truncated to the second: half a second added makes the error either way.
@@ -118,6 +124,7 @@ export async function request<T>(
     data: envelope.data as T,
     nextCursor: envelope.meta?.next_cursor ?? null,
     message: envelope.message ?? '',
+    replayed: response.headers.get('Idempotent-Replayed') === 'true',
   };
 }
 

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { request, requestAll, serverNow } from './api.ts';
+import { ApiFailure, request, requestAll, serverNow } from './api.ts';
 import { when } from './format.ts';
 import type { ApiKey } from './types.ts';
-import { Alert, Dialog, DialogActions, SecretDialog, Status, Table, useActions, useLoad } from './ui.tsx';
+import { Alert, Dialog, DialogActions, Status, showSecret, Table, useActions, useLoad } from './ui.tsx';
 
 const ROLL_CHOICES: [label: string, hours: number][] = [
   ['Now', 0],
@@ -17,10 +17,31 @@ const ips = (text: string) =>
     .map((ip) => ip.trim())
     .filter(Boolean);
 
+/** A new key's secret, shown once by the app (also if this page is left before the answer comes). */
+function showKey(key: ApiKey): void {
+  if (!key.api_secret) return;
+  showSecret({
+    title: 'Your new API key',
+    fields: [
+      ['X-API-Key', key.api_key],
+      ['X-API-Secret', key.api_secret],
+      ...(key.rolled_key
+        ? ([['Old key works until', when(key.rolled_key.expires_at)]] as [string, string][])
+        : []),
+    ],
+    copy: `X-API-Key: ${key.api_key}\nX-API-Secret: ${key.api_secret}`,
+  });
+}
+
+/** A key's refusal as not found: revoked or expired since the list was read (by a colleague). */
+const goneSince = (key: ApiKey, failure: unknown) =>
+  failure instanceof ApiFailure && failure.status === 404
+    ? new Error(`${key.api_key} was revoked or has expired since the list was read: the list now shows it.`)
+    : failure;
+
 /** Create, roll, revoke keys and edit their IP allowlists; a new secret is shown once. */
 export function ApiKeys() {
   const keys = useLoad(() => requestAll<ApiKey>('/keys'), []);
-  const [secret, setSecret] = useState<ApiKey>();
   const [acting, setActing] = useState<{ kind: 'roll' | 'revoke' | 'ips'; key: ApiKey }>();
   const [status, setStatus] = useState<string>();
   // One change at a time; the list is read again after each, made or refused.
@@ -28,10 +49,19 @@ export function ApiKeys() {
   // A dialog shows its own change's refusal only: an earlier one's is cleared when it opens and closes.
   const open = (what: NonNullable<typeof acting>) => {
     setError(undefined);
-    setActing(what);
-    // The allowlist dialog tells of a key rolled since this page read the list (by a colleague):
-    // the list is read again, and the dialog shows the key as it now stands.
-    if (what.kind === 'ips') keys.reload();
+    if (what.kind !== 'ips') return setActing(what);
+    // The allowlist dialog opens on the key as it now stands, read again first: a colleague may have
+    // changed its list, rolled or revoked it since this page read them. Saving the list as this page
+    // last showed it would silently put theirs back.
+    void act(async () => {
+      // Only a read: no change of the person's is in doubt if it finds no answer.
+      const listed = await requestAll<ApiKey>('/keys').catch((failure: unknown) => {
+        throw failure instanceof ApiFailure && failure.status === 0 ? new Error(failure.message) : failure;
+      });
+      const now = listed.find((key) => key.api_key === what.key.api_key);
+      if (now?.status !== 'active') throw goneSince(what.key, new ApiFailure(404, 'API key not found'));
+      setActing({ kind: 'ips', key: now });
+    });
   };
   const close = () => {
     setActing(undefined);
@@ -45,7 +75,7 @@ export function ApiKeys() {
     const form = event.currentTarget as HTMLFormElement;
     const allowed = ips(String(new FormData(form).get('allowed_ips') ?? ''));
     return act(async () => {
-      setSecret(
+      showKey(
         (await request<ApiKey>('POST', '/keys', allowed.length ? { allowed_ips: allowed } : undefined)).data,
       );
       form.reset();
@@ -55,9 +85,14 @@ export function ApiKeys() {
   const roll = (key: ApiKey, hours: number) => {
     const at = new Date(serverNow() + hours * 3_600_000 + (hours === 0 ? 1_000 : 0)).toISOString();
     return act(async () => {
-      const rolled = await request<ApiKey>('POST', `/keys/${key.api_key}/roll`, { old_key_expires_at: at });
+      const rolled = await request<ApiKey>('POST', `/keys/${key.api_key}/roll`, {
+        old_key_expires_at: at,
+      }).catch((failure: unknown) => {
+        if (failure instanceof ApiFailure && failure.status === 404) setActing(undefined);
+        throw goneSince(key, failure);
+      });
       setActing(undefined);
-      setSecret(rolled.data);
+      showKey(rolled.data);
     });
   };
   const revoke = (key: ApiKey) =>
@@ -66,9 +101,29 @@ export function ApiKeys() {
       setActing(undefined);
       setStatus(`Revoked ${key.api_key}: refused within 60 seconds.`);
     });
+  // The list is read once more before it is replaced: one a colleague saved while this dialog was
+  // open is shown, not overwritten (the dialog then shows theirs; Save again replaces it).
   const saveIps = (key: ApiKey, text: string) =>
     act(async () => {
-      await request('POST', `/keys/${key.api_key}/allowed-ips`, { allowed_ips: ips(text) });
+      const now = (await requestAll<ApiKey>('/keys')).find((candidate) => candidate.api_key === key.api_key);
+      if (now?.status !== 'active') {
+        setActing(undefined);
+        throw goneSince(key, new ApiFailure(404, 'API key not found'));
+      }
+      if (now.allowed_ips.join(',') !== key.allowed_ips.join(',')) {
+        setActing({ kind: 'ips', key: now });
+        throw new Error(
+          `Changed by someone else since this dialog opened: it is now ${
+            now.allowed_ips.join(', ') || 'empty (any address)'
+          }. Edit it and save again to replace it.`,
+        );
+      }
+      await request('POST', `/keys/${key.api_key}/allowed-ips`, { allowed_ips: ips(text) }).catch(
+        (failure: unknown) => {
+          if (failure instanceof ApiFailure && failure.status === 404) setActing(undefined);
+          throw goneSince(key, failure);
+        },
+      );
       setActing(undefined);
       setStatus(`Saved the allowlist of ${key.api_key}: in force within 60 seconds.`);
     });
@@ -161,25 +216,7 @@ export function ApiKeys() {
         </Dialog>
       )}
       {acting?.kind === 'ips' && (
-        <IpsDialog
-          apiKey={keys.data?.find((key) => key.api_key === acting.key.api_key) ?? acting.key}
-          {...dialog}
-          onSave={(text) => saveIps(acting.key, text)}
-        />
-      )}
-      {secret?.api_secret && (
-        <SecretDialog
-          title="Your new API key"
-          fields={[
-            ['X-API-Key', secret.api_key],
-            ['X-API-Secret', secret.api_secret],
-            ...(secret.rolled_key
-              ? ([['Old key works until', when(secret.rolled_key.expires_at)]] as [string, string][])
-              : []),
-          ]}
-          copy={`X-API-Key: ${secret.api_key}\nX-API-Secret: ${secret.api_secret}`}
-          onClose={() => setSecret(undefined)}
-        />
+        <IpsDialog apiKey={acting.key} {...dialog} onSave={(text) => saveIps(acting.key, text)} />
       )}
     </>
   );
@@ -204,9 +241,14 @@ function RollDialog(props: KeyDialog & { onRoll: (hours: number) => void }) {
     props.onRoll(hours);
   };
   return (
-    <Dialog title={`Roll ${props.apiKey.api_key}`} onClose={props.onClose} busy={props.working}>
+    <Dialog
+      title={`Roll ${props.apiKey.api_key}`}
+      onClose={props.onClose}
+      busy={props.working}
+      describedBy="roll-what"
+    >
       <form onSubmit={submit}>
-        <p>A new key is made with the same allowlist. The old key keeps working until:</p>
+        <p id="roll-what">A new key is made with the same allowlist. The old key keeps working until:</p>
         <label for="roll-expiry">Old key expires</label>
         <select
           id="roll-expiry"

@@ -15,25 +15,28 @@ interface Loaded<T> {
 
 /**
  * Loads data for a page; `reload` fetches again (after a change). Only the latest load's answer is
- * shown: an earlier one that arrives late (a slow answer to a filter since changed) is dropped.
+ * shown: an earlier one that arrives late (a slow answer to a filter since changed) is dropped. A
+ * reload that fails keeps the data read before, and says it is as last read: a list never turns
+ * into "No keys yet." because the network failed.
  */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [state, setState] = useState<Loaded<T>>({ loading: true });
   const latest = useRef(0);
   const run = useCallback(() => {
     const ticket = ++latest.current;
-    const settle = (next: Loaded<T>) => {
+    const settle = (next: (previous: Loaded<T>) => Loaded<T>) => {
       if (ticket === latest.current) setState(next);
     };
     setState((previous) => ({ ...previous, loading: true }));
     load().then(
-      (data) => settle({ data, loading: false }),
+      (data) => settle(() => ({ data, loading: false })),
       (error: unknown) =>
-        settle({
-          error: problem(error),
+        settle((previous) => ({
+          data: previous.data,
+          error: previous.data === undefined ? problem(error) : `${problem(error)} Shown as last read.`,
           refusedFields: error instanceof ApiFailure ? error.errors.map((refused) => refused.field) : [],
           loading: false,
-        }),
+        })),
     );
   }, deps);
   useEffect(run, [run]);
@@ -95,6 +98,15 @@ export function restoreFocus(to: HTMLElement | undefined): void {
 }
 
 /**
+ * Changes sent and not yet answered, on every page: closing or reloading the tab meanwhile asks
+ * first (its answer, a new secret perhaps, would be lost with the page).
+ */
+let changesOnTheirWay = 0;
+addEventListener('beforeunload', (event) => {
+  if (changesOnTheirWay > 0) event.preventDefault();
+});
+
+/**
  * A page's changes, one at a time: `act` runs one unless another is on its way (a double click, a
  * second click on a slow network, does nothing), keeps its error, and says whether it was made;
  * `working` disables the buttons meanwhile. `after` runs after each, made or not (a reload: a
@@ -114,14 +126,21 @@ export function useActions(after: () => void = () => undefined) {
     setWorking(true);
     setError(undefined);
     setFailedChange(undefined);
+    changesOnTheirWay += 1;
     try {
       await work();
       return true;
     } catch (failure) {
-      setError(problem(failure));
+      // No answer came: the change may have been made. The list is read again (`after`) to tell.
+      setError(
+        failure instanceof ApiFailure && failure.status === 0
+          ? `${failure.message} Your change may have been made or not: check the list before trying again.`
+          : problem(failure),
+      );
       setFailedChange(name);
       return false;
     } finally {
+      changesOnTheirWay -= 1;
       busy.current = false;
       setWorking(false);
       after();
@@ -246,13 +265,51 @@ export function DialogActions(props: {
   );
 }
 
-/** A secret shown once: its value, a Copy button, and a warning it will not be shown again. */
-export function SecretDialog(props: {
+/** A secret to show once: the dialog's title, its fields, what Copy copies, and a note. */
+export interface SecretShown {
   title: string;
   fields: [label: string, value: string][];
   copy: string;
-  onClose: () => void;
-}) {
+  /** Said under the warning (an answer replayed from an earlier request, say). */
+  note?: string;
+}
+
+/** Secrets made and not yet dismissed, oldest first (two pages' changes may both answer). */
+let secretsToShow: SecretShown[] = [];
+let onSecretsChanged: (secrets: SecretShown[]) => void = () => undefined;
+
+/**
+ * Shows a new secret, wherever the person is by the time its answer comes: on another page of the
+ * dashboard, or on the sign-in form if the session ended meanwhile. The app shows it
+ * (`SecretsShown`), not the page that asked, which may be gone: a secret is never made and lost.
+ */
+export function showSecret(secret: SecretShown): void {
+  secretsToShow = [...secretsToShow, secret];
+  onSecretsChanged(secretsToShow);
+}
+
+/** The secrets made, one dialog at a time until each one's Done: rendered once by the app. */
+export function SecretsShown() {
+  const [secrets, setSecrets] = useState(secretsToShow);
+  useEffect(() => {
+    onSecretsChanged = setSecrets;
+    setSecrets(secretsToShow);
+    return () => {
+      onSecretsChanged = () => undefined;
+    };
+  }, []);
+  const [secret] = secrets;
+  if (!secret) return null;
+  const done = () => {
+    secretsToShow = secretsToShow.slice(1);
+    setSecrets(secretsToShow);
+  };
+  // Keyed by its value: the next secret opens as a dialog of its own.
+  return <SecretDialog key={secret.copy} {...secret} onClose={done} />;
+}
+
+/** A secret shown once: its value, a Copy button, and a warning it will not be shown again. */
+export function SecretDialog(props: SecretShown & { onClose: () => void }) {
   const [copied, setCopied] = useState<string>();
   const copy = async () => {
     try {
@@ -263,8 +320,14 @@ export function SecretDialog(props: {
     }
   };
   return (
-    <Dialog title={props.title} onClose={props.onClose} describedBy="secret-once secret-values">
+    <Dialog
+      title={props.title}
+      onClose={props.onClose}
+      describedBy={props.note ? 'secret-once secret-note' : 'secret-once'}
+    >
+      {/* Described by the warning, not the values: a screen reader does not read a secret out as it opens. */}
       <p id="secret-once">This secret is shown once. Store it now: it cannot be shown again.</p>
+      {props.note && <p id="secret-note">{props.note}</p>}
       <dl class="secret" id="secret-values">
         {props.fields.map(([label, value]) => (
           <div key={label}>

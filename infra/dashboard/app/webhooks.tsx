@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { query, request, requestAll } from './api.ts';
+import { ApiFailure, type Page, query, request, requestAll } from './api.ts';
 import { when } from './format.ts';
 import type { Endpoint, MerchantEvent } from './types.ts';
 import {
@@ -7,13 +7,50 @@ import {
   Dialog,
   DialogActions,
   MORE_FOLLOW,
-  SecretDialog,
   Status,
+  showSecret,
   Table,
   useActions,
   useFocusOnMount,
   useLoad,
 } from './ui.tsx';
+
+/**
+ * The Idempotency-Key of a change not yet known to be made: asking again for the same change after
+ * a failure (a lost answer) sends the same key, so it is made once; once made, it is forgotten.
+ * Kept for the whole app, not the page: asked again after leaving the page and coming back (Back,
+ * then Forward) is still the same change.
+ */
+const changeKeys = new Map<string, { asked: string; key: string }>();
+async function keyed<T>(slot: string, asked: unknown, send: (key: string) => Promise<T>): Promise<T> {
+  const text = JSON.stringify(asked);
+  const held = changeKeys.get(slot);
+  const key = held?.asked === text ? held.key : crypto.randomUUID();
+  changeKeys.set(slot, { asked: text, key });
+  const answer = await send(key);
+  changeKeys.delete(slot);
+  return answer;
+}
+
+/** An endpoint's new secret, shown once by the app (also if this page is left before the answer). */
+function showEndpointSecret(answer: Page<Endpoint>, replayedNote: string): void {
+  if (!answer.data.secret) return;
+  showSecret({
+    title: "Your endpoint's signing secret",
+    fields: [
+      ['Endpoint', answer.data.url],
+      ['Secret', answer.data.secret],
+    ],
+    copy: answer.data.secret,
+    note: answer.replayed ? replayedNote : undefined,
+  });
+}
+
+/** An endpoint's refusal as not found: deleted since the list was read (by a colleague). */
+const deletedSince = (endpoint: Endpoint, failure: unknown) =>
+  failure instanceof ApiFailure && failure.status === 404
+    ? new Error(`${endpoint.url} was deleted since the list was read: the list now shows it.`)
+    : failure;
 
 /** Endpoints (secret shown once), events with each delivery attempt, and Resend. */
 export function Webhooks() {
@@ -23,24 +60,11 @@ export function Webhooks() {
     () => request<MerchantEvent[]>('GET', `/events${query({ limit: 20, cursor })}`),
     [cursor],
   );
-  const [secret, setSecret] = useState<Endpoint>();
   const [open, setOpen] = useState<string>();
   const [deleting, setDeleting] = useState<Endpoint>();
   const [rotating, setRotating] = useState<Endpoint>();
   // One change at a time: a second click while one is on its way (a double click) does nothing.
   const { act, working, error, setError, failedChange } = useActions(endpoints.reload);
-  // The Idempotency-Key of a change not yet known to be made: asking again for the same change after
-  // a failure (a lost answer) sends the same key, so it is made once; once made, it is forgotten.
-  const keys = useRef(new Map<string, { asked: string; key: string }>());
-  const keyed = async <T,>(slot: string, asked: unknown, send: (key: string) => Promise<T>) => {
-    const text = JSON.stringify(asked);
-    const held = keys.current.get(slot);
-    const key = held?.asked === text ? held.key : crypto.randomUUID();
-    keys.current.set(slot, { asked: text, key });
-    const answer = await send(key);
-    keys.current.delete(slot);
-    return answer;
-  };
   const add = (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
@@ -51,13 +75,21 @@ export function Webhooks() {
       const made = await keyed('add', body, (key) =>
         request<Endpoint>('POST', '/webhook-endpoints', body, { 'Idempotency-Key': key }),
       );
-      setSecret(made.data);
+      showEndpointSecret(
+        made,
+        'Your earlier Add of this endpoint had been made: this is its answer again. If it was deleted since, it is no longer in the list.',
+      );
       form.reset();
     }, 'add');
   };
+  /** A dialog's change refused as not found: the dialog closes, and the page says why. */
+  const unlessDeleted = (endpoint: Endpoint) => (failure: unknown) => {
+    if (failure instanceof ApiFailure && failure.status === 404) closeDialog();
+    throw deletedSince(endpoint, failure);
+  };
   const remove = (endpoint: Endpoint) =>
     act(async () => {
-      await request('DELETE', `/webhook-endpoints/${endpoint.id}`);
+      await request('DELETE', `/webhook-endpoints/${endpoint.id}`).catch(unlessDeleted(endpoint));
       setDeleting(undefined);
     });
   const rotate = (endpoint: Endpoint) =>
@@ -66,9 +98,12 @@ export function Webhooks() {
         request<Endpoint>('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, undefined, {
           'Idempotency-Key': key,
         }),
-      );
+      ).catch(unlessDeleted(endpoint));
       setRotating(undefined);
-      setSecret(rotated.data);
+      showEndpointSecret(
+        rotated,
+        'Your earlier rotation had been made: this is its secret again. If the secret was rotated again since (by a colleague), this one stops signing 24 hours after that rotation: ask them for the newest.',
+      );
     });
   /** A row's button opening its dialog, which shows its own change's refusal only. */
   const ask = (show: (endpoint: Endpoint) => void, endpoint: Endpoint) => () => {
@@ -214,17 +249,6 @@ export function Webhooks() {
           </DialogActions>
         </Dialog>
       )}
-      {secret?.secret && (
-        <SecretDialog
-          title="Your endpoint's signing secret"
-          fields={[
-            ['Endpoint', secret.url],
-            ['Secret', secret.secret],
-          ]}
-          copy={secret.secret}
-          onClose={() => setSecret(undefined)}
-        />
-      )}
     </>
   );
 }
@@ -252,7 +276,9 @@ function EventDetail({ id }: { id: string }) {
       setStatus(undefined);
       const answer = await request<{ deliveries?: unknown[] }>('POST', `/events/${id}/redeliver`, {});
       if ((answer.data?.deliveries ?? []).length === 0) {
-        setStatus('Nothing resent: no enabled endpoint is subscribed to this event type.');
+        setStatus(
+          'Nothing resent: no endpoint now takes this event type (none subscribed to it, or deleted).',
+        );
         return;
       }
       setStatus('Resent: the new attempt appears below within seconds.');
