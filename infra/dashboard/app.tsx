@@ -6,7 +6,7 @@ import { Overview } from './app/overview.tsx';
 import { Payments } from './app/payments.tsx';
 import { SignIn } from './app/sign-in.tsx';
 import { Transactions } from './app/transactions.tsx';
-import { focusHeading, SecretsShown } from './app/ui.tsx';
+import { focusHeading, keepSecretsOf, SecretsShown } from './app/ui.tsx';
 import { Webhooks } from './app/webhooks.tsx';
 
 /** The dashboard (API.md §10): one page per concern, chosen by the URL's hash (#/keys, …). */
@@ -97,6 +97,7 @@ function App() {
         <SignIn
           notice={ended}
           onSignedIn={(started) => {
+            keepSecretsOf(started.email);
             setEnded(undefined);
             setSession(started);
           }}

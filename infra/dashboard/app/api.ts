@@ -54,9 +54,18 @@ export function currentSession(): Session | undefined {
   return session.expires_at > Date.now() ? session : undefined;
 }
 
+/** Who signed in last in this tab, kept after their session ends (whose a late answer is). */
+let lastSignedIn: string | undefined;
+
 export function saveSession(session: Session | undefined): void {
+  if (session) lastSignedIn = session.email;
   if (session) sessionStorage.setItem(TOKEN_KEY, JSON.stringify(session));
   else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+/** The email of the session now, or of the last one of this tab once it has ended. */
+export function signedInAs(): string | undefined {
+  return currentSession()?.email ?? lastSignedIn;
 }
 
 export interface Page<T> {

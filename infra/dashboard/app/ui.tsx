@@ -2,7 +2,7 @@ import { toSvgPath } from 'lean-qr/extras/svg';
 import { generate } from 'lean-qr/nano';
 import type { ComponentChildren, Ref } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiFailure } from './api.ts';
+import { ApiFailure, signedInAs } from './api.ts';
 import { problem } from './format.ts';
 
 /** A load's state: its data, or its error and the request fields the API refused (`errors[].field`). */
@@ -274,9 +274,12 @@ export interface SecretShown {
   note?: string;
 }
 
+/** A secret to show, and the user whose change made it (never shown to another). */
+type OwnedSecret = SecretShown & { owner: string | undefined };
+
 /** Secrets made and not yet dismissed, oldest first (two pages' changes may both answer). */
-let secretsToShow: SecretShown[] = [];
-let onSecretsChanged: (secrets: SecretShown[]) => void = () => undefined;
+let secretsToShow: OwnedSecret[] = [];
+let onSecretsChanged: (secrets: OwnedSecret[]) => void = () => undefined;
 
 /**
  * Shows a new secret, wherever the person is by the time its answer comes: on another page of the
@@ -284,7 +287,16 @@ let onSecretsChanged: (secrets: SecretShown[]) => void = () => undefined;
  * (`SecretsShown`), not the page that asked, which may be gone: a secret is never made and lost.
  */
 export function showSecret(secret: SecretShown): void {
-  secretsToShow = [...secretsToShow, secret];
+  secretsToShow = [...secretsToShow, { ...secret, owner: signedInAs() }];
+  onSecretsChanged(secretsToShow);
+}
+
+/**
+ * Someone signed in in this tab: a secret still shown from another user's change (made as their
+ * session ended, and left on the sign-in form) is not theirs to see, and goes.
+ */
+export function keepSecretsOf(email: string): void {
+  secretsToShow = secretsToShow.filter((secret) => secret.owner === email);
   onSecretsChanged(secretsToShow);
 }
 
@@ -305,7 +317,8 @@ export function SecretsShown() {
     setSecrets(secretsToShow);
   };
   // Keyed by its value: the next secret opens as a dialog of its own.
-  return <SecretDialog key={secret.copy} {...secret} onClose={done} />;
+  const { owner: _owner, ...shown } = secret;
+  return <SecretDialog key={secret.copy} {...shown} onClose={done} />;
 }
 
 /** A secret shown once: its value, a Copy button, and a warning it will not be shown again. */

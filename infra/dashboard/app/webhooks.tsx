@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, type Page, query, request, requestAll } from './api.ts';
+import { ApiFailure, type Page, query, request, requestAll, signedInAs } from './api.ts';
 import { when } from './format.ts';
 import type { Endpoint, MerchantEvent } from './types.ts';
 import {
@@ -19,16 +19,17 @@ import {
  * The Idempotency-Key of a change not yet known to be made: asking again for the same change after
  * a failure (a lost answer) sends the same key, so it is made once; once made, it is forgotten.
  * Kept for the whole app, not the page: asked again after leaving the page and coming back (Back,
- * then Forward) is still the same change.
+ * then Forward) is still the same change. Each user's own: another signing in in this tab asks anew.
  */
 const changeKeys = new Map<string, { asked: string; key: string }>();
 async function keyed<T>(slot: string, asked: unknown, send: (key: string) => Promise<T>): Promise<T> {
   const text = JSON.stringify(asked);
-  const held = changeKeys.get(slot);
+  const whose = `${signedInAs()} ${slot}`;
+  const held = changeKeys.get(whose);
   const key = held?.asked === text ? held.key : crypto.randomUUID();
-  changeKeys.set(slot, { asked: text, key });
+  changeKeys.set(whose, { asked: text, key });
   const answer = await send(key);
-  changeKeys.delete(slot);
+  changeKeys.delete(whose);
   return answer;
 }
 
