@@ -1,4 +1,4 @@
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -61,4 +61,17 @@ export function holdDataFolder(dataDir: string): string {
   }
   process.on('exit', () => rmSync(file, { force: true }));
   return own;
+}
+
+/**
+ * What to tell the owner of a data folder others may read (one made by an older checkout, or a
+ * `DATA_DIR` made before `npm start`): it holds the local keys, the webhook secret and the journal
+ * of every payment; `npm start` makes its folder for its owner alone, but leaves an existing one's
+ * mode as it is. Undefined when only its owner may enter it (or on Windows, which has no such mode).
+ */
+export function openDataFolderWarning(dataDir: string): string | undefined {
+  if (process.platform === 'win32') return undefined;
+  const mode = statSync(dataDir).mode & 0o777;
+  if ((mode & 0o077) === 0) return undefined;
+  return `The data folder ${dataDir} may be read by other users of this machine (mode ${mode.toString(8)}): it holds the local keys and secrets. Close it with: chmod 700 '${dataDir}'`;
 }

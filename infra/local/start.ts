@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { DataFolderInUse, holdDataFolder } from '#infra/local/data-lock.ts';
+import { DataFolderInUse, holdDataFolder, openDataFolderWarning } from '#infra/local/data-lock.ts';
 import { changedPortSettings, DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
 import { loadLocalSecrets } from '#infra/local/secrets.ts';
@@ -108,6 +108,8 @@ async function main() {
   // passwords (their own folder is closed whatever this one's mode: infra/local/cognito.ts). A
   // folder that exists keeps the mode it has (DATA_DIR may name any folder).
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const open = openDataFolderWarning(dataDir);
+  if (open) console.warn(open);
   // Held before anything in it is read or written: a second npm start on the same folder would
   // otherwise compact the running one's queue journal from under it (every message acknowledged
   // since then lost at its next crash), or wipe it all with --fresh.

@@ -1,9 +1,15 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataFolderInUse, holdDataFolder, holderOf, lockFileOf } from '#infra/local/data-lock.ts';
+import {
+  DataFolderInUse,
+  holdDataFolder,
+  holderOf,
+  lockFileOf,
+  openDataFolderWarning,
+} from '#infra/local/data-lock.ts';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -82,4 +88,19 @@ describe('the data folder held by one npm start', () => {
     // Each removed its own lock when it ended: nothing is left but nobody's.
     expect(locks(folder)).toEqual([]);
   });
+});
+
+describe('a data folder others may read', () => {
+  it.skipIf(process.platform === 'win32')(
+    'is named with the command that closes it; one for its owner alone is not',
+    () => {
+      const folder = aFolder();
+      chmodSync(folder, 0o755);
+      expect(openDataFolderWarning(folder)).toBe(
+        `The data folder ${folder} may be read by other users of this machine (mode 755): it holds the local keys and secrets. Close it with: chmod 700 '${folder}'`,
+      );
+      chmodSync(folder, 0o700);
+      expect(openDataFolderWarning(folder)).toBeUndefined();
+    },
+  );
 });
