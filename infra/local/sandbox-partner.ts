@@ -487,8 +487,14 @@ export async function startSandboxPartner(options: SandboxPartnerOptions): Promi
           type: `transfer.${end.status}`,
           data: { reference, session_id: body.session_id, reason: body.reason },
         };
+        // Not retried (as a real bank might not): the service's requery settles the transfer. One
+        // line, not a stack: a gateway that is stopping (npm start's own shutdown) refuses it too.
         deliverWebhook(webhook.url, webhook.secret, event).catch((error: unknown) =>
-          console.error(`sandbox partner: transfer.${end.status} delivery failed`, error),
+          console.error(
+            `sandbox partner: transfer.${end.status} for ${reference} not delivered (${
+              (error as Error).message
+            }); the service's requery settles it`,
+          ),
         );
       },
       Math.max(0, at - Date.now()),
