@@ -27,7 +27,7 @@ const USAGE = `Usage:
   npm run ops -- dlq list [--queue ${QUEUE_NAMES.join('|')}] [--json] [--stage prod]
   npm run ops -- dlq redrive [--queue …] [--message <message_id>] [--json] [--stage prod]
   npm run ops -- unmatched list [--status open,held|credited|returned|all] [--json] [--stage prod]
-  npm run ops -- unmatched credit <id> --merchant <merchant_id> --reason "<text>" [--allow-over-max-balance] [--by <name>] [--json] [--stage prod]
+  npm run ops -- unmatched credit <id> --merchant <merchant_id> --reason "<text>" [--allow-over-max-balance] [--not-the-owner] [--by <name>] [--json] [--stage prod]
   npm run ops -- unmatched return <id> --reason "<text>" [--by <name>] [--json] [--stage prod]
   npm run ops -- given-up list [--json] [--stage prod]
   npm run ops -- given-up replay [--message <message_id>] [--json] [--stage prod]
@@ -59,7 +59,7 @@ const OPTIONS_OF: Record<string, Record<string, readonly string[]>> = {
   dlq: { list: ['queue'], redrive: ['queue', 'message'] },
   unmatched: {
     list: ['status'],
-    credit: ['merchant', 'reason', 'by', 'allow-over-max-balance'],
+    credit: ['merchant', 'reason', 'by', 'allow-over-max-balance', 'not-the-owner'],
     return: ['reason', 'by'],
   },
   'given-up': { list: [], replay: ['message'] },
@@ -90,6 +90,7 @@ export async function runOps(argv: string[]): Promise<string> {
     reason: { type: 'string' },
     by: { type: 'string' },
     'allow-over-max-balance': { type: 'boolean', default: false },
+    'not-the-owner': { type: 'boolean', default: false },
     'partner-checked': { type: 'boolean', default: false },
     stage: { type: 'string' },
     region: { type: 'string' },
@@ -343,11 +344,16 @@ async function unmatched(command: string, id: string | undefined, values: Values
   const operator = await import('#shared/payments/operator.ts');
   // An unusable delivery has neither an amount nor an account the service could read: its body
   // (in --json) is what the operator reads them from.
-  const what = (view: ReturnType<typeof operator.toOperatorView>) =>
+  type View = ReturnType<typeof operator.toOperatorView> & {
+    account_owner?: Awaited<ReturnType<typeof operator.accountOwnerOf>>;
+  };
+  const what = (view: View) =>
     view.delivery
       ? `unusable delivery (${view.delivery.partner_event ?? 'no event type'}, ${view.delivery.body_bytes} bytes; body in --json)`
-      : `${view.amount} kobo  to ${view.account_number ?? (view.account_ids.join(',') || 'unknown account')}`;
-  const describe = (view: ReturnType<typeof operator.toOperatorView>) =>
+      : `${view.amount} kobo  to ${view.account_number ?? (view.account_ids.join(',') || 'unknown account')}${
+          view.account_owner ? ` of ${operator.ownerText(view.account_owner)}` : ''
+        }`;
+  const describe = (view: View) =>
     shown(`${view.id}  ${view.status.padEnd(8)}  ${what(view)}  ${view.received_at}  ${view.reason}`) +
     (view.resolved_at
       ? `\n    ${shown(`${view.status} ${view.resolved_at} by ${view.resolved_by}${view.merchant_id ? ` to ${view.merchant_id} (${view.entry_id})` : ''}: ${view.resolution_reason}`)}`
@@ -360,9 +366,15 @@ async function unmatched(command: string, id: string | undefined, values: Values
       usage(
         `--status: unknown ${unknown.join(', ')} (one or more of ${UNMATCHED_STATUSES.join(', ')}, or all)`,
       );
-    const views = (await listUnmatched())
-      .filter((record) => wanted.includes('all') || wanted.includes(statusOf(record)))
-      .map(operator.toOperatorView);
+    // Whose account each was paid into, where the service knows it: who to credit, and who not.
+    const views = await Promise.all(
+      (await listUnmatched())
+        .filter((record) => wanted.includes('all') || wanted.includes(statusOf(record)))
+        .map(async (record) => ({
+          ...operator.toOperatorView(record),
+          account_owner: await operator.accountOwnerOf(record),
+        })),
+    );
     return print(
       views,
       views.length === 0 ? `No unmatched payments (${values.status})` : views.map(describe).join('\n'),
@@ -388,6 +400,7 @@ async function unmatched(command: string, id: string | undefined, values: Values
         ...action,
         merchantId,
         allowPastMaxBalance: values['allow-over-max-balance'] === true,
+        notTheOwner: values['not-the-owner'] === true,
       });
       const view = operator.toOperatorView(record);
       return print(
@@ -401,7 +414,11 @@ async function unmatched(command: string, id: string | undefined, values: Values
     if (!(error instanceof operator.OperatorError)) throw error;
     if (NAMING_MISTAKES.has(error.code)) usage(error.message);
     const hint =
-      error.code === 'over_max_balance' ? ' (give --allow-over-max-balance to credit it anyway)' : '';
+      error.code === 'over_max_balance'
+        ? ' (give --allow-over-max-balance to credit it anyway)'
+        : error.code === 'not_the_owner'
+          ? ' (credit it to them, or give --not-the-owner to credit this merchant all the same)'
+          : '';
     throw new Refusal(shown(`${error.message}${hint}`));
   }
 }

@@ -53,6 +53,7 @@ export type OperatorRefusal =
   | 'unknown_merchant'
   | 'not_creditable'
   | 'over_max_balance'
+  | 'not_the_owner'
   | 'past_exact_integers'
   | 'reason_required';
 
@@ -201,9 +202,37 @@ async function entryFor(record: UnmatchedRecord, event: PaymentReceived) {
  * Amounts must be whole kobo within exact integers; a credit that would take the balance past
  * MAX_BALANCE is refused unless `allowPastMaxBalance`.
  */
+/** Whose account a kept payment was paid into, as an operator reads it. */
+export interface AccountOwnerView {
+  merchant_id: string;
+  kind: AccountOwner['kind'];
+  virtual_account_reference: string | null;
+}
+
+/**
+ * The merchant whose wallet or virtual account a kept payment was paid into, when the service knows
+ * the account (a payment held by a bound, a reused id's twin); null when nobody's (an unknown
+ * account number), and for refused attempts and unusable deliveries.
+ */
+export async function accountOwnerOf(record: UnmatchedRecord): Promise<AccountOwnerView | null> {
+  const { event } = record;
+  if (event.type !== 'PaymentReceived') return null;
+  const owner = await ownerOf(event.partner, event.account_ids);
+  return owner
+    ? { merchant_id: owner.merchant_id, kind: owner.kind, virtual_account_reference: owner.reference ?? null }
+    : null;
+}
+
+/** An account as an operator reads it: `mer_… (wallet)`, `mer_… (virtual account va-…)`. */
+export function ownerText(owner: AccountOwnerView): string {
+  return owner.kind === 'wallet'
+    ? `${owner.merchant_id} (wallet)`
+    : `${owner.merchant_id} (virtual account ${owner.virtual_account_reference ?? ''})`;
+}
+
 export async function creditUnmatched(
   id: string,
-  request: OperatorAction & { merchantId: string; allowPastMaxBalance?: boolean },
+  request: OperatorAction & { merchantId: string; allowPastMaxBalance?: boolean; notTheOwner?: boolean },
 ): Promise<{ record: UnmatchedRecord; entry: LedgerEntry }> {
   const record = await openPayment(id, request);
   const event = record.event;
@@ -227,6 +256,15 @@ export async function creditUnmatched(
   }
   if (!(await getMerchant(request.merchantId)))
     throw new OperatorError('unknown_merchant', `no merchant ${request.merchantId}`);
+  // Paid into a known merchant's account: crediting someone else is a decision said out loud, never
+  // a slip of the merchant id (there is no operator debit to take it back).
+  const owner = await accountOwnerOf(record);
+  if (owner && owner.merchant_id !== request.merchantId && !request.notTheOwner) {
+    throw new OperatorError(
+      'not_the_owner',
+      `${unmatchedId(record)} was paid into an account of ${ownerText(owner)}, not of ${request.merchantId}`,
+    );
+  }
   const { entryId, reference, reused } = await entryFor(record, event).catch((error: unknown) =>
     returnedMeanwhile(record, error),
   );

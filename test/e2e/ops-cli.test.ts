@@ -101,6 +101,46 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     );
   });
 
+  it("names the owner of a held payment's account, and credits another merchant only when told it is meant", async () => {
+    const owner = (await aMerchant()).merchant;
+    const other = (await aMerchant()).merchant.merchant_id;
+    // Above MAX_PAYMENT_AMOUNT, into the owner's wallet: held for an operator.
+    const event = queuedFromSandbox(
+      paymentEvent({ account_number: owner.account_number, amount: 10_000_000_001 }),
+    ) as QueuedEvent & PaymentReceived;
+    expect(await receivePayment(event)).toBe('held');
+    const [record] = await unmatchedOf('sandbox', event.payment_id);
+    const id = `${record?.payment_key}#${record?.variant}`;
+    expect((await ops('unmatched', 'list')).stdout).toContain(
+      `10000000001 kobo  to ${owner.account_number} of ${owner.merchant_id} (wallet)`,
+    );
+    expect(JSON.parse((await ops('unmatched', 'list', '--json')).stdout)).toContainEqual(
+      expect.objectContaining({
+        id,
+        account_owner: { merchant_id: owner.merchant_id, kind: 'wallet', virtual_account_reference: null },
+      }),
+    );
+    const slip = await ops('unmatched', 'credit', id, '--merchant', other, '--reason', 'ticket 11');
+    expect(slip.code).toBe(3);
+    expect(slip.stderr).toContain(
+      `was paid into an account of ${owner.merchant_id} (wallet), not of ${other}`,
+    );
+    expect(slip.stderr).toContain('--not-the-owner');
+    expect(await balanceOf(other)).toBe(0);
+    const meant = await ops(
+      'unmatched',
+      'credit',
+      id,
+      '--merchant',
+      other,
+      '--reason',
+      'ticket 11: the payer meant them',
+      '--not-the-owner',
+    );
+    expect(meant.code).toBe(0);
+    expect(await balanceOf(other)).toBe(10_000_000_001);
+  });
+
   it('lists an unreadable delivery with its body for the operator, and never credits it as it stands', async () => {
     const { merchant } = await aMerchant();
     const sessionId = nipSessionId();

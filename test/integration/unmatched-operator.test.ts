@@ -14,7 +14,13 @@ import {
   receivePayments,
   receiveRejectedPayment,
 } from '#shared/payments/credit.ts';
-import { creditUnmatched, listUnmatched, OperatorError, returnUnmatched } from '#shared/payments/operator.ts';
+import {
+  accountOwnerOf,
+  creditUnmatched,
+  listUnmatched,
+  OperatorError,
+  returnUnmatched,
+} from '#shared/payments/operator.ts';
 import {
   findUnmatched,
   keepUnmatched,
@@ -395,6 +401,7 @@ describe('operators resolve unmatched payments', () => {
           merchantId: other.merchant.merchant_id,
           reason: 'wrong guess',
           by,
+          notTheOwner: true,
         }),
       ),
     ).toBe('already_credited');
@@ -756,16 +763,24 @@ describe('operators resolve unmatched payments', () => {
     expect((await auditMerchant(m)).problems).toEqual([]);
 
     // Credited to another merchant instead, the money goes to their wallet; the account is untouched.
+    // The account's owner is named, and crediting another is refused unless it is said to be meant.
     const other = await aMerchant();
     const again = payment(account.account_number, big);
     expect(await receivePayment(again)).toBe('held');
     const [kept] = await unmatchedOf('sandbox', again.payment_id);
     if (!kept) throw new Error('not kept');
-    await creditUnmatched(unmatchedId(kept), {
-      merchantId: other.merchant.merchant_id,
-      reason: 'their customer',
-      by,
+    expect(await accountOwnerOf(kept)).toEqual({
+      merchant_id: m,
+      kind: 'virtual_account',
+      virtual_account_reference: account.reference,
     });
+    const toOther = { merchantId: other.merchant.merchant_id, reason: 'their customer', by };
+    await expect(creditUnmatched(unmatchedId(kept), toOther)).rejects.toMatchObject({
+      code: 'not_the_owner',
+      message: `${unmatchedId(kept)} was paid into an account of ${m} (virtual account ${account.reference}), not of ${other.merchant.merchant_id}`,
+    });
+    expect(await balanceOf(other.merchant.merchant_id)).toBe(0);
+    await creditUnmatched(unmatchedId(kept), { ...toOther, notTheOwner: true });
     expect(await getVirtualAccount(m, account.reference)).toMatchObject({ payment_count: 13 });
     expect(await getTransaction(other.merchant.merchant_id, `payment:${again.payment_id}`)).toMatchObject({
       virtual_account_reference: null,
