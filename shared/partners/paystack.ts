@@ -878,33 +878,27 @@ function mapIssuingBank(directory: BankDirectory, bank: Json | undefined): strin
 
 /**
  * Bank names as the two lists spell them differently ("Moniepoint MFB" and "Moniepoint
- * Microfinance Bank", "TAJ Bank" and "TAJBank", "Kuda Bank" and "Kuda Microfinance Bank"): an
- * exact key first, then a loose one, then a core one (the loose words without "MFB" or "PSB").
- * A loose or core key shared by two different banks is dropped rather than guessed, so a core key
- * matches only a bank that no other bank of the list shares it with.
+ * Microfinance Bank", "TAJ Bank" and "TAJBank"): an exact key first, then a loose one. Loose keys
+ * shared by two different banks are dropped rather than guessed. The kind of bank ("MFB", "PSB")
+ * is never dropped: "Nova MFB" is not our Nova Bank; a name that differs more is listed by hand
+ * (`PAYSTACK_NAMES`).
  */
 class NameIndex<T> {
   private readonly exact = new Map<string, T>();
   private readonly loose = new Map<string, T | null>();
-  private readonly core = new Map<string, T | null>();
 
   add(name: string, value: T): void {
     const exact = exactKey(name);
     if (!this.exact.has(exact)) this.exact.set(exact, value);
-    const words = looseWords(name);
-    addUnlessShared(this.loose, words.join(''), value);
-    addUnlessShared(this.core, coreKey(words), value);
+    const loose = looseKey(name);
+    if (!loose) return;
+    const existing = this.loose.get(loose);
+    this.loose.set(loose, existing === undefined || existing === value ? value : null);
   }
 
   find(name: string): T | undefined {
     if (!name) return undefined;
-    const words = looseWords(name);
-    return (
-      this.exact.get(exactKey(name)) ??
-      this.loose.get(words.join('')) ??
-      this.core.get(coreKey(words)) ??
-      undefined
-    );
+    return this.exact.get(exactKey(name)) ?? this.loose.get(looseKey(name)) ?? undefined;
   }
 
   /** By the exact key only: no words dropped (a loose key drops "(Diamond)", another bank). */
@@ -913,18 +907,9 @@ class NameIndex<T> {
   }
 }
 
-/** Keeps `value` under `key`, or null once another value claims the same key (never guessed). */
-function addUnlessShared<T>(keys: Map<string, T | null>, key: string, value: T): void {
-  if (!key) return;
-  const existing = keys.get(key);
-  keys.set(key, existing === undefined || existing === value ? value : null);
-}
-
 /** Whether two spellings name the same bank, by the keys `NameIndex` matches on. */
 function sameBankName(a: string, b: string): boolean {
-  const index = new NameIndex<true>();
-  index.add(a, true);
-  return index.find(b) === true;
+  return exactKey(a) === exactKey(b) || (looseKey(a) !== '' && looseKey(a) === looseKey(b));
 }
 
 function exactKey(name: string): string {
@@ -936,8 +921,7 @@ function exactKey(name: string): string {
 
 const NAME_NOISE = new Set(['plc', 'ltd', 'limited', 'nigeria', 'ng', 'of', 'the', 'for', 'and', 'bank']);
 
-/** A name's words without noise, what is in brackets, or a trailing "bank" ("TAJBank" is "taj"). */
-function looseWords(name: string): string[] {
+function looseKey(name: string): string {
   return name
     .toLowerCase()
     .replace(/\([^)]*\)/g, ' ')
@@ -945,19 +929,19 @@ function looseWords(name: string): string[] {
     .replace(/payment\s+service\s+bank/g, 'psb')
     .split(/[^a-z0-9]+/)
     .filter((word) => word && !NAME_NOISE.has(word))
-    .map((word) => (word.length > 4 && word.endsWith('bank') ? word.slice(0, -4) : word));
-}
-
-/** The loose words without the kind of bank: "Kuda Bank" and "Kuda Microfinance Bank" are "kuda". */
-function coreKey(words: string[]): string {
-  return words.filter((word) => word !== 'mfb' && word !== 'psb').join('');
+    .map((word) => (word.length > 4 && word.endsWith('bank') ? word.slice(0, -4) : word))
+    .join('');
 }
 
 /**
  * Names Paystack gives some of our banks that no key of `NameIndex` can tell are theirs, by our
- * code: OPay's company is Paycom, as Paystack's own `/bank` sample lists it ("Paycom", 999992).
+ * code, each from Paystack's own samples and list: Kuda Microfinance Bank is "Kuda Bank" (50211,
+ * a transfer recipient's `bank_name`), OPay's company is Paycom (999992, the `/bank` sample).
  */
-const PAYSTACK_NAMES: Readonly<Record<string, readonly string[]>> = { '100004': ['Paycom'] };
+const PAYSTACK_NAMES: Readonly<Record<string, readonly string[]>> = {
+  '090267': ['Kuda Bank'],
+  '100004': ['Paycom'],
+};
 
 /** Our bank's names to look for in Paystack's list: its own, then those Paystack is known to use. */
 function namesOf(bank: BankRecord): readonly string[] {

@@ -133,9 +133,10 @@ describe('Paystack: the bank an account is issued at', () => {
     }
   });
 
-  it('finds banks Paystack names otherwise when its list gives no NIP code, and never guesses between two', async () => {
+  it('finds banks Paystack names otherwise when its list gives no NIP code, and never a like-named other bank', async () => {
     // As Paystack's own samples spell them: /bank lists OPay as "Paycom" (999992), a recipient's
-    // bank_name is "Kuda Bank" (50211); two lenders share the core name "Sparkle".
+    // bank_name is "Kuda Bank" (50211). Other lenders of a like name are other banks: a Nova MFB is
+    // not our Nova Bank (561), a Sparkle Bank or PSB not our Sparkle Microfinance Bank.
     const banks = [
       { id: 1, name: 'Kuda Bank', slug: 'kuda-bank', code: '50211' },
       { id: 2, name: 'Paycom', slug: 'paycom', code: '999992' },
@@ -144,6 +145,8 @@ describe('Paystack: the bank an account is issued at', () => {
       { id: 5, name: 'Sparkle Bank', slug: 'sparkle-bank', code: '51310' },
       { id: 6, name: 'Sparkle PSB', slug: 'sparkle-psb', code: '51311' },
       { id: 7, name: 'Moniepoint MFB', slug: 'moniepoint-mfb-ng', code: '50515' },
+      { id: 8, name: 'Nova MFB', slug: 'nova-mfb', code: '50206' },
+      { id: 9, name: 'Nova Merchant Bank', slug: 'nova-merchant-bank', code: '561' },
     ].map((bank) => ({ ...bank, active: true, currency: 'NGN' }));
     const asked: string[] = [];
     const server = createServer((request, response) => {
@@ -173,7 +176,8 @@ describe('Paystack: the bank an account is issued at', () => {
       expect(await sentTo('100004')).toEqual(['999992']); // OPay
       expect(await sentTo('090405')).toEqual(['50515']); // Moniepoint Microfinance Bank
       expect(await sentTo('044')).toEqual(['044']); // never the Diamond bank's 063
-      // Sparkle Microfinance Bank: "Sparkle Bank" or "Sparkle PSB"? Neither is guessed.
+      expect(await sentTo('561')).toEqual(['561']); // Nova Bank by its code, never Nova MFB
+      // Sparkle Microfinance Bank is neither "Sparkle Bank" nor "Sparkle PSB".
       await expect(partner.checkBank('090325')).rejects.toMatchObject({ code: 'bank_not_supported' });
     } finally {
       server.closeAllConnections();
