@@ -6,7 +6,7 @@ import { Overview } from './app/overview.tsx';
 import { Payments } from './app/payments.tsx';
 import { SignIn } from './app/sign-in.tsx';
 import { Transactions } from './app/transactions.tsx';
-import { focusHeading, keepSecretsOf, SecretsShown } from './app/ui.tsx';
+import { focusHeading, SecretsShown } from './app/ui.tsx';
 import { Webhooks } from './app/webhooks.tsx';
 
 /** The dashboard (API.md §10): one page per concern, chosen by the URL's hash (#/keys, …). */
@@ -90,20 +90,15 @@ function App() {
     document.title =
       session && current ? `${current.label} · NairaPay dashboard` : 'Sign in · NairaPay dashboard';
   }, [session, current]);
-  // A secret made just before the session ended is still shown, over the sign-in form.
   if (!session)
     return (
-      <>
-        <SignIn
-          notice={ended}
-          onSignedIn={(started) => {
-            keepSecretsOf(started.email);
-            setEnded(undefined);
-            setSession(started);
-          }}
-        />
-        <SecretsShown />
-      </>
+      <SignIn
+        notice={ended}
+        onSignedIn={(started) => {
+          setEnded(undefined);
+          setSession(started);
+        }}
+      />
     );
   const Page = current?.page ?? Overview;
   const signOut = () => {

@@ -915,19 +915,40 @@ async function main(): Promise<number> {
         .catch(() => false),
     );
 
-    // A tab opened from this one holds a copy of its session: Sign out here signs it out too.
+    // A tab opened from this one holds a copy of its session: Sign out in one signs out the other.
+    // Signed out while a key it asked for is on its way, the key's answer shows no secret: the
+    // session that asked has ended (and a shared computer's next user must not see it).
     const [twin] = await Promise.all([
       withCode.context().waitForEvent('page'),
       withCode.evaluate('window.open(location.href)'),
     ]);
     await twin.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
-    await withCode.getByRole('button', { name: 'Sign out' }).click();
+    await twin.getByRole('link', { name: 'API keys' }).click();
+    await twin.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await twin.route(/\/api\/v1\/dashboard\/keys$/, async (route) => {
+      if (route.request().method() === 'POST') await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await route.continue();
+    });
+    const madeLate = twin.waitForResponse(
+      (answer) => /\/api\/v1\/dashboard\/keys$/.test(answer.url()) && answer.request().method() === 'POST',
+    );
+    await twin.getByRole('button', { name: 'Create key' }).click();
+    await twin.getByRole('button', { name: 'Sign out' }).click();
+    const lateAnswer = await madeLate;
+    await new Promise((resolve) => setTimeout(resolve, 500));
     check(
-      'Sign out signs out a tab opened from this one, saying why',
-      await twin
+      'a key answered after Sign out shows no secret on the sign-in form',
+      lateAnswer.status() === 201 &&
+        (await twin.getByLabel('Email').isVisible()) &&
+        (await twin.getByRole('dialog').count()) === 0,
+      `${lateAnswer.status()}, ${await twin.getByRole('dialog').count()} dialog(s)`,
+    );
+    check(
+      'Sign out in a tab signs out the tab it was opened from, saying why',
+      await withCode
         .getByText('You signed out in another tab: sign in again.')
         .waitFor({ timeout: 5_000 })
-        .then(async () => (await twin.evaluate("sessionStorage.getItem('naira.session')")) === null)
+        .then(async () => (await withCode.evaluate("sessionStorage.getItem('naira.session')")) === null)
         .catch(() => false),
     );
 

@@ -53,7 +53,11 @@ describe('strict input over HTTP (API.md §11)', () => {
     async (path, field) => {
       const response = await get(path);
       expect(response.status).toBe(400);
-      expect(response.body).toMatchObject({ code: 'validation_error', errors: [{ field }] });
+      expect(response.body).toMatchObject({
+        message: 'Query parameter given more than once',
+        code: 'validation_error',
+        errors: [{ field, message: 'Given more than once' }],
+      });
     },
   );
 

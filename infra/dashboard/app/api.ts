@@ -54,18 +54,23 @@ export function currentSession(): Session | undefined {
   return session.expires_at > Date.now() ? session : undefined;
 }
 
-/** Who signed in last in this tab, kept after their session ends (whose a late answer is). */
-let lastSignedIn: string | undefined;
+/**
+ * Which session of this tab is the current one: every sign-in, and every end of one (Sign out,
+ * the hour, a 401), moves it on. An answer to a request asked in another session is not this
+ * session's to act on: a new secret is not shown (it may be another user's, or left on the
+ * sign-in form of a shared computer), and a late 401 ends nobody's session.
+ */
+let sessionsSeen = 0;
 
 export function saveSession(session: Session | undefined): void {
-  if (session) lastSignedIn = session.email;
+  sessionsSeen += 1;
   if (session) sessionStorage.setItem(TOKEN_KEY, JSON.stringify(session));
   else sessionStorage.removeItem(TOKEN_KEY);
 }
 
-/** The email of the session now, or of the last one of this tab once it has ended. */
-export function signedInAs(): string | undefined {
-  return currentSession()?.email ?? lastSignedIn;
+/** The current session of this tab, as `Page.session` names the one a request was asked in. */
+export function sessionNow(): number {
+  return sessionsSeen;
 }
 
 export interface Page<T> {
@@ -74,6 +79,8 @@ export interface Page<T> {
   message: string;
   /** The answer to an earlier request of the same `Idempotency-Key`, replayed (`Idempotent-Replayed`). */
   replayed: boolean;
+  /** The session of this tab the request was asked in (`sessionNow()` as it was sent). */
+  session: number;
 }
 
 /** Calls a route of the dashboard's API; throws `ApiFailure` with the API's message on an error. */
@@ -84,6 +91,7 @@ export async function request<T>(
   extraHeaders: Record<string, string> = {},
 ): Promise<Page<T>> {
   const session = currentSession();
+  const askedIn = sessionsSeen;
   if (!session && sessionStorage.getItem(TOKEN_KEY) !== null) {
     // Signed in, and the token has expired since: the app asks the user to sign in again.
     saveSession(undefined);
@@ -113,7 +121,8 @@ export async function request<T>(
     errors?: { field: string; message: string }[];
   };
   if (!response.ok) {
-    if (response.status === 401 && session) {
+    // Refused the session it was asked in: the one now, if another has begun since, is not ended.
+    if (response.status === 401 && session && askedIn === sessionsSeen) {
       saveSession(undefined);
       onSignedOut();
     }
@@ -134,6 +143,7 @@ export async function request<T>(
     nextCursor: envelope.meta?.next_cursor ?? null,
     message: envelope.message ?? '',
     replayed: response.headers.get('Idempotent-Replayed') === 'true',
+    session: askedIn,
   };
 }
 

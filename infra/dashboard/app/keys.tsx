@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiFailure, request, requestAll, serverNow } from './api.ts';
+import { ApiFailure, type Page, request, requestAll, serverNow } from './api.ts';
 import { when } from './format.ts';
 import type { ApiKey } from './types.ts';
 import { Alert, Dialog, DialogActions, Status, showSecret, Table, useActions, useLoad } from './ui.tsx';
@@ -18,20 +18,29 @@ const ips = (text: string) =>
     .filter(Boolean);
 
 /** A new key's secret, shown once by the app (also if this page is left before the answer comes). */
-function showKey(key: ApiKey): void {
+function showKey({ data: key, session }: Page<ApiKey>): void {
   if (!key.api_secret) return;
-  showSecret({
-    title: 'Your new API key',
-    fields: [
-      ['X-API-Key', key.api_key],
-      ['X-API-Secret', key.api_secret],
-      ...(key.rolled_key
-        ? ([['Old key works until', when(key.rolled_key.expires_at)]] as [string, string][])
-        : []),
-    ],
-    copy: `X-API-Key: ${key.api_key}\nX-API-Secret: ${key.api_secret}`,
-  });
+  showSecret(
+    {
+      title: 'Your new API key',
+      fields: [
+        ['X-API-Key', key.api_key],
+        ['X-API-Secret', key.api_secret],
+        ...(key.rolled_key
+          ? ([['Old key works until', when(key.rolled_key.expires_at)]] as [string, string][])
+          : []),
+      ],
+      copy: `X-API-Key: ${key.api_key}\nX-API-Secret: ${key.api_secret}`,
+    },
+    session,
+  );
 }
+
+/** The keys read again before a change: only a read, so no change is in doubt if it finds no answer. */
+const readKeys = () =>
+  requestAll<ApiKey>('/keys').catch((failure: unknown) => {
+    throw failure instanceof ApiFailure && failure.status === 0 ? new Error(failure.message) : failure;
+  });
 
 /** A key's refusal as not found: revoked or expired since the list was read (by a colleague). */
 const goneSince = (key: ApiKey, failure: unknown) =>
@@ -54,11 +63,7 @@ export function ApiKeys() {
     // changed its list, rolled or revoked it since this page read them. Saving the list as this page
     // last showed it would silently put theirs back.
     void act(async () => {
-      // Only a read: no change of the person's is in doubt if it finds no answer.
-      const listed = await requestAll<ApiKey>('/keys').catch((failure: unknown) => {
-        throw failure instanceof ApiFailure && failure.status === 0 ? new Error(failure.message) : failure;
-      });
-      const now = listed.find((key) => key.api_key === what.key.api_key);
+      const now = (await readKeys()).find((key) => key.api_key === what.key.api_key);
       if (now?.status !== 'active') throw goneSince(what.key, new ApiFailure(404, 'API key not found'));
       setActing({ kind: 'ips', key: now });
     });
@@ -75,9 +80,7 @@ export function ApiKeys() {
     const form = event.currentTarget as HTMLFormElement;
     const allowed = ips(String(new FormData(form).get('allowed_ips') ?? ''));
     return act(async () => {
-      showKey(
-        (await request<ApiKey>('POST', '/keys', allowed.length ? { allowed_ips: allowed } : undefined)).data,
-      );
+      showKey(await request<ApiKey>('POST', '/keys', allowed.length ? { allowed_ips: allowed } : undefined));
       form.reset();
     }, 'create');
   };
@@ -92,7 +95,7 @@ export function ApiKeys() {
         throw goneSince(key, failure);
       });
       setActing(undefined);
-      showKey(rolled.data);
+      showKey(rolled);
     });
   };
   const revoke = (key: ApiKey) =>
@@ -105,7 +108,7 @@ export function ApiKeys() {
   // open is shown, not overwritten (the dialog then shows theirs; Save again replaces it).
   const saveIps = (key: ApiKey, text: string) =>
     act(async () => {
-      const now = (await requestAll<ApiKey>('/keys')).find((candidate) => candidate.api_key === key.api_key);
+      const now = (await readKeys()).find((candidate) => candidate.api_key === key.api_key);
       if (now?.status !== 'active') {
         setActing(undefined);
         throw goneSince(key, new ApiFailure(404, 'API key not found'));

@@ -2,7 +2,7 @@ import { toSvgPath } from 'lean-qr/extras/svg';
 import { generate } from 'lean-qr/nano';
 import type { ComponentChildren, Ref } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiFailure, signedInAs } from './api.ts';
+import { ApiFailure, currentSession, sessionNow } from './api.ts';
 import { problem } from './format.ts';
 
 /** A load's state: its data, or its error and the request fields the API refused (`errors[].field`). */
@@ -16,13 +16,14 @@ interface Loaded<T> {
 /**
  * Loads data for a page; `reload` fetches again (after a change). Only the latest load's answer is
  * shown: an earlier one that arrives late (a slow answer to a filter since changed) is dropped. A
- * reload that fails keeps the data read before, and says it is as last read: a list never turns
- * into "No keys yet." because the network failed.
+ * reload that finds no answer (or the service failing, 5xx) keeps the data read before, saying it is
+ * as last read: a list never turns into "No keys yet." because the network failed. A load for other
+ * inputs (a filter, a page), or one refused (4xx), shows no data of before as if it were its own.
  */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [state, setState] = useState<Loaded<T>>({ loading: true });
   const latest = useRef(0);
-  const run = useCallback(() => {
+  const run = useCallback((again: boolean) => {
     const ticket = ++latest.current;
     const settle = (next: (previous: Loaded<T>) => Loaded<T>) => {
       if (ticket === latest.current) setState(next);
@@ -31,16 +32,21 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
     load().then(
       (data) => settle(() => ({ data, loading: false })),
       (error: unknown) =>
-        settle((previous) => ({
-          data: previous.data,
-          error: previous.data === undefined ? problem(error) : `${problem(error)} Shown as last read.`,
-          refusedFields: error instanceof ApiFailure ? error.errors.map((refused) => refused.field) : [],
-          loading: false,
-        })),
+        settle((previous) => {
+          const unanswered = !(error instanceof ApiFailure) || error.status === 0 || error.status >= 500;
+          const kept = again && unanswered ? previous.data : undefined;
+          return {
+            data: kept,
+            error: kept === undefined ? problem(error) : `${problem(error)} Shown as last read.`,
+            refusedFields: error instanceof ApiFailure ? error.errors.map((refused) => refused.field) : [],
+            loading: false,
+          };
+        }),
     );
   }, deps);
-  useEffect(run, [run]);
-  return { ...state, reload: run };
+  useEffect(() => run(false), [run]);
+  const reload = useCallback(() => run(true), [run]);
+  return { ...state, reload };
 }
 
 /**
@@ -274,33 +280,27 @@ export interface SecretShown {
   note?: string;
 }
 
-/** A secret to show, and the user whose change made it (never shown to another). */
-type OwnedSecret = SecretShown & { owner: string | undefined };
+/** A secret to show, and the session of this tab whose change made it (shown in that one only). */
+type SessionSecret = SecretShown & { session: number };
 
 /** Secrets made and not yet dismissed, oldest first (two pages' changes may both answer). */
-let secretsToShow: OwnedSecret[] = [];
-let onSecretsChanged: (secrets: OwnedSecret[]) => void = () => undefined;
+let secretsToShow: SessionSecret[] = [];
+let onSecretsChanged: (secrets: SessionSecret[]) => void = () => undefined;
 
 /**
- * Shows a new secret, wherever the person is by the time its answer comes: on another page of the
- * dashboard, or on the sign-in form if the session ended meanwhile. The app shows it
- * (`SecretsShown`), not the page that asked, which may be gone: a secret is never made and lost.
+ * Shows a new secret wherever the person is in the dashboard by the time its answer comes (another
+ * page, if they left the one that asked): the app shows it (`SecretsShown`), not the page, which
+ * may be gone. Only within the session that asked (`session`, the answer's `Page.session`): once
+ * it has ended (Sign out, the hour, another sign-in) the secret is not shown to whoever is there
+ * now; the key or endpoint is made, and listed, without it.
  */
-export function showSecret(secret: SecretShown): void {
-  secretsToShow = [...secretsToShow, { ...secret, owner: signedInAs() }];
+export function showSecret(secret: SecretShown, session: number): void {
+  if (session !== sessionNow() || !currentSession()) return;
+  secretsToShow = [...secretsToShow.filter((shown) => shown.session === session), { ...secret, session }];
   onSecretsChanged(secretsToShow);
 }
 
-/**
- * Someone signed in in this tab: a secret still shown from another user's change (made as their
- * session ended, and left on the sign-in form) is not theirs to see, and goes.
- */
-export function keepSecretsOf(email: string): void {
-  secretsToShow = secretsToShow.filter((secret) => secret.owner === email);
-  onSecretsChanged(secretsToShow);
-}
-
-/** The secrets made, one dialog at a time until each one's Done: rendered once by the app. */
+/** The secrets made in this session, one dialog at a time until each one's Done: rendered by the app. */
 export function SecretsShown() {
   const [secrets, setSecrets] = useState(secretsToShow);
   useEffect(() => {
@@ -310,14 +310,15 @@ export function SecretsShown() {
       onSecretsChanged = () => undefined;
     };
   }, []);
-  const [secret] = secrets;
+  // One still open when its session ended is gone with it (the app shows this in a session only).
+  const [secret] = secrets.filter((shown) => shown.session === sessionNow());
   if (!secret) return null;
   const done = () => {
-    secretsToShow = secretsToShow.slice(1);
+    secretsToShow = secretsToShow.filter((shown) => shown !== secret);
     setSecrets(secretsToShow);
   };
   // Keyed by its value: the next secret opens as a dialog of its own.
-  const { owner: _owner, ...shown } = secret;
+  const { session: _session, ...shown } = secret;
   return <SecretDialog key={secret.copy} {...shown} onClose={done} />;
 }
 

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, type Page, query, request, requestAll, signedInAs } from './api.ts';
+import { ApiFailure, currentSession, type Page, query, request, requestAll } from './api.ts';
 import { when } from './format.ts';
 import type { Endpoint, MerchantEvent } from './types.ts';
 import {
@@ -18,16 +18,19 @@ import {
 /**
  * The Idempotency-Key of a change not yet known to be made: asking again for the same change after
  * a failure (a lost answer) sends the same key, so it is made once; once made, it is forgotten.
- * Kept for the whole app, not the page: asked again after leaving the page and coming back (Back,
- * then Forward) is still the same change. Each user's own: another signing in in this tab asks anew.
+ * Kept by the app, not the page (asked again after leaving the page and coming back, Back then
+ * Forward, is still the same change), for one user, and for 10 minutes: a rotation asked for
+ * later, on purpose (after a leak), is a new one, not the old one's answer again.
  */
-const changeKeys = new Map<string, { asked: string; key: string }>();
+const changeKeys = new Map<string, { asked: string; key: string; at: number }>();
+const SAME_CHANGE_MS = 10 * 60_000;
 async function keyed<T>(slot: string, asked: unknown, send: (key: string) => Promise<T>): Promise<T> {
   const text = JSON.stringify(asked);
-  const whose = `${signedInAs()} ${slot}`;
+  const whose = `${currentSession()?.email} ${slot}`;
   const held = changeKeys.get(whose);
-  const key = held?.asked === text ? held.key : crypto.randomUUID();
-  changeKeys.set(whose, { asked: text, key });
+  const same = held?.asked === text && Date.now() - held.at < SAME_CHANGE_MS;
+  const key = held && same ? held.key : crypto.randomUUID();
+  changeKeys.set(whose, { asked: text, key, at: same ? (held?.at ?? Date.now()) : Date.now() });
   const answer = await send(key);
   changeKeys.delete(whose);
   return answer;
@@ -36,15 +39,18 @@ async function keyed<T>(slot: string, asked: unknown, send: (key: string) => Pro
 /** An endpoint's new secret, shown once by the app (also if this page is left before the answer). */
 function showEndpointSecret(answer: Page<Endpoint>, replayedNote: string): void {
   if (!answer.data.secret) return;
-  showSecret({
-    title: "Your endpoint's signing secret",
-    fields: [
-      ['Endpoint', answer.data.url],
-      ['Secret', answer.data.secret],
-    ],
-    copy: answer.data.secret,
-    note: answer.replayed ? replayedNote : undefined,
-  });
+  showSecret(
+    {
+      title: "Your endpoint's signing secret",
+      fields: [
+        ['Endpoint', answer.data.url],
+        ['Secret', answer.data.secret],
+      ],
+      copy: answer.data.secret,
+      note: answer.replayed ? replayedNote : undefined,
+    },
+    answer.session,
+  );
 }
 
 /** An endpoint's refusal as not found: deleted since the list was read (by a colleague). */
