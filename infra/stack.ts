@@ -54,6 +54,7 @@ import {
   RECIPIENT_NOT_CONFIRMED,
   UNMATCHED_PAYMENT,
   UNREADABLE_TRANSFER_ANSWER,
+  WEBHOOK_REJECTED,
 } from '#shared/definitions/alerts.ts';
 import {
   deadLetterQueueName,
@@ -785,8 +786,17 @@ export class PaymentsStack extends Stack {
         evaluationPeriods: 1,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }).addAlarmAction(notify);
-    /** An alarm on a log line a function writes when an operator must act (`message` of the JSON log). */
-    const logAlarm = (name: string, fn: ServiceFunction, message: string, alarmDescription: string) => {
+    /**
+     * An alarm on a log line a function writes when an operator must act (`message` of the JSON
+     * log): on any one in 5 minutes, or on more than `threshold` within `period`.
+     */
+    const logAlarm = (
+      name: string,
+      fn: ServiceFunction,
+      message: string,
+      alarmDescription: string,
+      { threshold = 0, period = Duration.minutes(5) } = {},
+    ) => {
       const filter = new MetricFilter(this, `${name}Filter`, {
         logGroup: fn.logGroup as LogGroup,
         filterPattern: FilterPattern.stringValue('$.message', '=', message),
@@ -794,11 +804,7 @@ export class PaymentsStack extends Stack {
         metricName: `${name}-${stage}`,
         metricValue: '1',
       });
-      alarm(
-        `${name}Alarm`,
-        alarmDescription,
-        filter.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
-      );
+      alarm(`${name}Alarm`, alarmDescription, filter.metric({ period, statistic: 'Sum' }), threshold);
     };
     for (const [name, { fn, deadLetters, givenUp }] of parts.consumers) {
       if (deadLetters) {
@@ -893,6 +899,15 @@ export class PaymentsStack extends Stack {
       'More than 1% of API requests answered 5xx',
       this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Average' }),
       0.01,
+    );
+    // One refusal may be someone trying the public URL; five in 15 minutes are the partner's own
+    // deliveries refused (it retries each), so no payment is being credited.
+    logAlarm(
+      'WebhooksRejected',
+      parts.webhook,
+      WEBHOOK_REJECTED,
+      "Partner webhooks were refused (401 invalid_signature) 5 times or more in 15 minutes: if they are the partner's, no payment is being credited; check the webhook secret (README runbook)",
+      { threshold: 4, period: Duration.minutes(15) },
     );
     logAlarm(
       'UnmatchedPayments',

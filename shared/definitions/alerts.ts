@@ -6,6 +6,13 @@
 /** A payment nobody could be credited for, or held by a bound (kept in `unmatched-payments`). */
 export const UNMATCHED_PAYMENT = 'payment kept as unmatched';
 
+/**
+ * A partner webhook delivery refused (401 `invalid_signature`). Many in a row mean the partner's
+ * deliveries are all refused, so no payment is credited: the webhook secret (or the partner's key)
+ * is wrong, after a rotation say. A few may be someone trying the public URL.
+ */
+export const WEBHOOK_REJECTED = 'webhook rejected';
+
 /** A transfer still pending `TRANSFER_REQUERY_ALERT_HOURS` after it was sent. */
 export const OVERDUE_TRANSFER = 'transfer pending past the alert window';
 

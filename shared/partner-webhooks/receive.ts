@@ -1,3 +1,4 @@
+import { WEBHOOK_REJECTED } from '#shared/definitions/alerts.ts';
 import { ApiError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { enqueue } from '#shared/partner-webhooks/queue.ts';
@@ -14,7 +15,7 @@ export async function receiveDelivery(delivery: WebhookDelivery, requestId?: str
   const bank = deliveryReader();
   const problem = await bank.verifyDelivery(delivery);
   if (problem) {
-    logger.warn('webhook rejected', { partner: bank.name, reason: problem });
+    logger.warn(WEBHOOK_REJECTED, { partner: bank.name, reason: problem });
     throw new ApiError('invalid_signature', 'Invalid webhook signature');
   }
   const { deliveryId, events, partnersId } = bank.eventsOf(delivery);

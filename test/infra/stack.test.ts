@@ -14,6 +14,7 @@ import {
   RECIPIENT_NOT_CONFIRMED,
   UNMATCHED_PAYMENT,
   UNREADABLE_TRANSFER_ANSWER,
+  WEBHOOK_REJECTED,
 } from '#shared/definitions/alerts.ts';
 import {
   countsWithoutKey,
@@ -608,6 +609,7 @@ describe('the AWS stack', () => {
         // Each consumer, the requery, the webhook, and the account as a whole.
         ...Array.from({ length: CONSUMERS.length + 3 }, () => 'Throttles'),
         'Url5xxCount',
+        'WebhooksRejected-dev',
         'UnmatchedPayments-dev',
         'OverdueTransfers-dev',
         'ContradictedTransfers-dev',
@@ -626,7 +628,15 @@ describe('the AWS stack', () => {
         TreatMissingData: 'notBreaching',
       });
     }
+    // Partner webhooks refused: more than 4 in 15 minutes (one may be someone trying the URL).
+    dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'WebhooksRejected-dev',
+      Statistic: 'Sum',
+      Period: 900,
+      Threshold: 4,
+    });
     for (const message of [
+      WEBHOOK_REJECTED,
       OVERDUE_TRANSFER,
       UNMATCHED_PAYMENT,
       CONTRADICTED_SETTLEMENT,
