@@ -66,7 +66,13 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
   const working = others.map(async ({ record, event, work }) => {
     try {
       await work();
-      logger.info('event processed', { message_id: record.messageId, type: event.type, ...traceOf(event) });
+      logger.info('event processed', {
+        message_id: record.messageId,
+        type: event.type,
+        ...traceOf(event),
+        // A transfer's verdict as the partner gave it (what the transfer became is in its own lines).
+        ...(event.type === 'TransferSettled' ? { verdict: event.outcome.status } : {}),
+      });
     } catch (error) {
       fail(record, 'event failed', error, event);
     }
@@ -78,10 +84,17 @@ export const handler = async (batch: SQSEvent, _context?: Context): Promise<SQSB
       fail(record, 'payment failed', outcome.reason, event);
       return;
     }
+    // The ledger entry and transaction only of a payment credited (now or before): a held or
+    // unmatched one has none. Its amount and account: what a merchant's "my customer paid" names.
+    const { entry_id, reference, ...trace } = traceOf(event);
+    const posted = outcome.value === 'credited' || outcome.value === 'duplicate';
     logger.info('payment processed', {
       message_id: record.messageId,
-      ...traceOf(event),
+      ...trace,
+      ...(posted ? { entry_id, reference } : {}),
       outcome: outcome.value,
+      amount: event.amount,
+      account_number: event.account_number,
     });
   });
   await Promise.all(working);

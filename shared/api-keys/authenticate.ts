@@ -145,10 +145,13 @@ async function loadKey(apiKey: string, now: number): Promise<CachedKey | undefin
  */
 export async function authenticate(credentials: Credentials, now = Date.now()): Promise<Caller> {
   const { apiKey, apiSecret, sourceIp } = credentials;
-  const fail = (reason: string): never => {
+  const fail = (reason: string, known?: { merchant_id: string; source_ip?: string }): never => {
+    // The key's merchant and, for an allowlist's refusal, the address refused: what on-call tells
+    // the merchant (which address to allow). Never the secret.
     logger.warn('authentication failed', {
       reason,
       api_key: apiKey && isKeyId(apiKey) ? apiKey : undefined,
+      ...known,
     });
     throw new Unauthorized(reason);
   };
@@ -158,9 +161,11 @@ export async function authenticate(credentials: Credentials, now = Date.now()): 
   const key = await loadKey(apiKey, now);
   if (!key) return fail('unknown key');
   if (!secretMatches(apiSecret, key.record.secret_hash, pepper)) return fail('wrong secret');
-  if (key.record.status !== 'active') return fail('revoked key');
-  if (key.record.expires_at && Date.parse(key.record.expires_at) <= now) return fail('expired key');
-  if (key.allowlist && !key.allowlist.allows(sourceIp)) return fail('ip not allowed');
+  const merchant = { merchant_id: key.record.merchant_id };
+  if (key.record.status !== 'active') return fail('revoked key', merchant);
+  if (key.record.expires_at && Date.parse(key.record.expires_at) <= now) return fail('expired key', merchant);
+  if (key.allowlist && !key.allowlist.allows(sourceIp))
+    return fail('ip not allowed', { ...merchant, source_ip: sourceIp });
   // At most one write per key per minute: the cached record remembers the last use it recorded, so
   // a busy key does not pay a (conditional, usually refused) UpdateItem on every request.
   const lastUsed = key.record.last_used_at ? Date.parse(key.record.last_used_at) : 0;

@@ -164,7 +164,11 @@ function observe(): Middleware {
 function mapErrors(): Middleware {
   return {
     onError: (request) => {
-      if (isServerFault(request.error)) logger.error('request failed', request.error as Error);
+      // The partner down is answered 503 as API.md says, and its adapter logged the call that
+      // failed: no stack for an expected answer.
+      if (request.error instanceof ApiError && request.error.code === 'partner_unavailable')
+        logger.warn('request answered 503: partner unavailable');
+      else if (isServerFault(request.error)) logger.error('request failed', request.error as Error);
       request.response = errorResult(request.error, request.internal.requestId);
     },
   };

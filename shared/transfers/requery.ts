@@ -82,6 +82,7 @@ export async function requeryPendingTransfers(
         if (settled.status !== 'pending') {
           summary.settled++;
           logger.info('transfer settled by requery', {
+            merchant_id: transfer.merchant_id,
             reference: transfer.reference,
             status: settled.status,
           });
@@ -110,6 +111,7 @@ export async function requeryPendingTransfers(
         if (sent) {
           summary.resent++;
           logger.warn('transfer unknown to the partner: sent again', {
+            merchant_id: transfer.merchant_id,
             reference: transfer.reference,
             partner_reference: reference,
             status: after.status,

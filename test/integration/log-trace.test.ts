@@ -136,6 +136,11 @@ describe('log lines of a payment, end to end', () => {
         partner: 'sandbox',
       });
     }
+    // What a merchant's "my customer paid" names, and no ledger entry that was never made.
+    const processed = lines.find((line) => line.message === 'payment processed');
+    expect(processed).toMatchObject({ outcome: 'unmatched', amount: 777, account_number: '0000014579' });
+    expect(processed).not.toHaveProperty('entry_id');
+    expect(processed).not.toHaveProperty('reference');
   });
 });
 
