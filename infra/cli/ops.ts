@@ -33,11 +33,15 @@ const USAGE = `Usage:
   npm run ops -- given-up replay [--message <message_id>] [--json] [--stage prod]
   npm run ops -- events fan-out --from <time> --to <time> [--json] [--stage prod]
   npm run ops -- ledger audit [--merchant <merchant_id>] [--json] [--stage prod]
+  npm run ops -- transfers show <reference> --merchant <merchant_id> [--json] [--stage prod]
   npm run ops -- transfers fail <reference> --merchant <merchant_id> --reason "<text>" [--partner-checked] [--by <name>] [--json] [--stage prod]
 With --stage, --region <region> sets the AWS region of every call (default: AWS_REGION, else the profile's region).
 
 ledger audit checks every merchant's ledger (or one's): the balance is the sum of its entries, the
 entries run 1..n without gaps, each balance_after follows from the one before, none below zero.
+
+transfers show prints a transfer as the merchant sees it, and its hand-overs to the partner (how
+many, the last, until when resends are held): it reads only, and asks the partner nothing.
 
 transfers fail ends a pending transfer failed and gives amount + fee back, for one the partner
 never made (check with the partner first: the service never fails a transfer by guess; it asks the
@@ -65,7 +69,7 @@ const OPTIONS_OF: Record<string, Record<string, readonly string[]>> = {
   'given-up': { list: [], replay: ['message'] },
   events: { 'fan-out': ['from', 'to'] },
   ledger: { audit: ['merchant'] },
-  transfers: { fail: ['merchant', 'reason', 'by', 'partner-checked'] },
+  transfers: { show: ['merchant'], fail: ['merchant', 'reason', 'by', 'partner-checked'] },
 };
 
 /** Refusals that mean the command named something that does not exist (exit 2, like a typo). */
@@ -103,14 +107,14 @@ export async function runOps(argv: string[]): Promise<string> {
   const [group, command, id, ...extra] = positionals;
   if (group === undefined)
     usage(
-      'give a command: dlq list, dlq redrive, unmatched list, credit or return, given-up list or replay, events fan-out, ledger audit, transfers fail',
+      'give a command: dlq list, dlq redrive, unmatched list, credit or return, given-up list or replay, events fan-out, ledger audit, transfers show or fail',
     );
   const commands = group !== undefined && Object.hasOwn(OPTIONS_OF, group) ? OPTIONS_OF[group] : undefined;
   const options =
     commands && command !== undefined && Object.hasOwn(commands, command)
       ? (commands[command] ?? [])
       : usage(`unknown command ${positionals.join(' ')}`);
-  if (extra.length > 0 || (id !== undefined && !['credit', 'return', 'fail'].includes(command ?? '')))
+  if (extra.length > 0 || (id !== undefined && !['credit', 'return', 'fail', 'show'].includes(command ?? '')))
     usage(`unexpected ${[id, ...extra].filter(Boolean).join(' ')}`);
   refuseOptionsNotTaken(tokens, `${group} ${command}`, options);
   process.env.LOG_LEVEL ??= 'ERROR';
@@ -121,12 +125,15 @@ export async function runOps(argv: string[]): Promise<string> {
   } else {
     if (values.region !== undefined) usage('--region goes with --stage');
     // The sandbox too: `transfers fail` asks the partner first (the only command that calls it).
-    useLocalEnvironment(group === 'transfers' ? ['dynamodb', 'sqs', 'partner'] : ['dynamodb', 'sqs']);
+    useLocalEnvironment(
+      group === 'transfers' && command === 'fail' ? ['dynamodb', 'sqs', 'partner'] : ['dynamodb', 'sqs'],
+    );
   }
   const print = (json: unknown, text: string) => (values.json ? JSON.stringify(json) : text);
   if (group === 'dlq') return deadLetters(command ?? '', values, print);
   if (group === 'unmatched') return unmatched(command ?? '', id, values, print);
   if (group === 'ledger') return auditLedgers(values, print);
+  if (group === 'transfers' && command === 'show') return showTransfer(id, values, print);
   if (group === 'transfers') return failTransfer(id, values, print);
   return givenUp(command ?? '', values, print);
 }
@@ -281,6 +288,43 @@ async function auditLedgers(values: Values, print: Print): Promise<string> {
  * `transfers fail <reference>`: a pending transfer the partner never made, ended failed with its
  * money given back (`shared/transfers/operator.ts`).
  */
+/** A time for an operator: ISO 8601 (UTC), or "never". */
+const at = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : 'never');
+
+/** One transfer as its merchant sees it, and its hand-overs: read only (the partner is not asked). */
+async function showTransfer(reference: string | undefined, values: Values, print: Print): Promise<string> {
+  const { getTransaction, toApiTransaction } = await import('#shared/transactions/store.ts');
+  if (!reference) usage('transfers show needs the reference of a transfer');
+  const merchantId =
+    typeof values.merchant === 'string'
+      ? values.merchant
+      : usage('transfers show needs --merchant <merchant_id>');
+  const transfer = await getTransaction(merchantId ?? '', reference ?? '');
+  if (transfer?.category !== 'transfer')
+    return usage(
+      `no transfer ${reference} of ${merchantId} (a transfer's own reference, as the merchant gave it)`,
+    );
+  const found = transfer;
+  const handOvers = {
+    partner: found.partner ?? null,
+    partner_reference: found.partner_reference ?? null,
+    dispatches: found.dispatches ?? 0,
+    dispatched_at: found.dispatched_at ? at(found.dispatched_at) : null,
+    resends_held_until: found.resend_after ? at(found.resend_after) : null,
+    failed_by: found.failed_by ?? null,
+  };
+  const api = toApiTransaction(found);
+  return print(
+    { ...api, ...handOvers },
+    [
+      `Transfer ${shown(found.reference)} of ${merchantId}: ${api.status}, ${api.amount} kobo + ${api.fee} fee to ${api.counterparty.account_number} (${api.counterparty.bank_code}), created ${api.created_at}`,
+      `  partner ${handOvers.partner ?? 'none'}, its reference ${shown(handOvers.partner_reference ?? 'none')}; handed over ${handOvers.dispatches} time(s), last ${at(found.dispatched_at)}; resends held until ${at(found.resend_after)}`,
+      ...(found.failure_reason ? [`  reason: ${shown(found.failure_reason)}`] : []),
+      ...(found.failed_by ? [`  failed by ${shown(found.failed_by)} (transfers fail)`] : []),
+    ].join('\n'),
+  );
+}
+
 async function failTransfer(reference: string | undefined, values: Values, print: Print): Promise<string> {
   const { failTransfer: fail, TransferOperatorError } = await import('#shared/transfers/operator.ts');
   const { toApiTransaction } = await import('#shared/transactions/store.ts');

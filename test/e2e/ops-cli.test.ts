@@ -48,6 +48,15 @@ const listDlq = async () => {
   return JSON.parse(listed.stdout) as ListedMessage[];
 };
 
+/** A merchant funded with 20,000 kobo, and a transfer of 5,000 (fee 1,000) pending, handed over just now. */
+async function aFundedPendingTransfer(prefix: string) {
+  const m = (await aMerchant()).merchant.merchant_id;
+  await fund(m, 20_000);
+  const reference = `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+  await aPendingTransfer(m, reference, 5_000);
+  return { m, reference };
+}
+
 describe('npm run ops', { timeout: 120_000 }, () => {
   it('credits an unmatched payment to a merchant once: the second run is refused and moves nothing', async () => {
     const { merchant } = await aMerchant();
@@ -434,12 +443,31 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     }
   });
 
+  it('shows a transfer and its hand-overs, reading only: the partner is not asked, nothing is held', async () => {
+    const { m, reference } = await aFundedPendingTransfer('ops-show');
+    const before = await getTransaction(m, reference);
+    const shownText = await ops('transfers', 'show', reference, '--merchant', m);
+    expect(shownText.code).toBe(0);
+    expect(shownText.stdout).toContain(
+      `Transfer ${reference} of ${m}: pending, 5000 kobo + 1000 fee to 0000014579 (011)`,
+    );
+    expect(shownText.stdout).toContain('handed over 1 time(s)');
+    const json = JSON.parse((await ops('transfers', 'show', reference, '--merchant', m, '--json')).stdout);
+    expect(json).toMatchObject({
+      reference,
+      status: 'pending',
+      amount: 5_000,
+      dispatches: 1,
+      failed_by: null,
+    });
+    // Nothing written: the record is as it was (no hold, no count).
+    expect(await getTransaction(m, reference)).toEqual(before);
+    expect((await ops('transfers', 'show', 'nope', '--merchant', m)).code).toBe(2);
+    expect((await ops('transfers', 'show', reference)).code).toBe(2);
+  });
+
   it('fails a pending transfer the partner never made, once, and gives its money back, keeping who failed it from the merchant; never one sent lately', async () => {
-    const { merchant } = await aMerchant();
-    const m = merchant.merchant_id;
-    await fund(m, 20_000);
-    const reference = `ops-fail-${Math.random().toString(36).slice(2, 10)}`;
-    await aPendingTransfer(m, reference, 5_000);
+    const { m, reference } = await aFundedPendingTransfer('ops-fail');
     const reason = 'Paystack has no record of it (ticket 12)';
     const fail = (...more: string[]) =>
       ops('transfers', 'fail', reference, '--merchant', m, '--reason', reason, '--by', 'ada', ...more);
