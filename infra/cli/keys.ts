@@ -35,6 +35,7 @@ const USAGE = `Usage:
   npm run keys -- list --merchant <merchant_id> [--json] [--stage prod]
   npm run keys -- invite --merchant <merchant_id> --email <email> [--json] [--stage prod]
   npm run keys -- reset-mfa --email <email> [--json] [--stage prod]   (a user who lost their authenticator)
+  npm run keys -- reset-password --email <email> [--json] [--stage prod]   (a user who forgot their password)
 With --stage, --region <region> sets the AWS region of every call (default: AWS_REGION, else the profile's region).`;
 
 /** The options each command reads (as USAGE lists them), besides `EVERY_COMMAND_TAKES`'s. */
@@ -46,6 +47,7 @@ const OPTIONS_OF: Record<string, readonly string[]> = {
   list: ['merchant'],
   invite: ['merchant', 'email'],
   'reset-mfa': ['email'],
+  'reset-password': ['email'],
 };
 
 /** A phone number as the partner takes it: international (+ and 8-15 digits) or Nigerian (0 and 10). */
@@ -96,7 +98,8 @@ export async function runKeys(argv: string[]): Promise<string> {
   const [given, ...rest] = positionals;
   if (values.help) return USAGE;
   const command =
-    given ?? usage('give a command: create, roll, revoke, allow-ips, list, invite or reset-mfa');
+    given ??
+    usage('give a command: create, roll, revoke, allow-ips, list, invite, reset-mfa or reset-password');
   const options = Object.hasOwn(OPTIONS_OF, command)
     ? (OPTIONS_OF[command] ?? [])
     : usage(`unknown command ${command}`);
@@ -116,7 +119,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     // Only a new key is hashed with the pepper: the other commands work whatever the data folder.
     const hashes = command === 'create' || command === 'roll';
     useLocalEnvironment(['dynamodb', 'partner', 'cognito', ...(hashes ? (['pepper'] as const) : [])]);
-    if (command === 'invite' || command === 'reset-mfa') await useLocalUserPool();
+    if (command === 'invite' || command.startsWith('reset-')) await useLocalUserPool();
   }
   // Imported after the environment is set: the shared modules read their configuration at load.
   const { allowlistEntryProblem } = await import('#shared/api-keys/authenticate.ts');
@@ -269,6 +272,7 @@ export async function runKeys(argv: string[]): Promise<string> {
   }
   if (command === 'invite') return invite(values, values.stage === undefined, print);
   if (command === 'reset-mfa') return resetMfa(values, print);
+  if (command === 'reset-password') return resetPassword(values, print);
   const merchantId = values.merchant ?? usage('list needs --merchant <merchant_id>');
   // A mistyped id is said, not listed as a merchant without keys.
   if (!(await getMerchant(merchantId))) usage(`no merchant ${merchantId}`);
@@ -418,6 +422,36 @@ async function resetMfa(
     [
       `TOTP is off for ${user}: the next sign-in asks for the password alone, and a new authenticator can be set up in the dashboard.`,
       `Their sessions are signed out. If one was stolen, its ID token still works in the dashboard for up to an hour, for keys and webhook endpoints too: check npm run keys -- list --merchant ${merchantId}${stage} and revoke any key the user did not make, and have the user check Webhooks for endpoints they did not add (and rotate the others' secrets).`,
+    ].join('\n'),
+  );
+}
+
+/**
+ * `reset-password`: a dashboard user who forgot their password (the operator makes sure who is
+ * asking first, out of band) is signed out everywhere and given a temporary password, printed here
+ * to pass on (Cognito emails none for it, on AWS either); at their next sign-in they choose a new
+ * one, as at their first. Their TOTP, if on, is still asked for after it.
+ */
+async function resetPassword(
+  values: { email?: string },
+  print: (json: object, text: string) => string,
+): Promise<string> {
+  const email = values.email ?? usage('reset-password needs --email <email>');
+  const { getDashboardUser, signOutEverywhere, setTemporaryPassword } = await import(
+    '#shared/dashboard/users.ts'
+  );
+  const user = email.trim().toLowerCase();
+  const found = await getDashboardUser(user);
+  if (!found) return usage(`no dashboard user ${user}`);
+  const { temporaryPassword } = await import('#shared/dashboard/passwords.ts');
+  const password = temporaryPassword();
+  await signOutEverywhere(user);
+  await setTemporaryPassword(user, password);
+  return print(
+    { email: user, merchant_id: found.merchantId ?? null, temporary_password: password, signed_out: true },
+    [
+      `${user} has a temporary password: ${password}`,
+      `  Pass it on yourself (nothing is emailed); at their next sign-in they choose a new one. Their sessions are signed out, and the old password no longer works.`,
     ].join('\n'),
   );
 }

@@ -103,9 +103,9 @@ export async function getDashboardUser(email: string): Promise<DashboardUser | u
 }
 
 /**
- * Gives a user who never signed in a new temporary password, to be changed at their next sign-in:
- * locally, where no invitation is emailed, what Cognito's `RESEND` is on AWS (the one printed at
- * the invitation may be lost).
+ * Gives a user a new temporary password, to be changed at their next sign-in: one who never signed
+ * in, locally, where no invitation is emailed (what Cognito's `RESEND` is on AWS: the one printed
+ * at the invitation may be lost); or one who forgot their password (`keys reset-password`).
  */
 export async function setTemporaryPassword(email: string, password: string): Promise<void> {
   await cognito('AdminSetUserPassword', {
@@ -114,6 +114,11 @@ export async function setTemporaryPassword(email: string, password: string): Pro
     Password: password,
     Permanent: false,
   });
+}
+
+/** Signs a user out everywhere: their access and refresh tokens are refused from now on. */
+export async function signOutEverywhere(email: string): Promise<void> {
+  await cognito('AdminUserGlobalSignOut', { UserPoolId: userPoolId(), Username: email.trim().toLowerCase() });
 }
 
 /** Deletes a dashboard user (by email); the local demo user's reset only: operators disable users in Cognito. */
@@ -133,7 +138,7 @@ export async function deleteDashboardUser(email: string): Promise<void> {
 export async function turnOffTotp(email: string): Promise<void> {
   const username = email.trim().toLowerCase();
   try {
-    await cognito('AdminUserGlobalSignOut', { UserPoolId: userPoolId(), Username: username });
+    await signOutEverywhere(username);
     await cognito('AdminSetUserMFAPreference', {
       UserPoolId: userPoolId(),
       Username: username,

@@ -352,6 +352,33 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect((await startEnrolment(own)).status).toBe(200);
   });
 
+  it('gives a user who forgot their password a temporary one, signing them out: they choose a new one at sign-in', async () => {
+    const { merchantId, user, signIn } = await aUserOfNewMerchant('Forgot Password Ltd');
+    const before = data<{ access_token: string }>(await signIn()).access_token;
+    const reset = await keys('reset-password', '--email', user.email.toUpperCase(), '--json');
+    expect([reset.code, reset.stderr]).toEqual([0, '']);
+    const said = JSON.parse(reset.stdout.trim()) as { temporary_password: string };
+    expect(said).toEqual({
+      email: user.email,
+      merchant_id: merchantId,
+      temporary_password: expect.any(String),
+      signed_out: true,
+    });
+    // The old password is refused, the temporary one asks for a new password, the old session is out.
+    expect((await signIn()).status).toBe(401);
+    const withTemporary = await call(gateway, 'POST', '/api/v1/dashboard/sessions', {
+      body: { email: user.email, password: said.temporary_password },
+    });
+    expect(data(withTemporary)).toMatchObject({ challenge: 'NEW_PASSWORD_REQUIRED' });
+    const enrol = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
+      headers: user.headers,
+      body: { access_token: before },
+    });
+    expect(enrol.status).toBe(401);
+    expect((await keys('reset-password', '--email', 'nobody@forgot.ng')).code).toBe(2);
+    expect((await keys('reset-password')).code).toBe(2);
+  });
+
   it('prints the secret once in plain text mode too', async () => {
     const created = await keys('create', '--name', 'Plain Text Ltd');
     expect(created.stdout).toMatch(/api_key: +pk_[0-9a-f]{32}/);
