@@ -900,14 +900,14 @@ export class PaymentsStack extends Stack {
       this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Average' }),
       0.01,
     );
-    // One refusal may be someone trying the public URL; five in 15 minutes are the partner's own
-    // deliveries refused (it retries each), so no payment is being credited.
+    // One refusal may be someone trying the public URL; three in 15 minutes are most likely the
+    // partner's own (Paystack retries a delivery every 3 minutes at first), so no payment is credited.
     logAlarm(
       'WebhooksRejected',
       parts.webhook,
       WEBHOOK_REJECTED,
-      "Partner webhooks were refused (401 invalid_signature) 5 times or more in 15 minutes: if they are the partner's, no payment is being credited; check the webhook secret (README runbook)",
-      { threshold: 4, period: Duration.minutes(15) },
+      "Partner webhooks were refused (401 invalid_signature) 3 times or more in 15 minutes: if they are the partner's, no payment is being credited; check the webhook secret (README runbook)",
+      { threshold: 2, period: Duration.minutes(15) },
     );
     logAlarm(
       'UnmatchedPayments',

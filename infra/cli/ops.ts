@@ -285,46 +285,55 @@ async function auditLedgers(values: Values, print: Print): Promise<string> {
 }
 
 /**
- * `transfers fail <reference>`: a pending transfer the partner never made, ended failed with its
- * money given back (`shared/transfers/operator.ts`).
+ * `transfers show <reference>`: one transfer as its merchant sees it, and its hand-overs, reading
+ * only (the partner is not asked). Resends are held until the later of the partner's hold (an
+ * answer that it has the transfer) and an operator's (`transfers fail` refused as sent lately).
  */
-/** A time for an operator: ISO 8601 (UTC), or "never". */
-const at = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : 'never');
-
-/** One transfer as its merchant sees it, and its hand-overs: read only (the partner is not asked). */
 async function showTransfer(reference: string | undefined, values: Values, print: Print): Promise<string> {
   const { getTransaction, toApiTransaction } = await import('#shared/transactions/store.ts');
-  if (!reference) usage('transfers show needs the reference of a transfer');
-  const merchantId =
-    typeof values.merchant === 'string'
-      ? values.merchant
-      : usage('transfers show needs --merchant <merchant_id>');
-  const transfer = await getTransaction(merchantId ?? '', reference ?? '');
+  if (!reference) return usage('transfers show needs the reference of a transfer');
+  if (typeof values.merchant !== 'string') return usage('transfers show needs --merchant <merchant_id>');
+  const merchantId = values.merchant;
+  const transfer = await getTransaction(merchantId, reference);
   if (transfer?.category !== 'transfer')
     return usage(
       `no transfer ${reference} of ${merchantId} (a transfer's own reference, as the merchant gave it)`,
     );
-  const found = transfer;
+  const heldUntil = Math.max(transfer.resend_after ?? 0, transfer.operator_hold_until ?? 0);
   const handOvers = {
-    partner: found.partner ?? null,
-    partner_reference: found.partner_reference ?? null,
-    dispatches: found.dispatches ?? 0,
-    dispatched_at: found.dispatched_at ? at(found.dispatched_at) : null,
-    resends_held_until: found.resend_after ? at(found.resend_after) : null,
-    failed_by: found.failed_by ?? null,
+    partner: transfer.partner ?? null,
+    partner_reference: transfer.partner_reference ?? null,
+    partner_account: transfer.partner_account ?? null,
+    dispatches: transfer.dispatches ?? 0,
+    dispatched_at: transfer.dispatched_at ? at(transfer.dispatched_at) : null,
+    resends_held_until: heldUntil > Date.now() ? at(heldUntil) : null,
+    kept_refusal: transfer.refusal ?? null,
+    failed_by: transfer.failed_by ?? null,
   };
-  const api = toApiTransaction(found);
+  const api = toApiTransaction(transfer);
   return print(
     { ...api, ...handOvers },
     [
-      `Transfer ${shown(found.reference)} of ${merchantId}: ${api.status}, ${api.amount} kobo + ${api.fee} fee to ${api.counterparty.account_number} (${api.counterparty.bank_code}), created ${api.created_at}`,
-      `  partner ${handOvers.partner ?? 'none'}, its reference ${shown(handOvers.partner_reference ?? 'none')}; handed over ${handOvers.dispatches} time(s), last ${at(found.dispatched_at)}; resends held until ${at(found.resend_after)}`,
-      ...(found.failure_reason ? [`  reason: ${shown(found.failure_reason)}`] : []),
-      ...(found.failed_by ? [`  failed by ${shown(found.failed_by)} (transfers fail)`] : []),
+      `Transfer ${shown(transfer.reference)} of ${merchantId}: ${api.status}, ${api.amount} kobo + ${api.fee} fee to ${api.counterparty.account_number} (${api.counterparty.bank_code}), created ${api.created_at}`,
+      `  partner ${handOvers.partner ?? 'none'}${handOvers.partner_account ? ` (account ${shown(handOvers.partner_account)})` : ''}, its reference ${shown(handOvers.partner_reference ?? 'none')}; handed over ${handOvers.dispatches} time(s), last ${at(transfer.dispatched_at)}; resends held until ${handOvers.resends_held_until ?? 'no one'}`,
+      ...(transfer.refusal
+        ? [
+            `  the partner's refusal of hand-over ${transfer.refusal.dispatch} is kept, not yet applied: ${shown(transfer.refusal.reason)}`,
+          ]
+        : []),
+      ...(transfer.failure_reason ? [`  reason: ${shown(transfer.failure_reason)}`] : []),
+      ...(transfer.failed_by ? [`  failed by ${shown(transfer.failed_by)} (transfers fail)`] : []),
     ].join('\n'),
   );
 }
 
+/** A time for an operator: ISO 8601 (UTC), or "never". */
+const at = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : 'never');
+
+/**
+ * `transfers fail <reference>`: a pending transfer the partner never made, ended failed with its
+ * money given back (`shared/transfers/operator.ts`).
+ */
 async function failTransfer(reference: string | undefined, values: Values, print: Print): Promise<string> {
   const { failTransfer: fail, TransferOperatorError } = await import('#shared/transfers/operator.ts');
   const { toApiTransaction } = await import('#shared/transactions/store.ts');

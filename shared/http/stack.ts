@@ -166,8 +166,11 @@ function mapErrors(): Middleware {
     onError: (request) => {
       // The partner down is answered 503 as API.md says, and its adapter logged the call that
       // failed: no stack for an expected answer.
+      // Its cause (the call's error) is said: the sandbox adapter logs no line of its own for a 5xx.
       if (request.error instanceof ApiError && request.error.code === 'partner_unavailable')
-        logger.warn('request answered 503: partner unavailable');
+        logger.warn('request answered 503: partner unavailable', {
+          cause: String(request.error.cause ?? 'none given'),
+        });
       else if (isServerFault(request.error)) logger.error('request failed', request.error as Error);
       request.response = errorResult(request.error, request.internal.requestId);
     },

@@ -15,7 +15,8 @@ export async function receiveDelivery(delivery: WebhookDelivery, requestId?: str
   const bank = deliveryReader();
   const problem = await bank.verifyDelivery(delivery);
   if (problem) {
-    logger.warn(WEBHOOK_REJECTED, { partner: bank.name, reason: problem });
+    // Its address: a few refusals from one stranger are someone trying the public URL.
+    logger.warn(WEBHOOK_REJECTED, { partner: bank.name, reason: problem, source_ip: delivery.sourceIp });
     throw new ApiError('invalid_signature', 'Invalid webhook signature');
   }
   const { deliveryId, events, partnersId } = bank.eventsOf(delivery);

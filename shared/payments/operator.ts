@@ -194,14 +194,6 @@ async function entryFor(record: UnmatchedRecord, event: PaymentReceived) {
   );
 }
 
-/**
- * Credits a kept payment to a merchant, once: one ledger transaction puts the entry, the
- * transaction record in the merchant's history, its `payment.received` event, and the payment's
- * resolution (conditional on it being unresolved); for a payment into the merchant's own virtual
- * account, also the payment on the account, its total and `virtual_account.paid` (`accountPaid`).
- * Amounts must be whole kobo within exact integers; a credit that would take the balance past
- * MAX_BALANCE is refused unless `allowPastMaxBalance`.
- */
 /** Whose account a kept payment was paid into, as an operator reads it. */
 export interface AccountOwnerView {
   merchant_id: string;
@@ -230,6 +222,15 @@ export function ownerText(owner: AccountOwnerView): string {
     : `${owner.merchant_id} (virtual account ${owner.virtual_account_reference ?? ''})`;
 }
 
+/**
+ * Credits a kept payment to a merchant, once: one ledger transaction puts the entry, the
+ * transaction record in the merchant's history, its `payment.received` event, and the payment's
+ * resolution (conditional on it being unresolved); for a payment into the merchant's own virtual
+ * account, also the payment on the account, its total and `virtual_account.paid` (`accountPaid`).
+ * Amounts must be whole kobo within exact integers; a credit that would take the balance past
+ * MAX_BALANCE is refused unless `allowPastMaxBalance`; a payment into another merchant's account
+ * unless `notTheOwner` (there is no operator debit to take a slip back).
+ */
 export async function creditUnmatched(
   id: string,
   request: OperatorAction & { merchantId: string; allowPastMaxBalance?: boolean; notTheOwner?: boolean },

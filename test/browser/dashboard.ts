@@ -185,6 +185,42 @@ async function main(): Promise<number> {
     );
     await accessible(page, 'Overview');
 
+    // A key asked for, then Sign out, then a sign-in again before its answer comes: the answer, to
+    // the session that ended, shows no secret in the new one (it could be another user's).
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    const newKeyRoute = /\/api\/v1\/dashboard\/keys$/;
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(newKeyRoute, async (route) => {
+      if (route.request().method() === 'POST') await released;
+      await route.continue();
+    });
+    const answeredLate = page.waitForResponse(
+      (answer) => newKeyRoute.test(answer.url()) && answer.request().method() === 'POST',
+    );
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Back on the page the URL names, the API keys.
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    release();
+    const lateAnswer = await answeredLate;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    check(
+      'a key asked for before Sign out and answered after the next sign-in shows no secret in it',
+      lateAnswer.status() === 201 &&
+        (await page.getByRole('dialog').count()) === 0 &&
+        !(await page.content()).includes('sk_'),
+      `${lateAnswer.status()}`,
+    );
+    await page.unroute(newKeyRoute);
+    await page.getByRole('link', { name: 'Overview' }).click();
+
     // Two-factor set-up: the QR code says the otpauth link shown beside it; the app's first code turns it on.
     await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
     await page.getByRole('img', { name: 'QR code of the key, for your authenticator app' }).waitFor();
@@ -934,14 +970,14 @@ async function main(): Promise<number> {
     );
     await twin.getByRole('button', { name: 'Create key' }).click();
     await twin.getByRole('button', { name: 'Sign out' }).click();
-    const lateAnswer = await madeLate;
+    const signedOutAnswer = await madeLate;
     await new Promise((resolve) => setTimeout(resolve, 500));
     check(
       'a key answered after Sign out shows no secret on the sign-in form',
-      lateAnswer.status() === 201 &&
+      signedOutAnswer.status() === 201 &&
         (await twin.getByLabel('Email').isVisible()) &&
         (await twin.getByRole('dialog').count()) === 0,
-      `${lateAnswer.status()}, ${await twin.getByRole('dialog').count()} dialog(s)`,
+      `${signedOutAnswer.status()}, ${await twin.getByRole('dialog').count()} dialog(s)`,
     );
     check(
       'Sign out in a tab signs out the tab it was opened from, saying why',

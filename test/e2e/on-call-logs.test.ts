@@ -93,7 +93,11 @@ describe('the logs on-call reads', () => {
       }),
     );
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: 'WARN', message: 'request answered 503: partner unavailable' }),
+      expect.objectContaining({
+        level: 'WARN',
+        message: 'request answered 503: partner unavailable',
+        cause: expect.stringMatching(/^(?!none given$)\S/),
+      }),
     );
     expect(lines).toContainEqual(expect.objectContaining({ message: 'request completed', status: 503 }));
     expect(lines.filter((line) => line.message === 'request failed')).toEqual([]);

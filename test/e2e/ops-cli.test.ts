@@ -458,8 +458,11 @@ describe('npm run ops', { timeout: 120_000 }, () => {
       status: 'pending',
       amount: 5_000,
       dispatches: 1,
+      kept_refusal: null,
       failed_by: null,
     });
+    // The partner's answer held its resends for an hour (as `aPendingTransfer` records it).
+    expect(Date.parse(json.resends_held_until) - Date.now()).toBeGreaterThan(3_000_000);
     // Nothing written: the record is as it was (no hold, no count).
     expect(await getTransaction(m, reference)).toEqual(before);
     expect((await ops('transfers', 'show', 'nope', '--merchant', m)).code).toBe(2);
@@ -476,6 +479,20 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     const early = await fail();
     expect(early.code).toBe(3);
     expect(early.stderr).toContain('a send may still be on its way');
+    // The refusal holds the transfer's resends: `transfers show` says until when, the later of the
+    // operator's hold and the partner's (here shortened to a minute: the operator's is later).
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('transactions'),
+        Key: { merchant_id: m, reference },
+        UpdateExpression: 'SET resend_after = :soon',
+        ExpressionAttributeValues: { ':soon': Date.now() + 60_000 },
+      }),
+    );
+    const holdSaid = /no resend until ([0-9TZ:.-]+)\)/.exec(early.stderr)?.[1];
+    const held = JSON.parse((await ops('transfers', 'show', reference, '--merchant', m, '--json')).stdout);
+    expect(holdSaid).toBeDefined();
+    expect(held.resends_held_until).toBe(holdSaid);
     expect(await balanceOf(m)).toBe(14_000);
     expect((await ops('transfers', 'fail', 'nope', '--merchant', m, '--reason', reason)).code).toBe(2);
     expect((await ops('transfers', 'fail', reference, '--merchant', m)).code).toBe(2);

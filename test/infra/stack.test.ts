@@ -628,12 +628,12 @@ describe('the AWS stack', () => {
         TreatMissingData: 'notBreaching',
       });
     }
-    // Partner webhooks refused: more than 4 in 15 minutes (one may be someone trying the URL).
+    // Partner webhooks refused: more than 2 in 15 minutes (one may be someone trying the URL).
     dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'WebhooksRejected-dev',
       Statistic: 'Sum',
       Period: 900,
-      Threshold: 4,
+      Threshold: 2,
     });
     for (const message of [
       WEBHOOK_REJECTED,

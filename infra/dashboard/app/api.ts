@@ -61,11 +61,18 @@ export function currentSession(): Session | undefined {
  * sign-in form of a shared computer), and a late 401 ends nobody's session.
  */
 let sessionsSeen = 0;
+let sessionChanged: () => void = () => undefined;
 
 export function saveSession(session: Session | undefined): void {
   sessionsSeen += 1;
   if (session) sessionStorage.setItem(TOKEN_KEY, JSON.stringify(session));
   else sessionStorage.removeItem(TOKEN_KEY);
+  sessionChanged();
+}
+
+/** What to do whenever a session begins or ends in this tab (forget the last one's secrets). */
+export function whenSessionChanges(callback: () => void): void {
+  sessionChanged = callback;
 }
 
 /** The current session of this tab, as `Page.session` names the one a request was asked in. */
@@ -98,6 +105,9 @@ export async function request<T>(
     onSignedOut();
     throw new ApiFailure(401, 'Your session has ended: sign in again.', 'unauthorized');
   }
+  // Signed out (a list read again after a change answered late): only sign-in goes without a session.
+  if (!session && !path.startsWith('/sessions'))
+    throw new ApiFailure(401, 'Your session has ended: sign in again.', 'unauthorized');
   const headers: Record<string, string> = { ...extraHeaders };
   if (session) headers.Authorization = `Bearer ${session.id_token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';

@@ -2,7 +2,7 @@ import { toSvgPath } from 'lean-qr/extras/svg';
 import { generate } from 'lean-qr/nano';
 import type { ComponentChildren, Ref } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiFailure, currentSession, sessionNow } from './api.ts';
+import { ApiFailure, currentSession, sessionNow, whenSessionChanges } from './api.ts';
 import { problem } from './format.ts';
 
 /** A load's state: its data, or its error and the request fields the API refused (`errors[].field`). */
@@ -16,9 +16,9 @@ interface Loaded<T> {
 /**
  * Loads data for a page; `reload` fetches again (after a change). Only the latest load's answer is
  * shown: an earlier one that arrives late (a slow answer to a filter since changed) is dropped. A
- * reload that finds no answer (or the service failing, 5xx) keeps the data read before, saying it is
- * as last read: a list never turns into "No keys yet." because the network failed. A load for other
- * inputs (a filter, a page), or one refused (4xx), shows no data of before as if it were its own.
+ * reload that fails (no answer, a rate limit, the service failing) keeps the data read before,
+ * saying it is as last read: a list never turns into "No keys yet." because it could not be read
+ * again. A load for other inputs (a filter, a page) shows no data of before as if it were its own.
  */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [state, setState] = useState<Loaded<T>>({ loading: true });
@@ -33,8 +33,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
       (data) => settle(() => ({ data, loading: false })),
       (error: unknown) =>
         settle((previous) => {
-          const unanswered = !(error instanceof ApiFailure) || error.status === 0 || error.status >= 500;
-          const kept = again && unanswered ? previous.data : undefined;
+          const kept = again ? previous.data : undefined;
           return {
             data: kept,
             error: kept === undefined ? problem(error) : `${problem(error)} Shown as last read.`,
@@ -299,6 +298,12 @@ export function showSecret(secret: SecretShown, session: number): void {
   secretsToShow = [...secretsToShow.filter((shown) => shown.session === session), { ...secret, session }];
   onSecretsChanged(secretsToShow);
 }
+
+// A session's secrets go with it: none is kept in the page's memory for whoever signs in next.
+whenSessionChanges(() => {
+  secretsToShow = [];
+  onSecretsChanged(secretsToShow);
+});
 
 /** The secrets made in this session, one dialog at a time until each one's Done: rendered by the app. */
 export function SecretsShown() {
