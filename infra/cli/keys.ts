@@ -119,7 +119,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     // Only a new key is hashed with the pepper: the other commands work whatever the data folder.
     const hashes = command === 'create' || command === 'roll';
     useLocalEnvironment(['dynamodb', 'partner', 'cognito', ...(hashes ? (['pepper'] as const) : [])]);
-    if (command === 'invite' || command.startsWith('reset-')) await useLocalUserPool();
+    if (['invite', 'reset-mfa', 'reset-password'].includes(command)) await useLocalUserPool();
   }
   // Imported after the environment is set: the shared modules read their configuration at load.
   const { allowlistEntryProblem } = await import('#shared/api-keys/authenticate.ts');
@@ -373,7 +373,7 @@ export function alreadyInvited(
       : user.status !== 'FORCE_CHANGE_PASSWORD'
         ? `Cognito's status for them: ${user.status}.`
         : newPassword
-          ? `They have not signed in yet. Nothing is emailed locally, so they have a new temporary password (the one given before no longer works): ${newPassword}`
+          ? `They have a temporary password not yet changed (from the invitation, or a reset-password). Nothing is emailed locally, so they have a new one (the one given before no longer works): ${newPassword}`
           : expired
             ? `They never signed in, and their temporary password has expired (${validDays} days): have Cognito send a new one with aws cognito-idp admin-create-user --user-pool-id <DashboardUserPoolId> --username ${user.email} --message-action RESEND.`
             : `They have not signed in yet: the temporary password given then still stands (for ${validDays} days after the invitation).`;
@@ -428,12 +428,14 @@ async function resetMfa(
 
 /**
  * `reset-password`: a dashboard user who forgot their password (the operator makes sure who is
- * asking first, out of band) is signed out everywhere and given a temporary password, printed here
- * to pass on (Cognito emails none for it, on AWS either); at their next sign-in they choose a new
- * one, as at their first. Their TOTP, if on, is still asked for after it.
+ * asking first, out of band) is given a temporary password, printed here to pass on (Cognito
+ * emails none for it, on AWS either), then signed out everywhere: set first, so no session can be
+ * started with the old password in between. At their next sign-in they choose a new one, as at
+ * their first, and their TOTP, if on, is asked after it. A disabled user is refused: they could
+ * not sign in with it.
  */
 async function resetPassword(
-  values: { email?: string },
+  values: { email?: string; stage?: string },
   print: (json: object, text: string) => string,
 ): Promise<string> {
   const email = values.email ?? usage('reset-password needs --email <email>');
@@ -443,15 +445,25 @@ async function resetPassword(
   const user = email.trim().toLowerCase();
   const found = await getDashboardUser(user);
   if (!found) return usage(`no dashboard user ${user}`);
+  if (!found.enabled)
+    throw new Refusal(
+      `${user} is disabled in Cognito: they cannot sign in; enable them first if that is meant`,
+    );
   const { temporaryPassword } = await import('#shared/dashboard/passwords.ts');
   const password = temporaryPassword();
-  await signOutEverywhere(user);
-  await setTemporaryPassword(user, password);
+  const gone = (error: Error) =>
+    error.name === 'UserNotFoundException' ? usage(`no dashboard user ${user}`) : Promise.reject(error);
+  await setTemporaryPassword(user, password).catch(gone);
+  await signOutEverywhere(user).catch(gone);
+  const merchantId = found.merchantId ?? '<merchant_id>';
+  const stage = values.stage === undefined ? '' : ` --stage ${values.stage}`;
+  const validDays = DASHBOARD_USER_POOL.passwordPolicy.TemporaryPasswordValidityDays;
   return print(
     { email: user, merchant_id: found.merchantId ?? null, temporary_password: password, signed_out: true },
     [
       `${user} has a temporary password: ${password}`,
-      `  Pass it on yourself (nothing is emailed); at their next sign-in they choose a new one. Their sessions are signed out, and the old password no longer works.`,
+      `  Pass it on yourself (nothing is emailed); it works for ${validDays} days, and at their next sign-in they choose a new one. The old password no longer works.`,
+      `  Their sessions are signed out, but an ID token taken before still works in the dashboard for up to an hour (Cognito does not revoke ID tokens): if the password may have been stolen, check npm run keys -- list --merchant ${merchantId}${stage} and revoke any key the user did not make.`,
     ].join('\n'),
   );
 }

@@ -290,7 +290,9 @@ async function auditLedgers(values: Values, print: Print): Promise<string> {
  * answer that it has the transfer) and an operator's (`transfers fail` refused as sent lately).
  */
 async function showTransfer(reference: string | undefined, values: Values, print: Print): Promise<string> {
-  const { getTransaction, toApiTransaction } = await import('#shared/transactions/store.ts');
+  const { getTransaction, resendsHeldUntil, toApiTransaction } = await import(
+    '#shared/transactions/store.ts'
+  );
   if (!reference) return usage('transfers show needs the reference of a transfer');
   if (typeof values.merchant !== 'string') return usage('transfers show needs --merchant <merchant_id>');
   const merchantId = values.merchant;
@@ -299,7 +301,7 @@ async function showTransfer(reference: string | undefined, values: Values, print
     return usage(
       `no transfer ${reference} of ${merchantId} (a transfer's own reference, as the merchant gave it)`,
     );
-  const heldUntil = Math.max(transfer.resend_after ?? 0, transfer.operator_hold_until ?? 0);
+  const heldUntil = resendsHeldUntil(transfer);
   const handOvers = {
     partner: transfer.partner ?? null,
     partner_reference: transfer.partner_reference ?? null,
@@ -315,7 +317,7 @@ async function showTransfer(reference: string | undefined, values: Values, print
     { ...api, ...handOvers },
     [
       `Transfer ${shown(transfer.reference)} of ${merchantId}: ${api.status}, ${api.amount} kobo + ${api.fee} fee to ${api.counterparty.account_number} (${api.counterparty.bank_code}), created ${api.created_at}`,
-      `  partner ${handOvers.partner ?? 'none'}${handOvers.partner_account ? ` (account ${shown(handOvers.partner_account)})` : ''}, its reference ${shown(handOvers.partner_reference ?? 'none')}; handed over ${handOvers.dispatches} time(s), last ${at(transfer.dispatched_at)}; resends held until ${handOvers.resends_held_until ?? 'no one'}`,
+      `  partner ${handOvers.partner ?? 'none'}${handOvers.partner_account ? ` (account ${shown(handOvers.partner_account)})` : ''}, its reference ${shown(handOvers.partner_reference ?? 'none')}; handed over ${handOvers.dispatches} time(s), last ${at(transfer.dispatched_at)}; ${handOvers.resends_held_until ? `resends held until ${handOvers.resends_held_until}` : 'resends not held'}`,
       ...(transfer.refusal
         ? [
             `  the partner's refusal of hand-over ${transfer.refusal.dispatch} is kept, not yet applied: ${shown(transfer.refusal.reason)}`,

@@ -21,9 +21,12 @@
  * - `UpdateUserAttributes` and `DeleteUserAttributes` touch only the writable attributes of the
  *   token's app client (the stack's: `locale`); cognito-local let users change their sign-in email
  *   to another user's.
+ * - A user with an authenticator who answers the new-password challenge (a temporary password
+ *   from the operator's `keys reset-password`) is then asked for a code (`SOFTWARE_TOKEN_MFA`), as
+ *   Cognito asks; cognito-local signed them in without one.
  * Cognito's refusals are its own types (`NotAuthorizedException`, `ExpiredCodeException`). Two
  * operations cognito-local lacks are added, as Cognito does them, for the operator's
- * `keys reset-mfa`: `AdminSetUserMFAPreference` (the user's MFA methods and preference changed) and
+ * `keys reset-mfa` and `reset-password`: `AdminSetUserMFAPreference` (the user's MFA methods and preference changed) and
  * `AdminUserGlobalSignOut` (the user's access tokens refused from then on, their refresh tokens
  * cleared); an unknown user is
  * `UserNotFoundException`. Everything else is cognito-local's.
@@ -43,7 +46,7 @@ const fromCognitoLocal = (name) =>
   require(require.resolve(name, { paths: [require.resolve('cognito-local')] }));
 const pino = fromCognitoLocal('pino');
 const jwt = fromCognitoLocal('jsonwebtoken');
-const { createPublicKey } = require('node:crypto');
+const { createPublicKey, randomUUID } = require('node:crypto');
 const signingKey = createPublicKey(require('cognito-local/lib/keys/cognitoLocal.private.json').pem);
 
 /**
@@ -161,7 +164,20 @@ Targets.RespondToAuthChallenge = (services) => {
     if (code) spentCodes.set(spent, Date.now() + CODE_MS);
     try {
       await afterSignOutSecond(user);
-      return remember(await target(ctx, req), user.Username);
+      const answer = await target(ctx, req);
+      // A user with an authenticator, given a temporary password (`keys reset-password`), chooses a
+      // new password and is then asked for a code, as Cognito does; cognito-local signed them in.
+      if (
+        req.ChallengeName === 'NEW_PASSWORD_REQUIRED' &&
+        answer?.AuthenticationResult &&
+        (user.UserMFASettingList ?? []).includes('SOFTWARE_TOKEN_MFA')
+      ) {
+        return remember(
+          { ChallengeName: 'SOFTWARE_TOKEN_MFA', ChallengeParameters: {}, Session: randomUUID() },
+          user.Username,
+        );
+      }
+      return remember(answer, user.Username);
     } catch (error) {
       if (code) spentCodes.delete(spent);
       throw error;

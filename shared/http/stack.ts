@@ -168,13 +168,18 @@ function mapErrors(): Middleware {
       // failed: no stack for an expected answer.
       // Its cause (the call's error) is said: the sandbox adapter logs no line of its own for a 5xx.
       if (request.error instanceof ApiError && request.error.code === 'partner_unavailable')
-        logger.warn('request answered 503: partner unavailable', {
-          cause: String(request.error.cause ?? 'none given'),
-        });
+        logger.warn('request answered 503: partner unavailable', { cause: causeOf(request.error.cause) });
       else if (isServerFault(request.error)) logger.error('request failed', request.error as Error);
       request.response = errorResult(request.error, request.internal.requestId);
     },
   };
+}
+
+/** An error's cause in a log line: fetch's "fetch failed" with the system's code (ECONNREFUSED…). */
+function causeOf(cause: unknown): string {
+  if (cause === undefined) return 'none given';
+  const code = (cause as { cause?: { code?: unknown } }).cause?.code;
+  return typeof code === 'string' ? `${String(cause)} (${code})` : String(cause);
 }
 
 /** Counts a request of a client IP against an API's per-IP limit (`takeClientIpRequest`). */

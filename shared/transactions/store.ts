@@ -352,6 +352,17 @@ export function holdResends(merchantId: string, reference: string, until: number
 }
 
 /**
+ * Until when (epoch ms) retries and the requery do not send a transfer again: the later of the
+ * partner's hold (`holdResends`) and an operator's (`holdForOperator`), as the resend's condition
+ * reads them; 0 when neither holds it.
+ */
+export function resendsHeldUntil(
+  record: Pick<TransactionRecord, 'resend_after' | 'operator_hold_until'>,
+): number {
+  return Math.max(record.resend_after ?? 0, record.operator_hold_until ?? 0);
+}
+
+/**
  * An operator asked to fail a pending transfer while a send may still be on its way: retries do not
  * send it again before `until` (epoch ms), so that it can be failed then. Only ever lengthened.
  * False if the transfer is no longer pending, or already held as long.

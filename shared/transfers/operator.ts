@@ -2,7 +2,12 @@ import { PartnerAnswerUnreadable, PartnerUnavailable } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { EARLIER_SENDS_OVER_MS } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
-import { getTransaction, holdForOperator, type TransactionRecord } from '#shared/transactions/store.ts';
+import {
+  getTransaction,
+  holdForOperator,
+  resendsHeldUntil,
+  type TransactionRecord,
+} from '#shared/transactions/store.ts';
 import { handedOverElsewhere } from '#shared/transfers/dispatch.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 
@@ -81,7 +86,7 @@ export async function failTransfer(
       'recently_sent',
       `transfer ${reference} was ${transfer.dispatched_at === undefined ? 'made' : 'handed to the partner'} at ${new Date(lastSent).toISOString()}: a send may still be on its way; try again after ${new Date(quietFrom).toISOString()}${
         held || (transfer.operator_hold_until ?? 0) >= until
-          ? ` (no resend until ${new Date(Math.max(until, transfer.operator_hold_until ?? 0)).toISOString()})`
+          ? ` (no resend until ${new Date(Math.max(until, resendsHeldUntil(transfer))).toISOString()})`
           : ''
       }`,
     );

@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { AdminDisableUserCommand } from '@aws-sdk/client-cognito-identity-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cognitoClient } from '#infra/local/cognito.ts';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import { createApiKey, MAX_USABLE_KEYS } from '#shared/api-keys/store.ts';
@@ -9,7 +11,7 @@ import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
 import { getDashboardUser } from '#shared/dashboard/users.ts';
 import { runCli } from '#test/support/cli.ts';
-import { aDashboardUser, totpCode } from '#test/support/dashboard.ts';
+import { aDashboardUser, aPassword, totpCode } from '#test/support/dashboard.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
@@ -226,7 +228,9 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(renewed.body?.data).toMatchObject({ challenge: 'NEW_PASSWORD_REQUIRED' });
     const againText = await keys('invite', '--merchant', merchantId, '--email', email);
     expect(againText.stdout).toContain(`${email} is already a dashboard user of ${merchantId}`);
-    expect(againText.stdout).toContain('They have not signed in yet. Nothing is emailed locally');
+    expect(againText.stdout).toContain(
+      'They have a temporary password not yet changed (from the invitation, or a reset-password). Nothing is emailed locally',
+    );
     const signedIn = await aDashboardUser(merchantId);
     const confirmed = await keys('invite', '--merchant', merchantId, '--email', signedIn.email);
     expect(confirmed.code).toBe(0);
@@ -352,9 +356,19 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect((await startEnrolment(own)).status).toBe(200);
   });
 
-  it('gives a user who forgot their password a temporary one, signing them out: they choose a new one at sign-in', async () => {
+  it('gives a user who forgot their password a temporary one: they choose a new one at sign-in, then give their code', async () => {
     const { merchantId, user, signIn } = await aUserOfNewMerchant('Forgot Password Ltd');
+    // With an authenticator on.
     const before = data<{ access_token: string }>(await signIn()).access_token;
+    const started = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
+      headers: user.headers,
+      body: { access_token: before },
+    });
+    const { secret } = data<{ secret: string }>(started);
+    await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp/verify', {
+      headers: user.headers,
+      body: { access_token: before, code: totpCode(secret) },
+    });
     const reset = await keys('reset-password', '--email', user.email.toUpperCase(), '--json');
     expect([reset.code, reset.stderr]).toEqual([0, '']);
     const said = JSON.parse(reset.stdout.trim()) as { temporary_password: string };
@@ -364,19 +378,37 @@ describe('npm run keys', { timeout: 60_000 }, () => {
       temporary_password: expect.any(String),
       signed_out: true,
     });
-    // The old password is refused, the temporary one asks for a new password, the old session is out.
+    // The old password is refused; the old access token too (its ID token is not: Cognito's rule).
     expect((await signIn()).status).toBe(401);
-    const withTemporary = await call(gateway, 'POST', '/api/v1/dashboard/sessions', {
-      body: { email: user.email, password: said.temporary_password },
-    });
-    expect(data(withTemporary)).toMatchObject({ challenge: 'NEW_PASSWORD_REQUIRED' });
-    const enrol = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
+    const again = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
       headers: user.headers,
       body: { access_token: before },
     });
-    expect(enrol.status).toBe(401);
+    expect(again.status).toBe(401);
+    // The temporary one asks for a new password, and then, as Cognito does, for the code.
+    const temporary = data<{ challenge: string; session: string }>(
+      await call(gateway, 'POST', '/api/v1/dashboard/sessions', {
+        body: { email: user.email, password: said.temporary_password },
+      }),
+    );
+    expect(temporary.challenge).toBe('NEW_PASSWORD_REQUIRED');
+    const chosen = await call(gateway, 'POST', '/api/v1/dashboard/sessions/challenge', {
+      body: {
+        email: user.email,
+        challenge: 'NEW_PASSWORD_REQUIRED',
+        session: temporary.session,
+        new_password: aPassword(),
+      },
+    });
+    expect(data(chosen)).toMatchObject({ challenge: 'SOFTWARE_TOKEN_MFA', session: expect.any(String) });
     expect((await keys('reset-password', '--email', 'nobody@forgot.ng')).code).toBe(2);
     expect((await keys('reset-password')).code).toBe(2);
+    // A disabled user could not sign in with it: refused, and nothing is changed.
+    await cognitoClient(config.dashboard.cognitoEndpoint ?? '').send(
+      new AdminDisableUserCommand({ UserPoolId: config.dashboard.userPoolId, Username: user.email }),
+    );
+    const disabled = await keys('reset-password', '--email', user.email);
+    expect([disabled.code, disabled.stderr]).toEqual([3, expect.stringContaining('is disabled in Cognito')]);
   });
 
   it('prints the secret once in plain text mode too', async () => {
