@@ -21,6 +21,8 @@
  * - `UpdateUserAttributes` and `DeleteUserAttributes` touch only the writable attributes of the
  *   token's app client (the stack's: `locale`); cognito-local let users change their sign-in email
  *   to another user's.
+ * - A disabled user is refused at sign-in (`NotAuthorizedException`, "User is disabled."), as by
+ *   Cognito; cognito-local signed them in.
  * - A user with an authenticator who answers the new-password challenge (a temporary password
  *   from the operator's `keys reset-password`) is then asked for a code (`SOFTWARE_TOKEN_MFA`), as
  *   Cognito asks; cognito-local signed them in without one.
@@ -123,6 +125,8 @@ Targets.InitiateAuth = (services) => {
       req.AuthFlow === 'USER_PASSWORD_AUTH'
         ? await userOf(services, ctx, req.ClientId, req.AuthParameters?.USERNAME)
         : undefined;
+    // Cognito's answer to a disabled user, whatever the password; cognito-local signed them in.
+    if (user && user.Enabled === false) throw new NotAuthorizedError('User is disabled.');
     if (user?.UserStatus === 'FORCE_CHANGE_PASSWORD') {
       if (user.Password !== req.AuthParameters?.PASSWORD) {
         throw new NotAuthorizedError('Incorrect username or password.');

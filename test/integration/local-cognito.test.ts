@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   AdminCreateUserCommand,
+  AdminDisableUserCommand,
+  AdminEnableUserCommand,
   AdminSetUserPasswordCommand,
   AdminUserGlobalSignOutCommand,
   GetUserCommand,
@@ -110,6 +112,28 @@ describe('the local Cognito (npm start)', () => {
       }),
     );
     expect(await signIn(stale, renewed)).toMatchObject({ ChallengeName: 'NEW_PASSWORD_REQUIRED' });
+  });
+
+  it('refuses a disabled user at sign-in, as Cognito does, and takes them again once enabled', async () => {
+    const email = `disabled-${Date.now()}@example.ng`;
+    const password = aPassword();
+    await invite(email, aPassword());
+    const client = cognitoClient(cognito.endpoint);
+    await client.send(
+      new AdminSetUserPasswordCommand({
+        UserPoolId: pool.USER_POOL_ID,
+        Username: email,
+        Password: password,
+        Permanent: true,
+      }),
+    );
+    await client.send(new AdminDisableUserCommand({ UserPoolId: pool.USER_POOL_ID, Username: email }));
+    await expect(signIn(email, password)).rejects.toMatchObject({
+      name: 'NotAuthorizedException',
+      message: 'User is disabled.',
+    });
+    await client.send(new AdminEnableUserCommand({ UserPoolId: pool.USER_POOL_ID, Username: email }));
+    expect((await signIn(email, password)).AuthenticationResult?.IdToken).toEqual(expect.any(String));
   });
 
   it("signs a user out everywhere as Cognito does: their access and refresh tokens refused, a new sign-in's taken at once", async () => {
