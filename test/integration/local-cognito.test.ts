@@ -114,8 +114,9 @@ describe('the local Cognito (npm start)', () => {
     expect(await signIn(stale, renewed)).toMatchObject({ ChallengeName: 'NEW_PASSWORD_REQUIRED' });
   });
 
-  it('refuses a disabled user at sign-in, as Cognito does, and takes them again once enabled', async () => {
-    const email = `disabled-${Date.now()}@example.ng`;
+  /** An invited user who has chosen their password (`Permanent`), and a client of the stand-in. */
+  const aConfirmedUser = async (prefix: string) => {
+    const email = `${prefix}-${Date.now()}@example.ng`;
     const password = aPassword();
     await invite(email, aPassword());
     const client = cognitoClient(cognito.endpoint);
@@ -127,6 +128,11 @@ describe('the local Cognito (npm start)', () => {
         Permanent: true,
       }),
     );
+    return { email, password, client };
+  };
+
+  it('refuses a disabled user at sign-in, as Cognito does, and takes them again once enabled', async () => {
+    const { email, password, client } = await aConfirmedUser('disabled');
     await client.send(new AdminDisableUserCommand({ UserPoolId: pool.USER_POOL_ID, Username: email }));
     await expect(signIn(email, password)).rejects.toMatchObject({
       name: 'NotAuthorizedException',
@@ -137,18 +143,7 @@ describe('the local Cognito (npm start)', () => {
   });
 
   it("signs a user out everywhere as Cognito does: their access and refresh tokens refused, a new sign-in's taken at once", async () => {
-    const email = `signed-out-${Date.now()}@example.ng`;
-    const password = aPassword();
-    await invite(email, aPassword());
-    const client = cognitoClient(cognito.endpoint);
-    await client.send(
-      new AdminSetUserPasswordCommand({
-        UserPoolId: pool.USER_POOL_ID,
-        Username: email,
-        Password: password,
-        Permanent: true,
-      }),
-    );
+    const { email, password, client } = await aConfirmedUser('signed-out');
     const before = (await signIn(email, password)).AuthenticationResult;
     expect(await client.send(new GetUserCommand({ AccessToken: before?.AccessToken }))).toMatchObject({
       Username: expect.any(String),
