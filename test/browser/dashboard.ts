@@ -511,6 +511,30 @@ async function main(): Promise<number> {
     seen.failed.splice(failedOffline);
     seen.consoleErrors.splice(errorsOffline);
 
+    // A list refused by a rate limit as it is read again (Edit IPs reads it first): the rows stay,
+    // "as last read", never "No keys yet."
+    const [failedLimited, errorsLimited] = [seen.failed.length, seen.consoleErrors.length];
+    const listRead = /\/api\/v1\/dashboard\/keys\?/;
+    await page.route(listRead, (route) =>
+      route.fulfill({
+        status: 429,
+        headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '30' },
+        body: JSON.stringify({ status: 'error', message: 'Rate limit exceeded', code: 'rate_limited' }),
+      }),
+    );
+    await rowButton(newKey, 'Edit IPs').click();
+    await page.getByRole('alert').filter({ hasText: 'Rate limit exceeded' }).waitFor();
+    // The list is read again after it (refused too).
+    await until('the list read again', async () => seen.failed.length - failedLimited >= 2, 5_000);
+    check(
+      'a list refused 429 as it is read again keeps its rows, "as last read"',
+      (await page.getByText('No keys yet.').count()) === 0 &&
+        (await page.getByRole('row', { name: new RegExp(newKey) }).count()) === 1,
+    );
+    await page.unroute(listRead);
+    seen.failed.splice(failedLimited);
+    seen.consoleErrors.splice(errorsLimited);
+
     // Webhooks: an endpoint on a local receiver, a payment's event with its attempts, Resend.
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByLabel('Endpoint URL').fill(receiver.url);
@@ -970,14 +994,20 @@ async function main(): Promise<number> {
     );
     await twin.getByRole('button', { name: 'Create key' }).click();
     await twin.getByRole('button', { name: 'Sign out' }).click();
+    // What the page asks for once signed out: the list read again after the change is not sent.
+    const askedSignedOut: string[] = [];
+    twin.on('request', (asked) => {
+      if (/\/api\/v1\/dashboard\/keys\?/.test(asked.url())) askedSignedOut.push(asked.url());
+    });
     const signedOutAnswer = await madeLate;
     await new Promise((resolve) => setTimeout(resolve, 500));
     check(
-      'a key answered after Sign out shows no secret on the sign-in form',
+      'a key answered after Sign out shows no secret on the sign-in form, and the page asks for nothing more',
       signedOutAnswer.status() === 201 &&
         (await twin.getByLabel('Email').isVisible()) &&
-        (await twin.getByRole('dialog').count()) === 0,
-      `${signedOutAnswer.status()}, ${await twin.getByRole('dialog').count()} dialog(s)`,
+        (await twin.getByRole('dialog').count()) === 0 &&
+        askedSignedOut.length === 0,
+      `${signedOutAnswer.status()}, ${await twin.getByRole('dialog').count()} dialog(s), asked ${askedSignedOut.join(', ')}`,
     );
     check(
       'Sign out in a tab signs out the tab it was opened from, saying why',
