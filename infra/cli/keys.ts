@@ -396,6 +396,21 @@ export function alreadyInvited(
 }
 
 /**
+ * The dashboard user a reset command names by `--email` (a mistyped one is said, as a mistyped
+ * merchant or key is: nothing is changed), their merchant, and the command that lists its keys.
+ */
+async function namedUser(command: string, values: { email?: string; stage?: string }) {
+  const email = values.email ?? usage(`${command} needs --email <email>`);
+  const { getDashboardUser } = await import('#shared/dashboard/users.ts');
+  const user = email.trim().toLowerCase();
+  const found = await getDashboardUser(user);
+  if (!found) return usage(`no dashboard user ${user}`);
+  const merchantId = found.merchantId ?? '<merchant_id>';
+  const stage = values.stage === undefined ? '' : ` --stage ${values.stage}`;
+  return { user, found, merchantId, keysList: `npm run keys -- list --merchant ${merchantId}${stage}` };
+}
+
+/**
  * `reset-mfa`: turns off TOTP for a dashboard user who lost their authenticator, once the operator
  * has made sure, out of band, that the request comes from that user. The user is signed out
  * everywhere first; the next sign-in asks for the password alone, and the user sets up a new
@@ -406,22 +421,16 @@ async function resetMfa(
   values: { email?: string; stage?: string },
   print: (json: object, text: string) => string,
 ): Promise<string> {
-  const email = values.email ?? usage('reset-mfa needs --email <email>');
-  const { getDashboardUser, turnOffTotp, UnknownUser } = await import('#shared/dashboard/users.ts');
-  const user = email.trim().toLowerCase();
-  // A mistyped email is said, as a mistyped merchant or key is.
-  const found = await getDashboardUser(user);
-  if (!found) return usage(`no dashboard user ${user}`);
-  const merchantId = found.merchantId ?? '<merchant_id>';
+  const { user, merchantId, keysList } = await namedUser('reset-mfa', values);
+  const { turnOffTotp, UnknownUser } = await import('#shared/dashboard/users.ts');
   await turnOffTotp(user).catch((error: Error) =>
     error instanceof UnknownUser ? usage(`no dashboard user ${user}`) : Promise.reject(error),
   );
-  const stage = values.stage === undefined ? '' : ` --stage ${values.stage}`;
   return print(
     { email: user, merchant_id: merchantId, totp: 'off', signed_out: true },
     [
       `TOTP is off for ${user}: the next sign-in asks for the password alone, and a new authenticator can be set up in the dashboard.`,
-      `Their sessions are signed out. If one was stolen, its ID token still works in the dashboard for up to an hour, for keys and webhook endpoints too: check npm run keys -- list --merchant ${merchantId}${stage} and revoke any key the user did not make, and have the user check Webhooks for endpoints they did not add (and rotate the others' secrets).`,
+      `Their sessions are signed out. If one was stolen, its ID token still works in the dashboard for up to an hour, for keys and webhook endpoints too: check ${keysList} and revoke any key the user did not make, and have the user check Webhooks for endpoints they did not add (and rotate the others' secrets).`,
     ].join('\n'),
   );
 }
@@ -438,13 +447,8 @@ async function resetPassword(
   values: { email?: string; stage?: string },
   print: (json: object, text: string) => string,
 ): Promise<string> {
-  const email = values.email ?? usage('reset-password needs --email <email>');
-  const { getDashboardUser, signOutEverywhere, setTemporaryPassword } = await import(
-    '#shared/dashboard/users.ts'
-  );
-  const user = email.trim().toLowerCase();
-  const found = await getDashboardUser(user);
-  if (!found) return usage(`no dashboard user ${user}`);
+  const { user, keysList, found } = await namedUser('reset-password', values);
+  const { signOutEverywhere, setTemporaryPassword } = await import('#shared/dashboard/users.ts');
   if (!found.enabled)
     throw new Refusal(
       `${user} is disabled in Cognito: they cannot sign in; enable them first if that is meant`,
@@ -455,15 +459,13 @@ async function resetPassword(
     error.name === 'UserNotFoundException' ? usage(`no dashboard user ${user}`) : Promise.reject(error);
   await setTemporaryPassword(user, password).catch(gone);
   await signOutEverywhere(user).catch(gone);
-  const merchantId = found.merchantId ?? '<merchant_id>';
-  const stage = values.stage === undefined ? '' : ` --stage ${values.stage}`;
   const validDays = DASHBOARD_USER_POOL.passwordPolicy.TemporaryPasswordValidityDays;
   return print(
     { email: user, merchant_id: found.merchantId ?? null, temporary_password: password, signed_out: true },
     [
       `${user} has a temporary password: ${password}`,
       `  Pass it on yourself (nothing is emailed); it works for ${validDays} days, and at their next sign-in they choose a new one. The old password no longer works.`,
-      `  Their sessions are signed out, but an ID token taken before still works in the dashboard for up to an hour (Cognito does not revoke ID tokens): if the password may have been stolen, check npm run keys -- list --merchant ${merchantId}${stage} and revoke any key the user did not make.`,
+      `  Their sessions are signed out, but an ID token taken before still works in the dashboard for up to an hour (Cognito does not revoke ID tokens): if the password may have been stolen, check ${keysList} and revoke any key the user did not make.`,
     ].join('\n'),
   );
 }

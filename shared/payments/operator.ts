@@ -208,8 +208,10 @@ export interface AccountOwnerView {
  */
 export async function accountOwnerOf(record: UnmatchedRecord): Promise<AccountOwnerView | null> {
   const { event } = record;
-  if (event.type !== 'PaymentReceived') return null;
-  const owner = await ownerOf(event.partner, event.account_ids);
+  return event.type === 'PaymentReceived' ? viewOf(await ownerOf(event.partner, event.account_ids)) : null;
+}
+
+function viewOf(owner: AccountOwner | undefined): AccountOwnerView | null {
   return owner
     ? { merchant_id: owner.merchant_id, kind: owner.kind, virtual_account_reference: owner.reference ?? null }
     : null;
@@ -259,11 +261,13 @@ export async function creditUnmatched(
     throw new OperatorError('unknown_merchant', `no merchant ${request.merchantId}`);
   // Paid into a known merchant's account: crediting someone else is a decision said out loud, never
   // a slip of the merchant id (there is no operator debit to take it back).
-  const owner = await accountOwnerOf(record);
-  if (owner && owner.merchant_id !== request.merchantId && !request.notTheOwner) {
+  // Read once: the same owner says whose account it is and, theirs, which account to write it to.
+  const owner = await ownerOf(event.partner, event.account_ids);
+  const view = viewOf(owner);
+  if (view && view.merchant_id !== request.merchantId && !request.notTheOwner) {
     throw new OperatorError(
       'not_the_owner',
-      `${unmatchedId(record)} was paid into an account of ${ownerText(owner)}, not of ${request.merchantId}`,
+      `${unmatchedId(record)} was paid into an account of ${ownerText(view)}, not of ${request.merchantId}`,
     );
   }
   const { entryId, reference, reused } = await entryFor(record, event).catch((error: unknown) =>
@@ -278,7 +282,7 @@ export async function creditUnmatched(
     entry_id: entryId,
   };
   const resolutionItem = { Update: resolutionUpdate(record, resolution) };
-  const into = reused ? undefined : await accountPaid(event, request.merchantId);
+  const into = reused ? undefined : accountPaid(owner, request.merchantId);
   try {
     const { entry, applied } = into
       ? await creditIntoVirtualAccount(event, into, {
@@ -336,8 +340,7 @@ export async function creditUnmatched(
  * account then shows it, as if the consumer had credited it. Not for a reused id's twin (the account
  * has the first payment under that id), nor for another merchant (the money goes to their wallet).
  */
-async function accountPaid(event: PaymentReceived, merchantId: string): Promise<AccountOwner | undefined> {
-  const owner = await ownerOf(event.partner, event.account_ids);
+function accountPaid(owner: AccountOwner | undefined, merchantId: string): AccountOwner | undefined {
   return owner?.kind === 'virtual_account' && owner.merchant_id === merchantId ? owner : undefined;
 }
 
