@@ -164,9 +164,8 @@ function observe(): Middleware {
 function mapErrors(): Middleware {
   return {
     onError: (request) => {
-      // The partner down is answered 503 as API.md says, and its adapter logged the call that
-      // failed: no stack for an expected answer.
-      // Its cause (the call's error) is said: the sandbox adapter logs no line of its own for a 5xx.
+      // The partner down is answered 503, as API.md says: an expected answer, logged without a
+      // stack, but with its cause (the call's error; the sandbox adapter logs no line of its own).
       if (request.error instanceof ApiError && request.error.code === 'partner_unavailable')
         logger.warn('request answered 503: partner unavailable', { cause: causeOf(request.error.cause) });
       else if (isServerFault(request.error)) logger.error('request failed', request.error as Error);
