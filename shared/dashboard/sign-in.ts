@@ -37,16 +37,30 @@ const THROTTLED = new Set([
   'TooManyFailedAttemptsException',
 ]);
 
-function refusalOf(error: unknown): never {
-  const name = (error as Error)?.name ?? '';
-  if (REFUSALS.has(name)) throw new Unauthorized(`sign-in refused: ${name}`);
-  if (THROTTLED.has(name)) {
-    throw new ApiError('rate_limited', 'Too many sign-in attempts: try again in a minute', {
-      headers: { 'Retry-After': '60' },
-    });
-  }
-  throw error;
-}
+/**
+ * Cognito's refusal of `email`'s sign-in (or challenge answer) as the API's answer. A refusal is
+ * logged with Cognito's reason and the email, what on-call needs to answer "why can't I sign in?"
+ * (the answer itself says neither); the email is one the schema took as an address, never a
+ * password typed into the wrong field.
+ */
+const refusalOf =
+  (email: string, step: 'password' | Challenge) =>
+  (error: unknown): never => {
+    const name = (error as Error)?.name ?? '';
+    if (REFUSALS.has(name) || THROTTLED.has(name)) {
+      // Cognito's message tells apart what its one name covers ("Incorrect username or password.",
+      // "User is disabled.", "Password attempts exceeded").
+      const detail = String((error as Error).message ?? '').slice(0, 200);
+      logger.warn('dashboard sign-in refused', { reason: name, detail, email, step });
+    }
+    if (REFUSALS.has(name)) throw new Unauthorized(`sign-in refused: ${name}`);
+    if (THROTTLED.has(name)) {
+      throw new ApiError('rate_limited', 'Too many sign-in attempts: try again in a minute', {
+        headers: { 'Retry-After': '60' },
+      });
+    }
+    throw error;
+  };
 
 function claimsOf(idToken: string): Record<string, unknown> {
   const [, payload = ''] = idToken.split('.');
@@ -94,7 +108,7 @@ export async function signIn(email: string, password: string): Promise<SignInRes
     ClientId: appClientId(),
     AuthFlow: 'USER_PASSWORD_AUTH',
     AuthParameters: { USERNAME: normalized, PASSWORD: password },
-  }).catch(refusalOf);
+  }).catch(refusalOf(normalized, 'password'));
   return resultOf(normalized, answer.AuthenticationResult, answer.ChallengeName, answer.Session);
 }
 
@@ -147,7 +161,7 @@ export async function answerChallenge(answer: ChallengeAnswer): Promise<SignInRe
     ) {
       throw new ValidationError([{ field: 'new_password', message: (error as Error).message }]);
     }
-    return refusalOf(error);
+    return refusalOf(email, answer.challenge)(error);
   });
   return resultOf(email, result.AuthenticationResult, result.ChallengeName, result.Session);
 }

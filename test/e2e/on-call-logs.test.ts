@@ -10,6 +10,10 @@ vi.hoisted(() => {
 
 const { call, startTestGateway } = await import('#test/support/gateway.ts');
 const { aMerchant, anAccount, fund } = await import('#test/support/merchants.ts');
+const { aDashboardUser } = await import('#test/support/dashboard.ts');
+const { cognitoClient } = await import('#infra/local/cognito.ts');
+const { config } = await import('#shared/config.ts');
+const { AdminDisableUserCommand } = await import('@aws-sdk/client-cognito-identity-provider');
 
 type Line = Record<string, unknown>;
 let logged: Line[] = [];
@@ -101,5 +105,35 @@ describe('the logs on-call reads', () => {
     );
     expect(lines).toContainEqual(expect.objectContaining({ message: 'request completed', status: 503 }));
     expect(lines.filter((line) => line.message === 'request failed')).toEqual([]);
+  });
+  it('say why a dashboard sign-in was refused, and whose, where its answer says neither', async () => {
+    const user = await aDashboardUser((await aMerchant()).merchant.merchant_id);
+    const signIn = (password: string) =>
+      call(gateway, 'POST', '/api/v1/dashboard/sessions', { body: { email: user.email, password } });
+    const wrong = await linesOf(() => signIn(`${user.password}x`));
+    const refusal = {
+      message: 'dashboard sign-in refused',
+      level: 'WARN',
+      email: user.email,
+      step: 'password',
+    };
+    // Cognito says NotAuthorizedException "Incorrect username or password."; the local stand-in,
+    // for a confirmed user, InvalidPasswordException.
+    expect(wrong).toContainEqual(
+      expect.objectContaining({
+        ...refusal,
+        reason: expect.stringMatching(/^(NotAuthorized|InvalidPassword)Exception$/),
+      }),
+    );
+    // The password tried is in no line.
+    expect(JSON.stringify(wrong)).not.toContain(`${user.password}x`);
+    await cognitoClient(config.dashboard.cognitoEndpoint ?? '').send(
+      new AdminDisableUserCommand({ UserPoolId: config.dashboard.userPoolId, Username: user.email }),
+    );
+    const disabled = await linesOf(() => signIn(user.password));
+    expect(disabled).toContainEqual(
+      expect.objectContaining({ ...refusal, reason: 'NotAuthorizedException', detail: 'User is disabled.' }),
+    );
+    expect(disabled).toContainEqual(expect.objectContaining({ message: 'request completed', status: 401 }));
   });
 });
