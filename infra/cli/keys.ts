@@ -284,6 +284,7 @@ export async function runKeys(argv: string[]): Promise<string> {
     .map(
       (k) =>
         `${k.api_key}  ${k.status.padEnd(7)}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}` +
+        (k.revoked_at ? `  revoked ${k.revoked_at}` : '') +
         (k.expires_at ? `  expires ${k.expires_at}` : '') +
         (k.allowed_ips.length ? `  ips ${k.allowed_ips.join(',')}` : ''),
     )

@@ -89,7 +89,11 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     const after = JSON.parse(
       (await keys('list', '--merchant', merchant.merchant_id ?? '', '--json')).stdout.trim(),
     );
-    expect(after.find((k: { api_key: string }) => k.api_key === merchant.api_key).status).toBe('revoked');
+    const gone = after.find((k: { api_key: string }) => k.api_key === merchant.api_key);
+    expect(gone).toMatchObject({ status: 'revoked', revoked_at: expect.any(String) });
+    // The text list says when, as the JSON does.
+    const text = (await keys('list', '--merchant', merchant.merchant_id ?? '')).stdout;
+    expect(text).toContain(`revoked ${gone.revoked_at}`);
   });
 
   it('rolls a key (both work until the old one expires), and edits its IP allowlist', async () => {
