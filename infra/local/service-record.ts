@@ -86,13 +86,21 @@ export function useRunningServiceSettings(
         `The npm start holding ${dataDir} (process ${holder}) has not recorded its settings yet (it may still be starting): this command uses this shell's ${SERVICE_SETTINGS.join(', ')}. Run it again once the service is up.`,
       ],
     };
-  if (record.dynamodbEndpoint !== env.DYNAMODB_ENDPOINT || record.tablePrefix !== tablePrefix)
+  if (record.dynamodbEndpoint !== env.DYNAMODB_ENDPOINT || record.tablePrefix !== tablePrefix) {
+    // Either half may be the one meant: the folder (then the service's tables, named here), or
+    // the ports (then their service's folder).
+    const theirs = [
+      record.dynamodbEndpoint !== env.DYNAMODB_ENDPOINT &&
+        `DYNAMODB_PORT=${new URL(record.dynamodbEndpoint).port || '80'}`,
+      record.tablePrefix !== tablePrefix && `TABLE_PREFIX=${record.tablePrefix}`,
+    ].filter(Boolean);
     return {
       applied: false,
       notes: [
-        `The npm start holding ${dataDir} serves the tables at ${record.dynamodbEndpoint} (prefix ${record.tablePrefix}), not those this command uses (${env.DYNAMODB_ENDPOINT}, prefix ${tablePrefix}): it uses this shell's settings. Give it the DATA_DIR of the service it talks to.`,
+        `The npm start holding ${dataDir} serves the tables at ${record.dynamodbEndpoint} (prefix ${record.tablePrefix}), not those this command uses (${env.DYNAMODB_ENDPOINT}, prefix ${tablePrefix}): it uses this shell's settings. For that service, give it ${theirs.join(' ')} as well (its other ports then follow); for the service at ${env.DYNAMODB_ENDPOINT}, its own DATA_DIR.`,
       ],
     };
+  }
   return { applied: true, notes: useServiceSettings(env, record, { callsPartner }) };
 }
 

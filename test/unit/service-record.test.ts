@@ -101,8 +101,8 @@ describe('which record a local CLI applies', () => {
     expect(useRunningServiceSettings(dir, shell, local)).toEqual({
       applied: false,
       notes: [
-        expect.stringContaining(
-          'serves the tables at http://127.0.0.1:9999 (prefix naira-), not those this command uses',
+        expect.stringMatching(
+          /serves the tables at http:\/\/127\.0\.0\.1:9999 \(prefix naira-\), not those this command uses .*For that service, give it DYNAMODB_PORT=9999 as well/,
         ),
       ],
     });
