@@ -250,14 +250,14 @@ async function main() {
         }`,
         '',
         'Try:',
-        `  curl -s ${gateway.url}/api/v1/developer/banks`,
-        `  curl -s ${gateway.url}/api/v1/developer/balance ${auth}`,
-        `  curl -s ${gateway.url}/api/v1/developer/virtual-accounts ${auth} -H "Content-Type: application/json" -d '{"amount":500000}'`,
+        `  curl -sS ${gateway.url}/api/v1/developer/banks`,
+        `  curl -sS ${gateway.url}/api/v1/developer/balance ${auth}`,
+        `  curl -sS ${gateway.url}/api/v1/developer/virtual-accounts ${auth} -H "Content-Type: application/json" -d '{"amount":500000}'`,
         `  ${sandboxCli} listen     # in another terminal: your events, delivered to a local endpoint`,
         partnerName === 'paystack'
           ? "  # the payment: Paystack sends charge.success to the webhook URL above once the customer pays (with the repository's stand-in: type pay <account> <kobo> in its terminal)"
           : `  ${sandboxCli} pay --account ${demo.account_number} --amount 500000`,
-        `  curl -s ${gateway.url}/api/v1/developer/payments/<reference> ${auth}`,
+        `  curl -sS ${gateway.url}/api/v1/developer/payments/<reference> ${auth}`,
         '',
         'Ctrl-C stops everything.',
       ].join('\n'),

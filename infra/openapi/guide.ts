@@ -22,7 +22,7 @@ most 100 requests per key per minute: request 101 is \`429\` with \`Retry-After\
 ## First call
 
 \`\`\`sh
-curl -s ${base}/api/v1/developer/balance \\
+curl -sS ${base}/api/v1/developer/balance \\
   -H "X-API-Key: $NAIRA_API_KEY" -H "X-API-Secret: $NAIRA_API_SECRET"
 \`\`\`
 

@@ -59,7 +59,7 @@ async function main(): Promise<number> {
 
     check(
       "the first call uses this service's own address",
-      text.includes(`curl -s ${service.url}/api/v1/developer/balance`),
+      text.includes(`curl -sS ${service.url}/api/v1/developer/balance`),
     );
     const transfer = page.locator('[data-section-id="operation/createTransfer"]');
     const transferText = await transfer.innerText();

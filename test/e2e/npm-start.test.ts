@@ -26,7 +26,7 @@ describe('npm start', () => {
   it('serves the API from the real start script and leaves no process behind on SIGTERM', async () => {
     // PARTNER_BANK_CODE names the sandbox's own bank: the demo wallet is a GTBank number here.
     service = await startNpmStart({ TABLE_PREFIX: 'start-test-', PARTNER_BANK_CODE: '058' });
-    expect(service.output()).toContain(`curl -s ${service.url}/api/v1/developer/banks`);
+    expect(service.output()).toContain(`curl -sS ${service.url}/api/v1/developer/banks`);
     expect(service.output()).toMatch(/X-API-Key: +pk_[0-9a-f]{32}/);
     const wallet = /\(wallet (\d{10})\)/.exec(service.output())?.[1] ?? '';
     expect(wallet).toMatch(/^50/);
