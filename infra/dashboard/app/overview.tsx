@@ -129,16 +129,19 @@ function TwoFactor() {
             </button>
           </div>
           <Status text={copied} />
-          <label for="totp-code">Code from your app</label>
-          <CodeInput
-            id="totp-code"
-            inputRef={code}
-            invalid={failedChange === 'verify'}
-            describedBy={failedChange === 'verify' ? 'totp-steps two-factor-error' : 'totp-steps'}
-          />
-          <button type="submit" disabled={working}>
-            Turn on
-          </button>
+          {/* The label, its field and the button on one row, spaced as the page's other rows. */}
+          <div class="inline">
+            <label for="totp-code">Code from your app</label>
+            <CodeInput
+              id="totp-code"
+              inputRef={code}
+              invalid={failedChange === 'verify'}
+              describedBy={failedChange === 'verify' ? 'totp-steps two-factor-error' : 'totp-steps'}
+            />
+            <button type="submit" disabled={working}>
+              Turn on
+            </button>
+          </div>
         </form>
       )}
       <Alert text={error} id="two-factor-error" />
