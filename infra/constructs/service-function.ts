@@ -1,12 +1,19 @@
 import path from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { BUNDLING } from '#infra/bundling.ts';
+
+/** The logger's levels as Lambda's log-level filter names them. */
+const APPLICATION_LOG_LEVELS: Readonly<Record<string, ApplicationLogLevel>> = {
+  DEBUG: ApplicationLogLevel.DEBUG,
+  INFO: ApplicationLogLevel.INFO,
+  WARN: ApplicationLogLevel.WARN,
+};
 
 export interface ServiceFunctionProps {
   /** The function's name under `functions/` (kebab-case, without `.ts`). */
@@ -29,6 +36,7 @@ export interface ServiceFunctionProps {
  */
 export class ServiceFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    const environment = { LOG_LEVEL: 'INFO', ...props.environment };
     const logGroup = new LogGroup(scope, `${id}Logs`, {
       logGroupName: `/aws/lambda/naira-${props.stage}-${props.name}`,
       retention: props.logRetention,
@@ -48,10 +56,10 @@ export class ServiceFunction extends NodejsFunction {
       bundling: BUNDLING,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
-      environment: {
-        LOG_LEVEL: 'INFO',
-        ...props.environment,
-      },
+      // Lambda filters JSON lines by their `level` itself, at INFO unless told: the function's own
+      // level, so that -c LOG_LEVEL=DEBUG keeps its DEBUG lines (the stack refuses ERROR and SILENT).
+      applicationLogLevelV2: APPLICATION_LOG_LEVELS[environment.LOG_LEVEL] ?? ApplicationLogLevel.INFO,
+      environment,
     });
   }
 

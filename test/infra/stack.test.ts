@@ -776,6 +776,18 @@ describe('the AWS stack', () => {
       });
       expect(v.TRANSFER_FEE_TIERS).toBeUndefined();
     }
+    // Lambda's own filter of JSON lines at the same level (at INFO, its default, it drops DEBUG).
+    const levels = (synthed: ReturnType<typeof synth>) =>
+      new Set(
+        ofType(synthed.resources, 'AWS::Lambda::Function')
+          .filter(([, f]) => (f.Properties.FunctionName as string | undefined)?.startsWith('naira-'))
+          .map(
+            ([, f]) => (f.Properties.LoggingConfig as { ApplicationLogLevel?: string })?.ApplicationLogLevel,
+          ),
+      );
+    expect(levels(kept)).toEqual(new Set(['WARN']));
+    expect(levels(synth('dev', { LOG_LEVEL: 'DEBUG' }))).toEqual(new Set(['DEBUG']));
+    expect(levels(dev)).toEqual(new Set(['INFO']));
     // The operator CLI's --stage runs with them too.
     const [, parameter] = ofType(kept.resources, 'AWS::SSM::Parameter')[0] as [string, Resource];
     const published = JSON.stringify(parameter.Properties.Value);
