@@ -77,6 +77,14 @@ export class JsonLogger {
     return this.#invocation.run({ ...keys }, work);
   }
 
+  /**
+   * Runs `work` with the invocation's keys and `keys` besides, for its lines only: one of several
+   * pieces of work an invocation runs side by side (a batch's messages), each with its own keys.
+   */
+  withKeys<T>(keys: Fields, work: () => T): T {
+    return this.#invocation.run({ ...this.#keys(), ...keys }, work);
+  }
+
   /** Starts an invocation's keys afresh: empty, and its own from here on, whatever runs beside it. */
   resetKeys(): void {
     this.#invocation.enterWith({});

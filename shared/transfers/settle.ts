@@ -189,12 +189,16 @@ async function settleFrom(
 }
 
 /** A partner's word on a transfer from its webhook: settles it once; a reference not ours is only logged. */
-export async function receiveTransferSettled(event: QueuedEvent & TransferSettled): Promise<void> {
-  const owner = await transferOwner(event.partner, event.reference);
-  const transfer = owner && (await getTransaction(owner.merchant_id, owner.reference));
-  if (!transfer) {
-    logger.warn('transfer verdict for an unknown reference', traceKeys(event));
-    return;
-  }
-  await settleTransfer(transfer, event.outcome);
+export function receiveTransferSettled(event: QueuedEvent & TransferSettled): Promise<void> {
+  // Every line of the settlement, a contradiction's included, leads back to the delivery and the
+  // webhook request that carried the verdict (the consumer's batch settles others beside it).
+  return logger.withKeys(traceKeys(event), async () => {
+    const owner = await transferOwner(event.partner, event.reference);
+    const transfer = owner && (await getTransaction(owner.merchant_id, owner.reference));
+    if (!transfer) {
+      logger.warn('transfer verdict for an unknown reference');
+      return;
+    }
+    await settleTransfer(transfer, event.outcome);
+  });
 }

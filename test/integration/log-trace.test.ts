@@ -8,7 +8,7 @@ import { sqs } from '#shared/aws/sqs.ts';
 import { sign } from '#shared/crypto/standard-webhooks.ts';
 import { logger } from '#shared/logger.ts';
 import { apiEvent, jsonEvent, lambdaContext } from '#test/support/events.ts';
-import { aMerchant } from '#test/support/merchants.ts';
+import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
 import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
 
 type Line = Record<string, unknown>;
@@ -141,6 +141,54 @@ describe('log lines of a payment, end to end', () => {
     expect(processed).toMatchObject({ outcome: 'unmatched', amount: 777, account_number: '0000014579' });
     expect(processed).not.toHaveProperty('entry_id');
     expect(processed).not.toHaveProperty('reference');
+  });
+});
+
+describe("log lines of a partner's verdict on a transfer", () => {
+  it('lead back to its webhook request and delivery, a contradiction reported to operators included', async () => {
+    const { CONTRADICTED_SETTLEMENT } = await import('#shared/definitions/alerts.ts');
+    const { settleTransfer } = await import('#shared/transfers/settle.ts');
+    const { getTransaction } = await import('#shared/transactions/store.ts');
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `trace-${randomUUID().slice(0, 8)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    const pending = await getTransaction(merchant.merchant_id, reference);
+    // Paid; then a delivery says it failed, and another delivery beside it names no transfer of ours.
+    const paid = await settleTransfer(pending as NonNullable<typeof pending>, { status: 'success' });
+    const verdict = (partnerReference: string, requestId: string) => ({
+      messageId: `m-${randomUUID()}`,
+      body: JSON.stringify({
+        type: 'TransferSettled',
+        partner: 'sandbox',
+        reference: partnerReference,
+        outcome: { status: 'failed', reason: 'Late failure' },
+        delivery_id: `msg_${requestId}`,
+        received_at: new Date().toISOString(),
+        webhook_request_id: requestId,
+      }),
+    });
+    const lines = await logsOf(() =>
+      consume(
+        {
+          Records: [
+            verdict(paid.partner_reference as string, 'req-contradiction'),
+            verdict('unknown-ref-xyz', 'req-unknown'),
+          ],
+        } as unknown as SQSEvent,
+        lambdaContext,
+      ),
+    );
+    expect(lines.find((line) => line.message === CONTRADICTED_SETTLEMENT)).toMatchObject({
+      reference,
+      webhook_request_id: 'req-contradiction',
+      delivery_id: 'msg_req-contradiction',
+    });
+    // Each of the batch's verdicts with its own keys, never the other's.
+    expect(lines.find((line) => line.message === 'transfer verdict for an unknown reference')).toMatchObject({
+      webhook_request_id: 'req-unknown',
+      transfer_reference: 'unknown-ref-xyz',
+    });
   });
 });
 
