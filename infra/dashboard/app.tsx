@@ -78,6 +78,13 @@ function App() {
     );
     return () => clearTimeout(ends);
   }, [session]);
+  // Signed in: the page is announced, focus on its heading (the form that had it is gone).
+  const signedIn = useRef(false);
+  useEffect(() => {
+    if (!session || !signedIn.current) return;
+    signedIn.current = false;
+    focusHeading();
+  }, [session]);
   const current = PAGES.find((page) => page.hash === hash) ?? PAGES[0];
   // A page chosen in the navigation is announced: focus goes to its heading (never on first load).
   const shownHash = useRef(hash);
@@ -95,6 +102,7 @@ function App() {
       <SignIn
         notice={ended}
         onSignedIn={(started) => {
+          signedIn.current = true;
           setEnded(undefined);
           setSession(started);
         }}

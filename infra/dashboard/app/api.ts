@@ -13,6 +13,11 @@ export interface Session {
   merchant_id: string;
   /** Epoch milliseconds. */
   expires_at: number;
+  /**
+   * Two-factor authentication is on: this sign-in answered a TOTP code (Cognito asks every sign-in
+   * of a user who has it for one), or the user turned it on since.
+   */
+  totp?: boolean;
 }
 
 export class ApiFailure extends Error {
@@ -68,6 +73,13 @@ export function saveSession(session: Session | undefined): void {
   if (session) sessionStorage.setItem(TOKEN_KEY, JSON.stringify(session));
   else sessionStorage.removeItem(TOKEN_KEY);
   sessionChanged();
+}
+
+/** Notes in the current session that its user turned two-factor authentication on. */
+export function noteTwoFactorOn(): void {
+  const session = currentSession();
+  // The same session: not a new one (`saveSession` would move the sessions seen on).
+  if (session) sessionStorage.setItem(TOKEN_KEY, JSON.stringify({ ...session, totp: true }));
 }
 
 /** What to do whenever a session begins or ends in this tab (forget the last one's secrets). */

@@ -34,11 +34,37 @@ export function localDayBound(day: string | undefined, edge: 'start' | 'end'): s
   return Number.isNaN(time.getTime()) ? undefined : time.toISOString();
 }
 
-/** The message of an error, for people. */
+/** The fields the dashboard sends, as its forms label them. */
+const FIELD_LABELS: Readonly<Record<string, string>> = {
+  allowed_ips: 'Allowed IPs',
+  url: 'Endpoint URL',
+  description: 'Description',
+  from: 'From',
+  to: 'To',
+  new_password: 'New password',
+  code: 'Code',
+  email: 'Email',
+  password: 'Password',
+  old_key_expires_at: 'Old key expires',
+};
+
+/** A refused field's path (`allowed_ips.1`, `query.from`) as the form names it ("Allowed IPs, entry 2"). */
+function fieldLabel(path: string): string {
+  const [name = path, index] = path.replace(/^(query|body)\./, '').split('.');
+  const label = FIELD_LABELS[name] ?? name.replace(/_/g, ' ');
+  return index !== undefined && /^\d+$/.test(index) ? `${label}, entry ${Number(index) + 1}` : label;
+}
+
+/**
+ * The message of an error, for people: a refusal of fields says each, by the form's name for it
+ * ("Allowed IPs, entry 2: Not an IP address…"), without the API's "Request validation failed".
+ */
 export function problem(error: unknown): string {
   const failure = error as { message?: string; errors?: { field: string; message: string }[] };
-  const details = (failure.errors ?? []).map((item) => `${item.field}: ${item.message}`).join('; ');
-  return details ? `${failure.message ?? 'Error'} (${details})` : (failure.message ?? String(error));
+  const details = (failure.errors ?? []).map((item) => `${fieldLabel(item.field)}: ${item.message}`);
+  return details.length > 0
+    ? `${details.join('; ')}.`.replace(/\.\.$/, '.')
+    : (failure.message ?? String(error));
 }
 
 /** The columns of the transactions CSV, in order (amounts in kobo, as the API gives them). */

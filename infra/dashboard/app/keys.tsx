@@ -2,7 +2,17 @@ import { useState } from 'preact/hooks';
 import { ApiFailure, type Page, request, requestAll, serverNow } from './api.ts';
 import { when } from './format.ts';
 import type { ApiKey } from './types.ts';
-import { Alert, Dialog, DialogActions, Status, showSecret, Table, useActions, useLoad } from './ui.tsx';
+import {
+  Alert,
+  Dialog,
+  DialogActions,
+  emptyText,
+  Status,
+  showSecret,
+  Table,
+  useActions,
+  useLoad,
+} from './ui.tsx';
 
 const ROLL_CHOICES: [label: string, hours: number][] = [
   ['Now', 0],
@@ -45,7 +55,9 @@ const readKeys = () =>
 /** A key's refusal as not found: revoked or expired since the list was read (by a colleague). */
 const goneSince = (key: ApiKey, failure: unknown) =>
   failure instanceof ApiFailure && failure.status === 404
-    ? new Error(`${key.api_key} was revoked or has expired since the list was read: the list now shows it.`)
+    ? new Error(
+        `${key.api_key} was revoked or has expired since this page read the list (by someone else): nothing was changed. The list now shows it as it is.`,
+      )
     : failure;
 
 /** Create, roll, revoke keys and edit their IP allowlists; a new secret is shown once. */
@@ -53,6 +65,8 @@ export function ApiKeys() {
   const keys = useLoad(() => requestAll<ApiKey>('/keys'), []);
   const [acting, setActing] = useState<{ kind: 'roll' | 'revoke' | 'ips'; key: ApiKey }>();
   const [status, setStatus] = useState<string>();
+  // Whether the allowlist dialog's error is a colleague's change met on saving, not a refusal.
+  const [ipsConflict, setIpsConflict] = useState(false);
   // One change at a time; the list is read again after each, made or refused.
   const { act, working, error, setError, failedChange } = useActions(keys.reload);
   // A dialog shows its own change's refusal only: an earlier one's is cleared when it opens and closes.
@@ -102,23 +116,26 @@ export function ApiKeys() {
     act(async () => {
       await request('POST', `/keys/${key.api_key}/revoke`);
       setActing(undefined);
-      setStatus(`Revoked ${key.api_key}: refused within 60 seconds.`);
+      setStatus(`Revoked ${key.api_key}: requests with it are refused within 60 seconds.`);
     });
   // The list is read once more before it is replaced: one a colleague saved while this dialog was
   // open is shown, not overwritten (the dialog then shows theirs; Save again replaces it).
   const saveIps = (key: ApiKey, text: string) =>
     act(async () => {
+      setIpsConflict(false);
       const now = (await readKeys()).find((candidate) => candidate.api_key === key.api_key);
       if (now?.status !== 'active') {
         setActing(undefined);
         throw goneSince(key, new ApiFailure(404, 'API key not found'));
       }
       if (now.allowed_ips.join(',') !== key.allowed_ips.join(',')) {
+        // Not a refusal of what was typed (the field is not marked invalid): a choice to make.
         setActing({ kind: 'ips', key: now });
+        setIpsConflict(true);
         throw new Error(
-          `Changed by someone else since this dialog opened: it is now ${
+          `Someone else changed this list while the dialog was open: it is now ${
             now.allowed_ips.join(', ') || 'empty (any address)'
-          }. Edit it and save again to replace it.`,
+          }. Yours (${ips(text).join(', ') || 'empty'}) was not saved: Save again to replace theirs with yours, or Cancel to keep theirs.`,
         );
       }
       await request('POST', `/keys/${key.api_key}/allowed-ips`, { allowed_ips: ips(text) }).catch(
@@ -153,7 +170,7 @@ export function ApiKeys() {
         caption="Your API keys"
         rows={keys.data ?? []}
         rowKey={(key) => key.api_key}
-        empty={keys.loading ? 'Loading…' : 'No keys yet.'}
+        empty={emptyText(keys, 'No keys yet.')}
         columns={[
           { label: 'Key', cell: (key) => <code>{key.api_key}</code> },
           { label: 'Status', cell: (key) => <span class={`badge ${key.status}`}>{key.status}</span> },
@@ -219,7 +236,12 @@ export function ApiKeys() {
         </Dialog>
       )}
       {acting?.kind === 'ips' && (
-        <IpsDialog apiKey={acting.key} {...dialog} onSave={(text) => saveIps(acting.key, text)} />
+        <IpsDialog
+          apiKey={acting.key}
+          {...dialog}
+          invalid={!!error && !ipsConflict}
+          onSave={(text) => saveIps(acting.key, text)}
+        />
       )}
     </>
   );
@@ -277,7 +299,7 @@ function RollDialog(props: KeyDialog & { onRoll: (hours: number) => void }) {
 }
 
 /** A key's allowlist as typed, kept by the dialog (and kept when the API refuses it, to correct). */
-function IpsDialog(props: KeyDialog & { onSave: (text: string) => void }) {
+function IpsDialog(props: KeyDialog & { invalid: boolean; onSave: (text: string) => void }) {
   const [text, setText] = useState(props.apiKey.allowed_ips.join(', '));
   const submit = (event: Event) => {
     event.preventDefault();
@@ -304,7 +326,7 @@ function IpsDialog(props: KeyDialog & { onSave: (text: string) => void }) {
           name="allowed_ips"
           value={text}
           onInput={(event) => setText(event.currentTarget.value)}
-          aria-invalid={!!props.error || undefined}
+          aria-invalid={props.invalid || undefined}
           aria-describedby={described || undefined}
         />
         <Alert text={props.error} id="edit-ips-error" />

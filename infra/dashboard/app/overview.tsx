@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { currentSession, request } from './api.ts';
+import { ApiFailure, currentSession, noteTwoFactorOn, request } from './api.ts';
 import { naira, when } from './format.ts';
 import type { Overview as OverviewData, Transaction } from './types.ts';
 import { Alert, CodeInput, QrCode, Status, Table, useActions, useLoad } from './ui.tsx';
@@ -71,6 +71,8 @@ export function Overview() {
 function TwoFactor() {
   const [secret, setSecret] = useState<{ secret: string; otpauth_uri: string }>();
   const [done, setDone] = useState<string>();
+  // On already (this sign-in asked for a code): nothing to set up, and how to get back in without it.
+  const [on, setOn] = useState(() => currentSession()?.totp === true);
   // One step at a time: a double click on Set up would make two secrets, and show the one replaced.
   const { act, working, error, failedChange } = useActions();
   const [copied, setCopied] = useState<string>();
@@ -90,13 +92,25 @@ function TwoFactor() {
   const accessToken = () => currentSession()?.access_token ?? '';
   const start = () =>
     act(async () => {
-      setSecret(
-        (
-          await request<{ secret: string; otpauth_uri: string }>('POST', '/mfa/totp', {
-            access_token: accessToken(),
-          })
-        ).data,
-      );
+      try {
+        setSecret(
+          (
+            await request<{ secret: string; otpauth_uri: string }>('POST', '/mfa/totp', {
+              access_token: accessToken(),
+            })
+          ).data,
+        );
+      } catch (failure) {
+        // Turned on since this sign-in (in another tab): said as the section says it, not as the API does.
+        const alreadyOn = (refused: { field: string; message: string }) =>
+          refused.field === 'access_token' && /already on/i.test(refused.message);
+        if (failure instanceof ApiFailure && failure.errors.some(alreadyOn)) {
+          noteTwoFactorOn();
+          setOn(true);
+          return;
+        }
+        throw failure;
+      }
     });
   const confirm = (event: Event) => {
     event.preventDefault();
@@ -104,23 +118,29 @@ function TwoFactor() {
     return act(async () => {
       await request('POST', '/mfa/totp/verify', { access_token: accessToken(), code });
       setSecret(undefined);
+      noteTwoFactorOn();
       setDone('Two-factor authentication is on: every sign-in now asks for a code.');
     }, 'verify');
   };
   return (
     <section aria-labelledby="two-factor">
       <h2 id="two-factor">Two-factor authentication</h2>
-      {!secret && !done && (
+      {on && !done && (
+        <p>
+          Two-factor authentication is on: every sign-in asks for a code from your authenticator app. Lost it?
+          Ask your operator to turn it off for you, then set it up again here.
+        </p>
+      )}
+      {!secret && !done && !on && (
         <button type="button" class="secondary" disabled={working} onClick={start}>
           Set up two-factor authentication
         </button>
       )}
       {secret && (
         <form onSubmit={confirm} aria-label="Turn on two-factor authentication">
-          <p id="totp-steps">
+          <p id="totp-key">
             Scan the QR code with your authenticator app, or add this key to it by hand:{' '}
-            <code>{secret.secret}</code> (or the link <code class="wrap">{secret.otpauth_uri}</code>). Then
-            enter the 6-digit code it shows.
+            <code>{secret.secret}</code> (or the link <code class="wrap">{secret.otpauth_uri}</code>).
           </p>
           <QrCode text={secret.otpauth_uri} label="QR code of the key, for your authenticator app" />
           <div class="actions">
@@ -130,6 +150,8 @@ function TwoFactor() {
           </div>
           <Status text={copied} />
           {/* The label, its field and the button on one row, spaced as the page's other rows. */}
+          {/* The field's description: the step only, never the key or the link read out at each focus. */}
+          <p id="totp-steps">Then enter the 6-digit code your app shows for NairaPay.</p>
           <div class="inline">
             <label for="totp-code">Code from your app</label>
             <CodeInput

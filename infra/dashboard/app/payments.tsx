@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { query, request } from './api.ts';
 import { naira, when } from './format.ts';
 import type { VirtualAccount } from './types.ts';
-import { Alert, MORE_FOLLOW, Pager, Table, useCursors, useFocusOnMount, useLoad } from './ui.tsx';
+import { Alert, emptyText, Pager, Table, useCursors, useFocusOnMount, useLoad } from './ui.tsx';
 
 /** Virtual accounts, newest first, and the payments into the one chosen. */
 export function Payments() {
@@ -21,7 +21,7 @@ export function Payments() {
         caption="Virtual accounts, newest first"
         rows={page.data?.data ?? []}
         rowKey={(account) => account.reference}
-        empty={page.loading ? 'Loading…' : page.data?.nextCursor ? MORE_FOLLOW : 'No virtual accounts yet.'}
+        empty={emptyText(page, 'No virtual accounts yet.', page.data?.nextCursor)}
         columns={[
           { label: 'Created', cell: (account) => when(account.created_at) },
           { label: 'Reference', cell: (account) => <code>{account.reference}</code> },
@@ -70,7 +70,7 @@ function PaymentsInto({ reference }: { reference: string }) {
         caption={`Each payment into ${reference}`}
         rows={detail.data?.payments ?? []}
         rowKey={(payment) => payment.session_id}
-        empty={detail.loading ? 'Loading…' : 'No payment yet.'}
+        empty={emptyText(detail, 'No payment yet.')}
         columns={[
           { label: 'Received', cell: (payment) => when(payment.received_at) },
           { label: 'Session', cell: (payment) => <code>{payment.session_id}</code> },

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { request, type Session, saveSession } from './api.ts';
 import { problem } from './format.ts';
-import { Alert, CodeInput, Status } from './ui.tsx';
+import { Alert, CodeInput, restoreFocus, Status } from './ui.tsx';
 
 type Answer =
   | { id_token: string; access_token: string; expires_in: number; email: string; merchant_id: string }
@@ -38,12 +38,15 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
       email: answer.email,
       merchant_id: answer.merchant_id,
       expires_at: Date.now() + answer.expires_in * 1000,
+      totp: challenge?.name === 'SOFTWARE_TOKEN_MFA',
     };
     saveSession(session);
     onSignedIn(session);
   };
-  const submit = async (event: Event) => {
+  const submit = async (event: SubmitEvent) => {
     event.preventDefault();
+    // Its button, disabled while the answer is on its way, gets focus back (or the next step's field).
+    const from = event.submitter instanceof HTMLElement ? event.submitter : undefined;
     const form = new FormData(event.currentTarget as HTMLFormElement);
     setBusy(true);
     setError(undefined);
@@ -76,12 +79,23 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
       // A 401 to a challenge's answer starts again from empty fields: none of them was refused.
       setRefused(status === 400 || (status === 401 && !challenge));
       if (status === 401 && challenge) {
-        // Cognito spends a challenge's session on any answer, a wrong one too: start again.
+        // Cognito spends a challenge's session on any answer, a wrong one too: start again (the
+        // email kept), told why as far as it is known.
         setChallenge(undefined);
-        setError('That did not work: sign in again.');
-      } else setError(status === 401 ? 'Incorrect email or password.' : problem(failure));
+        setError(
+          challenge.name === 'SOFTWARE_TOKEN_MFA'
+            ? 'The code was not accepted (wrong, already used, or the sign-in took over 3 minutes): sign in again, then enter the next code your app shows.'
+            : 'The new password was not taken (the sign-in took over 3 minutes, or was refused): sign in again with your temporary password.',
+        );
+      } else
+        setError(
+          status === 401
+            ? 'Incorrect email or password (or your access is turned off: ask your NairaPay contact).'
+            : problem(failure),
+        );
     } finally {
       setBusy(false);
+      restoreFocus(from);
     }
   };
 
@@ -89,7 +103,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
     <main class="sign-in">
       <h1>Sign in to the NairaPay dashboard</h1>
       <Status text={notice} id="sign-in-notice" />
-      <form onSubmit={submit} aria-label="Sign in">
+      {/* An error is about what was sent: typing again (a new try) clears it. */}
+      <form onSubmit={submit} onInput={() => error && setError(undefined)} aria-label="Sign in">
         {!challenge && (
           <>
             <label for="email">Email</label>
@@ -99,6 +114,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
               type="email"
               autocomplete="username"
               required
+              defaultValue={email}
               ref={first}
               {...credentialsAria()}
             />

@@ -3,7 +3,7 @@ import { ApiFailure, currentSession, type Page, query, request } from './api.ts'
 import { localDayBound, problem, transactionsCsv } from './format.ts';
 import { TRANSACTION_COLUMNS } from './overview.tsx';
 import type { Transaction } from './types.ts';
-import { Alert, MORE_FOLLOW, Pager, restoreFocus, Status, Table, useCursors, useLoad } from './ui.tsx';
+import { Alert, emptyText, Pager, restoreFocus, Status, Table, useCursors, useLoad } from './ui.tsx';
 
 type Filter = { type?: string; status?: string; from?: string; to?: string };
 
@@ -181,7 +181,7 @@ export function Transactions() {
         columns={TRANSACTION_COLUMNS}
         rows={page.data?.data ?? []}
         rowKey={(t) => t.reference}
-        empty={page.loading ? 'Loading…' : page.data?.nextCursor ? MORE_FOLLOW : 'No transactions match.'}
+        empty={emptyText(page, 'No transactions match.', page.data?.nextCursor)}
       />
       <Pager paging={paging} next={page.data?.nextCursor} />
     </>

@@ -103,6 +103,28 @@ export function restoreFocus(to: HTMLElement | undefined): void {
 }
 
 /**
+ * Focus is never left nowhere by a control that went (WCAG 2.4.3): the row a change removed (a key
+ * revoked, an endpoint deleted, after `restoreFocus` gave its button focus back), a form replaced by
+ * the next step. Once nothing has taken focus for as long as `restoreFocus` waits, the page's
+ * heading takes it: a keyboard user goes on from the page, not from its top, and hears where.
+ */
+let lastFocused: Element | undefined;
+addEventListener('focusin', (event) => {
+  if (event.target instanceof Element) lastFocused = event.target;
+});
+let lostFocusCheck: ReturnType<typeof setTimeout> | undefined;
+new MutationObserver(() => {
+  if (document.activeElement !== document.body || !lastFocused || lastFocused.isConnected) return;
+  if (lostFocusCheck) return;
+  lostFocusCheck = setTimeout(() => {
+    lostFocusCheck = undefined;
+    if (document.activeElement === document.body && !lastFocused?.isConnected) {
+      focusHeading({ preventScroll: true });
+    }
+  }, FOCUS_WAIT_MS + 100);
+}).observe(document, { childList: true, subtree: true });
+
+/**
  * Changes sent and not yet answered, on every page: closing or reloading the tab meanwhile asks
  * first (its answer, a new secret perhaps, would be lost with the page).
  */
@@ -487,9 +509,25 @@ export function Table<T>(props: {
   );
 }
 
-/** Cursor paging: the cursors of the pages before this one, the current one last. */
 /** What an empty page of a list says when the list goes on (a filtered page may stop short: `next_cursor`). */
 export const MORE_FOLLOW = 'Nothing on this page: the list goes on, on the next page.';
+
+/**
+ * What a table with no rows says: loading; not read at all (its alert says why: offline, a rate
+ * limit), never "No keys yet." for keys that could not be read; the list going on (`more`); or
+ * `none`, the list being empty.
+ */
+export function emptyText(
+  load: { loading: boolean; error?: string; data?: unknown },
+  none: string,
+  more?: unknown,
+): string {
+  if (load.loading) return 'Loading…';
+  if (load.data === undefined && load.error) return 'Not loaded: see the message above.';
+  return more ? MORE_FOLLOW : none;
+}
+
+/** Cursor paging: the cursors of the pages before this one, the current one last. */
 
 export function useCursors() {
   const [cursors, setCursors] = useState<string[]>([]);

@@ -6,7 +6,7 @@ import {
   Alert,
   Dialog,
   DialogActions,
-  MORE_FOLLOW,
+  emptyText,
   Status,
   showSecret,
   Table,
@@ -56,7 +56,9 @@ function showEndpointSecret(answer: Page<Endpoint>, replayedNote: string): void 
 /** An endpoint's refusal as not found: deleted since the list was read (by a colleague). */
 const deletedSince = (endpoint: Endpoint, failure: unknown) =>
   failure instanceof ApiFailure && failure.status === 404
-    ? new Error(`${endpoint.url} was deleted since the list was read: the list now shows it.`)
+    ? new Error(
+        `${endpoint.url} was deleted since this page read the list (by someone else): nothing was changed. The list no longer shows it.`,
+      )
     : failure;
 
 /** Endpoints (secret shown once), events with each delivery attempt, and Resend. */
@@ -70,6 +72,7 @@ export function Webhooks() {
   const [open, setOpen] = useState<string>();
   const [deleting, setDeleting] = useState<Endpoint>();
   const [rotating, setRotating] = useState<Endpoint>();
+  const [status, setStatus] = useState<string>();
   // One change at a time: a second click while one is on its way (a double click) does nothing.
   const { act, working, error, setError, failedChange } = useActions(endpoints.reload);
   const add = (event: Event) => {
@@ -78,6 +81,7 @@ export function Webhooks() {
     const values = new FormData(form);
     const description = String(values.get('description') ?? '').trim();
     return act(async () => {
+      setStatus(undefined);
       const body = { url: String(values.get('url')), ...(description ? { description } : {}) };
       const made = await keyed('add', body, (key) =>
         request<Endpoint>('POST', '/webhook-endpoints', body, { 'Idempotency-Key': key }),
@@ -96,11 +100,14 @@ export function Webhooks() {
   };
   const remove = (endpoint: Endpoint) =>
     act(async () => {
+      setStatus(undefined);
       await request('DELETE', `/webhook-endpoints/${endpoint.id}`).catch(unlessDeleted(endpoint));
       setDeleting(undefined);
+      setStatus(`Deleted the endpoint ${endpoint.url}: no more events are sent to it.`);
     });
   const rotate = (endpoint: Endpoint) =>
     act(async () => {
+      setStatus(undefined);
       const rotated = await keyed(`rotate ${endpoint.id}`, endpoint.id, (key) =>
         request<Endpoint>('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, undefined, {
           'Idempotency-Key': key,
@@ -145,11 +152,12 @@ export function Webhooks() {
         </button>
       </form>
       <Alert text={(deleting || rotating ? undefined : error) ?? endpoints.error} id="endpoints-error" />
+      <Status text={status} />
       <Table
         caption="Webhook endpoints"
         rows={endpoints.data ?? []}
         rowKey={(endpoint) => endpoint.id}
-        empty={endpoints.loading ? 'Loading…' : 'No endpoints yet.'}
+        empty={emptyText(endpoints, 'No endpoints yet.')}
         columns={[
           { label: 'URL', cell: (endpoint) => <code class="wrap">{endpoint.url}</code> },
           { label: 'Description', cell: (endpoint) => endpoint.description ?? '' },
@@ -177,12 +185,13 @@ export function Webhooks() {
         ]}
       />
       <h2>Events</h2>
-      <Alert text={events.error} />
+      {/* Said once: the same refusal of both lists (offline, the rate limit) is not read twice. */}
+      <Alert text={events.error === endpoints.error ? undefined : events.error} />
       <Table
         caption="Events, newest first"
         rows={events.data?.data ?? []}
         rowKey={(event) => event.id}
-        empty={events.loading ? 'Loading…' : events.data?.nextCursor ? MORE_FOLLOW : 'No events yet.'}
+        empty={emptyText(events, 'No events yet.', events.data?.nextCursor)}
         columns={[
           { label: 'Created', cell: (event) => when(event.created_at) },
           { label: 'Type', cell: (event) => event.type },
@@ -216,7 +225,7 @@ export function Webhooks() {
           Older events
         </button>
       </div>
-      {open && <EventDetail key={open} id={open} />}
+      {open && <EventDetail key={open} id={open} endpoints={endpoints.data} />}
       {rotating && (
         <Dialog
           title={`Rotate the secret of ${rotating.url}`}
@@ -260,8 +269,17 @@ export function Webhooks() {
   );
 }
 
-/** One event's deliveries, each attempt (time, status code, error, duration), and Resend. */
-function EventDetail({ id }: { id: string }) {
+/**
+ * One event's deliveries, each attempt (time, status code, error, duration), and Resend. A delivery
+ * names its endpoint by the URL the endpoints table shows (its id for one deleted since, or while
+ * the endpoints could not be read).
+ */
+function EventDetail({ id, endpoints }: { id: string; endpoints?: readonly Endpoint[] }) {
+  const endpointName = (endpointId: string) => {
+    if (!endpoints) return endpointId;
+    const endpoint = endpoints.find((candidate) => candidate.id === endpointId);
+    return endpoint ? endpoint.url : `${endpointId} (deleted)`;
+  };
   const detail = useLoad(
     () => request<MerchantEvent>('GET', `/events/${id}`).then((page) => page.data),
     [id],
@@ -318,7 +336,7 @@ function EventDetail({ id }: { id: string }) {
       {deliveries.map((delivery, i) => (
         <Table
           key={`${delivery.endpoint_id} ${i}`}
-          caption={`Delivery attempts to ${delivery.endpoint_id} (${delivery.status})${resendOf(deliveries, i)}`}
+          caption={`Delivery attempts to ${endpointName(delivery.endpoint_id)} (${delivery.status})${resendOf(deliveries, i)}`}
           rows={delivery.attempts}
           rowKey={(attempt) => attempt.at}
           empty="No attempt yet."
