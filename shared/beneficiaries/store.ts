@@ -90,17 +90,26 @@ export async function saveBeneficiary(
       error instanceof TransactionCanceledException &&
       error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
     if (!taken) throw error;
-    const { Item: guard } = await dynamo.send(
-      new GetCommand({
-        TableName: tableName('beneficiaries'),
-        Key: { merchant_id: merchantId, sk: guardKey },
-        ConsistentRead: true,
-      }),
-    );
-    const existing = guard && (await getBeneficiary(merchantId, String(guard.beneficiary_id)));
+    const existing = await savedBeneficiary(merchantId, account.bank.code, account.account_number);
     if (!existing) throw error;
     return { beneficiary: existing, created: false };
   }
+}
+
+/** The merchant's beneficiary for this bank account, if it saved one (read through its guard item). */
+export async function savedBeneficiary(
+  merchantId: string,
+  bankCode: string,
+  accountNumber: string,
+): Promise<Beneficiary | undefined> {
+  const { Item: guard } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName('beneficiaries'),
+      Key: { merchant_id: merchantId, sk: `${ACCOUNT_GUARD}${bankCode}:${accountNumber}` },
+      ConsistentRead: true,
+    }),
+  );
+  return guard ? getBeneficiary(merchantId, String(guard.beneficiary_id)) : undefined;
 }
 
 /** One of this merchant's beneficiaries, or undefined (another merchant's id is not found). */

@@ -98,10 +98,12 @@ export async function createVirtualAccount(
     return { account, created: true };
   } catch (error) {
     // The account's own item comes last in the transaction: its condition failing means a
-    // concurrent request with this reference won.
+    // concurrent request with this reference won. A retry that failed otherwise (the partner,
+    // slow to issue for the first request, timed out for this one) while the first opened the
+    // account is answered with it too, never with an error saying nothing was made.
     const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
-    if (reasons.at(-1)?.Code !== 'ConditionalCheckFailed') throw error;
-    const winner = await getVirtualAccount(merchantId, reference);
+    if (reasons.at(-1)?.Code !== 'ConditionalCheckFailed' && !request.reference) throw error;
+    const winner = await getVirtualAccount(merchantId, reference).catch(() => undefined);
     if (!winner) throw error;
     return { account: asRetry(winner, request), created: false };
   }

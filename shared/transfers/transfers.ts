@@ -94,9 +94,20 @@ export async function createTransfer(
   const earlier = await getTransaction(merchantId, request.reference);
   if (earlier) return { transaction: await resumed(asRetry(earlier, request)), created: false };
 
-  const counterparty = await destinationOf(merchantId, request);
   const bank = partner();
-  await bank.checkBank(counterparty.bank_code);
+  let counterparty: Counterparty;
+  try {
+    counterparty = await destinationOf(merchantId, request);
+    await bank.checkBank(counterparty.bank_code);
+  } catch (error) {
+    // A retry whose own checks failed (the partner, slow to name the account for the first request,
+    // timed out for this one) while the first request, still running, made the transfer: answered
+    // with the transfer as it stands, as the concurrent request below is, never with a 503 that
+    // tells the client nothing was made (it would pay again under another reference).
+    const made = await getTransaction(merchantId, request.reference).catch(() => undefined);
+    if (made) return { transaction: asRetry(made, request), created: false };
+    throw error;
+  }
   const fee = transferFee(request.amount);
   const entryId = transferEntryId(merchantId, request.reference);
   const partnerReference = bank.transferReference(merchantId, request.reference);

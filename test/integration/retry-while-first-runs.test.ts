@@ -1,0 +1,111 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { LocalGateway } from '#infra/local/gateway.ts';
+import { PartnerUnavailable } from '#shared/errors.ts';
+import { getMerchant } from '#shared/merchants/store.ts';
+import { partner } from '#shared/partners/registry.ts';
+import { createVirtualAccount } from '#shared/payments/virtual-account-opening.ts';
+import { createTransfer } from '#shared/transfers/transfers.ts';
+import { call, startTestGateway } from '#test/support/gateway.ts';
+import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
+
+/**
+ * A client's retry while its first request is still running: the first made the transfer (the
+ * account, the beneficiary), and the retry's own call to the partner failed (slow for the first,
+ * timed out for the retry). The retry is answered with what was made, never with a 503 saying
+ * nothing was, which would have the client pay (or open, or save) again some other way.
+ */
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+let gateway: LocalGateway;
+beforeAll(async () => {
+  gateway = await startTestGateway();
+});
+afterAll(() => gateway.close());
+
+describe('a retried transfer whose own checks fail', () => {
+  it('is answered with the transfer the first request made meanwhile, debited once', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const request = {
+      reference: `retry-${Math.random().toString(36).slice(2, 10)}`,
+      amount: 5_000,
+      account_number: anAccount('058'),
+      bank_code: '058',
+    };
+    const enquiry = partner().nameEnquiry.bind(partner());
+    vi.spyOn(partner(), 'nameEnquiry').mockImplementationOnce(async () => {
+      // The first request, running all along, makes the transfer (its own enquiry answered) ...
+      vi.mocked(partner().nameEnquiry).mockImplementation(enquiry);
+      await createTransfer(merchant.merchant_id, request);
+      // ... while the retry's enquiry times out.
+      throw new PartnerUnavailable(30);
+    });
+    const retry = await createTransfer(merchant.merchant_id, request);
+    expect(retry.created).toBe(false);
+    expect(retry.transaction).toMatchObject({ reference: request.reference, amount: 5_000 });
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(20_000 - 5_000 - retry.transaction.fee);
+
+    // Another request under that reference is still refused as one: 409, not the transfer.
+    const other = { ...request, reference: request.reference, amount: 6_000 };
+    vi.spyOn(partner(), 'nameEnquiry').mockRejectedValueOnce(new PartnerUnavailable(30));
+    await expect(createTransfer(merchant.merchant_id, other)).rejects.toMatchObject({
+      code: 'duplicate_reference',
+    });
+  });
+
+  it('fails as before when nothing was made under its reference', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    vi.spyOn(partner(), 'nameEnquiry').mockRejectedValueOnce(new PartnerUnavailable(30));
+    await expect(
+      createTransfer(merchant.merchant_id, {
+        reference: `none-${Math.random().toString(36).slice(2, 10)}`,
+        amount: 5_000,
+        account_number: anAccount('058'),
+        bank_code: '058',
+      }),
+    ).rejects.toBeInstanceOf(PartnerUnavailable);
+    expect((await getMerchant(merchant.merchant_id))?.balance).toBe(20_000);
+  });
+});
+
+describe('a retried virtual account whose issue fails', () => {
+  it('is answered with the account the first request opened meanwhile', async () => {
+    const { merchant } = await aMerchant();
+    const request = {
+      reference: `va-retry-${Math.random().toString(36).slice(2, 10)}`,
+      amount: 50_000,
+      expires_in_minutes: 30,
+    };
+    const issue = partner().openVirtualAccount.bind(partner());
+    let first: Awaited<ReturnType<typeof createVirtualAccount>> | undefined;
+    vi.spyOn(partner(), 'openVirtualAccount').mockImplementationOnce(async () => {
+      vi.mocked(partner().openVirtualAccount).mockImplementation(issue);
+      first = await createVirtualAccount(merchant.merchant_id, merchant.name, request);
+      throw new PartnerUnavailable(30);
+    });
+    const retry = await createVirtualAccount(merchant.merchant_id, merchant.name, request);
+    expect(first?.created).toBe(true);
+    expect(retry).toEqual({ account: first?.account, created: false });
+  });
+});
+
+describe('a retried beneficiary whose name enquiry fails', () => {
+  it('is answered 200 with the beneficiary the first request saved meanwhile', async () => {
+    const { headers } = await aMerchant();
+    const body = { account_number: anAccount('058'), bank_code: '058', nickname: 'Supplier' };
+    const enquiry = partner().nameEnquiry.bind(partner());
+    let first: Awaited<ReturnType<typeof call>> | undefined;
+    vi.spyOn(partner(), 'nameEnquiry').mockImplementationOnce(async () => {
+      vi.mocked(partner().nameEnquiry).mockImplementation(enquiry);
+      first = await call(gateway, 'POST', '/beneficiaries', { headers, body });
+      throw new PartnerUnavailable(30);
+    });
+    const retry = await call(gateway, 'POST', '/beneficiaries', { headers, body });
+    expect(first?.status).toBe(201);
+    expect([retry.status, retry.body?.message]).toEqual([200, 'Beneficiary already saved']);
+    expect(retry.body?.data).toEqual(first?.body?.data);
+  });
+});
