@@ -638,7 +638,8 @@ async function main(): Promise<number> {
     }
     await page.reload();
     const eventRow = page.getByRole('row', { name: new RegExp(webhookId) });
-    await eventRow.getByRole('button', { name: 'Show attempts' }).click();
+    // Each row's button named by its event: a screen reader's list of buttons tells them apart.
+    await eventRow.getByRole('button', { name: `Show attempts of ${webhookId}`, exact: true }).click();
     // Named by the endpoint's URL, as the endpoints table shows it (not by an id it never shows).
     const attemptsTo = `Delivery attempts to ${receiver.url} (`;
     const attempts = page.getByRole('table', { name: attemptsTo });
@@ -902,7 +903,9 @@ async function main(): Promise<number> {
 
     await page.getByRole('link', { name: 'Payments' }).click();
     const account = page.getByRole('row', { name: new RegExp(opened.data.reference) });
-    await account.getByRole('button', { name: 'Show payments' }).click();
+    await account
+      .getByRole('button', { name: `Show payments into ${opened.data.reference}`, exact: true })
+      .click();
     await page
       .getByRole('table', { name: `Each payment into ${opened.data.reference}` })
       .getByText('₦2,500.00')
