@@ -8,13 +8,6 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { BUNDLING } from '#infra/bundling.ts';
 
-/** The logger's levels as Lambda's log-level filter names them. */
-const APPLICATION_LOG_LEVELS: Readonly<Record<string, ApplicationLogLevel>> = {
-  DEBUG: ApplicationLogLevel.DEBUG,
-  INFO: ApplicationLogLevel.INFO,
-  WARN: ApplicationLogLevel.WARN,
-};
-
 export interface ServiceFunctionProps {
   /** The function's name under `functions/` (kebab-case, without `.ts`). */
   name: string;
@@ -56,9 +49,12 @@ export class ServiceFunction extends NodejsFunction {
       bundling: BUNDLING,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
-      // Lambda filters JSON lines by their `level` itself, at INFO unless told: the function's own
-      // level, so that -c LOG_LEVEL=DEBUG keeps its DEBUG lines (the stack refuses ERROR and SILENT).
-      applicationLogLevelV2: APPLICATION_LOG_LEVELS[environment.LOG_LEVEL] ?? ApplicationLogLevel.INFO,
+      // Lambda filters JSON lines by their `level` itself, at INFO unless told: DEBUG for a function
+      // logging DEBUG (-c LOG_LEVEL=DEBUG), else INFO, never above, whatever the logger's own level
+      // (WARN filters in the logger): a line without a `level`, the FailedItems metric's, counts as
+      // INFO to Lambda, and a WARN filter would drop it and silence its alarms.
+      applicationLogLevelV2:
+        environment.LOG_LEVEL === 'DEBUG' ? ApplicationLogLevel.DEBUG : ApplicationLogLevel.INFO,
       environment,
     });
   }
