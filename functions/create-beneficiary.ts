@@ -1,6 +1,7 @@
 import { accountNamedBy } from '#shared/accounts/destination.ts';
 import { saveBeneficiary, savedBeneficiary } from '#shared/beneficiaries/store.ts';
 import { createBeneficiaryRequest } from '#shared/contract/requests.ts';
+import { PartnerUnavailable } from '#shared/errors.ts';
 import { httpHandler } from '#shared/http/stack.ts';
 
 /** POST /beneficiaries: the name always comes from the partner (or this merchant's validation session). */
@@ -13,10 +14,11 @@ export const handler = httpHandler(
       account = await accountNamedBy(caller.merchantId, body);
     } catch (error) {
       // A retry whose name enquiry failed (the partner timed out this time) while the first request
-      // saved the account: answered with it, never with a 503 saying nothing was saved.
+      // saved the account: answered with it, never with a 503 saying nothing was saved. Only then:
+      // a refusal (the account closed, the bank no longer paid, a malformed body) is said as ever.
       const { account_number: number, bank_code: bank } = body;
       const saved =
-        number !== undefined && bank !== undefined
+        error instanceof PartnerUnavailable && number !== undefined && bank !== undefined
           ? await savedBeneficiary(caller.merchantId, bank, number).catch(() => undefined)
           : undefined;
       if (!saved) throw error;

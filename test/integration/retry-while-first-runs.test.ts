@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { PartnerUnavailable } from '#shared/errors.ts';
+import { BankNotSupported, PartnerUnavailable } from '#shared/errors.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { createVirtualAccount } from '#shared/payments/virtual-account-opening.ts';
@@ -107,5 +107,15 @@ describe('a retried beneficiary whose name enquiry fails', () => {
     expect(first?.status).toBe(201);
     expect([retry.status, retry.body?.message]).toEqual([200, 'Beneficiary already saved']);
     expect(retry.body?.data).toEqual(first?.body?.data);
+
+    // A refusal of the saved account is said as ever: only a partner that did not answer is covered.
+    vi.spyOn(partner(), 'checkBank').mockRejectedValueOnce(new BankNotSupported());
+    const unpaid = await call(gateway, 'POST', '/beneficiaries', { headers, body });
+    expect([unpaid.status, unpaid.body?.code]).toEqual([422, 'bank_not_supported']);
+    const both = await call(gateway, 'POST', '/beneficiaries', {
+      headers,
+      body: { ...body, session_id: 'ses_doesnotexist0000' },
+    });
+    expect([both.status, both.body?.code]).toEqual([400, 'validation_error']);
   });
 });
