@@ -75,11 +75,16 @@ export function saveSession(session: Session | undefined): void {
   sessionChanged();
 }
 
-/** Notes in the current session that its user turned two-factor authentication on. */
-export function noteTwoFactorOn(): void {
+/**
+ * Notes that the user of session `asked` (`sessionNow()` when the request was sent) has two-factor
+ * authentication on, if that session is still this tab's: an answer that comes after Sign out says
+ * nothing of whoever signed in since.
+ */
+export function noteTwoFactorOn(asked: number): void {
   const session = currentSession();
+  if (!session || asked !== sessionsSeen) return;
   // The same session: not a new one (`saveSession` would move the sessions seen on).
-  if (session) sessionStorage.setItem(TOKEN_KEY, JSON.stringify({ ...session, totp: true }));
+  sessionStorage.setItem(TOKEN_KEY, JSON.stringify({ ...session, totp: true }));
 }
 
 /** What to do whenever a session begins or ends in this tab (forget the last one's secrets). */

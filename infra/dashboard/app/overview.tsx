@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, currentSession, noteTwoFactorOn, request } from './api.ts';
+import { ApiFailure, currentSession, noteTwoFactorOn, request, sessionNow } from './api.ts';
 import { naira, when } from './format.ts';
 import type { Overview as OverviewData, Transaction } from './types.ts';
 import { Alert, CodeInput, QrCode, Status, Table, useActions, useLoad } from './ui.tsx';
@@ -92,6 +92,7 @@ function TwoFactor() {
   const accessToken = () => currentSession()?.access_token ?? '';
   const start = () =>
     act(async () => {
+      const asked = sessionNow();
       try {
         setSecret(
           (
@@ -104,8 +105,8 @@ function TwoFactor() {
         // Turned on since this sign-in (in another tab): said as the section says it, not as the API does.
         const alreadyOn = (refused: { field: string; message: string }) =>
           refused.field === 'access_token' && /already on/i.test(refused.message);
-        if (failure instanceof ApiFailure && failure.errors.some(alreadyOn)) {
-          noteTwoFactorOn();
+        if (failure instanceof ApiFailure && failure.errors.some(alreadyOn) && asked === sessionNow()) {
+          noteTwoFactorOn(asked);
           setOn(true);
           return;
         }
@@ -116,9 +117,9 @@ function TwoFactor() {
     event.preventDefault();
     const code = String(new FormData(event.currentTarget as HTMLFormElement).get('code'));
     return act(async () => {
-      await request('POST', '/mfa/totp/verify', { access_token: accessToken(), code });
+      const answer = await request('POST', '/mfa/totp/verify', { access_token: accessToken(), code });
       setSecret(undefined);
-      noteTwoFactorOn();
+      noteTwoFactorOn(answer.session);
       setDone('Two-factor authentication is on: every sign-in now asks for a code.');
     }, 'verify');
   };
@@ -128,7 +129,7 @@ function TwoFactor() {
       {on && !done && (
         <p>
           Two-factor authentication is on: every sign-in asks for a code from your authenticator app. Lost it?
-          Ask your operator to turn it off for you, then set it up again here.
+          Ask your operator to turn it off for you: at your next sign-in you can set up a new one here.
         </p>
       )}
       {!secret && !done && !on && (

@@ -103,8 +103,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
     <main class="sign-in">
       <h1>Sign in to the NairaPay dashboard</h1>
       <Status text={notice} id="sign-in-notice" />
-      {/* An error is about what was sent: typing again (a new try) clears it. */}
-      <form onSubmit={submit} onInput={() => error && setError(undefined)} aria-label="Sign in">
+      {/* A try the browser refuses itself (an email without "@") is not the last one's refusal. */}
+      <form onSubmit={submit} onInvalidCapture={() => setError(undefined)} aria-label="Sign in">
         {!challenge && (
           <>
             <label for="email">Email</label>

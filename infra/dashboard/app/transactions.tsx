@@ -174,7 +174,8 @@ export function Transactions() {
         Days and the times shown are your browser's time zone (
         {Intl.DateTimeFormat().resolvedOptions().timeZone}); the CSV keeps the API's UTC times.
       </p>
-      <Alert text={error ?? page.error} id="transactions-error" />
+      {/* The list's own refusal is not hidden by an export's: the table's "Not loaded" points here. */}
+      <Alert text={[error, page.error].filter(Boolean).join(' ') || undefined} id="transactions-error" />
       <Status text={status} />
       <Table
         caption="Transactions, newest first"

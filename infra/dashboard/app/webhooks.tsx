@@ -131,6 +131,8 @@ export function Webhooks() {
     setError(undefined);
   };
 
+  // What the page's first alert says: a change's refusal, else the endpoints' load's.
+  const endpointsAlert = (deleting || rotating ? undefined : error) ?? endpoints.error;
   return (
     <>
       <h1>Webhooks</h1>
@@ -151,7 +153,7 @@ export function Webhooks() {
           Add endpoint
         </button>
       </form>
-      <Alert text={(deleting || rotating ? undefined : error) ?? endpoints.error} id="endpoints-error" />
+      <Alert text={endpointsAlert} id="endpoints-error" />
       <Status text={status} />
       <Table
         caption="Webhook endpoints"
@@ -186,7 +188,7 @@ export function Webhooks() {
       />
       <h2>Events</h2>
       {/* Said once: the same refusal of both lists (offline, the rate limit) is not read twice. */}
-      <Alert text={events.error === endpoints.error ? undefined : events.error} />
+      <Alert text={events.error === endpointsAlert ? undefined : events.error} />
       <Table
         caption="Events, newest first"
         rows={events.data?.data ?? []}
@@ -273,14 +275,13 @@ export function Webhooks() {
 
 /**
  * One event's deliveries, each attempt (time, status code, error, duration), and Resend. A delivery
- * names its endpoint by the URL the endpoints table shows (its id for one deleted since, or while
- * the endpoints could not be read).
+ * names its endpoint by the URL the endpoints table shows (by its id one the table does not list:
+ * deleted, or added since the table was read, or the table not read).
  */
 function EventDetail({ id, endpoints }: { id: string; endpoints?: readonly Endpoint[] }) {
   const endpointName = (endpointId: string) => {
-    if (!endpoints) return endpointId;
-    const endpoint = endpoints.find((candidate) => candidate.id === endpointId);
-    return endpoint ? endpoint.url : `${endpointId} (deleted)`;
+    const endpoint = endpoints?.find((candidate) => candidate.id === endpointId);
+    return endpoint ? endpoint.url : endpointId;
   };
   const detail = useLoad(
     () => request<MerchantEvent>('GET', `/events/${id}`).then((page) => page.data),
