@@ -320,11 +320,12 @@ async function main(): Promise<number> {
       async () => (await statusWith(created)) === 401 && Date.now() - revokedAt,
       65_000,
     ).catch(() => -1);
-    // Locally within the key cache's 5 s (AUTH_CACHE_SECONDS), as the README says, plus a poll and
-    // a request's time; the contract's bound, the dashboard's promise, is 60 s.
+    // Locally within the key cache's 5 s (AUTH_CACHE_SECONDS), as the README says, plus the poll's
+    // and a request's time on a loaded machine (up to 3 s); the contract's bound, the dashboard's
+    // promise, is 60 s, and API Gateway's 35 s on AWS: either would fail this.
     check(
       `the revoked key is refused within 5 s (${(refusedAfter / 1000).toFixed(1)} s)`,
-      refusedAfter >= 0 && refusedAfter <= 6_500,
+      refusedAfter >= 0 && refusedAfter <= 8_000,
     );
     check('the rolled key still works', (await statusWith(rolled)) === 200);
 
