@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { SSMClient } from '@aws-sdk/client-ssm';
+import * as v from 'valibot';
 import { loadStageConfig, resolveRegion, useStageEnvironment } from '#infra/cli/aws-stage.ts';
 import {
   checkLocalPepper,
@@ -15,7 +16,7 @@ import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { apiGateway } from '#shared/aws/api-gateway.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
-import { isEmail, isIsoDateTime } from '#shared/schemas.ts';
+import { isEmail, isIsoDateTime, namingTextSchema } from '#shared/schemas.ts';
 
 /** When the authorizer acts on a change: its key-record cache, plus API Gateway's verdict cache on AWS. */
 const ENFORCED_WITHIN = 'AUTH_CACHE_SECONDS, 5 s by default; on AWS within 35 s';
@@ -52,6 +53,8 @@ const OPTIONS_OF: Record<string, readonly string[]> = {
 
 /** A phone number as the partner takes it: international (+ and 8-15 digits) or Nigerian (0 and 10). */
 const PHONE = /^(?:\+[1-9]\d{7,14}|0\d{10})$/;
+/** A merchant's name at most, as a virtual account's customer name (code points). */
+const MERCHANT_NAME_MAX = 100;
 
 /** What a refusal says: the field's message of a validation error, else the error's own. */
 function reasonOf(error: Error): string {
@@ -146,6 +149,10 @@ export async function runKeys(argv: string[]): Promise<string> {
       usage('give exactly one of --name or --merchant');
     if (values.name !== undefined) {
       if (!values.name.trim()) usage('--name must not be empty');
+      // The API's rule for names people read: the wallet's name is every payer's name enquiry
+      // (no control characters or bidi overrides to garble it, or a terminal's escapes).
+      const nameChecked = v.safeParse(namingTextSchema(MERCHANT_NAME_MAX), values.name.trim());
+      if (!nameChecked.success) usage(`--name: ${nameChecked.issues[0].message}`);
       if (values.email !== undefined && !isEmail(values.email))
         usage('--email must be an email address (as the API takes one: ASCII, e.g. ops@acme.ng)');
       if (values.phone !== undefined && !PHONE.test(values.phone))

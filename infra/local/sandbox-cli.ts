@@ -7,6 +7,7 @@ import { useLocalEnvironment } from '#infra/cli/command-line.ts';
 import { DEFAULT_PORTS } from '#infra/local/ports.ts';
 import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 import { EVENT_TYPES } from '#shared/events/types.ts';
+import { PAYMENT_ID, PAYMENT_ID_MAX } from '#shared/partners/partner.ts';
 
 /**
  * `npm run sandbox -- <command>`, the local sandbox's helpers (API.md §8):
@@ -110,9 +111,9 @@ async function payCommand(values: { account?: string; amount?: string; 'session-
     usageError('--amount must be a positive whole number of kobo');
   }
   const repeated = values['session-id'];
-  // The sandbox's own rule for a session id (a longer or empty one is kept under the body's hash).
-  if (repeated !== undefined && !/^\S{1,100}$/.test(repeated)) {
-    usageError('--session-id must be 1 to 100 characters, without spaces');
+  // The service's rule for a payment id (another is kept for operators, never credited).
+  if (repeated !== undefined && !(PAYMENT_ID.test(repeated) && repeated.length <= PAYMENT_ID_MAX)) {
+    usageError(`--session-id must be 1 to ${PAYMENT_ID_MAX} letters, digits, _ . = or -`);
   }
   const before = repeated === undefined ? undefined : await paymentOutcome(repeated);
   const sandbox = `http://127.0.0.1:${process.env.SANDBOX_PORT ?? DEFAULT_PORTS.SANDBOX_PORT}`;

@@ -281,3 +281,14 @@ export interface BankingPartner {
    */
   eventsOf(delivery: WebhookDelivery): { deliveryId: string; events: DomainEvent[]; partnersId?: boolean };
 }
+
+/**
+ * A payment id, as a NIP session id's digits or Paystack's ids are: it becomes the merchant's
+ * transaction reference `payment:<id>`, listed, shown in the dashboard and the CLIs, and fetched as
+ * `GET /transactions/payment:<id>` (references of at most 100 characters): no control or bidi
+ * character to garble them, no `/`, `?` or `#` to break the path. A delivery whose id is not one is
+ * kept for operators, never credited under a mangled id.
+ */
+export const PAYMENT_ID = /^[A-Za-z0-9_.=-]+$/;
+export const PAYMENT_ID_MAX = 92;
+export const PAYMENT_ID_RULE = 'Must be letters, digits, _ . = or - (a NIP session id is 30 digits)';

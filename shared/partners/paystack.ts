@@ -28,6 +28,8 @@ import {
   EARLIER_SENDS_OVER_MS,
   type IssuedAccount,
   PARTNER_RETRY_AFTER_SECONDS,
+  PAYMENT_ID,
+  PAYMENT_ID_MAX,
   type PaymentRejected,
   type TransferOrder,
   type TransferOutcome,
@@ -1385,8 +1387,8 @@ function parseObject(body: string): Json | undefined {
 /** A Paystack id: a non-negative safe integer or a short string of id characters, exactly as sent. */
 function idOf(value: unknown): string | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : undefined;
-  const id = exact(value, 100);
-  return id && /^[A-Za-z0-9_.=-]+$/.test(id) ? id : undefined;
+  const id = exact(value, PAYMENT_ID_MAX);
+  return id && PAYMENT_ID.test(id) ? id : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { ValidationError } from '#shared/errors.ts';
 import { parseOrThrow } from '#shared/http/validation.ts';
+import { PAYMENT_ID, PAYMENT_ID_MAX, PAYMENT_ID_RULE } from '#shared/partners/partner.ts';
 import {
   bankCodeOrNull,
   isoOrNull,
@@ -74,9 +75,10 @@ export const paymentReceived = looseObject({
     session_id: v.pipe(
       v.string(),
       v.minLength(1),
-      v.maxLength(100),
+      v.maxLength(PAYMENT_ID_MAX),
       wellFormed,
       v.check((id) => !VERDICT_ID.test(id), 'Must not begin with transfer: or rejected:'),
+      v.check((id) => VERDICT_ID.test(id) || PAYMENT_ID.test(id), PAYMENT_ID_RULE),
     ),
     account_number: v.pipe(v.string(), v.regex(/^[0-9]{10}$/, 'Must be exactly 10 digits')),
     amount: v.pipe(v.number(), v.safeInteger(), v.gtValue(0, 'Must be a positive number of kobo')),

@@ -452,6 +452,12 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect((await keys('create', '--name', 'X', '--ip', '300.1.1.1/8')).code).toBe(2);
     expect((await keys('create')).code).toBe(2);
     expect((await keys('create', '--name', 'X', '--merchant', 'mer_1')).code).toBe(2);
+    // A name every payer's name enquiry shows: no line break, escape or bidi override (API.md §11's
+    // rule for names people read), nor longer than a customer's name.
+    for (const name of ['Evil\nLine', 'Esc\u001b[2JX', 'Rev\u202Eerse', 'N'.repeat(101)]) {
+      const refused = await keys('create', '--name', name);
+      expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--name: ')]);
+    }
     expect((await keys('create', '--merchant', 'mer_missing')).code).toBe(2);
     for (const phone of ['+2348012345678', '08012345678']) {
       expect((await keys('create', '--name', 'Phone Ltd', '--phone', phone)).code).toBe(0);

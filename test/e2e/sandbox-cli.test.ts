@@ -169,8 +169,13 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
       (await sandbox('pay', '--account', '0000014579', '--amount', '100', '--session-id', '')).code,
     ).toBe(2);
     expect(
-      (await sandbox('pay', '--account', '0000014579', '--amount', '100', '--session-id', 'x'.repeat(101)))
+      (await sandbox('pay', '--account', '0000014579', '--amount', '100', '--session-id', 'x'.repeat(93)))
         .code,
     ).toBe(2);
+    // Nor one the service would keep for operators: its reference payment:<id> must stay readable.
+    for (const id of ['a/b', 'S\u202Eevil', 'S\u001b[2J'])
+      expect(
+        (await sandbox('pay', '--account', '0000014579', '--amount', '100', '--session-id', id)).code,
+      ).toBe(2);
   });
 });

@@ -55,8 +55,29 @@ describe('sandbox deliveries read', () => {
       kind: 'unusable',
       reason: expect.stringContaining('data.reference: Must be well-formed text'),
     });
-    // A whole pair is text like any other.
-    expect(readSandboxDelivery(body('S\u{1F600}'))).toMatchObject({ kind: 'event' });
+    // A whole pair is well-formed text, but no payment id (below).
+    expect(readSandboxDelivery(body('S\u{1F600}'))).toMatchObject({ kind: 'unusable' });
+  });
+
+  it('takes as a payment id only what its reference payment:<id> can carry: listed, shown and fetched', () => {
+    const body = (id: string) =>
+      JSON.stringify({
+        type: 'payment.received',
+        data: { session_id: id, account_number: '0000014579', amount: 5_000 },
+      });
+    const refused = {
+      kind: 'unusable',
+      type: 'payment.received',
+      reason:
+        'payment.received cannot be acted on: data.session_id: Must be letters, digits, _ . = or - (a NIP session id is 30 digits)',
+    };
+    // A control character, a bidi override, a path's separator, a space: refused (kept for operators).
+    for (const id of ['S7\u0000x', 'S8\u001b[31m', 'S5\u202Eevil', 'a/b', 'a?b', 'a b', 'S6\u2028x'])
+      expect(readSandboxDelivery(body(id))).toMatchObject(refused);
+    // 92 characters at most: `payment:` and the id make the 100 of GET /transactions/{reference}.
+    expect(readSandboxDelivery(body('1'.repeat(93)))).toMatchObject({ kind: 'unusable' });
+    for (const id of ['1'.repeat(92), '100004261126053114000000123456', 'nip_1.x=y-z'])
+      expect(readSandboxDelivery(body(id))).toMatchObject({ kind: 'event' });
   });
 
   it("never takes a payment id that begins as a kept verdict's or refusal's does (transfer:, rejected:)", () => {
