@@ -47,3 +47,13 @@ export function cutText(text: string, max: number): string {
   }
   return text.slice(0, end);
 }
+
+/**
+ * Text a caller sent, as an answer may echo it (a refused field's name, a refused value in its
+ * message): a lone surrogate, a control character or a bidirectional control becomes U+FFFD, so the
+ * answer is well-formed UTF-8 any strict JSON reader takes, and no echoed value draws the message
+ * backwards or breaks its line where it is shown.
+ */
+export function echoable(text: string): string {
+  return text.replace(/\p{Cs}|\p{Cc}|[\u202a-\u202e\u2066-\u2069\u2028\u2029]/gu, '\ufffd');
+}

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError, type ErrorCode } from '#shared/errors.ts';
 import { jsonResult } from '#shared/http/envelope.ts';
+import { echoable } from '#shared/text.ts';
 
 /** The one place where an error code gets its HTTP status (API.md §3). */
 export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
@@ -46,8 +47,17 @@ export function errorResult(error: unknown, requestId: string): APIGatewayProxyR
   const apiError = error instanceof ApiError ? error : INTERNAL;
   const status = STATUS_BY_CODE[apiError.code];
   if (apiError.code === 'unauthorized') return jsonResult(status, UNAUTHORIZED_BODY, requestId);
-  const body: Record<string, unknown> = { status: 'error', message: apiError.message, code: apiError.code };
-  if (apiError.details.errors) body.errors = apiError.details.errors;
+  const body: Record<string, unknown> = {
+    status: 'error',
+    message: echoable(apiError.message),
+    code: apiError.code,
+  };
+  // A field's name and its message may echo what the caller sent (an unknown key, a refused value).
+  if (apiError.details.errors)
+    body.errors = apiError.details.errors.map(({ field, message }) => ({
+      field: echoable(field),
+      message: echoable(message),
+    }));
   return jsonResult(status, body, requestId, apiError.details.headers);
 }
 

@@ -148,7 +148,8 @@ export function Webhooks() {
           aria-describedby={failedChange === 'add' ? 'endpoints-error' : undefined}
         />
         <label for="endpoint-description">Description (optional)</label>
-        <input id="endpoint-description" name="description" maxLength={200} />
+        {/* No maxLength: the browser counts UTF-16 units, the API 200 code points (100 emoji fit). */}
+        <input id="endpoint-description" name="description" />
         <button type="submit" disabled={working}>
           Add endpoint
         </button>
