@@ -334,8 +334,10 @@ async function postNow(posting: Posting): Promise<PostResult> {
               Update: {
                 TableName: tableName('merchants'),
                 Key: { merchant_id: posting.merchantId },
+                // `updated_at` is the entry's own time: the balance as of it is exactly the history up
+                // to it (a clock read before the balance was, earlier than the entry, would not be).
                 UpdateExpression:
-                  'SET balance = :after, version = :next, updated_at = :now, last_entry_at = :entryAt',
+                  'SET balance = :after, version = :next, updated_at = :entryAt, last_entry_at = :entryAt',
                 // The version pins the balance this entry was computed from (so balance_after and
                 // seq are exact); a debit also states its cover in the same condition.
                 ConditionExpression:
@@ -344,7 +346,6 @@ async function postNow(posting: Posting): Promise<PostResult> {
                   ':after': balanceAfter,
                   ':next': version + 1,
                   ':version': version,
-                  ':now': new Date().toISOString(),
                   ':entryAt': createdAt,
                   ...(posting.amount < 0 ? { ':debit': -posting.amount } : {}),
                 },
@@ -551,14 +552,14 @@ async function postGroupsNow(groups: readonly Group[]): Promise<GroupOutcome[]> 
           Update: {
             TableName: tableName('merchants'),
             Key: { merchant_id: group.merchantId },
+            // As for one posting: `updated_at` is the group's last entry's time.
             UpdateExpression:
-              'SET balance = :after, version = :next, updated_at = :now, last_entry_at = :entryAt',
+              'SET balance = :after, version = :next, updated_at = :entryAt, last_entry_at = :entryAt',
             ConditionExpression: 'version = :version',
             ExpressionAttributeValues: {
               ':after': running,
               ':next': version + entries.length,
               ':version': version,
-              ':now': now,
               ':entryAt': lastAt ?? now,
             },
           },
