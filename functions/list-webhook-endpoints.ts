@@ -1,12 +1,12 @@
 import { listWebhookEndpointsRequest } from '#shared/contract/requests.ts';
 import { endpoint, httpHandler } from '#shared/http/stack.ts';
 import { listEndpoints, toApiEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
-import { pageOf } from '#shared/pagination.ts';
+import { ownList, pageOf } from '#shared/pagination.ts';
 
 /** GET /webhook-endpoints: the caller's enabled endpoints, newest first, without secrets. */
 export const served = endpoint(listWebhookEndpointsRequest, async ({ caller, query }) => {
   const page = pageOf(
-    'webhook_endpoints',
+    ownList('webhook_endpoints', caller.merchantId),
     await listEndpoints(caller.merchantId),
     (endpoint) => ({ created_at: endpoint.created_at, id: endpoint.endpoint_id }),
     query.limit,

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { sha256Base64url } from '#shared/crypto/digest.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { isWellFormed } from '#shared/text.ts';
 
@@ -44,11 +45,25 @@ export type CursorList =
   | 'api_keys'
   | 'webhook_endpoints';
 
+/** A list of one merchant's: its cursors are refused by any other merchant's (`ownList`). */
+export type OwnList = `${CursorList}@${string}`;
+
 /**
- * An opaque cursor: its list, and the position inside the caller's own partition (never the
- * partition key, which is always the caller's merchant id), base64url JSON.
+ * `list` as `merchantId`'s: a cursor names it with a digest of the merchant (not the id itself), so
+ * one merchant's cursor given by another is a 400, never a place in the second merchant's list.
  */
-export function encodeCursor(list: CursorList, position: Record<string, unknown> | undefined): string | null {
+export function ownList(list: CursorList, merchantId: string): OwnList {
+  return `${list}@${sha256Base64url(merchantId).slice(0, 16)}`;
+}
+
+/**
+ * An opaque cursor: its list (and whose), and the position inside the caller's own partition (never
+ * the partition key, which is always the caller's merchant id), base64url JSON.
+ */
+export function encodeCursor(
+  list: CursorList | OwnList,
+  position: Record<string, unknown> | undefined,
+): string | null {
   return position ? Buffer.from(JSON.stringify({ list, ...position })).toString('base64url') : null;
 }
 
@@ -62,7 +77,7 @@ const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  */
 export function decodeCursor(
   cursor: string | undefined,
-  list: CursorList,
+  list: CursorList | OwnList,
   keys: readonly string[],
 ): Record<string, string> | undefined {
   if (cursor === undefined) return undefined;
@@ -83,11 +98,19 @@ export function decodeCursor(
     // Half a surrogate pair (a `\ud800` escape) is no text: JavaScript orders it above every ASCII
     // character, DynamoDB otherwise, so a start key could fall outside a key condition (a 500).
     if (!isWellFormed(value)) throw invalid();
-    if (key === 'created_at' && !WRITTEN_TIME.test(value)) throw invalid();
+    // Of that shape and a real time: `2026-02-30T00:00:00.000Z` is no item's, and would page from
+    // nowhere (an empty last page, read as the list's end).
+    if (key === 'created_at' && !(WRITTEN_TIME.test(value) && isRealTime(value))) throw invalid();
     position[key] = value;
   }
   if (Object.keys(parsed).length !== keys.length + 1) throw invalid();
   return position;
+}
+
+/** Whether a written time names a real instant: it reads back as itself. */
+function isRealTime(value: string): boolean {
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && new Date(time).toISOString() === value;
 }
 
 /** Where an item of a list held whole in memory sits: newest first by `created_at`, then by `id`. */
@@ -107,7 +130,7 @@ const newestFirst = (a: ListPosition, b: ListPosition) =>
  * the last item's position, not its index, so an item removed between pages skips nothing.
  */
 export function pageOf<T>(
-  list: CursorList,
+  list: CursorList | OwnList,
   items: readonly T[],
   positionOf: (item: T) => ListPosition,
   limit: number,

@@ -6,7 +6,7 @@ import { queryAll, queryPage } from '#shared/aws/query.ts';
 import { backoff, retryingConflicts } from '#shared/aws/transactions.ts';
 import { LimitReached, NotFound } from '#shared/errors.ts';
 import { nowIso } from '#shared/ids.ts';
-import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
+import { decodeCursor, encodeCursor, ownList } from '#shared/pagination.ts';
 import { apiKeyPepper } from '#shared/secrets.ts';
 
 export type ApiKeyStatus = 'active' | 'revoked';
@@ -347,7 +347,8 @@ export async function listApiKeysPage(
   limit: number,
   cursor: string | undefined,
 ): Promise<{ items: ApiKeyRecord[]; nextCursor: string | null }> {
-  const position = decodeCursor(cursor, 'api_keys', ['created_at', 'id']);
+  const list = ownList('api_keys', merchantId);
+  const position = decodeCursor(cursor, list, ['created_at', 'id']);
   const { items, after } = await queryPage<ApiKeyRecord>(
     {
       ...keysOf(merchantId),
@@ -361,7 +362,7 @@ export async function listApiKeysPage(
   );
   return {
     items,
-    nextCursor: after ? encodeCursor('api_keys', { created_at: after.created_at, id: after.api_key }) : null,
+    nextCursor: after ? encodeCursor(list, { created_at: after.created_at, id: after.api_key }) : null,
   };
 }
 

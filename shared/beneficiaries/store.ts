@@ -6,7 +6,7 @@ import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryPage } from '#shared/aws/query.ts';
 import { retryingConflicts } from '#shared/aws/transactions.ts';
 import { ApiError, ValidationError } from '#shared/errors.ts';
-import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
+import { decodeCursor, encodeCursor, ownList } from '#shared/pagination.ts';
 
 export class BeneficiaryNotFound extends ApiError {
   constructor() {
@@ -126,7 +126,8 @@ export async function getBeneficiary(merchantId: string, id: string): Promise<Be
 
 /** A merchant's beneficiaries, newest first, one page at a time. */
 export async function listBeneficiaries(merchantId: string, page: { limit: number; cursor?: string }) {
-  const position = decodeCursor(page.cursor, 'beneficiaries', ['sk']);
+  const list = ownList('beneficiaries', merchantId);
+  const position = decodeCursor(page.cursor, list, ['sk']);
   if (position && !position.sk?.startsWith(BENEFICIARY)) {
     throw new ValidationError([{ field: 'query.cursor', message: 'Not a valid cursor' }]);
   }
@@ -144,6 +145,6 @@ export async function listBeneficiaries(merchantId: string, page: { limit: numbe
   );
   return {
     items: items.map(strip),
-    nextCursor: after ? encodeCursor('beneficiaries', { sk: after.sk }) : null,
+    nextCursor: after ? encodeCursor(list, { sk: after.sk }) : null,
   };
 }

@@ -3,7 +3,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryPage } from '#shared/aws/query.ts';
 import type { EventType } from '#shared/events/types.ts';
-import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
+import { decodeCursor, encodeCursor, ownList } from '#shared/pagination.ts';
 
 /**
  * Events for merchants (API.md §8): every state change a merchant cares about is one stored event,
@@ -121,7 +121,8 @@ export async function listEvents(
   filter: { type?: EventType; limit: number; cursor?: string },
   now = Date.now(),
 ): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
-  const position = decodeCursor(filter.cursor, 'events', CURSOR_KEYS);
+  const list = ownList('events', merchantId);
+  const position = decodeCursor(filter.cursor, list, CURSOR_KEYS);
   const kept = idPrefixAt(now - RETENTION_MS + 1);
   // A cursor at or past the oldest event kept (the last page's last event has aged out since, or a
   // made-up one): nothing older is kept. DynamoDB refuses a start key outside the key condition.
@@ -142,5 +143,5 @@ export async function listEvents(
     },
     filter.limit,
   );
-  return { items, nextCursor: after ? encodeCursor('events', { event_id: after.event_id }) : null };
+  return { items, nextCursor: after ? encodeCursor(list, { event_id: after.event_id }) : null };
 }

@@ -3,7 +3,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { queryAll, queryPage } from '#shared/aws/query.ts';
 import { findBank } from '#shared/banks/index.ts';
-import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
+import { decodeCursor, encodeCursor, ownList } from '#shared/pagination.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
 
 export interface VirtualAccountRequest {
@@ -171,7 +171,8 @@ export async function listVirtualAccounts(
   filter: { status?: PaymentStatus; limit: number; cursor?: string },
   now = Date.now(),
 ): Promise<{ items: VirtualAccountState[]; nextCursor: string | null }> {
-  const position = decodeCursor(filter.cursor, 'virtual_accounts', LIST_CURSOR_KEYS);
+  const list = ownList('virtual_accounts', merchantId);
+  const position = decodeCursor(filter.cursor, list, LIST_CURSOR_KEYS);
   const expression = filter.status && STATUS_FILTERS[filter.status];
   // DynamoDB refuses names and values an expression does not use: pass only the ones it names.
   const used = <T>(entries: Record<string, T>) =>
@@ -199,7 +200,7 @@ export async function listVirtualAccounts(
   return {
     items: states,
     nextCursor: after
-      ? encodeCursor('virtual_accounts', { created_at: after.created_at, reference: after.reference })
+      ? encodeCursor(list, { created_at: after.created_at, reference: after.reference })
       : null,
   };
 }

@@ -6,7 +6,7 @@ import { queryAll, queryPage } from '#shared/aws/query.ts';
 import { retryingConflicts } from '#shared/aws/transactions.ts';
 import { writtenOnce } from '#shared/aws/written-once.ts';
 import type { EntryCategory, LedgerEntry } from '#shared/ledger/ledger.ts';
-import { decodeCursor, encodeCursor } from '#shared/pagination.ts';
+import { decodeCursor, encodeCursor, ownList } from '#shared/pagination.ts';
 import type { PartnerName } from '#shared/partners/partner.ts';
 
 export type TransactionType = 'credit' | 'debit';
@@ -483,7 +483,8 @@ const CURSOR_KEYS = ['created_at', 'reference'] as const;
 
 /** A merchant's transactions, newest first, filtered, one page at a time. */
 export async function listTransactions(merchantId: string, filter: TransactionFilter) {
-  let position = decodeCursor(filter.cursor, 'transactions', CURSOR_KEYS);
+  const list = ownList('transactions', merchantId);
+  let position = decodeCursor(filter.cursor, list, CURSOR_KEYS);
   // A cursor is a place in the newest-first order, kept when the dates asked change: the page after
   // it within them. DynamoDB refuses a start outside the key condition, so a place newer than `to`
   // starts at the newest in range, and one older than `from` has nothing after it.
@@ -533,7 +534,7 @@ export async function listTransactions(merchantId: string, filter: TransactionFi
   return {
     items,
     nextCursor: after
-      ? encodeCursor('transactions', { created_at: after.created_at, reference: after.reference })
+      ? encodeCursor(list, { created_at: after.created_at, reference: after.reference })
       : null,
   };
 }

@@ -295,7 +295,7 @@ describe("merchant A with merchant B's identifiers", () => {
     bBefore = paid;
   });
 
-  it('reads B’s cursors in its own lists as positions in its own data, or refuses them', async () => {
+  it('refuses B’s cursors in its own lists: a cursor is its merchant’s', async () => {
     const own = async () => {
       const state = await merchantState(a.merchant.merchant_id);
       return {
@@ -316,13 +316,12 @@ describe("merchant A with merchant B's identifiers", () => {
               'GET',
               `${path}?limit=${limit}&cursor=${encodeURIComponent(cursor)}`,
             );
-            if (response.status === 400) {
-              expect(response.body?.code).toBe('validation_error');
-              continue;
-            }
-            expect(response.status).toBe(200);
-            const items = data<{ reference?: string; id?: string }[]>(response);
-            for (const item of items) expect(mine[kind]).toContain(item.reference ?? item.id);
+            // Never a place in A's own list (a leaked cursor would page A's history from it).
+            expect([response.status, response.body?.code, mine[kind].size > 0]).toEqual([
+              400,
+              'validation_error',
+              true,
+            ]);
           }
         }
       }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '#shared/errors.ts';
-import { decodeCursor, pageOf } from '#shared/pagination.ts';
+import { decodeCursor, ownList, pageOf } from '#shared/pagination.ts';
 
 // Paging a short list read whole (webhook endpoints, API keys), as every list of API.md §1.
 const item = (id: string, created_at: string) => ({ id, created_at });
@@ -59,6 +59,21 @@ describe('pageOf', () => {
       'we_e',
       'we_d',
     ]);
+  });
+
+  it("refuses another merchant's cursor of the same list, and a time that never was", () => {
+    const mine = ownList('webhook_endpoints', 'mer_a');
+    const second = pageOf(mine, ITEMS, position, 2, undefined).next_cursor ?? undefined;
+    expect(ids(pageOf(mine, ITEMS, position, 2, second))).toEqual(['we_c', 'we_b']);
+    expect(() => pageOf(ownList('webhook_endpoints', 'mer_b'), ITEMS, position, 2, second)).toThrow(
+      ValidationError,
+    );
+    // The merchant's id is not in the cursor, only a digest of it.
+    expect(Buffer.from(second ?? '', 'base64url').toString()).not.toContain('mer_a');
+    const forged = Buffer.from(
+      JSON.stringify({ list: mine, created_at: '2026-02-30T00:00:00.000Z', id: 'we_b' }),
+    ).toString('base64url');
+    expect(() => pageOf(mine, ITEMS, position, 2, forged)).toThrow(ValidationError);
   });
 
   it("refuses another list's cursor of the same shape (API keys'), and one that names no list", () => {
