@@ -55,5 +55,5 @@ export function cutText(text: string, max: number): string {
  * backwards or breaks its line where it is shown.
  */
 export function echoable(text: string): string {
-  return text.replace(/\p{Cs}|\p{Cc}|[\u202a-\u202e\u2066-\u2069\u2028\u2029]/gu, '\ufffd');
+  return text.replace(/\p{Cs}|\p{Cc}|\p{Bidi_Control}|[\u2028\u2029]/gu, '\ufffd');
 }

@@ -1,10 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
 import { receivePayments } from '#shared/payments/credit.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
 import { call, startTestGateway } from '#test/support/gateway.ts';
-import { aMerchant, fund } from '#test/support/merchants.ts';
+import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
 import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
 
 /**
@@ -49,6 +49,24 @@ describe("GET /balance's updated_at", () => {
       ).body?.data as { balance_after: number }[];
       expect(upTo[0]?.balance_after).toBe(balance.balance);
       expect((await getMerchant(merchant.merchant_id))?.updated_at).toBe(balance.updated_at);
+
+      // One posting (a transfer's debit, a reversal, an operator's credit) dated ahead of the clock,
+      // as a burst dates entries (each a millisecond after the last): its updated_at is the entry's
+      // time still, not the clock's. The ledger dates entries by Date.now(); the clock stays behind.
+      const ahead = new Date(Date.now() + 2_000).toISOString();
+      vi.spyOn(Date, 'now').mockReturnValue(Date.parse(ahead));
+      await aPendingTransfer(merchant.merchant_id, `as-of-${nipSessionId()}`, 500, { handedOver: false });
+      vi.restoreAllMocks();
+      const single = (await call(gateway, 'GET', '/balance', { headers })).body?.data as {
+        balance: number;
+        updated_at: string;
+      };
+      const latest = (await call(gateway, 'GET', '/transactions?limit=1', { headers })).body?.data as
+        | { created_at: string }[]
+        | undefined;
+      // 13,000 less the transfer's 500 and its fee of 1,000.
+      expect([single.balance, single.updated_at]).toEqual([11_500, latest?.[0]?.created_at]);
+      expect(Date.parse(single.updated_at)).toBeGreaterThanOrEqual(Date.parse(ahead));
     } finally {
       await gateway.close();
     }

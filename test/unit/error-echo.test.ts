@@ -22,5 +22,7 @@ describe('an error answer echoing what the caller sent', () => {
     const text = 'Adébáyọ̀ 😀 Ltd (٣) — “quoted”';
     expect(echoable(text)).toBe(text);
     expect(echoable('a\u2066b\u2069c\u2028d')).toBe('a\ufffdb\ufffdc\ufffdd');
+    // Every bidirectional control: the marks and the Arabic letter mark too.
+    expect(echoable('\u200e\u200f\u061c\u202a')).toBe('\ufffd'.repeat(4));
   });
 });

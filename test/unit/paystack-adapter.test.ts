@@ -451,6 +451,9 @@ describe('Paystack webhook events', () => {
     ['another currency', { currency: 'USD' }],
     ['no currency', { currency: undefined }],
     ['no transaction id', { id: undefined }],
+    // An id its transaction's reference payment:<id> could not carry: a path's separator, 93 characters.
+    ['a transaction id with a /', { id: 'T31/04' }],
+    ['a transaction id over 92 characters', { id: '1'.repeat(93) }],
     ['no charge reference', { reference: undefined }],
   ])(
     'credits nothing for a charge.success with %s: keeps it for operators with the reason',

@@ -3,7 +3,17 @@ import { ApiFailure, currentSession, type Page, query, request } from './api.ts'
 import { localDayBound, problem, transactionsCsv } from './format.ts';
 import { TRANSACTION_COLUMNS } from './overview.tsx';
 import type { Transaction } from './types.ts';
-import { Alert, emptyText, Pager, restoreFocus, Status, Table, useCursors, useLoad } from './ui.tsx';
+import {
+  Alert,
+  alertText,
+  emptyText,
+  Pager,
+  restoreFocus,
+  Status,
+  Table,
+  useCursors,
+  useLoad,
+} from './ui.tsx';
 
 type Filter = { type?: string; status?: string; from?: string; to?: string };
 
@@ -175,7 +185,7 @@ export function Transactions() {
         {Intl.DateTimeFormat().resolvedOptions().timeZone}); the CSV keeps the API's UTC times.
       </p>
       {/* The list's own refusal is not hidden by an export's: the table's "Not loaded" points here. */}
-      <Alert text={[error, page.error].filter(Boolean).join(' ') || undefined} id="transactions-error" />
+      <Alert text={alertText(error, page.error)} id="transactions-error" />
       <Status text={status} />
       <Table
         caption="Transactions, newest first"

@@ -177,6 +177,11 @@ export function useActions(after: () => void = () => undefined) {
   return { act, working, error, setError, failedChange };
 }
 
+/** Several messages as one alert's text: each once, in order (a change's refusal, then a list's). */
+export function alertText(...texts: (string | undefined)[]): string | undefined {
+  return [...new Set(texts.filter(Boolean))].join(' ') || undefined;
+}
+
 /** An error for everyone, screen readers included; `id` ties it to its field (`aria-describedby`). */
 export function Alert({ text, id }: { text?: string; id?: string }) {
   return text ? (

@@ -4,6 +4,7 @@ import { when } from './format.ts';
 import type { Endpoint, MerchantEvent } from './types.ts';
 import {
   Alert,
+  alertText,
   Dialog,
   DialogActions,
   emptyText,
@@ -131,8 +132,9 @@ export function Webhooks() {
     setError(undefined);
   };
 
-  // What the page's first alert says: a change's refusal, else the endpoints' load's.
-  const endpointsAlert = (deleting || rotating ? undefined : error) ?? endpoints.error;
+  // What the page's first alert says: a change's refusal (one in a dialog is said there), and the
+  // endpoints' load's, whose table's "Not loaded" points here.
+  const endpointsAlert = alertText(deleting || rotating ? undefined : error, endpoints.error);
   return (
     <>
       <h1>Webhooks</h1>
