@@ -394,7 +394,7 @@ export async function returnUnmatched(id: string, action: OperatorAction): Promi
       const entry = await getEntry(claimed).catch((claim: unknown) => returnedMeanwhile(record, claim));
       throw new OperatorError(
         'already_credited',
-        `${claimed} was credited ${entry?.amount} kobo to ${entry?.merchant_id} (${entry?.created_at}) since it was kept, by a redelivery of the payment: it is the merchant's now, not to be returned`,
+        `${claimed} was credited ${entry?.amount} kobo to ${entry?.merchant_id} (${entry?.created_at}) ${creditedBy(entry?.created_at, record)}: it is the merchant's now, not to be returned`,
       );
     }
     if (resolutionReason?.Code === 'ConditionalCheckFailed') {
@@ -473,6 +473,17 @@ export async function listUnmatched(): Promise<UnmatchedRecord[]> {
 }
 
 /**
+ * How a kept payment's ledger id came to be credited without an operator: by a delivery of the same
+ * payment before it was kept (a redelivery the partner's reading took no longer, its id read under a
+ * stricter rule since), or by a redelivery since.
+ */
+function creditedBy(creditedAt: string | undefined, record: UnmatchedRecord): string {
+  return creditedAt !== undefined && creditedAt < record.received_at
+    ? 'before it was kept, by an earlier delivery of the payment'
+    : 'since it was kept, by a redelivery of the payment';
+}
+
+/**
  * A kept payment as it stands: one still unresolved whose ledger id a redelivery has credited
  * since (its account became known, or its merchant's balance fell below MAX_BALANCE) is shown
  * credited, to whom and when, by a redelivery: there is nothing left to resolve (credit and return
@@ -492,7 +503,7 @@ async function asItStands(record: UnmatchedRecord): Promise<UnmatchedRecord> {
     ...record,
     status: 'credited',
     resolved_at: entry.created_at,
-    resolved_by: 'a redelivery of the payment',
+    resolved_by: creditedBy(entry.created_at, record).replace(/^(before|since) it was kept, by /, ''),
     resolution_reason: 'credited when the partner delivered it again',
     merchant_id: entry.merchant_id,
     entry_id: entry.entry_id,

@@ -903,3 +903,27 @@ describe('operators resolve unmatched payments', () => {
     expect(times).toEqual([...times].sort());
   });
 });
+
+describe('a kept delivery of a payment credited before it was kept', () => {
+  it('is said to be credited by an earlier delivery, not by a redelivery since', async () => {
+    // Credited under an id the partner's reading took then, refused by today's stricter rule: its
+    // redelivery is kept for operators, and what it says of the credit must be true.
+    const { merchant } = await aMerchant();
+    const id = `old:${nipSessionId()}`;
+    expect(await receivePayment(paymentUnder(merchant.account_number, 1_000, id))).toBe('credited');
+    const again = queuedFromSandbox(
+      paymentEvent({ account_number: merchant.account_number, amount: 1_000, session_id: id }),
+    );
+    // Kept as the consumer keeps an unusable delivery.
+    if (again.type !== 'DeliveryUnusable') throw new Error(`read as ${again.type}`);
+    await keepUnmatched(again, again.reason);
+    const kept = (await listUnmatched()).filter((record) => record.received_at === again.received_at);
+    expect(kept).toHaveLength(1);
+    const [record] = kept;
+    if (!record) throw new Error('not kept');
+    const refusal = returnUnmatched(unmatchedId(record), { reason: 'sent back', by });
+    await expect(refusal).rejects.toMatchObject({ code: 'already_credited' });
+    await expect(refusal).rejects.toThrow(/before it was kept, by an earlier delivery of the payment/);
+    expect(await balanceOf(merchant.merchant_id)).toBe(1_000);
+  });
+});
