@@ -499,12 +499,15 @@ async function asItStands(record: UnmatchedRecord): Promise<UnmatchedRecord> {
       })
     : undefined;
   if (!entry) return record;
+  const before = entry.created_at < record.received_at;
   return {
     ...record,
     status: 'credited',
     resolved_at: entry.created_at,
     resolved_by: creditedBy(entry.created_at, record).replace(/^(before|since) it was kept, by /, ''),
-    resolution_reason: 'credited when the partner delivered it again',
+    resolution_reason: before
+      ? 'credited before this delivery was kept, by an earlier one of the same payment id'
+      : 'credited when the partner delivered it again',
     merchant_id: entry.merchant_id,
     entry_id: entry.entry_id,
   };

@@ -924,6 +924,13 @@ describe('a kept delivery of a payment credited before it was kept', () => {
     const refusal = returnUnmatched(unmatchedId(record), { reason: 'sent back', by });
     await expect(refusal).rejects.toMatchObject({ code: 'already_credited' });
     await expect(refusal).rejects.toThrow(/before it was kept, by an earlier delivery of the payment/);
+    // The operator's list says the same, in both its fields.
+    const listed = (await listUnmatched()).find((candidate) => candidate.received_at === again.received_at);
+    expect(listed).toMatchObject({
+      status: 'credited',
+      resolved_by: 'an earlier delivery of the payment',
+      resolution_reason: expect.stringMatching(/^credited before this delivery was kept/),
+    });
     expect(await balanceOf(merchant.merchant_id)).toBe(1_000);
   });
 });
