@@ -394,7 +394,7 @@ export async function returnUnmatched(id: string, action: OperatorAction): Promi
       const entry = await getEntry(claimed).catch((claim: unknown) => returnedMeanwhile(record, claim));
       throw new OperatorError(
         'already_credited',
-        `${claimed} was credited ${entry?.amount} kobo to ${entry?.merchant_id} (${entry?.created_at}) ${creditedBy(entry?.created_at, record)}: it is the merchant's now, not to be returned`,
+        `${claimed} was credited ${entry?.amount} kobo to ${entry?.merchant_id} (${entry?.created_at}) ${creditedBy(entry?.created_at, record).when}: it is the merchant's now, not to be returned`,
       );
     }
     if (resolutionReason?.Code === 'ConditionalCheckFailed') {
@@ -475,12 +475,20 @@ export async function listUnmatched(): Promise<UnmatchedRecord[]> {
 /**
  * How a kept payment's ledger id came to be credited without an operator: by a delivery of the same
  * payment before it was kept (a redelivery the partner's reading took no longer, its id read under a
- * stricter rule since), or by a redelivery since.
+ * stricter rule since), or by a redelivery since; as a refusal says it, and as the list shows it.
  */
-function creditedBy(creditedAt: string | undefined, record: UnmatchedRecord): string {
+function creditedBy(creditedAt: string | undefined, record: UnmatchedRecord) {
   return creditedAt !== undefined && creditedAt < record.received_at
-    ? 'before it was kept, by an earlier delivery of the payment'
-    : 'since it was kept, by a redelivery of the payment';
+    ? {
+        when: 'before it was kept, by an earlier delivery of the payment',
+        by: 'an earlier delivery of the payment',
+        reason: 'credited before this delivery was kept, by an earlier one of the same payment id',
+      }
+    : {
+        when: 'since it was kept, by a redelivery of the payment',
+        by: 'a redelivery of the payment',
+        reason: 'credited when the partner delivered it again',
+      };
 }
 
 /**
@@ -499,15 +507,13 @@ async function asItStands(record: UnmatchedRecord): Promise<UnmatchedRecord> {
       })
     : undefined;
   if (!entry) return record;
-  const before = entry.created_at < record.received_at;
+  const { by, reason } = creditedBy(entry.created_at, record);
   return {
     ...record,
     status: 'credited',
     resolved_at: entry.created_at,
-    resolved_by: creditedBy(entry.created_at, record).replace(/^(before|since) it was kept, by /, ''),
-    resolution_reason: before
-      ? 'credited before this delivery was kept, by an earlier one of the same payment id'
-      : 'credited when the partner delivered it again',
+    resolved_by: by,
+    resolution_reason: reason,
     merchant_id: entry.merchant_id,
     entry_id: entry.entry_id,
   };

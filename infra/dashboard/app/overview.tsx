@@ -105,7 +105,8 @@ function TwoFactor() {
         // Turned on since this sign-in (in another tab): said as the section says it, not as the API does.
         const alreadyOn = (refused: { field: string; message: string }) =>
           refused.field === 'access_token' && /already on/i.test(refused.message);
-        if (failure instanceof ApiFailure && failure.errors.some(alreadyOn) && asked === sessionNow()) {
+        // (Noted only in the session that asked: `noteTwoFactorOn` checks.)
+        if (failure instanceof ApiFailure && failure.errors.some(alreadyOn)) {
           noteTwoFactorOn(asked);
           setOn(true);
           return;
@@ -150,9 +151,9 @@ function TwoFactor() {
             </button>
           </div>
           <Status text={copied} />
-          {/* The label, its field and the button on one row, spaced as the page's other rows. */}
           {/* The field's description: the step only, never the key or the link read out at each focus. */}
           <p id="totp-steps">Then enter the 6-digit code your app shows for NairaPay.</p>
+          {/* The label, its field and the button on one row, spaced as the page's other rows. */}
           <div class="inline">
             <label for="totp-code">Code from your app</label>
             <CodeInput

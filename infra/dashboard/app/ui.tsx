@@ -515,7 +515,7 @@ export function Table<T>(props: {
 }
 
 /** What an empty page of a list says when the list goes on (a filtered page may stop short: `next_cursor`). */
-export const MORE_FOLLOW = 'Nothing on this page: the list goes on, on the next page.';
+const MORE_FOLLOW = 'Nothing on this page: the list goes on, on the next page.';
 
 /**
  * What a table with no rows says: loading; not read at all (its alert says why: offline, a rate
@@ -533,7 +533,6 @@ export function emptyText(
 }
 
 /** Cursor paging: the cursors of the pages before this one, the current one last. */
-
 export function useCursors() {
   const [cursors, setCursors] = useState<string[]>([]);
   return { cursors, cursor: cursors.at(-1), reset: () => setCursors([]), setCursors };
