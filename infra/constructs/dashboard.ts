@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Annotations, Duration, RemovalPolicy } from 'aws-cdk-lib';
@@ -29,6 +29,7 @@ import {
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, Source } from 'aws-cdk-lib/aws-s3-deployment';
+import { DISABLE_ASSET_STAGING_CONTEXT } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { buildDashboardSync, DASHBOARD_CSP } from '#infra/dashboard/build.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
@@ -205,6 +206,12 @@ export class DashboardSite extends Construct {
         removalPolicy: RemovalPolicy.DESTROY,
       }),
     });
+    // The asset is copied into the cloud assembly as the deployment binds it, so the folder can go
+    // (every synth, the CLI's and each test's, left one behind). Not when staging is off (SAM's
+    // local tools): the template then names the folder itself.
+    if (!this.node.tryGetContext(DISABLE_ASSET_STAGING_CONTEXT)) {
+      rmSync(built, { recursive: true, force: true });
+    }
     this.url = `https://${this.distribution.distributionDomainName}/dashboard/`;
   }
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -15,6 +15,8 @@ type Resource = { Type: string; Properties: Record<string, unknown> };
 let outdir: string;
 let template: Template;
 let resources: Record<string, Resource>;
+/** What the synth left in its temporary folder (TMPDIR pointed at one of its own). */
+let leftInTmp: string[];
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const only = (type: string) => {
   const found = ofType(type);
@@ -27,12 +29,22 @@ beforeAll(() => {
     context: Record<string, unknown>;
   };
   outdir = mkdtempSync(path.join(tmpdir(), 'cdk-dashboard-'));
+  const ownTmp = mkdtempSync(path.join(tmpdir(), 'cdk-dashboard-tmp-'));
   const app = new App({
     outdir,
     context: { ...cdkJson.context, stage: 'dev', 'aws:cdk:bundling-stacks': [] },
   });
-  const stack = buildPaymentsApp(app);
-  app.synth();
+  const tmp = process.env.TMPDIR;
+  process.env.TMPDIR = ownTmp;
+  let stack: ReturnType<typeof buildPaymentsApp>;
+  try {
+    stack = buildPaymentsApp(app);
+    app.synth();
+  } finally {
+    process.env.TMPDIR = tmp;
+  }
+  leftInTmp = readdirSync(ownTmp);
+  rmSync(ownTmp, { recursive: true, force: true });
   template = Templates.fromStack(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
 });
@@ -43,6 +55,17 @@ describe("the dashboard's AWS side (API.md §10)", () => {
     // 469 here at 2cb5048 (the CLI counts one more, CDK's metadata; prod with Paystack one more
     // again): past 480, the dashboard's resources move to a nested stack (README, Deploy to AWS).
     expect(Object.keys(resources).length).toBeLessThanOrEqual(480);
+  });
+
+  it('deploys the built site from the cloud assembly, and leaves no build folder behind', () => {
+    const sites = readdirSync(outdir).filter((name) => existsSync(path.join(outdir, name, 'index.html')));
+    expect(sites).toHaveLength(1);
+    expect(readdirSync(path.join(outdir, sites[0] ?? '')).sort()).toEqual([
+      'app.css',
+      'app.js',
+      'index.html',
+    ]);
+    expect(leftInTmp).toEqual([]);
   });
 
   it('signs users in with a Cognito pool: invite only, a strong password, TOTP available, the merchant immutable', () => {

@@ -15,7 +15,10 @@ export interface RunningService {
   output(): string;
   /** SIGTERM, wait for the exit; resolves with the exit code. Removes a data folder it made. */
   stop(): Promise<number | null>;
-  /** SIGKILL of the whole process group (the start script, DynamoDB Local's Java): a crash. */
+  /**
+   * SIGKILL of the whole process group (the start script, DynamoDB Local's Java): a crash. Removes a
+   * data folder it made, as `stop` does.
+   */
   crash(): Promise<void>;
 }
 
@@ -122,10 +125,14 @@ export async function startNpmStart(
     ...env,
   });
   const alive = () => child.exitCode === null && child.signalCode === null;
+  /** The data folder this call made (not the caller's) goes with the service. */
+  const removeOwnData = () => {
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
   const stop = async () => {
     if (alive()) child.kill('SIGTERM');
     const code = await exited;
-    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    removeOwnData();
     return code;
   };
   const crash = async () => {
@@ -135,12 +142,12 @@ export async function startNpmStart(
       // The group is gone already.
     }
     await exited;
+    removeOwnData();
   };
   const deadline = Date.now() + 60_000;
   while (!output().includes('Payments API running at')) {
     if (Date.now() > deadline || !alive()) {
       await crash();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
       throw new Error(`npm start did not come up:\n${output()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
