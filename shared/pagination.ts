@@ -45,25 +45,27 @@ export type CursorList =
   | 'api_keys'
   | 'webhook_endpoints';
 
-/** A list of one merchant's: its cursors are refused by any other merchant's (`ownList`). */
-export type OwnList = `${CursorList}@${string}`;
+declare const owned: unique symbol;
+
+/**
+ * A list of one merchant's: its cursors are refused by any other merchant's. Only `ownList` makes
+ * one, and the cursor functions take nothing else, so no list can page without its owner.
+ */
+export type OwnList = string & { readonly [owned]: CursorList };
 
 /**
  * `list` as `merchantId`'s: a cursor names it with a digest of the merchant (not the id itself), so
  * one merchant's cursor given by another is a 400, never a place in the second merchant's list.
  */
 export function ownList(list: CursorList, merchantId: string): OwnList {
-  return `${list}@${sha256Base64url(merchantId).slice(0, 16)}`;
+  return `${list}@${sha256Base64url(merchantId).slice(0, 16)}` as OwnList;
 }
 
 /**
  * An opaque cursor: its list (and whose), and the position inside the caller's own partition (never
  * the partition key, which is always the caller's merchant id), base64url JSON.
  */
-export function encodeCursor(
-  list: CursorList | OwnList,
-  position: Record<string, unknown> | undefined,
-): string | null {
+export function encodeCursor(list: OwnList, position: Record<string, unknown> | undefined): string | null {
   return position ? Buffer.from(JSON.stringify({ list, ...position })).toString('base64url') : null;
 }
 
@@ -77,7 +79,7 @@ const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  */
 export function decodeCursor(
   cursor: string | undefined,
-  list: CursorList | OwnList,
+  list: OwnList,
   keys: readonly string[],
 ): Record<string, string> | undefined {
   if (cursor === undefined) return undefined;
@@ -130,7 +132,7 @@ const newestFirst = (a: ListPosition, b: ListPosition) =>
  * the last item's position, not its index, so an item removed between pages skips nothing.
  */
 export function pageOf<T>(
-  list: CursorList | OwnList,
+  list: OwnList,
   items: readonly T[],
   positionOf: (item: T) => ListPosition,
   limit: number,

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { parseFeeTiers } from '#shared/config.ts';
 import { amountSchema, MAX_AMOUNT, MIN_AMOUNT, transferFee } from '#shared/money.ts';
-import { decodeCursor, encodeCursor, limitSchema } from '#shared/pagination.ts';
+import { decodeCursor, encodeCursor, limitSchema, ownList } from '#shared/pagination.ts';
 
 describe('the transfer fee schedule', () => {
   it('is 1,000 kobo up to and including NGN 5,000, 2,500 up to NGN 50,000, 5,000 above', () => {
@@ -58,26 +58,28 @@ describe('pagination', () => {
   });
 
   it('round-trips a cursor and refuses anything else', () => {
-    const cursor =
-      encodeCursor('transactions', { created_at: '2026-01-01T00:00:00.000Z', reference: 'r1' }) ?? '';
-    expect(decodeCursor(cursor, 'transactions', ['created_at', 'reference'])).toEqual({
+    const TX = ownList('transactions', 'mer_a');
+    const cursor = encodeCursor(TX, { created_at: '2026-01-01T00:00:00.000Z', reference: 'r1' }) ?? '';
+    expect(decodeCursor(cursor, TX, ['created_at', 'reference'])).toEqual({
       created_at: '2026-01-01T00:00:00.000Z',
       reference: 'r1',
     });
-    expect(encodeCursor('transactions', undefined)).toBeNull();
+    expect(encodeCursor(TX, undefined)).toBeNull();
     const junk = [
       'x',
       Buffer.from('[1]').toString('base64url'),
-      encodeCursor('transactions', { created_at: 1, reference: 'r' }) ?? '',
-      encodeCursor('transactions', { created_at: 'a', reference: 'r', merchant_id: 'mer_other' }) ?? '',
-      encodeCursor('transactions', { created_at: 'a' }) ?? '',
+      encodeCursor(TX, { created_at: 1, reference: 'r' }) ?? '',
+      encodeCursor(TX, { created_at: 'a', reference: 'r', merchant_id: 'mer_other' }) ?? '',
+      encodeCursor(TX, { created_at: 'a' }) ?? '',
       // Another list's cursor of the same shape, or one naming no list.
-      encodeCursor('virtual_accounts', { created_at: '2026-01-01T00:00:00.000Z', reference: 'r1' }) ?? '',
+      encodeCursor(ownList('virtual_accounts', 'mer_a'), {
+        created_at: '2026-01-01T00:00:00.000Z',
+        reference: 'r1',
+      }) ?? '',
       Buffer.from(JSON.stringify({ created_at: '2026-01-01T00:00:00.000Z', reference: 'r1' })).toString(
         'base64url',
       ),
     ];
-    for (const bad of junk)
-      expect(() => decodeCursor(bad, 'transactions', ['created_at', 'reference'])).toThrow();
+    for (const bad of junk) expect(() => decodeCursor(bad, TX, ['created_at', 'reference'])).toThrow();
   });
 });

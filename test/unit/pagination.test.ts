@@ -13,13 +13,14 @@ const ITEMS = [
 ];
 const position = (x: { id: string; created_at: string }) => x;
 const ids = (page: { items: { id: string }[] }) => page.items.map((x) => x.id);
+const WE = ownList('webhook_endpoints', 'mer_a');
 
 describe('pageOf', () => {
   it('lists newest first, ties by id, and walks every item once page by page', () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = pageOf('webhook_endpoints', ITEMS, position, 2, cursor);
+      const page = pageOf(WE, ITEMS, position, 2, cursor);
       seen.push(...ids(page));
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
@@ -27,38 +28,30 @@ describe('pageOf', () => {
   });
 
   it('gives no cursor on the last page, nor when everything fits', () => {
-    expect(pageOf('webhook_endpoints', ITEMS, position, 5, undefined).next_cursor).toBeNull();
-    expect(pageOf('webhook_endpoints', [], position, 20, undefined)).toEqual({
+    expect(pageOf(WE, ITEMS, position, 5, undefined).next_cursor).toBeNull();
+    expect(pageOf(WE, [], position, 20, undefined)).toEqual({
       items: [],
       next_cursor: null,
     });
   });
 
   it('skips nothing when the item a cursor names was removed before the next page', () => {
-    const first = pageOf('webhook_endpoints', ITEMS, position, 2, undefined);
+    const first = pageOf(WE, ITEMS, position, 2, undefined);
     const without = ITEMS.filter((x) => x.id !== 'we_d');
-    expect(ids(pageOf('webhook_endpoints', without, position, 2, first.next_cursor ?? undefined))).toEqual([
-      'we_c',
-      'we_b',
-    ]);
+    expect(ids(pageOf(WE, without, position, 2, first.next_cursor ?? undefined))).toEqual(['we_c', 'we_b']);
   });
 
   it('refuses a cursor that is not one of its own', () => {
-    expect(() => pageOf('webhook_endpoints', ITEMS, position, 2, 'not-a-cursor')).toThrow(ValidationError);
-    const foreign = Buffer.from(JSON.stringify({ list: 'webhook_endpoints', sk: 'x' })).toString('base64url');
-    expect(() => pageOf('webhook_endpoints', ITEMS, position, 2, foreign)).toThrow(ValidationError);
+    expect(() => pageOf(WE, ITEMS, position, 2, 'not-a-cursor')).toThrow(ValidationError);
+    const foreign = Buffer.from(JSON.stringify({ list: WE, sk: 'x' })).toString('base64url');
+    expect(() => pageOf(WE, ITEMS, position, 2, foreign)).toThrow(ValidationError);
     // The right keys, a time no item has: made by hand, not given by a page.
     const forged = (created_at: string) =>
-      Buffer.from(JSON.stringify({ list: 'webhook_endpoints', created_at, id: 'we_b' })).toString(
-        'base64url',
-      );
+      Buffer.from(JSON.stringify({ list: WE, created_at, id: 'we_b' })).toString('base64url');
     for (const time of ['x', '2026-11-24', '2026-11-24T10:00:00Z', ' 2026-11-24T10:00:00.000Z']) {
-      expect(() => pageOf('webhook_endpoints', ITEMS, position, 2, forged(time))).toThrow(ValidationError);
+      expect(() => pageOf(WE, ITEMS, position, 2, forged(time))).toThrow(ValidationError);
     }
-    expect(ids(pageOf('webhook_endpoints', ITEMS, position, 2, forged('9999-01-01T00:00:00.000Z')))).toEqual([
-      'we_e',
-      'we_d',
-    ]);
+    expect(ids(pageOf(WE, ITEMS, position, 2, forged('9999-01-01T00:00:00.000Z')))).toEqual(['we_e', 'we_d']);
   });
 
   it("refuses another merchant's cursor of the same list, and a time that never was", () => {
@@ -77,30 +70,40 @@ describe('pageOf', () => {
   });
 
   it("refuses another list's cursor of the same shape (API keys'), and one that names no list", () => {
-    const second = pageOf('webhook_endpoints', ITEMS, position, 2, undefined).next_cursor ?? undefined;
-    expect(ids(pageOf('webhook_endpoints', ITEMS, position, 2, second))).toEqual(['we_c', 'we_b']);
-    expect(() => pageOf('api_keys', ITEMS, position, 2, second)).toThrow(ValidationError);
+    const second = pageOf(WE, ITEMS, position, 2, undefined).next_cursor ?? undefined;
+    expect(ids(pageOf(WE, ITEMS, position, 2, second))).toEqual(['we_c', 'we_b']);
+    expect(() => pageOf(ownList('api_keys', 'mer_a'), ITEMS, position, 2, second)).toThrow(ValidationError);
     const untagged = Buffer.from(
       JSON.stringify({ created_at: '2026-11-23T10:00:02.000Z', id: 'we_d' }),
     ).toString('base64url');
-    expect(() => pageOf('webhook_endpoints', ITEMS, position, 2, untagged)).toThrow(ValidationError);
+    expect(() => pageOf(WE, ITEMS, position, 2, untagged)).toThrow(ValidationError);
+  });
+
+  it('pages no list without its owner: a cursor naming the bare list (the shape before owners) is refused', () => {
+    const bare = Buffer.from(
+      JSON.stringify({ list: 'webhook_endpoints', created_at: '2026-11-23T10:00:02.000Z', id: 'we_d' }),
+    ).toString('base64url');
+    expect(() => pageOf(WE, ITEMS, position, 2, bare)).toThrow(ValidationError);
+    // @ts-expect-error A bare list name is no list: only `ownList` makes one.
+    pageOf('webhook_endpoints', ITEMS, position, 2, undefined);
   });
 });
 
 describe('decodeCursor', () => {
   const cursorOf = (json: string) => Buffer.from(json).toString('base64url');
+  const EV = ownList('events', 'mer_a');
 
   it('refuses a value holding half a surrogate pair, which no key of ours holds (400, never a start key DynamoDB refuses)', () => {
     for (const json of [
-      '{"list":"events","event_id":"\\ud800"}',
-      '{"list":"events","event_id":"evt\\ud800"}',
-      '{"list":"events","event_id":"evt_\\udfff0"}',
+      `{"list":"${EV}","event_id":"\\ud800"}`,
+      `{"list":"${EV}","event_id":"evt\\ud800"}`,
+      `{"list":"${EV}","event_id":"evt_\\udfff0"}`,
     ]) {
-      expect(() => decodeCursor(cursorOf(json), 'events', ['event_id']), json).toThrow(ValidationError);
+      expect(() => decodeCursor(cursorOf(json), EV, ['event_id']), json).toThrow(ValidationError);
     }
     // A whole pair is text like any other.
     expect(
-      decodeCursor(cursorOf('{"list":"events","event_id":"evt_\\ud83d\\ude00"}'), 'events', ['event_id']),
+      decodeCursor(cursorOf(`{"list":"${EV}","event_id":"evt_\\ud83d\\ude00"}`), EV, ['event_id']),
     ).toEqual({
       event_id: 'evt_\u{1F600}',
     });
