@@ -122,11 +122,11 @@ export const referenceSchema = built(() =>
 /**
  * Free text a person reads: at most `max` characters, counted as JSON Schema's `maxLength` counts
  * them (code points, so an emoji is one), valid Unicode (no lone surrogate, which no UTF-8 can
- * carry, nor U+FFFD, which stands for bytes that were not UTF-8), no control characters: neither
- * C0/C1 controls nor the bidirectional overrides U+202D and U+202E, with which a narration or a
- * name can be made to read backwards ("Trojan Source"). The embeddings, isolates and marks that
- * formatting libraries insert around right-to-left names (Fluent's U+2068…U+2069, Android's
- * U+202A/U+202B…U+202C, U+200E, U+200F) stay allowed. The pattern refuses all of these too, so
+ * carry, nor U+FFFD, which stands for bytes that were not UTF-8), one line (no U+2028, U+2029), no
+ * control characters: neither C0/C1 controls nor the bidirectional overrides U+202D and U+202E,
+ * with which a narration or a name can be made to read backwards ("Trojan Source"). The
+ * embeddings, isolates and marks that formatting libraries insert around right-to-left names
+ * (Fluent's U+2068…U+2069, Android's U+202A/U+202B…U+202C, U+200E, U+200F) stay allowed. The pattern refuses all of these too, so
  * the OpenAPI document says so; the checks before it name the problem.
  */
 export function textSchema(max: number) {
@@ -141,10 +141,19 @@ export function textSchema(max: number) {
       (text) => !text.includes('\uFFFD'),
       'Must be valid UTF-8 text (U+FFFD, the replacement character: was the body encoded otherwise?)',
     ),
+    // Unicode's line and paragraph separators break a line as \n does (JavaScript's parsers, many
+    // terminals and viewers): a one-line field holds neither.
+    v.check(
+      (text) => !/[\u2028\u2029]/.test(text),
+      'Must be one line: no line or paragraph separator (U+2028, U+2029)',
+    ),
     // The control characters (Unicode's Cc) as ranges, not `\p{Cc}`: the document's pattern must
     // read the same to a validator without Unicode mode, and to Python's `re`, which lack it.
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is what it is for.
-    v.regex(/^[^\u0000-\u001F\u007F-\u009F\u202D\u202E\uFFFD]*$/u, 'Must not contain control characters'),
+    v.regex(
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is what it is for.
+      /^[^\u0000-\u001F\u007F-\u009F\u2028\u2029\u202D\u202E\uFFFD]*$/u,
+      'Must not contain control characters',
+    ),
   );
 }
 

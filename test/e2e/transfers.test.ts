@@ -368,6 +368,8 @@ describe('bad transfer input', () => {
     ['a narration with a right-to-left override', { narration: 'Refund \u202Egnp.exe' }, 'narration'],
     ['a narration with a left-to-right override', { narration: 'Pay \u202DAda' }, 'narration'],
     ['a narration with the replacement character', { narration: 'caf\uFFFD' }, 'narration'],
+    ['a narration with a line separator', { narration: 'Rent\u2028paid' }, 'narration'],
+    ['a narration with a paragraph separator', { narration: 'Rent\u2029paid' }, 'narration'],
     ['a narration of 101 emoji', { narration: '😀'.repeat(101) }, 'narration'],
     ['a narration with a lone surrogate', { narration: 'a\ud800b' }, 'narration'],
     ['an unknown field', { currency: 'NGN' }, 'currency'],

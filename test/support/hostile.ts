@@ -282,7 +282,7 @@ export const badOpaqueId = fc.oneof(
   notAString,
 );
 
-/** Text over `max` characters, or with a control character, or not text. */
+/** Text over `max` characters, or with a control character or a line separator, or not text. */
 export function badText(max: number) {
   return fc.oneof(
     fc.string({ minLength: max + 1, maxLength: max + 50 }),
@@ -290,7 +290,7 @@ export function badText(max: number) {
     fc
       .tuple(fc.string({ maxLength: 10 }), fc.integer({ min: 0, max: 0x1f }), fc.string({ maxLength: 10 }))
       .map(([a, code, b]) => `${a}${String.fromCharCode(code)}${b}`),
-    fc.constantFrom('\u007f', '\u0085', 'tab\there', 'line\nbreak'),
+    fc.constantFrom('\u007f', '\u0085', 'tab\there', 'line\nbreak', 'line\u2028sep', 'para\u2029sep'),
     notAString,
   );
 }

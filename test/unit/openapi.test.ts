@@ -215,6 +215,7 @@ describe('the OpenAPI document', () => {
       ...['Invoice 42', 'Supplier', 'Chidi Okeke', 'pCc{}', 'Ọlá ₦5,000 🇳🇬', 'ok\u00A0nbsp'],
       // Control characters (C0, DEL, C1), the overrides refused, and U+FFFD.
       ...['a\u0000b', 'tab\there', 'bell\u0007', 'del\u007F', 'c1\u0085', 'rtl\u202Eevil', 'bad\uFFFD'],
+      ...['line\u2028separator', 'paragraph\u2029separator'],
       // References: dots, lengths; an account number; nothing.
       ...['inv-2026-0042', '.', '..', '...', '.a', '..a', 'a'.repeat(64), 'a'.repeat(65), '0000014579', ''],
       // Digits of other scripts (Arabic-Indic, full-width), which only [0-9] refuses everywhere: kept

@@ -29,6 +29,21 @@ describe('sandbox deliveries read', () => {
     });
   });
 
+  it("make a narration's control characters, overrides and line separators spaces, never a refusal", () => {
+    const reading = readSandboxDelivery(
+      payment({
+        narration: 'Rent\u2028paid\u2029in\u202Efull\u0007ok',
+        sender: { account_name: 'Ada\u2028Obi' },
+      }),
+    );
+    expect(reading).toMatchObject({
+      kind: 'event',
+      event: {
+        data: { narration: 'Rent paid in full ok', sender: { account_name: 'Ada Obi' }, amount: 5_000 },
+      },
+    });
+  });
+
   it('refuse a money field it cannot read, with the reason', () => {
     expect(readSandboxDelivery(payment({ amount: 1.5 }))).toMatchObject({
       kind: 'unusable',
