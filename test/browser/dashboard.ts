@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import jsQRModule from 'jsqr';
 import type { Page } from 'playwright-core';
+import { freePort } from '#infra/local/process.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { checks, launchChromium, runBrowserTest, watch } from '#test/browser/harness.ts';
 import { totpCode } from '#test/support/dashboard.ts';
@@ -596,6 +597,11 @@ async function main(): Promise<number> {
     };
     const added = registered.data.filter((endpoint) => endpoint.url === receiver.url).length;
     check(`a double click on Add endpoint adds one endpoint (${added})`, added === 1);
+    // A second endpoint where nothing listens: its attempts fail, and the page says why in words.
+    const refusing = `http://127.0.0.1:${await freePort()}/hooks`;
+    const refusingEndpoint = (await (
+      await api('POST', '/webhook-endpoints', demo, { url: refusing })
+    ).json()) as { data: { id: string } };
 
     const opened = (await (await api('POST', '/virtual-accounts', demo, { amount: 250_000 })).json()) as {
       data: { account_number: string; reference: string };
@@ -655,7 +661,25 @@ async function main(): Promise<number> {
         3_000,
       ).catch(() => false)),
     );
+    const refusedCell = page
+      .getByRole('table', { name: `Delivery attempts to ${refusing} (` })
+      .getByRole('cell', {
+        name: 'Connection refused: nothing takes connections on that port (ECONNREFUSED)',
+        exact: true,
+      });
+    check(
+      "a failed attempt's error is said in words, its code kept",
+      !!(await until('the refused attempt', async () => {
+        if ((await refusedCell.count()) > 0) return true;
+        // A look every 2 s: Refresh spends the key's requests per minute.
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        return (await refusedCell.count()) > 0;
+      }).catch(() => false)),
+    );
     await accessible(page, 'Webhooks');
+    // Gone before Resend, which then sends to the receiver's endpoint only.
+    await api('DELETE', `/webhook-endpoints/${refusingEndpoint.data.id}`, demo);
     await page.getByRole('button', { name: 'Resend' }).click();
     await until(
       'the resent delivery',

@@ -67,6 +67,43 @@ export function problem(error: unknown): string {
     : (failure.message ?? String(error));
 }
 
+/** What a delivery attempt's `error` (a code: `ECONNREFUSED`, `timeout`) means, in words. */
+const ATTEMPT_ERRORS: Readonly<Record<string, string>> = {
+  timeout: 'No answer in time',
+  'connect timeout': 'Could not connect in time',
+  'no address': 'The host has no address',
+  ECONNREFUSED: 'Connection refused: nothing takes connections on that port',
+  ECONNRESET: 'The receiver closed the connection',
+  EHOSTUNREACH: 'The host cannot be reached',
+  ENETUNREACH: 'The network of the host cannot be reached',
+  EPIPE: 'The receiver closed the connection',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'The TLS certificate is not for this host',
+  CERT_HAS_EXPIRED: 'The TLS certificate has expired',
+  CERT_NOT_YET_VALID: 'The TLS certificate is not valid yet',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'The TLS certificate is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'The TLS certificate chain has a self-signed certificate',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'The TLS certificate chain is incomplete (an intermediate is missing)',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'The TLS certificate chain is incomplete (an intermediate is missing)',
+  HPE_INVALID_CONSTANT: 'The answer was not HTTP',
+  'event expired': 'Not sent: the event has expired',
+  'endpoint deleted': 'Not sent: the endpoint was deleted',
+};
+
+/**
+ * A delivery attempt's `error` for people, a system's code kept (what the API and logs say):
+ * "Connection refused: nothing takes connections on that port (ECONNREFUSED)". A URL that was not
+ * called says why ("Not sent: host does not resolve"); an unknown error is shown as it is.
+ */
+export function attemptError(error: string | null): string {
+  if (!error) return '';
+  const notSent = /^invalid_url: (.*)$/s.exec(error);
+  if (notSent) return `Not sent: ${notSent[1]}`;
+  const words = Object.hasOwn(ATTEMPT_ERRORS, error) ? ATTEMPT_ERRORS[error] : undefined;
+  if (!words) return error;
+  // A system's code (ECONNREFUSED) is kept for searching; our own words (timeout) need no echo.
+  return /^[A-Z][A-Z0-9_]+$/.test(error) ? `${words} (${error})` : words;
+}
+
 /** The columns of the transactions CSV, in order (amounts in kobo, as the API gives them). */
 export const CSV_COLUMNS = [
   'reference',

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, currentSession, type Page, query, request, requestAll } from './api.ts';
-import { when } from './format.ts';
+import { attemptError, when } from './format.ts';
 import type { Endpoint, MerchantEvent } from './types.ts';
 import {
   Alert,
@@ -349,7 +349,7 @@ function EventDetail({ id, endpoints }: { id: string; endpoints?: readonly Endpo
           columns={[
             { label: 'At', cell: (attempt) => when(attempt.at) },
             { label: 'Status code', cell: (attempt) => attempt.status_code ?? '—' },
-            { label: 'Error', cell: (attempt) => attempt.error ?? '' },
+            { label: 'Error', cell: (attempt) => attemptError(attempt.error) },
             { label: 'Duration', numeric: true, cell: (attempt) => `${attempt.duration_ms} ms` },
           ]}
         />
