@@ -7,7 +7,7 @@ import jsQRModule from 'jsqr';
 import type { Page } from 'playwright-core';
 import { freePort } from '#infra/local/process.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
-import { checks, launchChromium, runBrowserTest, watch } from '#test/browser/harness.ts';
+import { checks, launchChromium, runBrowserTest, stopChecked, watch } from '#test/browser/harness.ts';
 import { totpCode } from '#test/support/dashboard.ts';
 import { startNpmStart } from '#test/support/npm-start.ts';
 import { startReceiver } from '#test/support/receiver.ts';
@@ -1157,7 +1157,7 @@ async function main(): Promise<number> {
   } finally {
     await browser.close();
     await receiver.close();
-    await service.stop();
+    await stopChecked(service, check);
   }
   return summary();
 }

@@ -6,7 +6,7 @@ import { MERCHANT_ROUTES as ROUTES } from '#shared/definitions/routes.ts';
 /** The events the document lists under `webhooks` (rendered as operations too). */
 const WEBHOOK_OPERATIONS = Object.keys(buildOpenApiDocument('').webhooks ?? {}).length;
 
-import { checks, launchChromium, runBrowserTest, watch } from '#test/browser/harness.ts';
+import { checks, launchChromium, runBrowserTest, stopChecked, watch } from '#test/browser/harness.ts';
 import { startNpmStart } from '#test/support/npm-start.ts';
 
 /**
@@ -139,7 +139,7 @@ async function main(): Promise<number> {
     console.log(`screenshot: ${path.relative(root, screenshot)}`);
   } finally {
     await browser.close();
-    await service.stop();
+    await stopChecked(service, check);
   }
   return summary();
 }

@@ -1,4 +1,5 @@
 import { type Browser, chromium, type Page } from 'playwright-core';
+import type { RunningService } from '#test/support/npm-start.ts';
 
 /**
  * What the browser tests share: Debian's Chromium (headless, nothing of its own on the network),
@@ -39,6 +40,23 @@ export function checks() {
       return failed === 0 && results.length > 0 ? 0 : 1;
     },
   };
+}
+
+/**
+ * Stops the `npm start` a browser test ran, checking it ended as the e2e tests expect: exit 0 on
+ * SIGTERM, and no error logged meanwhile (a server error no page check happened to see).
+ */
+export async function stopChecked(
+  service: RunningService,
+  check: (name: string, ok: boolean, detail?: string) => boolean,
+): Promise<void> {
+  const code = await service.stop();
+  check('npm start stops cleanly on SIGTERM (exit 0)', code === 0, `exit ${code}`);
+  const errors = service
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('"level":"ERROR"'));
+  check('npm start logged no error meanwhile', errors.length === 0, errors.slice(0, 5).join('\n'));
 }
 
 /** Every request a page makes, the ones that failed (or answered ≥ 400), and its console errors. */
