@@ -1,6 +1,6 @@
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type BuildOptions, build, buildSync } from 'esbuild';
+import { type BuildOptions, build, buildSync, type Metafile } from 'esbuild';
 
 /**
  * The dashboard's web app (API.md §10): one esbuild bundle plus its page and styles, no CDN at run
@@ -43,27 +43,64 @@ function bundleOptions(outDir: string): BuildOptions {
     jsxImportSource: 'preact',
     outfile: path.join(outDir, 'app.js'),
     logLevel: 'silent',
+    // The licences of what the bundle holds go to their own file (`LICENSES_FILE`), named by one line.
     legalComments: 'none',
+    banner: { js: `/*! Third-party licences: ${LICENSES_FILE} */` },
+    metafile: true,
   };
 }
 
+/** The notices of the packages bundled into app.js (their MIT licences ask that they go with it). */
+export const LICENSES_FILE = 'licenses.txt';
+
 const STATIC_FILES = ['index.html', 'app.css'];
 
-function copyStatic(outDir: string): string[] {
-  for (const name of STATIC_FILES) copyFileSync(path.join(SOURCE_DIR, name), path.join(outDir, name));
-  return ['app.js', ...STATIC_FILES];
+/** The package folder (`node_modules/<name>` or `node_modules/@scope/name`) an input came from. */
+function packageOf(input: string): string | undefined {
+  return /^(.*?node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1];
 }
 
-/** Builds the app into `outDir` (index.html, app.js, app.css); returns the files written. */
+/**
+ * Writes `LICENSES_FILE`: each bundled package's name, version, licence and its LICENSE text. A
+ * package bundled without a licence text fails the build, rather than ship without its notice.
+ */
+function writeLicenses(outDir: string, metafile: Metafile | undefined): void {
+  const folders = [
+    ...new Set(Object.keys(metafile?.inputs ?? {}).flatMap((input) => packageOf(input) ?? [])),
+  ];
+  const notices = folders.sort().map((folder) => {
+    const manifest = JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+      license?: string;
+    };
+    const text = ['LICENSE', 'LICENSE.md', 'LICENSE.txt', 'license']
+      .map((name) => path.join(folder, name))
+      .find((file) => existsSync(file));
+    if (!text) throw new Error(`the dashboard bundles ${manifest.name}, which has no LICENSE file`);
+    const title = `${manifest.name} ${manifest.version} (${manifest.license ?? 'see below'})`;
+    return `${title}\n${'='.repeat(title.length)}\n\n${readFileSync(text, 'utf8').trim()}\n`;
+  });
+  writeFileSync(
+    path.join(outDir, LICENSES_FILE),
+    `The dashboard's app.js bundles these packages, under these licences.\n\n${notices.join('\n')}`,
+  );
+}
+
+function copyStatic(outDir: string, metafile: Metafile | undefined): string[] {
+  for (const name of STATIC_FILES) copyFileSync(path.join(SOURCE_DIR, name), path.join(outDir, name));
+  writeLicenses(outDir, metafile);
+  return ['app.js', ...STATIC_FILES, LICENSES_FILE];
+}
+
+/** Builds the app into `outDir` (index.html, app.js, app.css, the licences); returns the files written. */
 export async function buildDashboard(outDir: string): Promise<string[]> {
   mkdirSync(outDir, { recursive: true });
-  await build(bundleOptions(outDir));
-  return copyStatic(outDir);
+  return copyStatic(outDir, (await build(bundleOptions(outDir))).metafile);
 }
 
 /** The same build, synchronously: the CDK stack is built synchronously at synth. */
 export function buildDashboardSync(outDir: string): string[] {
   mkdirSync(outDir, { recursive: true });
-  buildSync(bundleOptions(outDir));
-  return copyStatic(outDir);
+  return copyStatic(outDir, buildSync(bundleOptions(outDir)).metafile);
 }

@@ -44,6 +44,11 @@ describe('the dashboard web app, served locally', () => {
     // Small: Preact and the pages, no framework that outweighs the API it drives.
     expect(bundle.length).toBeLessThan(80_000);
     expect((await get('/dashboard/app.css')).headers.get('content-type')).toBe('text/css; charset=utf-8');
+    // The bundle names its licence notices, served beside it.
+    expect(bundle.startsWith('/*! Third-party licences: licenses.txt */')).toBe(true);
+    const licences = await get('/dashboard/licenses.txt');
+    expect(licences.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await licences.text()).toMatch(/^preact \d+\.\d+\.\d+ \(MIT\)$/m);
   });
 
   it('answers HEAD as GET without the body, as CloudFront does', async () => {

@@ -57,14 +57,20 @@ describe("the dashboard's AWS side (API.md §10)", () => {
     expect(Object.keys(resources).length).toBeLessThanOrEqual(480);
   });
 
-  it('deploys the built site from the cloud assembly, and leaves no build folder behind', () => {
+  it('deploys the built site from the cloud assembly, with its licences, and leaves no build folder behind', () => {
     const sites = readdirSync(outdir).filter((name) => existsSync(path.join(outdir, name, 'index.html')));
     expect(sites).toHaveLength(1);
-    expect(readdirSync(path.join(outdir, sites[0] ?? '')).sort()).toEqual([
-      'app.css',
-      'app.js',
-      'index.html',
-    ]);
+    const site = path.join(outdir, sites[0] ?? '');
+    expect(readdirSync(site).sort()).toEqual(['app.css', 'app.js', 'index.html', 'licenses.txt']);
+    // What the bundle holds goes with its licence notice, named by the bundle's first line.
+    expect(readFileSync(path.join(site, 'app.js'), 'utf8')).toMatch(
+      /^\/\*! Third-party licences: licenses\.txt \*\//,
+    );
+    const licences = readFileSync(path.join(site, 'licenses.txt'), 'utf8');
+    for (const bundled of ['preact', 'lean-qr']) {
+      expect(licences).toMatch(new RegExp(`^${bundled} \\d+\\.\\d+\\.\\d+ \\(MIT\\)$`, 'm'));
+    }
+    expect(licences.match(/Permission is hereby granted/g)).toHaveLength(2);
     expect(leftInTmp).toEqual([]);
   });
 
