@@ -101,22 +101,26 @@ export async function startDynamoDbLocal(options: { port: number; dataDir?: stri
     sharedDb: true,
     stdio: 'pipe',
   });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
+  // What it printed, for the message if it exits: its first and last 4,000 characters (a start's
+  // error, a late crash's), not all of a long run's.
+  let first = '';
+  let last = '';
+  const keep = (chunk: Buffer) => {
+    if (first.length < 4000) first += chunk.toString();
+    else last = (last + chunk.toString()).slice(-4000);
+  };
+  const printed = () => (last ? `${first}\n…\n${last}` : first);
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const endpoint = `http://127.0.0.1:${options.port}`;
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: localCredentials });
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) =>
       reject(
         // A busy port is said in one line, as Node says it for the other services (no Java stack).
-        /BindException|Address already in use/.test(output)
+        /BindException|Address already in use/.test(printed())
           ? new Error(`listen EADDRINUSE: address already in use 127.0.0.1:${options.port} (DynamoDB Local)`)
-          : new Error(`DynamoDB Local exited (code ${code}) on port ${options.port}:\n${output.trim()}`),
+          : new Error(`DynamoDB Local exited (code ${code}) on port ${options.port}:\n${printed().trim()}`),
       ),
     ),
   );

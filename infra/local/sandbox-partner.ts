@@ -1,5 +1,14 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { findBank } from '#shared/banks/index.ts';
@@ -405,22 +414,33 @@ function openBook(dataDir: string | undefined) {
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
     const file = path.join(dataDir, 'book.jsonl');
-    const written = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    if (written) {
-      for (const text of written.split('\n')) {
-        let line: BookLine | null;
-        try {
-          line = JSON.parse(text) as BookLine | null;
-        } catch {
-          continue; // An empty line, or the last one cut by a crash while it was written.
-        }
-        if (line && typeof line === 'object' && Object.hasOwn(maps, line.t) && typeof line.key === 'string')
-          (maps[line.t] as Map<string, unknown>).set(line.key, line.value);
-      }
-    }
+    let lines = 0;
+    const { cut } = existsSync(file)
+      ? readBookLines(file, (text) => {
+          lines += 1;
+          let line: BookLine | null;
+          try {
+            line = JSON.parse(text) as BookLine | null;
+          } catch {
+            return; // An empty line, or the last one cut by a crash while it was written.
+          }
+          if (line && typeof line === 'object' && Object.hasOwn(maps, line.t) && typeof line.key === 'string')
+            (maps[line.t] as Map<string, unknown>).set(line.key, line.value);
+        })
+      : { cut: false };
+    // What is over is forgotten: a pending transfer's end once it has ended, a credit owed once taken.
+    for (const [reference] of pending)
+      if (transfers.get(reference)?.status !== 202) pending.delete(reference);
+    for (const [reference, order] of owed) if (order === null) owed.delete(reference);
+    const kept = transfers.size + pending.size + owed.size + issued.size;
+    // Written again, one line per entry, once a good part of it is superseded (a pending transfer
+    // took three lines): the book grows with what the bank holds, not with every line it wrote.
+    const compact = lines - kept >= Math.max(COMPACT_AFTER_LINES, kept / 4);
+    if (compact) rewriteBook(file, maps);
     fd = openSync(file, 'a');
-    // A last line cut by a crash is ended here, so the next entry starts a line of its own.
-    if (written && !written.endsWith('\n')) writeSync(fd, '\n');
+    // A last line cut by a crash is ended here (a compacted book has none), so the next entry
+    // starts a line of its own.
+    if (cut && !compact) writeSync(fd, '\n');
   }
   const write = (line: BookLine) => {
     (maps[line.t] as Map<string, unknown>).set(line.key, line.value);
@@ -447,6 +467,75 @@ function openBook(dataDir: string | undefined) {
 }
 
 type Book = ReturnType<typeof openBook>;
+
+/** Fewer superseded lines than this are never worth writing the book again for. */
+const COMPACT_AFTER_LINES = 1_000;
+
+/**
+ * Calls `onLine` with each line of `file` (without its newline), read a chunk at a time: a book of
+ * any size is read (one string of it all stops at 512 MB). `cut` when its last line has no newline.
+ */
+export function readBookLines(
+  file: string,
+  onLine: (text: string) => void,
+  chunkBytes = 1 << 20,
+): { cut: boolean } {
+  const fd = openSync(file, 'r');
+  try {
+    const chunk = Buffer.alloc(chunkBytes);
+    let rest = Buffer.alloc(0);
+    for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) {
+      const data = rest.length > 0 ? Buffer.concat([rest, chunk.subarray(0, read)]) : chunk.subarray(0, read);
+      let start = 0;
+      for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
+        onLine(data.toString('utf8', start, end));
+        start = end + 1;
+      }
+      // Copied: `chunk` is read into again.
+      rest = Buffer.from(data.subarray(start));
+    }
+    if (rest.length > 0) onLine(rest.toString('utf8'));
+    return { cut: rest.length > 0 };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes the book again from its entries, one line each, then puts it in place of the old one by a
+ * rename: a crash before the rename leaves the old book whole (and a stray `.compacting` file that
+ * the next compaction overwrites).
+ */
+function rewriteBook(
+  file: string,
+  maps: Readonly<Record<BookLine['t'], ReadonlyMap<string, unknown>>>,
+): void {
+  const next = `${file}.compacting`;
+  const fd = openSync(next, 'w');
+  try {
+    for (const [t, entries] of Object.entries(maps)) {
+      let batch = '';
+      for (const [key, value] of entries) {
+        batch += `${JSON.stringify({ t, key, value })}\n`;
+        if (batch.length >= 1 << 20) {
+          writeSync(fd, batch);
+          batch = '';
+        }
+      }
+      if (batch) writeSync(fd, batch);
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(next, file);
+  const folder = openSync(path.dirname(file), 'r');
+  try {
+    fsyncSync(folder);
+  } finally {
+    closeSync(folder);
+  }
+}
 
 /** Starts the sandbox partner's HTTP server. */
 export async function startSandboxPartner(options: SandboxPartnerOptions): Promise<SandboxPartner> {

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/process.ts';
-import { startSandboxPartner } from '#infra/local/sandbox-partner.ts';
+import { readBookLines, startSandboxPartner } from '#infra/local/sandbox-partner.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { type Received, startReceiver } from '#test/support/receiver.ts';
 
@@ -139,6 +139,77 @@ describe('the sandbox partner restarted on its data folder', () => {
       }
     } finally {
       await service.close();
+    }
+  });
+
+  it('writes its book again at start, one line per entry, once most of it is superseded', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'naira-sandbox-compact-'));
+    try {
+      // 1,500 transfers left pending then ended: three lines each (answer, end, final answer).
+      const lines: string[] = [];
+      for (let i = 0; i < 1_500; i++) {
+        const reference = `np_old_${i}`;
+        const pendingBody = { status: 'pending', reference };
+        const end = { status: 'success', reason: null };
+        lines.push(
+          JSON.stringify({ t: 'transfer', key: reference, value: { status: 202, body: pendingBody } }),
+          JSON.stringify({ t: 'pending', key: reference, value: { end, settleAt: 1 } }),
+          JSON.stringify({
+            t: 'transfer',
+            key: reference,
+            value: { status: 200, body: { status: 'success', reference, reason: null, session_id: `s${i}` } },
+          }),
+        );
+      }
+      const book = path.join(folder, 'book.jsonl');
+      writeFileSync(book, `${lines.join('\n')}\n`);
+      const sandbox = await startSandboxPartner({
+        port: await freePort(),
+        webhookUrl: `http://127.0.0.1:${await freePort()}/hooks`,
+        webhookSecret: SECRET,
+        dataDir: folder,
+      });
+      try {
+        // One line per transfer, its last answer; nothing ends again (the ends are over).
+        const kept = readFileSync(book, 'utf8').trim().split('\n');
+        expect(kept).toHaveLength(1_500);
+        expect(JSON.parse(kept[7] ?? '{}')).toMatchObject({ t: 'transfer', value: { status: 200 } });
+        expect(await call(sandbox.url, 'GET', '/v1/transfers/np_old_1499')).toEqual({
+          status: 200,
+          body: { status: 'success', reference: 'np_old_1499', reason: null, session_id: 's1499' },
+        });
+        const paid = await call(
+          sandbox.url,
+          'POST',
+          '/v1/transfers',
+          order('np_new', toNuban('058', '123456789')),
+        );
+        expect(paid.status).toBe(200);
+      } finally {
+        await sandbox.close();
+      }
+      // What it wrote after the compaction follows it, and is read back.
+      expect(readFileSync(book, 'utf8').trim().split('\n')).toHaveLength(1_501);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('reads its book a chunk at a time: lines across chunks, characters across chunks, a cut last line', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'naira-sandbox-lines-'));
+    try {
+      const file = path.join(folder, 'book.jsonl');
+      writeFileSync(file, '{"a":"Ọlá"}\n\n{"b":"😀😀"}\n{"cut');
+      const seen: string[] = [];
+      for (const chunk of [1, 2, 3, 5, 1 << 20]) {
+        seen.length = 0;
+        expect(readBookLines(file, (line) => seen.push(line), chunk)).toEqual({ cut: true });
+        expect(seen).toEqual(['{"a":"Ọlá"}', '', '{"b":"😀😀"}', '{"cut']);
+      }
+      writeFileSync(file, 'one\ntwo\n');
+      expect(readBookLines(file, () => undefined, 3)).toEqual({ cut: false });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 
