@@ -98,14 +98,19 @@ export const IMPORT_ENV: Readonly<Record<string, string>> = {
   NODE_NO_WARNINGS: '1',
 };
 
-/** One fresh `node` process importing `file`; returns the import time it measured (ms). */
+/**
+ * One fresh `node` process importing `file`; returns the import time it measured (ms). `node` is the
+ * binary (this process's by default; `npm run bench -- --import-node` names another, e.g. Node 22,
+ * Lambda's runtime).
+ */
 export async function importOnce(
   file: string,
   env: Readonly<Record<string, string>> = IMPORT_ENV,
+  node = process.execPath,
 ): Promise<number> {
   let stdout: string;
   try {
-    ({ stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', IMPORT_PROBE], {
+    ({ stdout } = await execFileAsync(node, ['--input-type=module', '-e', IMPORT_PROBE], {
       env: { PATH: process.env.PATH ?? '', ...env, BENCH_IMPORT_URL: pathToFileURL(file).href },
       timeout: 30_000,
     }));
@@ -130,11 +135,12 @@ export async function medianImportTimes(
   files: readonly string[],
   runs: number,
   onRound?: (round: number) => void,
+  node = process.execPath,
 ): Promise<number[]> {
-  for (const file of files) await importOnce(file);
+  for (const file of files) await importOnce(file, IMPORT_ENV, node);
   const samples = files.map(() => [] as number[]);
   for (let round = 1; round <= runs; round++) {
-    for (const [i, file] of files.entries()) samples[i]?.push(await importOnce(file));
+    for (const [i, file] of files.entries()) samples[i]?.push(await importOnce(file, IMPORT_ENV, node));
     onRound?.(round);
   }
   return samples.map((values) => median(values));
@@ -175,11 +181,12 @@ export async function profileImport(
   file: string,
   root: string,
   env: Readonly<Record<string, string>> = IMPORT_ENV,
+  node = process.execPath,
 ): Promise<ImportShare[]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'naira-import-profile-'));
   try {
     const { stdout } = await execFileAsync(
-      process.execPath,
+      node,
       [
         '--cpu-prof',
         `--cpu-prof-dir=${dir}`,

@@ -24,6 +24,8 @@ export interface ColdStartResult {
   functions: MeasuredBundle[];
   baseline: MeasuredBundle;
   runs: number;
+  /** The version of the node that imported the bundles (`--import-node`), e.g. `v20.20.2`. */
+  node: string;
 }
 
 export interface BenchResults {
@@ -94,6 +96,7 @@ export function toJson(results: BenchResults) {
     // Extra detail.
     baseline_bytes: coldStart.baseline.bytes,
     import_runs: coldStart.runs,
+    import_node: coldStart.node,
     getitem_p99_ms: p(overhead.getItem, 99),
     balance_handler_p50_ms: p(overhead.handler, 50),
     balance_handler_getitem_p50_ms: p(overhead.handlerGetItem, 50),
@@ -258,7 +261,7 @@ export function toMarkdown(results: BenchResults): string {
     ];
   };
   return [
-    `## Cold start proxy (esbuild as infra/bundling.ts; median import of ${coldStart.runs} fresh node processes)`,
+    `## Cold start proxy (esbuild as infra/bundling.ts; median import of ${coldStart.runs} fresh node ${coldStart.node} processes)`,
     '',
     markdownTable(
       [

@@ -1,10 +1,11 @@
 /**
- * `npm run bench [-- --json] [-- --quick]`: cold start proxy, request overhead, credit pipeline (with
+ * `npm run bench [-- --json] [-- --quick] [-- --import-node <node binary>]`: cold start proxy, request overhead, credit pipeline (with
  * its payments' events delivered to the merchants' webhook endpoint) and hot merchant, against a
  * local stack this process starts (DynamoDB Local in memory, local SQS, the sandbox partner, an
  * in-process gateway, the queue and stream pollers) and stops again. Progress goes to stderr; the
  * report to stdout, with `--json` one JSON object as the last line.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -28,8 +29,16 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const HARD_LIMIT_MS = 9.5 * 60_000;
 
 const { values: args } = parseArgs({
-  options: { json: { type: 'boolean', default: false }, quick: { type: 'boolean', default: false } },
+  options: {
+    json: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+    // The node binary that imports the bundles (the cold start proxy): this one's by default.
+    'import-node': { type: 'string', default: process.execPath },
+  },
 });
+const IMPORT_NODE = args['import-node'];
+/** The version of the node that imports the bundles, e.g. `v22.23.3` (checked before anything runs). */
+const IMPORT_NODE_VERSION = execFileSync(IMPORT_NODE, ['--version'], { encoding: 'utf8' }).trim();
 
 /** Sizes of each measurement; `--quick` is a smoke run of the same code. */
 const SIZES = args.quick
@@ -72,15 +81,18 @@ async function coldStart(tmpDir: string): Promise<ColdStartResult> {
   ];
   progress(`bundling ${entries.length} entries with esbuild (infra/bundling.ts options)`);
   const bundles = await bundleAll(ROOT, BUNDLING, entries, tmpDir);
-  progress(`importing each bundle in ${SIZES.importRuns} fresh node processes (sequential, interleaved)`);
+  progress(
+    `importing each bundle in ${SIZES.importRuns} fresh node ${IMPORT_NODE_VERSION} processes (sequential, interleaved)`,
+  );
   const times = await medianImportTimes(
     bundles.map((bundle) => bundle.file),
     SIZES.importRuns,
     (round) => round % 5 === 0 && progress(`  import round ${round}/${SIZES.importRuns}`),
+    IMPORT_NODE,
   );
   progress('profiling one more import of each bundle (node --cpu-prof, source-mapped to packages)');
   const profiles: ImportShare[][] = [];
-  for (const bundle of bundles) profiles.push(await profileImport(bundle.file, ROOT));
+  for (const bundle of bundles) profiles.push(await profileImport(bundle.file, ROOT, undefined, IMPORT_NODE));
   const measured = bundles.map((bundle, i) => ({
     ...bundle,
     importMs: times[i] ?? Number.NaN,
@@ -88,7 +100,7 @@ async function coldStart(tmpDir: string): Promise<ColdStartResult> {
   }));
   const baseline = measured.pop();
   if (!baseline) throw new Error('no baseline bundle');
-  return { functions: measured, baseline, runs: SIZES.importRuns };
+  return { functions: measured, baseline, runs: SIZES.importRuns, node: IMPORT_NODE_VERSION };
 }
 
 /**
