@@ -433,19 +433,20 @@ function openBook(dataDir: string | undefined) {
       if (transfers.get(reference)?.status !== 202) pending.delete(reference);
     for (const [reference, order] of owed) if (order === null) owed.delete(reference);
     const kept = transfers.size + pending.size + owed.size + issued.size;
-    // Written again, one line per entry, once a good part of it is superseded (a pending transfer
-    // took three lines): the book grows with what the bank holds, not with every line it wrote.
+    // Written again, one line per entry, once its superseded lines are at least a quarter of the
+    // entries kept (a pending transfer took three lines): the book grows with what the bank holds,
+    // not with every line it wrote.
     const compact = lines - kept >= Math.max(COMPACT_AFTER_LINES, kept / 4);
     if (compact) rewriteBook(file, maps);
     fd = openSync(file, 'a');
     // A last line cut by a crash is ended here (a compacted book has none), so the next entry
     // starts a line of its own.
-    if (cut && !compact) writeSync(fd, '\n');
+    if (cut && !compact) writeAll(fd, '\n');
   }
   const write = (line: BookLine) => {
     (maps[line.t] as Map<string, unknown>).set(line.key, line.value);
     if (fd === undefined) return;
-    writeSync(fd, `${JSON.stringify(line)}\n`);
+    writeAll(fd, `${JSON.stringify(line)}\n`);
     fsyncSync(fd);
   };
   return {
@@ -467,6 +468,16 @@ function openBook(dataDir: string | undefined) {
 }
 
 type Book = ReturnType<typeof openBook>;
+
+/**
+ * Writes all of `text`: a write may take only part of it (a disk filling up takes what fits and
+ * says so by its count; only the next write fails), and a book must never be left with part of a
+ * line taken for the whole.
+ */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text);
+  for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+}
 
 /** Fewer superseded lines than this are never worth writing the book again for. */
 const COMPACT_AFTER_LINES = 1_000;
@@ -518,11 +529,11 @@ function rewriteBook(
       for (const [key, value] of entries) {
         batch += `${JSON.stringify({ t, key, value })}\n`;
         if (batch.length >= 1 << 20) {
-          writeSync(fd, batch);
+          writeAll(fd, batch);
           batch = '';
         }
       }
-      if (batch) writeSync(fd, batch);
+      if (batch) writeAll(fd, batch);
     }
     fsyncSync(fd);
   } finally {

@@ -97,7 +97,8 @@ export function runBrowserTest(main: () => Promise<number>): void {
     (code) => process.exit(code),
     (error: unknown) => {
       console.error(error);
-      console.log('0 passed, 1 failed');
+      // Not a count: the checks before it were printed as they ran, those after it never ran.
+      console.log('stopped by the error above, before its last checks: failed');
       process.exit(1);
     },
   );

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/process.ts';
 import { readBookLines, startSandboxPartner } from '#infra/local/sandbox-partner.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
+import { PROJECT_ROOT } from '#test/support/gateway.ts';
 import { type Received, startReceiver } from '#test/support/receiver.ts';
 
 /**
@@ -36,6 +38,31 @@ const order = (reference: string, accountNumber: string, bankCode = '058') => ({
   account_number: accountNumber,
   account_name: 'Ada Obi',
 });
+
+/** Book lines of `count` transfers left pending then ended: three lines each (answer, end, final answer). */
+function endedPendingTransfers(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => {
+    const reference = `np_old_${i}`;
+    const end = { status: 'success', reason: null };
+    return [
+      { t: 'transfer', key: reference, value: { status: 202, body: { status: 'pending', reference } } },
+      { t: 'pending', key: reference, value: { end, settleAt: 1 } },
+      {
+        t: 'transfer',
+        key: reference,
+        value: { status: 200, body: { status: 'success', reference, reason: null, session_id: `s${i}` } },
+      },
+    ].map((line) => JSON.stringify(line));
+  }).flat();
+}
+
+/** Book lines of a transfer still pending, to end in success (with its webhook) as soon as read back. */
+function stillPending(reference: string): string[] {
+  return [
+    { t: 'transfer', key: reference, value: { status: 202, body: { status: 'pending', reference } } },
+    { t: 'pending', key: reference, value: { end: { status: 'success', webhook: true }, settleAt: 1 } },
+  ].map((line) => JSON.stringify(line));
+}
 
 const typesOf = (deliveries: readonly Received[]) =>
   deliveries.map((delivery) => (JSON.parse(delivery.body) as { type: string }).type);
@@ -145,39 +172,32 @@ describe('the sandbox partner restarted on its data folder', () => {
   it('writes its book again at start, one line per entry, once most of it is superseded', async () => {
     const folder = mkdtempSync(path.join(tmpdir(), 'naira-sandbox-compact-'));
     try {
-      // 1,500 transfers left pending then ended: three lines each (answer, end, final answer).
-      const lines: string[] = [];
-      for (let i = 0; i < 1_500; i++) {
-        const reference = `np_old_${i}`;
-        const pendingBody = { status: 'pending', reference };
-        const end = { status: 'success', reason: null };
-        lines.push(
-          JSON.stringify({ t: 'transfer', key: reference, value: { status: 202, body: pendingBody } }),
-          JSON.stringify({ t: 'pending', key: reference, value: { end, settleAt: 1 } }),
-          JSON.stringify({
-            t: 'transfer',
-            key: reference,
-            value: { status: 200, body: { status: 'success', reference, reason: null, session_id: `s${i}` } },
-          }),
-        );
-      }
       const book = path.join(folder, 'book.jsonl');
-      writeFileSync(book, `${lines.join('\n')}\n`);
+      // 1,500 ended pending transfers, and one still pending (its end due now).
+      writeFileSync(book, `${[...endedPendingTransfers(1_500), ...stillPending('np_open')].join('\n')}\n`);
+      const service = await startReceiver();
       const sandbox = await startSandboxPartner({
         port: await freePort(),
-        webhookUrl: `http://127.0.0.1:${await freePort()}/hooks`,
+        webhookUrl: service.url,
         webhookSecret: SECRET,
         dataDir: folder,
       });
       try {
-        // One line per transfer, its last answer; nothing ends again (the ends are over).
+        // One line per transfer, its last answer, and the open one's end.
         const kept = readFileSync(book, 'utf8').trim().split('\n');
-        expect(kept).toHaveLength(1_500);
+        expect(kept).toHaveLength(1_502);
         expect(JSON.parse(kept[7] ?? '{}')).toMatchObject({ t: 'transfer', value: { status: 200 } });
         expect(await call(sandbox.url, 'GET', '/v1/transfers/np_old_1499')).toEqual({
           status: 200,
           body: { status: 'success', reference: 'np_old_1499', reason: null, session_id: 's1499' },
         });
+        // The one still pending ends as its end says, with its webhook; the ended ones send nothing.
+        await expect
+          .poll(async () => (await call(sandbox.url, 'GET', '/v1/transfers/np_open')).body.status, {
+            timeout: 5_000,
+          })
+          .toBe('success');
+        await expect.poll(() => typesOf(service.received), { timeout: 5_000 }).toEqual(['transfer.success']);
         const paid = await call(
           sandbox.url,
           'POST',
@@ -187,9 +207,54 @@ describe('the sandbox partner restarted on its data folder', () => {
         expect(paid.status).toBe(200);
       } finally {
         await sandbox.close();
+        await service.close();
       }
       // What it wrote after the compaction follows it, and is read back.
-      expect(readFileSync(book, 'utf8').trim().split('\n')).toHaveLength(1_501);
+      expect(readFileSync(book, 'utf8').trim().split('\n').length).toBeGreaterThan(1_502);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps its old book whole when the disk fills while it is written again', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'naira-sandbox-full-'));
+    try {
+      const book = path.join(folder, 'book.jsonl');
+      const names = Array.from({ length: 100 }, (_, i) =>
+        JSON.stringify({
+          t: 'issued',
+          key: `101:50000${String(i).padStart(5, '0')}`,
+          value: `NAIRAPAY/MERCHANT ${i}`,
+        }),
+      );
+      const transfers = endedPendingTransfers(1_500);
+      writeFileSync(book, `${[...transfers, ...names].join('\n')}\n`);
+      const before = readFileSync(book, 'utf8');
+      // The compacted book: the transfers' last answers, then the names. The file size limit
+      // (`ulimit -f`, 1 KiB blocks) lets the transfers through and stops halfway through the names:
+      // a write takes what fits, the next one fails.
+      const last = transfers.filter((_, i) => i % 3 === 2);
+      const transfersBytes = Buffer.byteLength(`${last.join('\n')}\n`);
+      const blocks = Math.floor((transfersBytes + Buffer.byteLength(names.join('\n')) / 2) / 1024);
+      const script = [
+        "const { startSandboxPartner } = await import('./infra/local/sandbox-partner.ts');",
+        `const sandbox = await startSandboxPartner({ port: 0, webhookUrl: undefined, webhookSecret: undefined, dataDir: ${JSON.stringify(folder)} });`,
+        'await sandbox.close();',
+      ].join(' ');
+      const run = spawnSync(
+        'bash',
+        [
+          '-c',
+          `ulimit -f ${blocks} && exec "$0" --import tsx --input-type=module -e "$1"`,
+          process.execPath,
+          script,
+        ],
+        { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 30_000 },
+      );
+      // It fails to start, saying why, and the book is as it was: nothing of it lost.
+      expect(run.status, run.stdout + run.stderr).not.toBe(0);
+      expect(run.stderr).toMatch(/EFBIG|file too large/i);
+      expect(readFileSync(book, 'utf8')).toBe(before);
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }

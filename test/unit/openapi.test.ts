@@ -132,6 +132,10 @@ describe('the OpenAPI document', () => {
     expect(transfer.validate({ ...base, beneficiary_id: 'ben_1', session_id: 'ses_1' })).toBe(false);
     expect(transfer.validate({ ...base, account_number: '0000014579' })).toBe(false);
     expect(transfer.validate(base)).toBe(false);
+    // Free text as the API takes it: one line, no control character, no override (the pattern).
+    for (const narration of ['Rent\u2028paid', 'Rent\u2029paid', 'Rent\npaid', 'Rent \u202Egnp.exe'])
+      expect(transfer.validate({ ...base, session_id: 'ses_1', narration }), narration).toBe(false);
+    expect(transfer.validate({ ...base, session_id: 'ses_1', narration: 'Ọlá ₦5,000 🇳🇬' })).toBe(true);
     const beneficiary = bodyOf('/beneficiaries');
     expect(beneficiary.titles).toEqual(['By validation session', 'By account number']);
     expect(beneficiary.validate({ session_id: 'ses_1', nickname: 'Supplier' })).toBe(true);
