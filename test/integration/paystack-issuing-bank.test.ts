@@ -307,7 +307,9 @@ describe('Paystack: the bank list, shared by the invocations waiting for it', ()
     ]);
     expect([first.outcome, second.outcome, third.outcome]).toEqual(['unavailable', 'listed', 'unavailable']);
     expect(first.afterMs).toBeLessThan(answersAfterMs);
-    expect(third.afterMs).toBeGreaterThanOrEqual(800);
+    // Its own 0.8 s, to the clock's millisecond: a timer may fire a millisecond before Date.now
+    // reads its time as passed (a CI run measured 799).
+    expect(third.afterMs).toBeGreaterThanOrEqual(800 - 5);
     expect(third.afterMs).toBeLessThan(answersAfterMs);
     expect(second.afterMs).toBeGreaterThanOrEqual(answersAfterMs);
     expect(paystack.asked()).toBe(1);
