@@ -33,7 +33,11 @@ export function signatureProblem(
   if (!id || !timestamp || !signature) return 'missing signature headers';
   if (id.length > 256 || signature.length > MAX_SIGNATURE_HEADER) return 'oversized signature headers';
   if (!/^\d{1,12}$/.test(timestamp)) return 'malformed timestamp';
-  if (Math.abs(now / 1000 - Number(timestamp)) > TOLERANCE_SECONDS) return 'timestamp outside tolerance';
+  // Whole seconds, as the timestamp is: exactly 5 minutes either way is inside (a fractional now
+  // made it about -300 to +301).
+  if (Math.abs(Math.floor(now / 1000) - Number(timestamp)) > TOLERANCE_SECONDS) {
+    return 'timestamp outside tolerance';
+  }
   const presented = signature
     .split(' ')
     .filter((part) => part.startsWith('v1,'))

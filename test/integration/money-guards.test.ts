@@ -177,8 +177,16 @@ describe('money guards no other test reached', () => {
         expect.any(String),
       );
     }
-    // Signed rightly, but 6 minutes ahead or behind: the timestamp is the reason, not the signature.
-    for (const shift of [360, -360]) {
+    // Exactly 5 minutes either way is inside the ±5 minutes (API.md §4), at any fraction of now's second.
+    for (const shift of [300, -300]) {
+      const at = String(now / 1000 + shift);
+      const signature = sign(key, 'msg_1', at, body);
+      expect(
+        signatureProblem({ id: 'msg_1', timestamp: at, signature, body }, [key], now + 999),
+      ).toBeUndefined();
+    }
+    // Signed rightly, but a second more, or 6 minutes, ahead or behind: the timestamp is the reason.
+    for (const shift of [301, -301, 360, -360]) {
       const at = String(now / 1000 + shift);
       const signature = sign(key, 'msg_1', at, body);
       expect(signatureProblem({ id: 'msg_1', timestamp: at, signature, body }, [key], now)).toBe(
