@@ -126,8 +126,9 @@ export const referenceSchema = built(() =>
  * control characters: neither C0/C1 controls nor the bidirectional overrides U+202D and U+202E,
  * with which a narration or a name can be made to read backwards ("Trojan Source"). The
  * embeddings, isolates and marks that formatting libraries insert around right-to-left names
- * (Fluent's U+2068…U+2069, Android's U+202A/U+202B…U+202C, U+200E, U+200F) stay allowed. The pattern refuses all of these too, so
- * the OpenAPI document says so; the checks before it name the problem.
+ * (Fluent's U+2068…U+2069, Android's U+202A/U+202B…U+202C, U+200E, U+200F) stay allowed. The
+ * pattern refuses all of these too, so the OpenAPI document says so; the checks before it name the
+ * problem.
  */
 export function textSchema(max: number) {
   return v.pipe(

@@ -483,8 +483,8 @@ function writeAll(fd: number, text: string): void {
 const COMPACT_AFTER_LINES = 1_000;
 
 /**
- * Calls `onLine` with each line of `file` (without its newline), read a chunk at a time: a book of
- * any size is read (one string of it all stops at 512 MB). `cut` when its last line has no newline.
+ * Calls `onLine` with each line of `file` (without its newline), read a chunk at a time: a book
+ * past 512 MB is read too (one string of it all cannot be). `cut` when its last line has no newline.
  */
 export function readBookLines(
   file: string,

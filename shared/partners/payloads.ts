@@ -129,9 +129,9 @@ export function text(value: unknown, max: number): string | undefined {
  * Text a person reads (a name, a narration): control characters become spaces, the line and
  * paragraph separators U+2028 and U+2029 and the bidirectional overrides U+202D and U+202E too (the
  * ones merchants' own text may not carry, `textSchema`: with the overrides a name reads backwards on
- * the merchant's screen), a lone surrogate (half an emoji, which no
- * UTF-8 can carry) U+FFFD, then trimmed and cut to `max` characters; null when blank or not text.
- * Never a reason to refuse a payment.
+ * the merchant's screen), a lone surrogate (half an emoji, which no UTF-8 can carry) U+FFFD, then
+ * trimmed and cut to `max` characters; null when blank or not text. Never a reason to refuse a
+ * payment.
  */
 export function personText(value: unknown, max: number): string | null {
   const readable =

@@ -134,7 +134,8 @@ export function Webhooks() {
 
   // What the page's first alert says: a change's refusal (one in a dialog is said there), and the
   // endpoints' load's, whose table's "Not loaded" points here.
-  const endpointsAlert = alertText(deleting || rotating ? undefined : error, endpoints.error);
+  const saidAbove = [deleting || rotating ? undefined : error, endpoints.error];
+  const endpointsAlert = alertText(...saidAbove);
   return (
     <>
       <h1>Webhooks</h1>
@@ -190,8 +191,8 @@ export function Webhooks() {
         ]}
       />
       <h2>Events</h2>
-      {/* Said once: the same refusal of both lists (offline, the rate limit) is not read twice. */}
-      <Alert text={events.error === endpointsAlert ? undefined : events.error} />
+      {/* Said once: a refusal the first alert says already (offline, the rate limit) is not read twice. */}
+      <Alert text={saidAbove.includes(events.error) ? undefined : events.error} />
       <Table
         caption="Events, newest first"
         rows={events.data?.data ?? []}
