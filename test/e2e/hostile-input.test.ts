@@ -1118,8 +1118,17 @@ function casesFor(route: Route): fc.Arbitrary<Case> {
     // (What they ignore, a query or odd headers, is checked on its own below.)
     case 'list-banks':
     case 'get-balance':
-    case 'list-webhook-endpoints':
       return fc.oneof(...common);
+    case 'list-webhook-endpoints':
+      return own(
+        getCases(
+          route,
+          badQuery(
+            { limit: LIST_TRANSACTIONS_VALID.limit },
+            { limit: badLimit, cursor: badCursor(['created_at', 'id']) },
+          ),
+        ),
+      );
     case 'list-beneficiaries':
       return own(
         getCases(
@@ -1254,6 +1263,18 @@ function expectContractAnswer(testCase: Case, response: RawResponse) {
     expect(response.headers.allow, where).toMatch(/^(DELETE|GET|POST)(, (DELETE|GET|POST))*$/);
 }
 
+let sent = 0;
+
+/**
+ * A loopback address of its own for every 50 requests of the fuzz: a request without a valid key (a
+ * wrong method, path or credentials) counts against its client IP's 100 a minute (API.md §11), which
+ * would otherwise answer all but the run's first 100 with a 429 and leave the rest untested.
+ */
+function nextClientIp(): string {
+  const block = Math.floor(sent++ / 50);
+  return `127.3.${Math.floor(block / 250) % 250}.${(block % 250) + 1}`;
+}
+
 describe('hostile input on every route', () => {
   it.each(ROUTES.map((route) => [route.name, route] as const))(
     '%s: never a 5xx, always the contract envelope with a listed code',
@@ -1264,7 +1285,7 @@ describe('hostile input on every route', () => {
       try {
         await fc.assert(
           fc.asyncProperty(casesFor(route), async (testCase) => {
-            const response = await send(gateway.url, testCase.request);
+            const response = await send(gateway.url, testCase.request, nextClientIp());
             statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
             if (testCase.accept === 'client-error') bad += 1;
             expectContractAnswer(testCase, response);
@@ -1276,6 +1297,8 @@ describe('hostile input on every route', () => {
         throw error;
       }
       expect(bad).toBeGreaterThanOrEqual(200);
+      // Every case reached what it was aimed at: no limit answered for it.
+      expect(statuses.get(429), name).toBeUndefined();
     },
     60_000,
   );
