@@ -16,12 +16,15 @@ export function parseOrThrow<S extends Schema>(
 ): v.InferOutput<S> {
   const result = v.safeParse(schema, value, { message: messageOf, abortPipeEarly: true });
   if (result.success) return result.output;
-  const errors: FieldError[] = result.issues.map((issue) => ({
-    field:
-      [location, ...(issue.path ?? []).map((item) => String(item.key))].filter(Boolean).join('.') ||
-      (location ?? 'body'),
-    message: issue.message,
-  }));
+  const errors: FieldError[] = result.issues.map((issue) => {
+    const keys = (issue.path ?? []).map((item) => String(item.key));
+    return {
+      // A query parameter is named as sent, an empty name too (`?=1` is `query.`), as on the routes
+      // that read no query (`refuseAnyQuery`); a body's path leaves out empty keys.
+      field: location ? [location, ...keys].join('.') : keys.filter(Boolean).join('.') || 'body',
+      message: issue.message,
+    };
+  });
   throw new ValidationError(errors);
 }
 

@@ -79,6 +79,17 @@ describe('validation messages', () => {
     );
   });
 
+  it('name a query parameter as sent, an empty name too, where a body leaves an empty key out', () => {
+    // `?=1` on a list is `query.`, as on a route that reads no query (`refuseAnyQuery`).
+    expect(errorsOf(listTransactionsRequest.query, { '': '1', typo: 'x' }, 'query')).toEqual([
+      { field: 'query.', message: 'Unknown field' },
+      { field: 'query.typo', message: 'Unknown field' },
+    ]);
+    expect(errorsOf(createTransferRequest.body, { reference: 'r', amount: 1_000, '': 1 })).toEqual([
+      { field: 'body', message: 'Unknown field' },
+    ]);
+  });
+
   it('keep the messages the schemas give, and name unknown fields', () => {
     expect(errorsOf(createTransferRequest.body, { reference: 'r', amount: 'x', typo: 1 })).toEqual(
       expect.arrayContaining([
