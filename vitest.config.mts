@@ -8,5 +8,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    // The default output, and a failed run if any test was skipped or left to do.
+    reporters: ['default', './test/support/no-skipped-tests.ts'],
   },
 });
