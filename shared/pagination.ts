@@ -12,21 +12,26 @@ function built<T>(build: () => T): T {
 /** A list's page size when `?limit=` is not given (API.md §1). */
 export const DEFAULT_LIMIT = 20;
 
+/** `?limit=`'s text: exactly 1 to 100 (API.md §1), as a number. */
+const limitValue = () =>
+  v.pipe(
+    v.string(),
+    // Exactly 1 to 100, the query's text (leading zeros allowed: 05 is 5). The OpenAPI document
+    // types it `integer` 1..100 (`LIMIT_PARAMETER`), whose every value as text passes this.
+    v.regex(/^(?:0{0,2}[1-9]|0?[1-9]\d|100)$/, 'Must be a whole number from 1 to 100'),
+    v.transform(Number),
+    v.minValue(1, 'Must be at least 1'),
+    v.maxValue(100, 'Must be at most 100'),
+  );
+
 /** `?limit=` 1..100, default 20 (API.md §1). */
-export const limitSchema = built(() =>
-  v.optional(
-    v.pipe(
-      v.string(),
-      // Exactly 1 to 100, the query's text (leading zeros allowed: 05 is 5). The OpenAPI document
-      // types it `integer` 1..100 (`LIMIT_PARAMETER`), whose every value as text passes this.
-      v.regex(/^(?:0{0,2}[1-9]|0?[1-9]\d|100)$/, 'Must be a whole number from 1 to 100'),
-      v.transform(Number),
-      v.minValue(1, 'Must be at least 1'),
-      v.maxValue(100, 'Must be at most 100'),
-    ),
-    String(DEFAULT_LIMIT),
-  ),
-);
+export const limitSchema = built(() => v.optional(limitValue(), String(DEFAULT_LIMIT)));
+
+/**
+ * `?limit=` of the bank list: 1..100 as every list's, but without a default, since the bank list
+ * without `limit` (or `cursor`) is the whole list in one page, as v1 answered it (API.md §4).
+ */
+export const bankLimitSchema = built(() => v.optional(limitValue()));
 
 export const cursorSchema = built(() =>
   v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,512}$/, 'Not a valid cursor'))),
@@ -49,9 +54,15 @@ declare const owned: unique symbol;
 
 /**
  * A list of one merchant's: its cursors are refused by any other merchant's. Only `ownList` makes
- * one, and the cursor functions take nothing else, so no list can page without its owner.
+ * one, and `pageOf` takes nothing else, so no merchant's list can page without its owner.
  */
 export type OwnList = string & { readonly [owned]: CursorList };
+
+/** The one list that is every caller's alike (`GET /banks`): its cursors are anyone's. */
+export type PublicList = string & { readonly [owned]: 'public' };
+
+/** The bank list's cursors: public, as the list is (no credentials), and no other list's. */
+export const BANK_LIST = 'banks' as PublicList;
 
 /**
  * `list` as `merchantId`'s: a cursor names it with a digest of the merchant (not the id itself), so
@@ -62,10 +73,13 @@ export function ownList(list: CursorList, merchantId: string): OwnList {
 }
 
 /**
- * An opaque cursor: its list (and whose), and the position inside the caller's own partition (never
- * the partition key, which is always the caller's merchant id), base64url JSON.
+ * An opaque cursor: its list (and whose, for a merchant's), and the position inside the caller's own
+ * partition (never the partition key, which is always the caller's merchant id), base64url JSON.
  */
-export function encodeCursor(list: OwnList, position: Record<string, unknown> | undefined): string | null {
+export function encodeCursor(
+  list: OwnList | PublicList,
+  position: Record<string, unknown> | undefined,
+): string | null {
   return position ? Buffer.from(JSON.stringify({ list, ...position })).toString('base64url') : null;
 }
 
@@ -79,7 +93,7 @@ const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  */
 export function decodeCursor(
   cursor: string | undefined,
-  list: OwnList,
+  list: OwnList | PublicList,
   keys: readonly string[],
 ): Record<string, string> | undefined {
   if (cursor === undefined) return undefined;

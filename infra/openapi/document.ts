@@ -7,7 +7,7 @@ import { API_PREFIX, MERCHANT_ROUTES, type MerchantRouteName } from '#shared/def
 import type { ErrorCode } from '#shared/errors.ts';
 import { STATUS_BY_CODE } from '#shared/http/errors.ts';
 import { IDEMPOTENCY_KEY_MAX } from '#shared/http/idempotency.ts';
-import { DEFAULT_LIMIT, limitSchema } from '#shared/pagination.ts';
+import { bankLimitSchema, DEFAULT_LIMIT, limitSchema } from '#shared/pagination.ts';
 
 type Json = Record<string, unknown>;
 
@@ -21,7 +21,12 @@ function jsonSchema(schema: v.GenericSchema, io: 'input' | 'output'): Json {
     target: 'draft-2020-12',
     typeMode: io,
     errorMode: 'ignore',
-    overrideSchema: ({ valibotSchema }) => (valibotSchema === limitSchema ? LIMIT_PARAMETER : undefined),
+    overrideSchema: ({ valibotSchema }) =>
+      valibotSchema === limitSchema
+        ? LIMIT_PARAMETER
+        : valibotSchema === bankLimitSchema
+          ? BANK_LIMIT_PARAMETER
+          : undefined,
   }) as Json;
   return tightestBounds(rest) as Json;
 }
@@ -31,6 +36,9 @@ function jsonSchema(schema: v.GenericSchema, io: 'input' | 'output'): Json {
  * query's text, leading zeros allowed (`05`), which no client writing a number sends.
  */
 const LIMIT_PARAMETER = { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_LIMIT } as const;
+
+/** The bank list's `?limit=`: the same bounds, and no default (without it, the whole list). */
+const BANK_LIMIT_PARAMETER = { type: 'integer', minimum: 1, maximum: 100 } as const;
 
 /**
  * Keeps only the tighter of `minimum` and `exclusiveMinimum` (and of the maxima) wherever a schema

@@ -109,10 +109,10 @@ export const ENDPOINTS: Record<MerchantRouteName, EndpointDoc> = {
   'list-banks': {
     tag: 'Bank',
     description:
-      'Every supported bank, microfinance bank and wallet, sorted by name, in one page (`meta.next_cursor` is always null; no `limit` or `cursor`). Public: no credentials needed (they are allowed). Also served at `/banks/list`. `Cache-Control: public, max-age=3600`.',
+      'Every supported bank, microfinance bank and wallet, sorted by name: without `limit` and `cursor`, all of them in one page (`meta.next_cursor` null); with either, pages of `limit` 1-100 (default 20) in the same order, `cursor` from the previous page, for clients that page every list. Public: no credentials needed (they are allowed). Also served at `/banks/list`. `Cache-Control: public, max-age=3600`.',
     request: requests.listBanksRequest,
     success: { messages: { 200: 'Banks retrieved' }, data: responses.bankList, list: true },
-    errors: [],
+    errors: ['validation_error'],
     example: {
       response: [
         { code: '044', name: 'Access Bank' },

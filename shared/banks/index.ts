@@ -18,13 +18,16 @@ let sortedForApi: readonly Bank[] | undefined;
  * load cost every function that imports the bank list about 7 ms of cold start.
  */
 export function listBanks(): readonly Bank[] {
-  if (!sortedForApi) {
-    const collator = new Intl.Collator('en', { sensitivity: 'base' });
-    sortedForApi = [...BANKS]
-      .sort((a, b) => collator.compare(a.name, b.name))
-      .map(({ code, name }) => ({ code, name }));
-  }
+  sortedForApi ??= [...BANKS].map(({ code, name }) => ({ code, name })).sort(bankOrder);
   return sortedForApi;
+}
+
+let collator: Intl.Collator | undefined;
+
+/** Where a bank sits in `listBanks()`'s order: by name as the list sorts it, then by code. */
+export function bankOrder(a: Bank, b: Bank): number {
+  collator ??= new Intl.Collator('en', { sensitivity: 'base' });
+  return collator.compare(a.name, b.name) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
 }
 
 /** The bank with this CBN code, or undefined. */

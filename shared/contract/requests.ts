@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { EVENT_TYPES } from '#shared/events/types.ts';
 import { amountSchema } from '#shared/money.ts';
-import { cursorSchema, limitSchema } from '#shared/pagination.ts';
+import { bankLimitSchema, cursorSchema, limitSchema } from '#shared/pagination.ts';
 import {
   accountNumberSchema,
   bankCodeSchema,
@@ -77,7 +77,13 @@ const dateBound = (end: 'start' | 'end') =>
 const page = { limit: limitSchema, cursor: cursorSchema };
 const referenceParam = built(() => v.object({ reference: v.string() }));
 
-export const listBanksRequest = {};
+/**
+ * The whole bank list without `limit` and `cursor` (API.md §4); a page of it, as every list pages
+ * (API.md §1), with either.
+ */
+export const listBanksRequest = built(() => ({
+  query: strictObject({ limit: bankLimitSchema, cursor: cursorSchema }),
+}));
 
 export const validateAccountRequest = built(() => ({
   body: strictObject({ account_number: accountNumberSchema, bank_code: bankCodeSchema }),

@@ -40,6 +40,65 @@ describe('GET /banks through the local gateway', () => {
     expect(response.status).toBe(200);
   });
 
+  it('pages by name with ?limit= and ?cursor=, as every list pages, and the pages make the whole list', async () => {
+    const whole = (await call(gateway, 'GET', '/banks')).body?.data as { code: string; name: string }[];
+    const seen: { code: string; name: string }[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = cursor ? `limit=20&cursor=${encodeURIComponent(cursor)}` : 'limit=20';
+      const response = await call(gateway, 'GET', `/banks/list?${query}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('cache-control')).toBe('public, max-age=3600');
+      const data = response.body?.data as { code: string; name: string }[];
+      expect(data.length).toBeLessThanOrEqual(20);
+      seen.push(...data);
+      cursor = (response.body?.meta as { next_cursor: string | null } | undefined)?.next_cursor ?? null;
+      // A full page before the last, and a next cursor exactly while banks remain.
+      expect(cursor === null).toBe(seen.length === whole.length);
+      if (cursor) expect(data).toHaveLength(20);
+      pages++;
+    } while (cursor && pages < 10);
+    expect(pages).toBe(Math.ceil(BANKS.length / 20));
+    expect(seen).toEqual(whole);
+  });
+
+  it('takes a cursor without a limit as a page of the default 20, and limit=100 as the whole list', async () => {
+    const first = await call(gateway, 'GET', '/banks?limit=5');
+    const data = first.body?.data as { code: string }[];
+    expect(data).toHaveLength(5);
+    const cursor = (first.body?.meta as { next_cursor: string } | undefined)?.next_cursor ?? '';
+    const next = await call(gateway, 'GET', `/banks?cursor=${encodeURIComponent(cursor)}`);
+    expect(next.status).toBe(200);
+    const whole = (await call(gateway, 'GET', '/banks')).body?.data as { code: string }[];
+    expect(next.body?.data).toEqual(whole.slice(5, 25));
+    const all = await call(gateway, 'GET', '/banks?limit=100');
+    expect(all.body?.data).toEqual(whole);
+    expect(all.body?.meta).toEqual({ next_cursor: null });
+  });
+
+  it.each([
+    ['limit=0', 'query.limit'],
+    ['limit=101', 'query.limit'],
+    ['limit=abc', 'query.limit'],
+    ['cursor=nope!', 'query.cursor'],
+    // Well-formed, but another list's: a merchant's list cursor is no place in the bank list.
+    [
+      `cursor=${Buffer.from(JSON.stringify({ list: 'transactions@x', created_at: '2026-01-01T00:00:00.000Z', id: 'a' })).toString('base64url')}`,
+      'query.cursor',
+    ],
+    [
+      `cursor=${Buffer.from(JSON.stringify({ list: 'banks', name: 'Access Bank' })).toString('base64url')}`,
+      'query.cursor',
+    ],
+    ['page=2', 'query.page'],
+  ])('refuses ?%s (400 naming %s)', async (query, field) => {
+    const response = await call(gateway, 'GET', `/banks?${query}`);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ status: 'error', code: 'validation_error' });
+    expect(JSON.stringify(response.body)).toContain(field);
+  });
+
   it('gives every response its own request id', async () => {
     const [a, b] = await Promise.all([call(gateway, 'GET', '/banks'), call(gateway, 'GET', '/banks')]);
     expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'));

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '#infra/openapi/document.ts';
 import { ENDPOINTS } from '#infra/openapi/endpoints.ts';
 import { MERCHANT_ROUTES as ROUTES } from '#shared/definitions/routes.ts';
-import { limitSchema } from '#shared/pagination.ts';
+import { bankLimitSchema, limitSchema } from '#shared/pagination.ts';
 import { PROJECT_ROOT } from '#test/support/gateway.ts';
 
 type Operation = {
@@ -30,6 +30,13 @@ const operations = Object.entries(document.paths).flatMap(([p, methods]) =>
   Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${p}`, operation })),
 );
 const routeOf = (key: string) => ROUTES.find((route) => `${route.method} ${route.paths[0]}` === key);
+
+/** Which of a set of `?limit=` texts a schema takes: every number a client writes from 1 to 100 (and leading zeros), nothing else. */
+function taken(schema: v.GenericSchema): string[] {
+  return ['0', '00', '000', '1', '05', '010', '099', '100', '101', '999', '0100', '1.5', '1e2', ''].filter(
+    (limit) => v.safeParse(schema, limit).success,
+  );
+}
 
 describe('the OpenAPI document', () => {
   it('is OpenAPI 3.1 and lists exactly the routes of the route table, once each', () => {
@@ -176,34 +183,29 @@ describe('the OpenAPI document', () => {
     );
   });
 
-  it('types every ?limit= as a number from 1 to 100 (default 20), and the handlers take exactly those', () => {
-    const limits = operations.flatMap(({ operation }) =>
-      (operation.parameters as { name: string; schema?: object }[]).filter(
-        (parameter) => parameter.name === 'limit',
-      ),
+  it('types every ?limit= as a number from 1 to 100 (default 20; the bank list none), and the handlers take exactly those', () => {
+    const limits = operations.flatMap(({ key, operation }) =>
+      (operation.parameters as { name: string; schema?: object }[])
+        .filter((parameter) => parameter.name === 'limit')
+        .map((parameter) => ({ key, schema: parameter.schema })),
     );
     expect(limits.length).toBeGreaterThan(4);
-    for (const limit of limits)
-      expect(limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    for (const { key, schema } of limits) {
+      // The bank list without `limit` is the whole list (API.md §4), not a page of 20.
+      const bankList = key.startsWith('GET /banks');
+      expect(schema).toEqual(
+        bankList
+          ? { type: 'integer', minimum: 1, maximum: 100 }
+          : { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      );
+    }
+    expect(limits.filter(({ key }) => key.startsWith('GET /banks')).length).toBeGreaterThan(0);
+    expect(v.parse(bankLimitSchema, undefined)).toBeUndefined();
+    expect(v.parse(limitSchema, undefined)).toBe(20);
     // The handlers read the query's text: every number a client writes from 1 to 100 (and leading
     // zeros), nothing else.
-    const taken = [
-      '0',
-      '00',
-      '000',
-      '1',
-      '05',
-      '010',
-      '099',
-      '100',
-      '101',
-      '999',
-      '0100',
-      '1.5',
-      '1e2',
-      '',
-    ].filter((limit) => v.safeParse(limitSchema, limit).success);
-    expect(taken).toEqual(['1', '05', '010', '099', '100']);
+    expect(taken(limitSchema)).toEqual(['1', '05', '010', '099', '100']);
+    expect(taken(bankLimitSchema)).toEqual(['1', '05', '010', '099', '100']);
     for (let n = 1; n <= 100; n++) expect(v.parse(limitSchema, String(n))).toBe(n);
   });
 
