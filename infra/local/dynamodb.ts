@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { localCredentials, waitFor } from '#infra/local/process.ts';
@@ -29,6 +31,43 @@ export const launcherDir = path.join(import.meta.dirname, 'launcher');
 export const launcherSource = path.join(import.meta.dirname, 'LoopbackDynamoDb.java');
 /** The SHA-256 of the source the committed class file was built from. */
 export const launcherSourceHashFile = path.join(launcherDir, 'LoopbackDynamoDb.java.sha256');
+
+/**
+ * Where DynamoDB Local writes the SQLite library it extracts at every start (`org.sqlite.tmpdir`),
+ * one folder per user: not the system's temporary folder, where each JVM killed before its exit
+ * hooks ran (a `kill -9`, a crash test) left its copy, about 870 KB, for good.
+ */
+export const sqliteLibraryDir = path.join(tmpdir(), `naira-dynamodb-local-sqlite-${userInfo().username}`);
+
+/** A JVM loads the library it extracted within a second of starting: older copies are no one's. */
+const STALE_LIBRARY_MS = 60_000;
+
+/**
+ * Removes the SQLite libraries that DynamoDB Local processes killed earlier left in `dir` (named
+ * `sqlite-<version>-<uuid>-libsqlite4java.<ext>`), a minute old or more; one in use stays mapped
+ * where the system allows its removal, and is skipped where it does not (Windows). The count removed.
+ */
+export function removeStaleSqliteLibraries(dir = sqliteLibraryDir, now = Date.now()): number {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    if (!/^sqlite-.+-(lib)?sqlite4java[^/\\]*$/.test(name)) continue;
+    const file = path.join(dir, name);
+    try {
+      if (now - statSync(file).mtimeMs < STALE_LIBRARY_MS) continue;
+      rmSync(file, { force: true });
+      removed++;
+    } catch {
+      // Gone already, or in use where that forbids removal: the next start tries again.
+    }
+  }
+  return removed;
+}
 
 /** DynamoDB Local's jar and its libraries, as a class path (with `extra` entries after them). */
 export function dynamoDbLocalClassPath(jar: string, ...extra: string[]): string {
@@ -86,10 +125,16 @@ export async function startDynamoDbLocal(options: { port: number; dataDir?: stri
   // The package's own spawn factory knows where its jar is; this adds the one flag it lacks and
   // starts it through the loopback-only launcher.
   const { moduleDir, createSpawn } = packageSpawn();
+  mkdirSync(sqliteLibraryDir, { recursive: true, mode: 0o700 });
+  removeStaleSqliteLibraries();
   const withoutTelemetry = ((command: string, args: string[], spawnOptions: { cwd?: string }) =>
     spawn(
       command,
-      [...viaLoopbackLauncher(args, spawnOptions.cwd ?? moduleDir), '-disableTelemetry'],
+      [
+        `-Dorg.sqlite.tmpdir=${sqliteLibraryDir}`,
+        ...viaLoopbackLauncher(args, spawnOptions.cwd ?? moduleDir),
+        '-disableTelemetry',
+      ],
       spawnOptions,
     )) as typeof spawn;
   const child = createSpawn(

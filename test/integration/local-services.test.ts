@@ -1,4 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,7 +27,12 @@ import {
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTables } from '#infra/local/bootstrap.ts';
-import { type LocalDynamo, startDynamoDbLocal } from '#infra/local/dynamodb.ts';
+import {
+  type LocalDynamo,
+  removeStaleSqliteLibraries,
+  sqliteLibraryDir,
+  startDynamoDbLocal,
+} from '#infra/local/dynamodb.ts';
 import { startPoller } from '#infra/local/poller.ts';
 import { freePort } from '#infra/local/process.ts';
 import { config } from '#shared/config.ts';
@@ -200,6 +213,55 @@ describe('local services on this machine only', () => {
       await expectLoopbackOnly(Number(new URL(dynamoDb.endpoint).port));
     } finally {
       await dynamoDb.stop();
+    }
+  });
+});
+
+describe("DynamoDB Local's SQLite library", () => {
+  it('is extracted into a folder of ours, where a stale copy is removed, not into the system temp folder', async () => {
+    const db = await startDynamoDbLocal({ port: await freePort() });
+    let loaded: string[];
+    try {
+      const pid = db.process.pid;
+      // The library files the JVM has mapped (Linux), else the copies in our folder.
+      loaded = existsSync(`/proc/${pid}/maps`)
+        ? [
+            ...new Set(
+              readFileSync(`/proc/${pid}/maps`, 'utf8')
+                .split('\n')
+                .map((line) => line.trim().split(/\s+/).slice(5).join(' '))
+                .filter((file) => /sqlite4java/.test(path.basename(file))),
+            ),
+          ]
+        : readdirSync(sqliteLibraryDir).map((name) => path.join(sqliteLibraryDir, name));
+      expect(loaded.length).toBeGreaterThan(0);
+      for (const file of loaded) expect(path.dirname(file)).toBe(sqliteLibraryDir);
+    } finally {
+      await db.stop();
+    }
+    // A clean stop removes its copy (the JVM's exit hooks).
+    for (const file of loaded) expect(existsSync(file)).toBe(false);
+  });
+
+  it('left by a killed run, is removed once a minute old; a fresh one, or another file, is kept', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sqlite-libs-'));
+    try {
+      const now = Date.now();
+      const file = (name: string, ageMs: number) => {
+        writeFileSync(path.join(dir, name), 'x');
+        const at = new Date(now - ageMs);
+        utimesSync(path.join(dir, name), at, at);
+      };
+      file('sqlite-392-0a1b-libsqlite4java.so', 61_000);
+      file('sqlite-392-0c2d-libsqlite4java.dylib', 3_600_000);
+      file('sqlite-392-0e3f-sqlite4java-win32-x64.dll', 120_000);
+      file('sqlite-392-1a2b-libsqlite4java.so', 5_000);
+      file('notes.txt', 3_600_000);
+      expect(removeStaleSqliteLibraries(dir, now)).toBe(3);
+      expect(readdirSync(dir).sort()).toEqual(['notes.txt', 'sqlite-392-1a2b-libsqlite4java.so']);
+      expect(removeStaleSqliteLibraries(path.join(dir, 'absent'), now)).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
