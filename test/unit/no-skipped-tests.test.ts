@@ -30,14 +30,18 @@ describe('a run with a skipped or unfinished test', () => {
     expect(status).toBe(1);
   });
 
-  it('passes when every test ran, and when a name filter (-t) left the others out on purpose', () => {
+  it('passes when every test ran, and when a filter by name (-t) or line left the others out on purpose', () => {
     const ran = runCases([], { SKIP_CASES: '0' });
     expect(ran.output).toMatch(/Tests\s+3 passed \(3\)/);
     expect(ran.output).not.toContain('skipped or left to do');
     expect(ran.status).toBe(0);
-    const filtered = runCases(['-t', 'runs'], { SKIP_CASES: '1' });
-    expect(filtered.output).toMatch(/Tests\s+1 passed/);
-    expect(filtered.output).not.toContain('skipped or left to do');
-    expect(filtered.status).toBe(0);
+    const cases = path.join(path.dirname(CONFIG), 'cases.ts');
+    // By name, and by line (the first test's), as an editor runs one test.
+    for (const filter of [['-t', 'runs'], [`${cases}:5`]]) {
+      const filtered = runCases(filter, { SKIP_CASES: '1' });
+      expect(filtered.output, filter.join(' ')).toMatch(/Tests\s+1 passed/);
+      expect(filtered.output, filter.join(' ')).not.toContain('skipped or left to do');
+      expect(filtered.status, filter.join(' ')).toBe(0);
+    }
   });
 });
