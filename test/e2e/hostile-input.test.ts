@@ -12,7 +12,7 @@ const ROUTES: readonly Route[] = MERCHANT_ROUTES;
 import { EVENT_TYPES } from '#shared/events/types.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
-import { ownList } from '#shared/pagination.ts';
+import { BANK_LIST, type CursorList, ownList } from '#shared/pagination.ts';
 import { unmatchedOf } from '#shared/payments/unmatched.ts';
 import { echoable } from '#shared/text.ts';
 import { call, data, PROJECT_ROOT } from '#test/support/gateway.ts';
@@ -566,7 +566,12 @@ const badLimit = fc.oneof(
   fc.integer({ min: 101, max: 2 ** 40 }).map(String),
   anyText.filter((text) => !/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > 100),
 );
-const badCursor = (keys: string[]) =>
+/**
+ * Cursors no page gave: not base64url JSON, not an object, or of the list's own shape (its tag
+ * `list`, where given, and its `keys`) with a value no cursor has or a key too many, so that the
+ * per-field checks are reached past the list check.
+ */
+const badCursor = (keys: string[], list?: string) =>
   fc.oneof(
     anyText.filter((text) => !/^[A-Za-z0-9_-]{1,512}$/.test(text)),
     fc.constantFrom('', '=', 'a=', 'abc+/', 'x'.repeat(513), '..', 'null'),
@@ -579,14 +584,16 @@ const badCursor = (keys: string[]) =>
       .dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 })
       .map((value) => b64(value)),
     // The right keys with values no cursor has (non-strings, empty, over 200 characters), or extra keys.
-    fc
-      .constantFrom(...keys)
-      .chain((key) =>
-        fc
-          .oneof(notAString, fc.constant(''), fc.string({ minLength: 201, maxLength: 300 }))
-          .map((value) => b64({ ...Object.fromEntries(keys.map((k) => [k, 'x'])), [key]: value })),
-      ),
-    fc.constant(0).map(() => b64({ ...Object.fromEntries(keys.map((k) => [k, 'x'])), extra: 'x' })),
+    ...[{}, ...(list ? [{ list }] : [])].flatMap((tag) => [
+      fc
+        .constantFrom(...keys)
+        .chain((key) =>
+          fc
+            .oneof(notAString, fc.constant(''), fc.string({ minLength: 201, maxLength: 300 }))
+            .map((value) => b64({ ...tag, ...Object.fromEntries(keys.map((k) => [k, 'x'])), [key]: value })),
+        ),
+      fc.constant(0).map(() => b64({ ...tag, ...Object.fromEntries(keys.map((k) => [k, 'x'])), extra: 'x' })),
+    ]),
     // The other list's cursor.
     fc
       .constant(0)
@@ -1105,11 +1112,14 @@ const LIST_TRANSACTIONS_VALID = {
   limit: fc.integer({ min: 1, max: 100 }).map(String),
 };
 
+/** The tag the fuzzing merchant's cursors of `list` carry (`ownList`). */
+const fuzzerList = (list: CursorList) => ownList(list, fuzzer.merchant.merchant_id);
+
 /** A list's bad `limit` and `cursor` (whose positions hold `keys`), with unknown and repeated parameters. */
-function pageCases(route: Route, keys: string[]) {
+function pageCases(route: Route, keys: string[], list: string) {
   return getCases(
     route,
-    badQuery({ limit: LIST_TRANSACTIONS_VALID.limit }, { limit: badLimit, cursor: badCursor(keys) }),
+    badQuery({ limit: LIST_TRANSACTIONS_VALID.limit }, { limit: badLimit, cursor: badCursor(keys, list) }),
   );
 }
 
@@ -1128,11 +1138,11 @@ function casesFor(route: Route): fc.Arbitrary<Case> {
       return fc.oneof(...common);
     // Lists that take only a page: a bad limit, or a cursor no page of theirs gave.
     case 'list-banks':
-      return own(pageCases(route, ['name', 'code']));
+      return own(pageCases(route, ['name', 'code'], BANK_LIST));
     case 'list-webhook-endpoints':
-      return own(pageCases(route, ['created_at', 'id']));
+      return own(pageCases(route, ['created_at', 'id'], fuzzerList('webhook_endpoints')));
     case 'list-beneficiaries':
-      return own(pageCases(route, ['sk']));
+      return own(pageCases(route, ['sk'], fuzzerList('beneficiaries')));
     case 'list-transactions':
       return own(
         fc.oneof(
@@ -1153,7 +1163,7 @@ function casesFor(route: Route): fc.Arbitrary<Case> {
                 from: badDate,
                 to: badDate,
                 limit: badLimit,
-                cursor: badCursor(['created_at', 'reference']),
+                cursor: badCursor(['created_at', 'reference'], fuzzerList('transactions')),
               },
             ),
           ),
@@ -1183,7 +1193,7 @@ function casesFor(route: Route): fc.Arbitrary<Case> {
                 .oneof(fc.constantFrom('PAID', 'paid ', 'success', ''), anyText)
                 .filter((s) => !['pending', 'partially_paid', 'paid', 'overpaid', 'expired'].includes(s)),
               limit: badLimit,
-              cursor: badCursor(['created_at', 'reference']),
+              cursor: badCursor(['created_at', 'reference'], fuzzerList('virtual_accounts')),
             },
           ),
         ),
@@ -1199,7 +1209,7 @@ function casesFor(route: Route): fc.Arbitrary<Case> {
                 .oneof(fc.constantFrom('payment', 'PAYMENT.RECEIVED', 'transfer.pending', ''), anyText)
                 .filter((s) => !EVENT_TYPES.includes(s as never)),
               limit: badLimit,
-              cursor: badCursor(['event_id']),
+              cursor: badCursor(['event_id'], fuzzerList('events')),
             },
           ),
         ),
