@@ -104,8 +104,10 @@ beforeAll(async () => {
   gateway = await startTestGateway();
   [a, b] = await Promise.all([aMerchant(), aMerchant()]);
   aKeys = [a.headers, (await anotherKey(a.merchant.merchant_id)).headers];
-  await fund(a.merchant.merchant_id, A_FUNDS);
   await fund(b.merchant.merchant_id, 1_000_000);
+  // A is paid as a customer would pay it, so that it has an event of its own (redelivered below).
+  expect((await pay(gateway, a.merchant.account_number, A_FUNDS)).status).toBe(200);
+  await waitForBalance(a, A_FUNDS);
 
   // B: one of everything.
   const account = anAccount('058');
@@ -184,14 +186,13 @@ describe("merchant A with merchant B's identifiers", () => {
       expectError(await probe('POST', path), 404, 'not_found', path);
     // A's own event, redelivered to B's endpoint by id: not one of A's endpoints.
     const own = data<{ id: string }[]>(await probe('GET', '/events?limit=1'))[0];
-    if (own) {
-      expectError(
-        await probe('POST', `/events/${own.id}/redeliver`, { endpoint_id: ids.endpoint }),
-        404,
-        'not_found',
-        'redeliver to B',
-      );
-    }
+    expect(own?.id).toMatch(/^evt_/);
+    expectError(
+      await probe('POST', `/events/${own?.id}/redeliver`, { endpoint_id: ids.endpoint }),
+      404,
+      'not_found',
+      'redeliver to B',
+    );
     for (const list of ['/events', '/webhook-endpoints', '/virtual-accounts']) {
       const listed = await probe('GET', list);
       expect(listed.status, list).toBe(200);

@@ -332,8 +332,44 @@ describe('payments into a virtual account', () => {
   });
 });
 
+/** A transfer's status as its merchant reads it. */
+const transferStatus = async (m: Merchant, reference: string) =>
+  data<{ status: string }>(await call(gateway, 'GET', `/transactions/${reference}`, { headers: m.headers }))
+    .status;
+
 describe('transfer verdicts by webhook', () => {
-  it('settles a pending transfer: the sandbox sends transfer.success for what it left processing', async () => {
+  it('settles a pending transfer on transfer.success, once, and ignores a late transfer.failed', async () => {
+    const m = await aMerchant();
+    await fund(m.merchant.merchant_id, 20_000);
+    const reference = ref();
+    // Held from resends and unknown to the sandbox: only the webhook can settle it here (the
+    // requery, every second in tests, cannot).
+    await aPendingTransfer(m.merchant.merchant_id, reference, 5_000);
+    const verdict = {
+      type: 'transfer.success',
+      data: { reference: `${m.merchant.merchant_id}.${reference}` },
+    };
+    const answers = await Promise.all([
+      deliver(gateway, verdict),
+      deliver(gateway, verdict),
+      deliver(gateway, verdict),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    await expect.poll(() => transferStatus(m, reference), { timeout: 10_000 }).toBe('success');
+    await deliver(gateway, {
+      type: 'transfer.failed',
+      data: { reference: `${m.merchant.merchant_id}.${reference}`, reason: 'Too late' },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(
+      data(await call(gateway, 'GET', `/transactions/${reference}`, { headers: m.headers })),
+    ).toMatchObject({ status: 'success' });
+    // The debit stands (amount + fee), never refunded, never taken twice.
+    expect(await balanceOf(m)).toBe(14_000);
+    expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
+  });
+
+  it('settles a transfer the sandbox left processing (by its transfer.success webhook, or the requery if first)', async () => {
     const m = await aMerchant();
     await fund(m.merchant.merchant_id, 20_000);
     const reference = ref();
@@ -342,13 +378,7 @@ describe('transfer verdicts by webhook', () => {
       headers: m.headers,
     });
     expect(data(created).status).toBe('pending');
-    await expect
-      .poll(
-        async () =>
-          data(await call(gateway, 'GET', `/transactions/${reference}`, { headers: m.headers })).status,
-        { timeout: 15_000 },
-      )
-      .toBe('success');
+    await expect.poll(() => transferStatus(m, reference), { timeout: 15_000 }).toBe('success');
     expect(await balanceOf(m)).toBe(14_000);
   });
 

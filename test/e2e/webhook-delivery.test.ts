@@ -289,18 +289,28 @@ describe('merchant webhook deliveries (API.md §8)', () => {
     }
   }, 90_000);
 
-  it('never delivers to a deleted endpoint', async () => {
-    const receiver = await startReceiver();
+  it("never delivers to a deleted endpoint, while the merchant's live one gets the event", async () => {
+    const deleted = await startReceiver();
+    const live = await startReceiver();
     try {
       const m = await aMerchant();
-      const endpoint = await register(m, receiver.url);
-      await call(gateway, 'DELETE', `/webhook-endpoints/${endpoint.id}`, { headers: m.headers });
-      await pay(gateway, m.merchant.account_number, 900);
-      await firstEvent(m, 'payment.received');
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      expect(receiver.received).toEqual([]);
+      const gone = await register(m, deleted.url);
+      await register(m, live.url);
+      const removed = await call(gateway, 'DELETE', `/webhook-endpoints/${gone.id}`, { headers: m.headers });
+      expect(removed.status).toBe(200);
+      expect((await pay(gateway, m.merchant.account_number, 900)).status).toBe(200);
+      const event = await firstEvent(m, 'payment.received');
+      // The live endpoint's delivery is the proof the event went out: the deleted one had its chance.
+      await expect.poll(() => live.received.length, { timeout: 15_000 }).toBe(1);
+      expect(live.received[0]?.headers['webhook-id']).toBe(event.id);
+      await expect.poll(() => deliveryStatus(m, event.id), { timeout: 15_000 }).toBe('delivered');
+      expect((await deliveriesOf(m.merchant.merchant_id, event.id)).map((d) => d.endpoint_id)).not.toContain(
+        gone.id,
+      );
+      expect(deleted.received).toEqual([]);
     } finally {
-      await receiver.close();
+      await deleted.close();
+      await live.close();
     }
   });
 });
