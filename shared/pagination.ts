@@ -76,10 +76,7 @@ export function ownList(list: CursorList, merchantId: string): OwnList {
  * An opaque cursor: its list (and whose, for a merchant's), and the position inside the caller's own
  * partition (never the partition key, which is always the caller's merchant id), base64url JSON.
  */
-export function encodeCursor(
-  list: OwnList | PublicList,
-  position: Record<string, unknown> | undefined,
-): string | null {
+export function encodeCursor(list: OwnList | PublicList, position: object | undefined): string | null {
   return position ? Buffer.from(JSON.stringify({ list, ...position })).toString('base64url') : null;
 }
 
@@ -140,10 +137,41 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const newestFirst = (a: ListPosition, b: ListPosition) =>
   compare(b.created_at, a.created_at) || compare(b.id, a.id);
 
+/** How a list held whole in memory is ordered, and what of an item its cursors hold. */
+interface Order<T, P extends object> {
+  /** The position's fields, as a cursor holds them. */
+  keys: readonly (keyof P & string)[];
+  positionOf: (item: T) => P;
+  /** The list's order on positions: below 0 when `a` comes first. */
+  compare: (a: P, b: P) => number;
+}
+
 /**
- * One page of a short list read whole (a merchant's enabled webhook endpoints, at most 5), newest first, as
- * every list of API.md §1 pages: up to `limit` items after the cursor's position. The cursor holds
- * the last item's position, not its index, so an item removed between pages skips nothing.
+ * One page of a list held whole in memory, in `order`, as every list of API.md §1 pages: up to
+ * `limit` items after the cursor's position. The cursor holds the last item's position, not its
+ * index, so an item added or removed between pages skips or repeats none of the others.
+ */
+function pageIn<T, P extends object>(
+  list: OwnList | PublicList,
+  items: readonly T[],
+  order: Order<T, P>,
+  limit: number,
+  cursor: string | undefined,
+): { items: T[]; next_cursor: string | null } {
+  const after = decodeCursor(cursor, list, order.keys) as P | undefined;
+  const sorted = [...items].sort((a, b) => order.compare(order.positionOf(a), order.positionOf(b)));
+  const rest = after ? sorted.filter((item) => order.compare(after, order.positionOf(item)) < 0) : sorted;
+  const page = rest.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page,
+    next_cursor: rest.length > limit && last ? encodeCursor(list, order.positionOf(last)) : null,
+  };
+}
+
+/**
+ * One page of a short list of a merchant's read whole (its enabled webhook endpoints, at most 5),
+ * newest first by `created_at`, then by `id`.
  */
 export function pageOf<T>(
   list: OwnList,
@@ -152,13 +180,16 @@ export function pageOf<T>(
   limit: number,
   cursor: string | undefined,
 ): { items: T[]; next_cursor: string | null } {
-  const after = decodeCursor(cursor, list, ['created_at', 'id']) as ListPosition | undefined;
-  const sorted = [...items].sort((a, b) => newestFirst(positionOf(a), positionOf(b)));
-  const rest = after ? sorted.filter((item) => newestFirst(after, positionOf(item)) < 0) : sorted;
-  const page = rest.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    items: page,
-    next_cursor: rest.length > limit && last ? encodeCursor(list, { ...positionOf(last) }) : null,
-  };
+  return pageIn(list, items, { keys: ['created_at', 'id'], positionOf, compare: newestFirst }, limit, cursor);
+}
+
+/** One page of the public list (`BANK_LIST`, the same for every caller), in its own `order`. */
+export function pageOfPublic<T, P extends object>(
+  list: PublicList,
+  items: readonly T[],
+  order: Order<T, P>,
+  limit: number,
+  cursor: string | undefined,
+): { items: T[]; next_cursor: string | null } {
+  return pageIn(list, items, order, limit, cursor);
 }

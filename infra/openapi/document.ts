@@ -21,12 +21,7 @@ function jsonSchema(schema: v.GenericSchema, io: 'input' | 'output'): Json {
     target: 'draft-2020-12',
     typeMode: io,
     errorMode: 'ignore',
-    overrideSchema: ({ valibotSchema }) =>
-      valibotSchema === limitSchema
-        ? LIMIT_PARAMETER
-        : valibotSchema === bankLimitSchema
-          ? BANK_LIMIT_PARAMETER
-          : undefined,
+    overrideSchema: ({ valibotSchema }) => LIMIT_PARAMETERS.get(valibotSchema),
   }) as Json;
   return tightestBounds(rest) as Json;
 }
@@ -39,6 +34,12 @@ const LIMIT_PARAMETER = { type: 'integer', minimum: 1, maximum: 100, default: DE
 
 /** The bank list's `?limit=`: the same bounds, and no default (without it, the whole list). */
 const BANK_LIMIT_PARAMETER = { type: 'integer', minimum: 1, maximum: 100 } as const;
+
+/** Each `?limit=` schema and how the document types it. */
+const LIMIT_PARAMETERS = new Map<unknown, Json>([
+  [limitSchema, LIMIT_PARAMETER],
+  [bankLimitSchema, BANK_LIMIT_PARAMETER],
+]);
 
 /**
  * Keeps only the tighter of `minimum` and `exclusiveMinimum` (and of the maxima) wherever a schema
