@@ -19,7 +19,7 @@ import { getTransaction } from '#shared/transactions/store.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
-import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
+import { aFundedPendingTransfer, aMerchant, fund } from '#test/support/merchants.ts';
 import { nipSessionId, paymentEvent } from '#test/support/payments.ts';
 
 afterEach(() => {
@@ -32,15 +32,7 @@ const payment = (accountNumber: string, amount: number) =>
     paymentEvent({ account_number: accountNumber, amount, session_id: nipSessionId() }),
   ) as QueuedEvent & PaymentReceived;
 
-async function aTransfer() {
-  const { merchant } = await aMerchant();
-  await fund(merchant.merchant_id, 20_000);
-  const reference = `kill-${Math.random().toString(36).slice(2, 10)}`;
-  await aPendingTransfer(merchant.merchant_id, reference, 5_000);
-  const transfer = await getTransaction(merchant.merchant_id, reference);
-  if (!transfer) throw new Error('no pending transfer');
-  return { merchantId: merchant.merchant_id, transfer };
-}
+const aTransfer = () => aFundedPendingTransfer('kill');
 
 /** Every TransactWrite fails with a plain error (DynamoDB down for writes); reads go through. */
 function failTransactWrites() {

@@ -7,13 +7,19 @@ import { auditMerchant } from '#shared/ledger/audit.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { partner } from '#shared/partners/registry.ts';
-import { getTransaction, type TransactionRecord } from '#shared/transactions/store.ts';
+import { getTransaction } from '#shared/transactions/store.ts';
 import { dispatchTransfer } from '#shared/transfers/dispatch.ts';
 import { failTransfer } from '#shared/transfers/operator.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 import { createTransfer } from '#shared/transfers/transfers.ts';
 import { failAttempts, inScope, interceptDynamo } from '#test/support/faults.ts';
-import { aMerchant, anAccount, aPendingTransfer, fund } from '#test/support/merchants.ts';
+import {
+  aFundedPendingTransfer,
+  aMerchant,
+  anAccount,
+  aPendingTransfer,
+  fund,
+} from '#test/support/merchants.ts';
 
 /**
  * The partner's word on a transfer that was settled already: a repeat changes nothing; a word that
@@ -24,15 +30,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-async function aTransfer(): Promise<{ merchantId: string; transfer: TransactionRecord }> {
-  const { merchant } = await aMerchant();
-  await fund(merchant.merchant_id, 20_000);
-  const reference = `settle-${Math.random().toString(36).slice(2, 10)}`;
-  await aPendingTransfer(merchant.merchant_id, reference, 5_000);
-  const transfer = await getTransaction(merchant.merchant_id, reference);
-  if (!transfer) throw new Error('no pending transfer');
-  return { merchantId: merchant.merchant_id, transfer };
-}
+const aTransfer = () => aFundedPendingTransfer('settle');
 
 const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
 const reports = (errors: MockInstance<typeof logger.error>) =>

@@ -149,3 +149,18 @@ export async function aPendingTransfer(
     await holdResends(merchantId, reference, Date.now() + 3600_000);
   }
 }
+
+/**
+ * A merchant funded with 20,000 kobo and a pending transfer of 5,000 (fee 1,000) named
+ * `<prefix>-<random>`, handed over and held from resends (`aPendingTransfer`): its record as stored.
+ */
+export async function aFundedPendingTransfer(prefix: string) {
+  const { merchant } = await aMerchant();
+  await fund(merchant.merchant_id, 20_000);
+  const reference = `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+  await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+  const { getTransaction } = await import('#shared/transactions/store.ts');
+  const transfer = await getTransaction(merchant.merchant_id, reference);
+  if (!transfer) throw new Error('no pending transfer');
+  return { merchantId: merchant.merchant_id, transfer };
+}
