@@ -126,24 +126,50 @@ export async function importOnce(
   return ms;
 }
 
+/** A function's import against the baseline's: its median time, and its median paired ratio. */
+export interface PairedImport {
+  medianMs: number;
+  /** The median over runs of this import's time ÷ the baseline import made right before or after it. */
+  ratio: number;
+}
+
 /**
- * Median import time of each file over `runs` fresh processes. Runs are sequential and interleaved
- * (round 1 of every file, then round 2...), after one unmeasured warm-up import per file, so that
- * drift in machine load spreads over all files alike.
+ * Each file's import time against the baseline's, in adjacent pairs: every run imports each file
+ * and the baseline one right after the other in fresh processes (which goes first alternates),
+ * after one unmeasured warm-up import per file. A file's ratio is the median of its pairs' ratios,
+ * so that drift in the machine's speed, which moves two imports made a few milliseconds apart
+ * alike, cancels out. (Rounds of every file then the baseline once, as before, put seconds
+ * between a file and its baseline: on this 2-core VM, six copies of the baseline itself read
+ * 0.88–1.10× the baseline that way, and 0.97–1.05× in pairs, 25–31 runs each.) The baseline's
+ * time is the median of all its imports.
  */
-export async function medianImportTimes(
+export async function pairedImportTimes(
   files: readonly string[],
+  baseline: string,
   runs: number,
   onRound?: (round: number) => void,
   node = process.execPath,
-): Promise<number[]> {
-  for (const file of files) await importOnce(file, IMPORT_ENV, node);
-  const samples = files.map(() => [] as number[]);
+): Promise<{ files: PairedImport[]; baselineMs: number }> {
+  for (const file of [...files, baseline]) await importOnce(file, IMPORT_ENV, node);
+  const times = files.map(() => [] as number[]);
+  const ratios = files.map(() => [] as number[]);
+  const baselineTimes: number[] = [];
   for (let round = 1; round <= runs; round++) {
-    for (const [i, file] of files.entries()) samples[i]?.push(await importOnce(file, IMPORT_ENV, node));
+    for (const [i, file] of files.entries()) {
+      const baselineFirst = (round + i) % 2 === 0;
+      const first = await importOnce(baselineFirst ? baseline : file, IMPORT_ENV, node);
+      const second = await importOnce(baselineFirst ? file : baseline, IMPORT_ENV, node);
+      const [fileMs, baselineMs] = baselineFirst ? [second, first] : [first, second];
+      times[i]?.push(fileMs);
+      ratios[i]?.push(fileMs / baselineMs);
+      baselineTimes.push(baselineMs);
+    }
     onRound?.(round);
   }
-  return samples.map((values) => median(values));
+  return {
+    files: files.map((_, i) => ({ medianMs: median(times[i] ?? []), ratio: median(ratios[i] ?? []) })),
+    baselineMs: median(baselineTimes),
+  };
 }
 
 /** Milliseconds of one cold import spent in one package (or project folder, or V8/Node itself). */

@@ -17,7 +17,7 @@ import { BUNDLING } from '#infra/bundling.ts';
 import { freePort } from '#infra/local/process.ts';
 import { type LocalServices, startLocalServices } from '#infra/local/services.ts';
 import { PAYMENT_EVENTS_QUEUE } from '#shared/definitions/queues.ts';
-import { bundleAll, type ImportShare, medianImportTimes, profileImport } from './bundles.ts';
+import { bundleAll, type ImportShare, pairedImportTimes, profileImport } from './bundles.ts';
 import { measureDashboardLoad } from './dashboard.ts';
 import { BatchSizes, CommandCounter } from './diagnostics.ts';
 import { documentClient, measureOverhead } from './http.ts';
@@ -81,11 +81,15 @@ async function coldStart(tmpDir: string): Promise<ColdStartResult> {
   ];
   progress(`bundling ${entries.length} entries with esbuild (infra/bundling.ts options)`);
   const bundles = await bundleAll(ROOT, BUNDLING, entries, tmpDir);
+  const baselineBundle = bundles.at(-1);
+  if (!baselineBundle) throw new Error('no baseline bundle');
+  const functionBundles = bundles.slice(0, -1);
   progress(
-    `importing each bundle in ${SIZES.importRuns} fresh node ${IMPORT_NODE_VERSION} processes (sequential, interleaved)`,
+    `importing each bundle in ${SIZES.importRuns} fresh node ${IMPORT_NODE_VERSION} processes, each next to an import of the baseline (sequential, pairs in alternating order)`,
   );
-  const times = await medianImportTimes(
-    bundles.map((bundle) => bundle.file),
+  const times = await pairedImportTimes(
+    functionBundles.map((bundle) => bundle.file),
+    baselineBundle.file,
     SIZES.importRuns,
     (round) => round % 5 === 0 && progress(`  import round ${round}/${SIZES.importRuns}`),
     IMPORT_NODE,
@@ -93,13 +97,18 @@ async function coldStart(tmpDir: string): Promise<ColdStartResult> {
   progress('profiling one more import of each bundle (node --cpu-prof, source-mapped to packages)');
   const profiles: ImportShare[][] = [];
   for (const bundle of bundles) profiles.push(await profileImport(bundle.file, ROOT, undefined, IMPORT_NODE));
-  const measured = bundles.map((bundle, i) => ({
+  const measured = functionBundles.map((bundle, i) => ({
     ...bundle,
-    importMs: times[i] ?? Number.NaN,
+    importMs: times.files[i]?.medianMs ?? Number.NaN,
+    importRatio: times.files[i]?.ratio ?? Number.NaN,
     importProfile: profiles[i] ?? [],
   }));
-  const baseline = measured.pop();
-  if (!baseline) throw new Error('no baseline bundle');
+  const baseline = {
+    ...baselineBundle,
+    importMs: times.baselineMs,
+    importRatio: 1,
+    importProfile: profiles.at(-1) ?? [],
+  };
   return { functions: measured, baseline, runs: SIZES.importRuns, node: IMPORT_NODE_VERSION };
 }
 
