@@ -217,11 +217,10 @@ export interface OverheadResult {
  */
 export async function measureOverhead(options: OverheadOptions): Promise<OverheadResult> {
   const { balanceUrl, headers, client, getInput, concurrency, progress } = options;
-  // Until both sides run compiled code: the first thousands of requests of a fresh stack are slower
-  // (Node's and DynamoDB Local's JIT), the gateway's more than the GetItem's, and a short warm-up
-  // left the first measured pass reading 1.65–1.69 where the same requests read 1.37–1.39 in the
-  // third (the thirty-seventh session's runs).
-  // As many sequential requests of each as a measured pass sends, and a third of a concurrent pass.
+  // The first requests of a fresh stack run slower (Node's and DynamoDB Local's JIT), the gateway's
+  // more than the GetItem's: as many sequential requests of each as a measured pass sends, and a
+  // third of a concurrent pass, go first unmeasured. (With 300 of each, the first pass read 1.65–1.69
+  // where the third read 1.37–1.39; with these it still moved by run, 1.28–1.65.)
   const warmUp = [
     [options.sequential, 1],
     [Math.ceil(options.concurrent / 3), concurrency],

@@ -17,8 +17,10 @@ export const GOALS = {
   hotRatioMin: 1.5,
 } as const;
 
-/** A bundle, its median import time, and where one profiled import's milliseconds went. */
-/** A bundle, its median import time and its import ÷ the baseline's (the median of adjacent pairs). */
+/**
+ * A bundle, its median import time, its import ÷ the baseline's (the median of adjacent pairs), and
+ * where one profiled import's milliseconds went.
+ */
 export type MeasuredBundle = Bundle & { importMs: number; importRatio: number; importProfile: ImportShare[] };
 
 export interface ColdStartResult {
