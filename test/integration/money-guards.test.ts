@@ -8,7 +8,7 @@ import { queryAll } from '#shared/aws/query.ts';
 import { config, parseWebhookSecrets } from '#shared/config.ts';
 import { sign, signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 import { CONTRADICTED_SETTLEMENT } from '#shared/definitions/alerts.ts';
-import { postAll } from '#shared/ledger/ledger.ts';
+import { CompanionConflict, debit, InsufficientFunds, postAll } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
@@ -16,6 +16,7 @@ import { partner } from '#shared/partners/registry.ts';
 import { receivePayment, receivePayments } from '#shared/payments/credit.ts';
 import { createVirtualAccount } from '#shared/payments/virtual-account-opening.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
+import { transferOwner, transferReferenceItem } from '#shared/transfers/references.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
 import { settleTransfer } from '#shared/transfers/settle.ts';
 import { queuedFromSandbox } from '#test/support/events.ts';
@@ -51,6 +52,23 @@ const record = (messageId: string, event: unknown) =>
  * in the code (40 hand-made mutants, 2026-11-26; these survived every other test) and passes on the
  * code as it is. (A prefix of Paystack's signature, the tenth, is refused in paystack-adapter's.)
  */
+/**
+ * Sends `meanwhile` once, just before the first TransactWrite (another container's write landing
+ * between this one's read and its transaction); says whether it was sent.
+ */
+function beforeFirstTransaction(meanwhile: UpdateCommand): () => boolean {
+  const real = dynamo.send.bind(dynamo) as (...args: unknown[]) => Promise<unknown>;
+  let sent = false;
+  vi.spyOn(dynamo, 'send').mockImplementation((async (command: unknown, ...rest: unknown[]) => {
+    if (command instanceof TransactWriteCommand && !sent) {
+      sent = true;
+      await real(meanwhile);
+    }
+    return real(command, ...rest);
+  }) as typeof dynamo.send);
+  return () => sent;
+}
+
 describe('money guards no other test reached', () => {
   it('holds a payment of the consumer’s grouped path that would take the balance past MAX_BALANCE', async () => {
     const { merchant } = await aMerchant();
@@ -80,6 +98,57 @@ describe('money guards no other test reached', () => {
     expect((await getTransaction(merchantId, transfer.reference))?.status).toBe('success');
     expect(await balanceOf(merchantId)).toBe(14_000);
     expect(errors.mock.calls.filter(([m]) => m === CONTRADICTED_SETTLEMENT)).toHaveLength(1);
+  });
+
+  it('never debits past a balance that moved without its version: the write states its cover', async () => {
+    // Nothing in the service writes a balance without its version; the debit's own condition
+    // (`balance >= :debit`) still refuses one that would go below zero if something ever did.
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 1_000);
+    const emptied = beforeFirstTransaction(
+      new UpdateCommand({
+        TableName: tableName('merchants'),
+        Key: { merchant_id: merchant.merchant_id },
+        UpdateExpression: 'SET balance = :zero',
+        ExpressionAttributeValues: { ':zero': 0 },
+      }),
+    );
+    const reference = `cover-${randomUUID()}`;
+    await expect(
+      debit({
+        entryId: `transfer:${merchant.merchant_id}:${reference}`,
+        merchantId: merchant.merchant_id,
+        amount: 1_000,
+        category: 'transfer',
+        reference,
+      }),
+    ).rejects.toBeInstanceOf(InsufficientFunds);
+    expect(emptied()).toBe(true);
+    expect(await balanceOf(merchant.merchant_id)).toBe(0);
+  });
+
+  it('never lets a second transfer take a partner reference another holds: no debit, the owner kept', async () => {
+    // The references the adapters derive never collide today; this is the store's own guard, the
+    // one that keeps a partner's verdict (and a failed one's refund) with the transfer it is about.
+    const [{ merchant: first }, { merchant: second }] = await Promise.all([aMerchant(), aMerchant()]);
+    await Promise.all([fund(first.merchant_id, 10_000), fund(second.merchant_id, 10_000)]);
+    const shared = `collide-${nipSessionId()}`;
+    const sendUnder = (merchantId: string, reference: string) =>
+      debit({
+        entryId: `transfer:${merchantId}:${reference}`,
+        merchantId,
+        amount: 1_000,
+        category: 'transfer',
+        reference,
+        companions: () => [transferReferenceItem('sandbox', shared, { merchant_id: merchantId, reference })],
+      });
+    await sendUnder(first.merchant_id, 'ref-first');
+    await expect(sendUnder(second.merchant_id, 'ref-second')).rejects.toBeInstanceOf(CompanionConflict);
+    expect(await transferOwner('sandbox', shared)).toEqual({
+      merchant_id: first.merchant_id,
+      reference: 'ref-first',
+    });
+    expect(await balanceOf(second.merchant_id)).toBe(10_000);
   });
 
   it('leaves pending a transfer the partner answers pending to the requery (API.md §7)', async () => {
@@ -124,24 +193,17 @@ describe('money guards no other test reached', () => {
       reference: `va-${randomUUID()}`,
       expires_in_minutes: 30,
     });
-    const real = dynamo.send.bind(dynamo) as (...args: unknown[]) => Promise<unknown>;
-    let moved = false;
-    vi.spyOn(dynamo, 'send').mockImplementation((async (command: unknown, ...rest: unknown[]) => {
-      if (command instanceof TransactWriteCommand && !moved) {
-        moved = true;
-        // Another container credits 2,000 into the account between this one's read and its write.
-        await real(
-          new UpdateCommand({
-            TableName: tableName('virtualAccounts'),
-            Key: { merchant_id: merchant.merchant_id, reference: account.reference },
-            UpdateExpression: 'ADD amount_received :a, payment_count :c',
-            ExpressionAttributeValues: { ':a': 2_000, ':c': 1 },
-          }),
-        );
-      }
-      return real(command, ...rest);
-    }) as typeof dynamo.send);
+    // Another container credits 2,000 into the account between this one's read and its write.
+    const moved = beforeFirstTransaction(
+      new UpdateCommand({
+        TableName: tableName('virtualAccounts'),
+        Key: { merchant_id: merchant.merchant_id, reference: account.reference },
+        UpdateExpression: 'ADD amount_received :a, payment_count :c',
+        ExpressionAttributeValues: { ':a': 2_000, ':c': 1 },
+      }),
+    );
     expect(await receivePayment(payment(account.account_number, 2_000))).toBe('credited');
+    expect(moved()).toBe(true);
     const events = await queryAll<{ type: string; data: { virtual_account?: { amount_received?: number } } }>(
       {
         TableName: tableName('events'),

@@ -50,6 +50,22 @@ const paymentUnder = (accountNumber: string, amount: number, id: string): Queued
   return { ...readable, payment_id: id };
 };
 const balanceOf = async (merchantId: string) => (await getMerchant(merchantId))?.balance;
+/** A payment attempt the partner refused, kept for operators: its record's id. */
+async function aRefusedAttempt(): Promise<string> {
+  const attempt: QueuedEvent & PaymentRejected = {
+    type: 'PaymentRejected',
+    partner: 'sandbox',
+    attempt_id: nipSessionId(),
+    account_ids: [anAccount('101', '8')],
+    amount: 400,
+    reason: 'Amount does not match',
+    rejected_at: null,
+    delivery_id: 'msg_rejected',
+    received_at: new Date().toISOString(),
+  };
+  await receiveRejectedPayment(attempt);
+  return `sandbox:rejected:${attempt.attempt_id}`;
+}
 const by = 'test-operator';
 /** The merchant spends 10,000 kobo: room below the ceiling again. */
 const spend = (merchantId: string) =>
@@ -310,19 +326,7 @@ describe('operators resolve unmatched payments', () => {
       'reason_required',
     );
     expect(await refusal(returnUnmatched(id, { reason: '', by }))).toBe('reason_required');
-    const attempt: QueuedEvent & PaymentRejected = {
-      type: 'PaymentRejected',
-      partner: 'sandbox',
-      attempt_id: nipSessionId(),
-      account_ids: [anAccount('101', '8')],
-      amount: 400,
-      reason: 'Amount does not match',
-      rejected_at: null,
-      delivery_id: 'msg_rejected',
-      received_at: new Date().toISOString(),
-    };
-    await receiveRejectedPayment(attempt);
-    const refusedId = `sandbox:rejected:${attempt.attempt_id}`;
+    const refusedId = await aRefusedAttempt();
     expect(
       await refusal(creditUnmatched(refusedId, { merchantId: merchant.merchant_id, reason: 'r', by })),
     ).toBe('not_creditable');
@@ -859,6 +863,23 @@ describe('operators resolve unmatched payments', () => {
       });
       expect(await balanceOf(m)).toBe(big);
       expect((await auditMerchant(m)).problems).toEqual([]);
+    });
+
+    it('resolves a kept record once when two returns race: the later told it was resolved, the first kept', async () => {
+      // A refused attempt's return moves no money and claims no ledger id: only the record's own
+      // condition stops a second resolution overwriting the first (who, and why).
+      const refusedId = await aRefusedAttempt();
+      beforeFirstTransaction(() =>
+        returnUnmatched(refusedId, { reason: 'returned first', by: 'operator-b' }),
+      );
+      await expect(
+        returnUnmatched(refusedId, { reason: 'returned second', by: 'operator-a' }),
+      ).rejects.toMatchObject({ code: 'already_resolved' });
+      vi.restoreAllMocks();
+      expect((await findUnmatched(refusedId))[0]).toMatchObject({
+        resolved_by: 'operator-b',
+        resolution_reason: 'returned first',
+      });
     });
 
     it('refuses as already_returned a credit whose payment was returned under another record meanwhile', async () => {
