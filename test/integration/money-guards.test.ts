@@ -8,13 +8,14 @@ import { queryAll } from '#shared/aws/query.ts';
 import { config, parseWebhookSecrets } from '#shared/config.ts';
 import { sign, signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 import { CONTRADICTED_SETTLEMENT } from '#shared/definitions/alerts.ts';
-import { CompanionConflict, debit, InsufficientFunds, postAll } from '#shared/ledger/ledger.ts';
+import { CompanionConflict, credit, debit, InsufficientFunds, postAll } from '#shared/ledger/ledger.ts';
 import { logger } from '#shared/logger.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import type { PaymentReceived, QueuedEvent } from '#shared/partners/partner.ts';
 import { partner } from '#shared/partners/registry.ts';
 import { receivePayment, receivePayments } from '#shared/payments/credit.ts';
 import { createVirtualAccount } from '#shared/payments/virtual-account-opening.ts';
+import { paymentItem, paymentsOf } from '#shared/payments/virtual-accounts.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { transferOwner, transferReferenceItem } from '#shared/transfers/references.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
@@ -125,6 +126,39 @@ describe('money guards no other test reached', () => {
     ).rejects.toBeInstanceOf(InsufficientFunds);
     expect(emptied()).toBe(true);
     expect(await balanceOf(merchant.merchant_id)).toBe(0);
+  });
+
+  it('never writes a payment into a virtual account twice, whatever entry id a credit of it comes under', async () => {
+    // The payment's entry id normally refuses the second credit first; the payment's own item is
+    // the guard for a credit of the same payment under another id (one payment id, two partners).
+    const { merchant } = await aMerchant();
+    const reference = `va-${randomUUID()}`;
+    await createVirtualAccount(merchant.merchant_id, merchant.name, {
+      amount: 4_000,
+      reference,
+      expires_in_minutes: 30,
+    });
+    const paid = {
+      session_id: nipSessionId(),
+      amount: 4_000,
+      sender_name: null,
+      sender_account_number: null,
+      sender_bank_code: null,
+      received_at: new Date().toISOString(),
+    };
+    const creditUnder = (entryId: string) =>
+      credit({
+        entryId,
+        merchantId: merchant.merchant_id,
+        amount: 4_000,
+        category: 'payment',
+        reference: `payment:${paid.session_id}`,
+        companions: () => [paymentItem(merchant.merchant_id, reference, paid)],
+      });
+    await creditUnder(`payment:first:${paid.session_id}`);
+    await expect(creditUnder(`payment:second:${paid.session_id}`)).rejects.toBeInstanceOf(CompanionConflict);
+    expect(await balanceOf(merchant.merchant_id)).toBe(4_000);
+    expect((await paymentsOf(merchant.merchant_id, reference)).payments).toHaveLength(1);
   });
 
   it('never lets a second transfer take a partner reference another holds: no debit, the owner kept', async () => {
