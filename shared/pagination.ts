@@ -147,19 +147,18 @@ interface Order<T, P extends object> {
 }
 
 /**
- * One page of a list held whole in memory, in `order`, as every list of API.md §1 pages: up to
- * `limit` items after the cursor's position. The cursor holds the last item's position, not its
- * index, so an item added or removed between pages skips or repeats none of the others.
+ * One page of a list held whole in memory, `sorted` in `order`, as every list of API.md §1 pages:
+ * up to `limit` items after the cursor's position. The cursor holds the last item's position, not
+ * its index, so an item added or removed between pages skips or repeats none of the others.
  */
 function pageIn<T, P extends object>(
   list: OwnList | PublicList,
-  items: readonly T[],
+  sorted: readonly T[],
   order: Order<T, P>,
   limit: number,
   cursor: string | undefined,
 ): { items: T[]; next_cursor: string | null } {
   const after = decodeCursor(cursor, list, order.keys) as P | undefined;
-  const sorted = [...items].sort((a, b) => order.compare(order.positionOf(a), order.positionOf(b)));
   const rest = after ? sorted.filter((item) => order.compare(after, order.positionOf(item)) < 0) : sorted;
   const page = rest.slice(0, limit);
   const last = page.at(-1);
@@ -180,10 +179,20 @@ export function pageOf<T>(
   limit: number,
   cursor: string | undefined,
 ): { items: T[]; next_cursor: string | null } {
-  return pageIn(list, items, { keys: ['created_at', 'id'], positionOf, compare: newestFirst }, limit, cursor);
+  const sorted = [...items].sort((a, b) => newestFirst(positionOf(a), positionOf(b)));
+  return pageIn(
+    list,
+    sorted,
+    { keys: ['created_at', 'id'], positionOf, compare: newestFirst },
+    limit,
+    cursor,
+  );
 }
 
-/** One page of the public list (`BANK_LIST`, the same for every caller), in its own `order`. */
+/**
+ * One page of the public list (`BANK_LIST`, the same for every caller), whose items come already
+ * sorted in its own `order` (`listBanks()` sorts once per container).
+ */
 export function pageOfPublic<T, P extends object>(
   list: PublicList,
   items: readonly T[],
