@@ -135,6 +135,59 @@ describe('balances remembered between postings (one container never trusts them)
     for (const m of [m1, m2]) expect((await auditMerchant(m)).problems).toEqual([]);
   });
 
+  it('loses nothing when containers race on one merchant: every posting counted once, debits only as covered', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    // Four containers, as on AWS: each takes its own turns, but they race each other on the balance.
+    const containers = [await aContainer(), await aContainer(), await aContainer(), await aContainer()];
+    await containers[0]?.credit({
+      entryId: id('payment'),
+      merchantId: m,
+      amount: 3_000,
+      category: 'payment',
+      reference: 'f',
+    });
+    const outcomes = await Promise.allSettled(
+      containers.flatMap((ledger, c) => [
+        ...Array.from({ length: 4 }, (_, i) => [
+          ledger.credit({
+            entryId: id('payment'),
+            merchantId: m,
+            amount: 10 ** c + i,
+            category: 'payment',
+            reference: 'r',
+          }),
+          ledger.postAll(m, [
+            { entryId: id('payment'), amount: 7, category: 'payment', reference: 'g' },
+            { entryId: id('payment'), amount: 9, category: 'payment', reference: 'g' },
+          ]),
+        ]).flat(),
+        ...Array.from({ length: 2 }, () =>
+          ledger.debit({
+            entryId: id('transfer'),
+            merchantId: m,
+            amount: 1_000,
+            category: 'transfer',
+            reference: 't',
+          }),
+        ),
+      ]),
+    );
+    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
+    // The first 3,000 covers three debits of 1,000 in any order; all the credits, at most seven.
+    expect(refused.every((reason) => containers.some((l) => reason instanceof l.InsufficientFunds))).toBe(
+      true,
+    );
+    const debited = 8 - refused.length;
+    expect(debited).toBeGreaterThanOrEqual(3);
+    const credited = 3_000 + 4 * 1_111 + 4 * 6 + 16 * 16;
+    expect(await getMerchant(m)).toMatchObject({
+      balance: credited - debited * 1_000,
+      version: 1 + 16 + 32 + debited,
+    });
+    expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
   it('takes turns within a container: concurrent postings of one merchant never conflict with each other', async () => {
     const { merchant } = await aMerchant();
     const m = merchant.merchant_id;
