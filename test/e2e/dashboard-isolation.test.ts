@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { API_PREFIX, ROUTES, type Route, servedPaths } from '#shared/definitions/routes.ts';
-import { aDashboardUser } from '#test/support/dashboard.ts';
+import { aDashboardUser, forgedCopy, reclaimedCopy, unsignedCopy } from '#test/support/dashboard.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant, anAccount, fund } from '#test/support/merchants.ts';
 
@@ -237,6 +237,10 @@ describe("hostile input on the dashboard's routes", () => {
           'Bearer a.b.c',
           'Basic dXNlcjpwYXNz',
           `Bearer ${userA.idToken.split('.').reverse().join('.')}`,
+          // A's real signature over claims naming B: the forgery a signature check exists for.
+          `Bearer ${reclaimedCopy(userA.idToken, { 'custom:merchant_id': b.merchant.merchant_id })}`,
+          `Bearer ${forgedCopy(userA.idToken)}`,
+          `Bearer ${unsignedCopy(userA.idToken)}`,
         ]) {
           const response = await send(route, { token, ...(route.method === 'POST' ? { body: '{}' } : {}) });
           expect(response.status, token).toBe(401);

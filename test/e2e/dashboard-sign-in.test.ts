@@ -334,11 +334,11 @@ describe('dashboard sign-in (API.md §10)', () => {
         Authorization: `Bearer ${data<{ access_token: string }>(await call(gateway, 'POST', SIGN_IN, { body: { email: user.email, password: user.password } })).access_token}`,
       },
     ];
+    // A route that answers a valid session 200, so that a 401 can only be the gate's.
+    const KEYS = '/api/v1/dashboard/keys';
+    expect((await call(gateway, 'GET', KEYS, { headers: user.headers })).status).toBe(200);
     for (const attempt of attempts) {
-      const response = await call(gateway, 'POST', '/api/v1/dashboard/mfa/totp', {
-        headers: attempt,
-        body: { access_token: 'x' },
-      });
+      const response = await call(gateway, 'GET', KEYS, { headers: attempt });
       expect(response.status).toBe(401);
       expect(response.body).toEqual(UNAUTHORIZED);
     }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { OPENAPI_PATHS } from '#shared/definitions/routes.ts';
+import { aDashboardUser } from '#test/support/dashboard.ts';
 import { callFrom, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
@@ -255,5 +256,28 @@ describe('dashboard sign-in', () => {
     expect(invented.body).toStrictEqual(RATE_LIMITED);
     // Valid credentials are limited per key only, whatever the address has spent.
     expect((await callFrom(gateway, '127.0.0.22', 'GET', '/balance', victim.headers)).status).toBe(200);
+  });
+});
+
+describe('dashboard sessions', () => {
+  it("limit each signed-in user to 100 requests a minute (docs/dashboard-api.md), a colleague's untouched", async () => {
+    const { merchant } = await aMerchant();
+    const [one, two] = await Promise.all([
+      aDashboardUser(merchant.merchant_id),
+      aDashboardUser(merchant.merchant_id),
+    ]);
+    const keys = (user: { headers: Record<string, string> }) =>
+      callFrom(gateway, '127.0.0.23', 'GET', '/api/v1/dashboard/keys?limit=1', user.headers);
+    for (let i = 0; i < 100; i++) {
+      const listed = await keys(one);
+      expect(listed.status).toBe(200);
+      expect(listed.headers['x-ratelimit-remaining']).toBe(String(99 - i));
+    }
+    const refused = await keys(one);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toStrictEqual(RATE_LIMITED);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Counted per user, not per merchant or address: a colleague at the same address still works.
+    expect((await keys(two)).status).toBe(200);
   });
 });

@@ -57,3 +57,10 @@ export function forgedCopy(token: string): string {
   const [header = '', payload = ''] = token.split('.');
   return `${header}.${payload}.forged`;
 }
+
+/** A JWT with some claims changed under its own, real signature (which signed the old claims). */
+export function reclaimedCopy(token: string, changes: Record<string, unknown>): string {
+  const [header = '', payload = '', signature = ''] = token.split('.');
+  const claims = { ...JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')), ...changes };
+  return `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
+}
