@@ -1,7 +1,8 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { sqs } from '#shared/aws/sqs.ts';
+import { signatureProblem } from '#shared/crypto/standard-webhooks.ts';
 import { newEvent } from '#shared/events/events.ts';
 import { deliver } from '#shared/merchant-webhooks/deliver.ts';
 import {
@@ -11,7 +12,13 @@ import {
   newDeliveryId,
   recordAttempt,
 } from '#shared/merchant-webhooks/deliveries.ts';
-import { createEndpoint } from '#shared/merchant-webhooks/endpoints.ts';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  endpointItemKey,
+  rotateSecret,
+  signingSecrets,
+} from '#shared/merchant-webhooks/endpoints.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 import { startReceiver } from '#test/support/receiver.ts';
 import { listingCalls } from '#test/support/sdk-calls.ts';
@@ -54,6 +61,42 @@ async function storedEventFor(merchantId: string, url: string, data: Record<stri
   const event = newEvent(merchantId, 'payment.received', data, new Date().toISOString());
   await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
   return { endpoint, event };
+}
+
+/**
+ * A merchant's endpoint at a test receiver, a stored event, and its delivery to the endpoint
+ * recorded and due (its message named), for `work`; the receiver closed after.
+ */
+async function withQueuedDelivery(
+  work: (queued: {
+    merchantId: string;
+    endpointId: string;
+    eventId: string;
+    message: DeliveryMessage;
+    endpointServer: Awaited<ReturnType<typeof startReceiver>>;
+  }) => Promise<void>,
+) {
+  const { merchant } = await aMerchant();
+  const endpointServer = await startReceiver();
+  try {
+    const { endpoint, event } = await storedEventFor(merchant.merchant_id, endpointServer.url);
+    const message = {
+      merchant_id: merchant.merchant_id,
+      event_id: event.event_id,
+      delivery_id: newDeliveryId(),
+      endpoint_id: endpoint.endpoint_id,
+    };
+    await createDelivery(message, endpoint.endpoint_id);
+    await work({
+      merchantId: merchant.merchant_id,
+      endpointId: endpoint.endpoint_id,
+      eventId: event.event_id,
+      message,
+      endpointServer,
+    });
+  } finally {
+    await endpointServer.close();
+  }
 }
 
 describe('a delivery attempt', () => {
@@ -125,28 +168,57 @@ describe('a delivery attempt', () => {
     }
   });
 
-  it('is recorded at the time it was made, not when its batch began (a batch reads before it sends)', async () => {
-    const { merchant } = await aMerchant();
-    const endpointServer = await startReceiver();
-    try {
-      const { endpoint, event } = await storedEventFor(merchant.merchant_id, endpointServer.url);
-      const message = {
-        merchant_id: merchant.merchant_id,
-        event_id: event.event_id,
-        delivery_id: newDeliveryId(),
-        endpoint_id: endpoint.endpoint_id,
-      };
-      await createDelivery(message, endpoint.endpoint_id);
+  it('is recorded at the time it was made, not when its batch began (a batch reads before it sends)', () =>
+    withQueuedDelivery(async ({ merchantId, eventId, message, endpointServer }) => {
       // The batch's clock, read when its messages were taken: a minute before this attempt.
       const before = Date.now();
       await deliver(message, before - 60_000);
-      const [delivery] = await deliveriesOf(merchant.merchant_id, event.event_id);
+      const [delivery] = await deliveriesOf(merchantId, eventId);
       const at = Date.parse(delivery?.attempts[0]?.at ?? '');
       expect(delivery?.status).toBe('delivered');
       expect(at).toBeGreaterThanOrEqual(before);
       expect(at).toBeLessThanOrEqual(endpointServer.received[0]?.at ?? 0);
-    } finally {
-      await endpointServer.close();
-    }
-  });
+    }));
+
+  it('sends nothing to an endpoint deleted after its delivery was queued: the delivery ends failed (API.md §8)', () =>
+    withQueuedDelivery(async ({ merchantId, endpointId, eventId, message, endpointServer }) => {
+      // Deleted between the fan-out and the attempt (a retry's wait, or the queue's own).
+      await deleteEndpoint(merchantId, endpointId);
+      await deliver(message);
+      expect(endpointServer.received).toEqual([]);
+      const [delivery] = await deliveriesOf(merchantId, eventId);
+      expect(delivery?.status).toBe('failed');
+    }));
+
+  it('is signed by a rotated-out secret for its 24 hours only, then by the current secret alone (API.md §8)', () =>
+    withQueuedDelivery(async ({ merchantId, endpointId, message, endpointServer }) => {
+      const before = Date.now();
+      const rotated = await rotateSecret(merchantId, endpointId);
+      const [old, current] = rotated.endpoint.secrets;
+      const retiresIn = Date.parse(old?.retires_at ?? '') - before;
+      expect(retiresIn).toBeGreaterThanOrEqual(24 * 3600_000);
+      expect(retiresIn).toBeLessThan(24 * 3600_000 + 60_000);
+      expect(await signingSecrets(rotated.endpoint)).toHaveLength(2);
+      // Its 24 hours over: the stored expiry moved back past now, then the attempt.
+      const retired = [{ ...old, retires_at: new Date(Date.now() - 1).toISOString() }, current];
+      await dynamo.send(
+        new UpdateCommand({
+          ...endpointItemKey(merchantId, endpointId),
+          UpdateExpression: 'SET secrets = :secrets',
+          ExpressionAttributeValues: { ':secrets': retired },
+        }),
+      );
+      await deliver(message);
+      const [request] = endpointServer.received;
+      const signature = String(request?.headers['webhook-signature']);
+      expect(signature.split(' ')).toHaveLength(1);
+      const signed = {
+        id: String(request?.headers['webhook-id']),
+        timestamp: String(request?.headers['webhook-timestamp']),
+        signature,
+        body: request?.body ?? '',
+      };
+      const keyOf = (secret: string) => [Buffer.from(secret.replace(/^whsec_/, ''), 'base64')];
+      expect(signatureProblem(signed, keyOf(rotated.secret))).toBeUndefined();
+    }));
 });

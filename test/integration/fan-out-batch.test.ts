@@ -244,3 +244,34 @@ describe('an event older than an endpoint', () => {
     expect(await deliveryTo(after.endpoint_id)).toBeUndefined();
   });
 });
+
+describe('an event type an endpoint did not subscribe to', () => {
+  it('is not sent to it; endpoints subscribed to it, or to every type, get it (API.md §8 `events`)', async () => {
+    const { merchant } = await aMerchant();
+    const m = merchant.merchant_id;
+    const [others, subscribed, every] = await Promise.all([
+      createEndpoint(m, { url: receiver.url, events: ['transfer.failed', 'transfer.success'] }),
+      createEndpoint(m, { url: receiver.url, events: ['transfer.failed', 'payment.received'] }),
+      createEndpoint(m, { url: receiver.url }),
+    ]);
+    // Made after the endpoints: only endpoints registered by an event's time get it.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const event = newEvent(
+      m,
+      'payment.received',
+      { transaction: { reference: 'r' } },
+      new Date().toISOString(),
+    );
+
+    expect((await handler(streamOf([event]))).batchItemFailures).toEqual([]);
+    const deliveryTo = ({ endpoint }: { endpoint: { endpoint_id: string } }) =>
+      getDelivery({
+        merchant_id: m,
+        event_id: event.event_id,
+        delivery_id: firstDeliveryId(event.event_id, endpoint.endpoint_id),
+      });
+    expect(await deliveryTo(others)).toBeUndefined();
+    expect(await deliveryTo(subscribed)).toMatchObject({ endpoint_id: subscribed.endpoint.endpoint_id });
+    expect(await deliveryTo(every)).toMatchObject({ endpoint_id: every.endpoint.endpoint_id });
+  });
+});

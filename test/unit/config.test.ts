@@ -12,6 +12,10 @@ describe('config', () => {
       bankCode: '101',
     });
     expect(config.requery).toEqual({ afterSeconds: 60, intervalSeconds: 60, alertHours: 24 });
+    // API.md §8: retried after 5 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h, 24 h and 24 h.
+    expect(config.merchantWebhooks.retrySchedule).toEqual([
+      5, 60, 300, 1800, 7200, 21600, 43200, 86400, 86400, 86400,
+    ]);
     expect(config.apiKeyPepper).toBeUndefined();
     expect(config.dynamoEndpoint).toBeUndefined();
   });

@@ -305,6 +305,13 @@ describe('Paystack webhook verification', () => {
     expect(await adapter().verifyDelivery(delivery(body, { headers }))).toEqual(expect.any(String));
   });
 
+  it('rejects the body re-formatted under the signature of the bytes Paystack sent: the HMAC is over the raw body', async () => {
+    // A check over the parsed and re-serialised body would take this (the case above cannot tell).
+    const reformatted = JSON.stringify(JSON.parse(body), null, 2);
+    const headers = { 'x-paystack-signature': sign(body) };
+    expect(await adapter().verifyDelivery(delivery(reformatted, { headers }))).toEqual(expect.any(String));
+  });
+
   it('rejects a delivery without the signature header', async () => {
     expect(await adapter().verifyDelivery(delivery(body, { headers: {} }))).toEqual(expect.any(String));
   });

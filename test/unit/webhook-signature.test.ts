@@ -23,8 +23,6 @@ describe('Standard Webhooks signatures', () => {
     ['a tampered body', { body: body.replace('100', '900') }],
     ['re-serialised JSON', { body: JSON.stringify(JSON.parse(body), null, 1) }],
     ['another webhook id', { id: 'msg_2' }],
-    ['a stale timestamp (6 minutes old)', { timestamp: String(now / 1000 - 360) }],
-    ['a future timestamp (6 minutes ahead)', { timestamp: String(now / 1000 + 360) }],
     ['a non-numeric timestamp', { timestamp: '17e8' }],
     ['a missing id', { id: undefined }],
     ['a missing timestamp', { timestamp: undefined }],
@@ -43,6 +41,15 @@ describe('Standard Webhooks signatures', () => {
     expect(signatureProblem({ ...good, signature: sign(other, 'msg_1', ts, body) }, [key], now)).toBe(
       'signature mismatch',
     );
+  });
+
+  it('reject a timestamp 5 minutes and a second or more away, though signed with it', () => {
+    for (const offset of [-360, -301, 301, 360]) {
+      const t = String(now / 1000 + offset);
+      expect(
+        signatureProblem({ ...good, timestamp: t, signature: sign(key, 'msg_1', t, body) }, [key], now),
+      ).toBe('timestamp outside tolerance');
+    }
   });
 
   it('accept the timestamp at the edge of the ±5 minute tolerance', () => {
