@@ -408,3 +408,28 @@ describe('transfer verdicts by webhook', () => {
     expect((await auditMerchant(m.merchant.merchant_id)).problems).toEqual([]);
   });
 });
+
+describe('POST /virtual-accounts: a reference is one request', () => {
+  it('answers 409 when a reference comes back with another expiry or customer, or none', async () => {
+    const m = await aMerchant();
+    const body = {
+      amount: 100_000,
+      reference: ref(),
+      expires_in_minutes: 60,
+      customer: { name: 'Ada Obi', email: 'ada@example.com' },
+    };
+    expect((await open(m, body)).status).toBe(201);
+    expect((await open(m, body)).status).toBe(200);
+    for (const changed of [
+      { ...body, expires_in_minutes: 61 },
+      { ...body, customer: { name: 'Ada Obi', email: 'ada2@example.com' } },
+      { amount: body.amount, reference: body.reference, expires_in_minutes: 60 },
+    ]) {
+      const response = await open(m, changed);
+      expect([response.status, response.body?.code], JSON.stringify(changed)).toEqual([
+        409,
+        'duplicate_reference',
+      ]);
+    }
+  });
+});

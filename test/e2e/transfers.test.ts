@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
+import { toNuban } from '#shared/banks/nuban.ts';
 import { auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
 import { getMerchant } from '#shared/merchants/store.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
@@ -431,5 +432,47 @@ describe('bad transfer input', () => {
       404,
     );
     expect(await getMerchant(m.merchant.merchant_id)).toMatchObject({ balance: 1_500, version: 1 });
+  });
+});
+
+describe('POST /transfers: a reference is one request (API.md §2)', () => {
+  it('answers 409 when a reference comes back naming another bank, beneficiary or session, sending nothing', async () => {
+    const m = await aMerchant();
+    await fund(m.merchant.merchant_id, 100_000);
+    const expect409 = async (body: Record<string, unknown>) => {
+      const response = await transfer(m, body);
+      expect([response.status, response.body?.code], JSON.stringify(body)).toEqual([
+        409,
+        'duplicate_reference',
+      ]);
+    };
+
+    // 044 and 011 give every serial the same check digit: one account number, another bank.
+    const account = anAccount('044');
+    expect(toNuban('011', account.slice(0, 9))).toBe(account);
+    const byNumber = { reference: ref(), amount: 1_000, account_number: account, bank_code: '044' };
+    expect((await transfer(m, byNumber)).status).toBe(201);
+    await expect409({ ...byNumber, bank_code: '011' });
+
+    // A new beneficiary, or a new validation session, of a fresh account: its id.
+    const made = async (path: string, field: 'id' | 'session_id') =>
+      data<Record<string, string>>(
+        await call(gateway, 'POST', path, {
+          body: { account_number: anAccount('035'), bank_code: '035' },
+          headers: m.headers,
+        }),
+      )[field];
+    const beneficiary = () => made('/beneficiaries', 'id');
+    const session = () => made('/validate-account', 'session_id');
+    const byBeneficiary = { reference: ref(), amount: 1_000, beneficiary_id: await beneficiary() };
+    expect((await transfer(m, byBeneficiary)).status).toBe(201);
+    await expect409({ ...byBeneficiary, beneficiary_id: await beneficiary() });
+
+    const bySession = { reference: ref(), amount: 1_000, session_id: await session() };
+    expect((await transfer(m, bySession)).status).toBe(201);
+    await expect409({ ...bySession, session_id: await session() });
+
+    // Three transfers of 1,000 + 1,000 fee; the refused retries moved nothing.
+    expect(await balanceOf(m)).toBe(100_000 - 3 * 2_000);
   });
 });
