@@ -10,16 +10,20 @@ import type { LocalGateway } from '#infra/local/gateway.ts';
 import { localCredentials } from '#infra/local/process.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 import { createDashboardUser } from '#shared/dashboard/users.ts';
-import { aDashboardUser, aPassword, forgedCopy, totpCode, unsignedCopy } from '#test/support/dashboard.ts';
+import {
+  aDashboardUser,
+  aPassword,
+  claimsOf,
+  forgedCopy,
+  totpCode,
+  unsignedCopy,
+} from '#test/support/dashboard.ts';
 import { call, data, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
 const SIGN_IN = '/api/v1/dashboard/sessions';
 const CHALLENGE = '/api/v1/dashboard/sessions/challenge';
 const UNAUTHORIZED = { status: 'error', message: 'Invalid API credentials' };
-
-const claimsOf = (token: string) =>
-  JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
 
 describe('dashboard sign-in (API.md §10)', () => {
   let gateway: LocalGateway;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
-import { aDashboardUser } from '#test/support/dashboard.ts';
+import { aDashboardUser, claimsOf } from '#test/support/dashboard.ts';
 import { call, startTestGateway } from '#test/support/gateway.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
@@ -14,8 +14,7 @@ describe('dashboard users in the local Cognito', () => {
   it('signs a user in with an ID token naming the merchant, which the gateway verifies', async () => {
     const { merchant } = await aMerchant();
     const user = await aDashboardUser(merchant.merchant_id);
-    const [, payload = ''] = user.idToken.split('.');
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+    const claims = claimsOf(user.idToken);
     expect(claims['custom:merchant_id']).toBe(merchant.merchant_id);
     expect(claims.token_use).toBe('id');
     expect(claims.email).toBe(user.email);
