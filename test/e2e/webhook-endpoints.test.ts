@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
@@ -110,6 +110,21 @@ describe('webhook endpoints (API.md §8)', () => {
         code,
       ]);
     }
+    // A sent `null`, `false`, `0` or `""` is not an absent body: refused, nothing deleted or rotated.
+    const kept = await getEndpoint(m.merchant.merchant_id, endpoint.id);
+    for (const [method, route] of [
+      ['DELETE', path],
+      ['POST', `${path}/rotate-secret`],
+    ] as const) {
+      for (const rawBody of ['null', 'false', '0', '""']) {
+        const refused = await call(gateway, method, route, { rawBody, headers: jsonHeaders });
+        expect([refused.status, refused.body?.errors], `${method} ${rawBody}`).toEqual([
+          400,
+          [{ field: 'body', message: 'Must be an object' }],
+        ]);
+      }
+    }
+    expect(await getEndpoint(m.merchant.merchant_id, endpoint.id)).toStrictEqual(kept);
     expect((await list(m)).map((listed) => listed.id)).toEqual([endpoint.id]);
     const deleted = await call(gateway, 'DELETE', `/api/v1/developer/webhook-endpoints/${endpoint.id}`, {
       body: {},
@@ -275,6 +290,32 @@ describe('webhook endpoints (API.md §8)', () => {
       expect(data<Endpoint>(later).id).not.toBe(first.id);
       expect(await createWith(m, 'k-24h', { url: 'http://127.0.0.1:9/b' })).toMatchObject({ status: 200 });
       expect(await list(m)).toHaveLength(2);
+    });
+
+    it("remembers a create's and a rotation's key for 24 hours, DynamoDB's ttl with it", async () => {
+      const m = await aMerchant();
+      const stored = async (key: string) =>
+        (
+          await dynamo.send(
+            new GetCommand({
+              TableName: tableName('webhookEndpoints'),
+              Key: { merchant_id: m.merchant.merchant_id, endpoint_id: `#key#${sha256Base64url(key)}` },
+              ConsistentRead: true,
+            }),
+          )
+        ).Item;
+      // Written out, not imported: a changed lifetime must fail here.
+      const DAY = 24 * 3600 * 1000;
+      const before = Date.now();
+      const made = data<Endpoint>(await createWith(m, 'ttl-create', { url: 'http://127.0.0.1:9/ttl' }));
+      expect((await rotateWith(m, 'ttl-rotate', made.id)).status).toBe(200);
+      const after = Date.now();
+      for (const key of ['ttl-create', 'ttl-rotate']) {
+        const item = await stored(key);
+        expect(item?.expires_at, key).toBeGreaterThanOrEqual(before + DAY);
+        expect(item?.expires_at, key).toBeLessThanOrEqual(after + DAY);
+        expect(item?.ttl, key).toBe(Math.ceil(Number(item?.expires_at) / 1000));
+      }
     });
 
     it('remembers only what succeeded: a create refused at the limit can be retried with its key', async () => {

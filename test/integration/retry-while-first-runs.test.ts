@@ -46,13 +46,6 @@ describe('a retried transfer whose own checks fail', () => {
     expect(retry.created).toBe(false);
     expect(retry.transaction).toMatchObject({ reference: request.reference, amount: 5_000 });
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(20_000 - 5_000 - retry.transaction.fee);
-
-    // Another request under that reference is still refused as one: 409, not the transfer.
-    const other = { ...request, reference: request.reference, amount: 6_000 };
-    vi.spyOn(partner(), 'nameEnquiry').mockRejectedValueOnce(new PartnerUnavailable(30));
-    await expect(createTransfer(merchant.merchant_id, other)).rejects.toMatchObject({
-      code: 'duplicate_reference',
-    });
   });
 
   it('fails as before when nothing was made under its reference', async () => {
@@ -90,6 +83,66 @@ describe('a retried virtual account whose issue fails', () => {
     expect(first?.created).toBe(true);
     expect(retry).toEqual({ account: first?.account, created: false });
   });
+});
+
+/**
+ * Another request under a reference, made while the first one runs: it read nothing under the
+ * reference, so its 409 must come from the paths that answer a retry with what the first made.
+ */
+describe('a different request that loses the race for its reference', () => {
+  const reference = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+
+  it.each([
+    ['its account named', false],
+    ['its own checks failed', true],
+  ])(
+    'is refused 409 duplicate_reference for a transfer when %s, never answered with the winner',
+    async (_, timesOut) => {
+      const { merchant } = await aMerchant();
+      await fund(merchant.merchant_id, 20_000);
+      const first = {
+        reference: reference('race'),
+        amount: 5_000,
+        account_number: anAccount('058'),
+        bank_code: '058',
+      };
+      const other = { ...first, amount: 6_000 };
+      const enquiry = partner().nameEnquiry.bind(partner());
+      vi.spyOn(partner(), 'nameEnquiry').mockImplementationOnce(async (bank, account) => {
+        // While `other` checks its account, `first` is made; then `other` goes on to the debit (which
+        // finds the reference taken) or, its enquiry timed out, looks for what was made.
+        vi.mocked(partner().nameEnquiry).mockImplementation(enquiry);
+        expect((await createTransfer(merchant.merchant_id, first)).created).toBe(true);
+        if (timesOut) throw new PartnerUnavailable(30);
+        return enquiry(bank, account);
+      });
+      await expect(createTransfer(merchant.merchant_id, other)).rejects.toMatchObject({
+        code: 'duplicate_reference',
+      });
+      expect((await getMerchant(merchant.merchant_id))?.balance).toBe(20_000 - 5_000 - 1_000);
+    },
+  );
+
+  it.each([
+    ['its account issued', false],
+    ['its issue failed', true],
+  ])(
+    'is refused 409 duplicate_reference for a virtual account when %s, never answered with the winner',
+    async (_, fails) => {
+      const { merchant } = await aMerchant();
+      const first = { reference: reference('va-race'), amount: 50_000, expires_in_minutes: 30 };
+      const issue = partner().openVirtualAccount.bind(partner());
+      vi.spyOn(partner(), 'openVirtualAccount').mockImplementationOnce(async (order) => {
+        vi.mocked(partner().openVirtualAccount).mockImplementation(issue);
+        expect((await createVirtualAccount(merchant.merchant_id, merchant.name, first)).created).toBe(true);
+        if (fails) throw new PartnerUnavailable(30);
+        return issue(order);
+      });
+      await expect(
+        createVirtualAccount(merchant.merchant_id, merchant.name, { ...first, amount: 60_000 }),
+      ).rejects.toMatchObject({ code: 'duplicate_reference' });
+    },
+  );
 });
 
 describe('a retried beneficiary whose name enquiry fails', () => {

@@ -52,6 +52,11 @@ describe('pageOf', () => {
       expect(() => pageOf(WE, ITEMS, position, 2, forged(time))).toThrow(ValidationError);
     }
     expect(ids(pageOf(WE, ITEMS, position, 2, forged('9999-01-01T00:00:00.000Z')))).toEqual(['we_e', 'we_d']);
+    // Its own keys and no other: the same position with one more is not a cursor it gave.
+    const padded = Buffer.from(
+      JSON.stringify({ list: WE, created_at: '9999-01-01T00:00:00.000Z', id: 'we_b', extra: 'x' }),
+    ).toString('base64url');
+    expect(() => pageOf(WE, ITEMS, position, 2, padded)).toThrow(ValidationError);
   });
 
   it("refuses another merchant's cursor of the same list, and a time that never was", () => {
