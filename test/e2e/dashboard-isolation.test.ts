@@ -142,6 +142,21 @@ describe("a dashboard user of merchant A with merchant B's identifiers", () => {
     },
   );
 
+  it("cannot name B in a header or a query: the merchant is the token's claim only", async () => {
+    const KEYS = '/api/v1/dashboard/keys';
+    const viaHeader = await call(gateway, 'GET', KEYS, {
+      headers: { ...userA.headers, 'X-Merchant-Id': b.merchant.merchant_id },
+    });
+    expect(viaHeader.status).toBe(200);
+    const listed = data<{ api_key: string }[]>(viaHeader).map((key) => key.api_key);
+    expect(listed).toContain(a.apiKey);
+    expect(listed).not.toContain(ids.apiKey);
+    const viaQuery = await call(gateway, 'GET', `${KEYS}?merchant_id=${b.merchant.merchant_id}`, {
+      headers: userA.headers,
+    });
+    expect(viaQuery.status).toBe(400);
+  });
+
   it("left B's key, endpoint and event as they were", async () => {
     expect((await call(gateway, 'GET', `${API_PREFIX}/balance`, { headers: b.headers })).status).toBe(200);
     const endpoints = data<{ id: string; status: string }[]>(

@@ -293,7 +293,14 @@ describe("the dashboard's AWS side (API.md §10)", () => {
 
   it('gives the sign-in functions the pool and its client', () => {
     const signers = (ROUTES as readonly Route[]).filter((route) => route.access.signsIn);
-    expect(signers.length).toBeGreaterThanOrEqual(2);
+    // Named, not only counted: a route that lost the flag would leave this loop, and its function
+    // would lose the pool on AWS only (locally every handler shares one environment).
+    expect(signers.map((route) => route.name).sort()).toEqual([
+      'answer-dashboard-challenge',
+      'confirm-totp-enrolment',
+      'create-dashboard-session',
+      'start-totp-enrolment',
+    ]);
     for (const route of signers) {
       const [, fn] = ofType('AWS::Lambda::Function').find(
         ([, r]) => r.Properties.FunctionName === `naira-dev-${route.name}`,

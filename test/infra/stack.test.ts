@@ -23,7 +23,7 @@ import {
   PUBLIC_PATHS,
   webhookPaths,
 } from '#shared/definitions/keyless.ts';
-import { PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
+import { deadLetterQueueName, PAYMENT_EVENTS_QUEUE, QUEUE_LIST } from '#shared/definitions/queues.ts';
 import {
   API_KEY_AUTHORIZER,
   DASHBOARD_PREFIX,
@@ -358,6 +358,28 @@ describe('the AWS stack', () => {
         Match.objectLike({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 }),
       ]),
     });
+  });
+
+  it("applies the per-key usage plan to the API's stage (a plan on no stage limits no key)", () => {
+    const [restApiId] = ofType(dev.resources, 'AWS::ApiGateway::RestApi')[0] as [string, Resource];
+    const [stageId] = ofType(dev.resources, 'AWS::ApiGateway::Stage')[0] as [string, Resource];
+    const plans = ofType(dev.resources, 'AWS::ApiGateway::UsagePlan');
+    expect(plans).toHaveLength(1);
+    expect((plans[0] as [string, Resource])[1].Properties.ApiStages).toEqual([
+      expect.objectContaining({ ApiId: { Ref: restApiId }, Stage: { Ref: stageId } }),
+    ]);
+  });
+
+  it('gives every queue its own dead-letter queue, after the receives its definition says', () => {
+    const queues = ofType(dev.resources, 'AWS::SQS::Queue');
+    const idOf = (name: string) => queues.find(([, q]) => q.Properties.QueueName === name)?.[0];
+    for (const definition of QUEUE_LIST) {
+      const main = queues.find(([, q]) => q.Properties.QueueName === `naira-dev-${definition.name}`)?.[1];
+      expect(main?.Properties.RedrivePolicy, definition.name).toEqual({
+        deadLetterTargetArn: { 'Fn::GetAtt': [idOf(`naira-dev-${deadLetterQueueName(definition)}`), 'Arn'] },
+        maxReceiveCount: definition.maxReceiveCount,
+      });
+    }
   });
 
   it('puts every api_key route, and only those, behind one REQUEST authorizer cached ≤ 30 s per key, secret and IP', () => {

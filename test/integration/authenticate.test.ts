@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { authenticate, clearAuthCache } from '#shared/api-keys/authenticate.ts';
 import { rollKey } from '#shared/api-keys/lifecycle.ts';
+import { toApiKey } from '#shared/api-keys/registry.ts';
 import { getApiKey, revokeApiKey, setAllowedIps } from '#shared/api-keys/store.ts';
 import { isValidNuban } from '#shared/banks/nuban.ts';
 import { config } from '#shared/config.ts';
@@ -82,6 +83,18 @@ describe('authenticate', () => {
     await expect(
       authenticate({ apiKey: later.apiKey, apiSecret: later.apiSecret, sourceIp: IP }),
     ).resolves.toBeTruthy();
+  });
+
+  it('refuses a key from the very millisecond of its expiry, and lists it expired from then (API.md §10)', async () => {
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const at = Date.parse(expiresAt);
+    const { apiKey, apiSecret } = await aMerchant({ expiresAt });
+    await expect(authenticate({ apiKey, apiSecret, sourceIp: IP }, at - 1)).resolves.toBeTruthy();
+    await rejects(authenticate({ apiKey, apiSecret, sourceIp: IP }, at));
+    const record = await getApiKey(apiKey, { consistent: true });
+    expect(record).toBeDefined();
+    expect(toApiKey(record as NonNullable<typeof record>, at - 1).status).toBe('active');
+    expect(toApiKey(record as NonNullable<typeof record>, at).status).toBe('expired');
   });
 
   it('accepts only addresses inside the allowlist, IPv4 and IPv6', async () => {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { handler } from '#functions/authorize-api-key.ts';
 import { handler as getBalance } from '#functions/get-balance.ts';
+import { handler as listApiKeys } from '#functions/list-api-keys.ts';
+import { apiEvent, lambdaContext } from '#test/support/events.ts';
 import { aMerchant } from '#test/support/merchants.ts';
 
 /**
@@ -136,20 +138,79 @@ describe('the API key authorizer', () => {
   });
 });
 
+/** The event API Gateway hands a function behind an authorizer: its context as the authorizer set it. */
+function routedEvent(
+  resource: string,
+  authorizer: Record<string, unknown> | undefined,
+  multiValueHeaders: Record<string, string[]> = {},
+): APIGatewayProxyEvent {
+  return apiEvent({
+    httpMethod: 'GET',
+    resource,
+    path: resource,
+    headers: Object.fromEntries(
+      Object.entries(multiValueHeaders).map(([name, values]) => [name, values.at(-1) ?? '']),
+    ),
+    multiValueHeaders,
+    requestContext: { requestId: randomUUID(), authorizer } as APIGatewayProxyEvent['requestContext'],
+  });
+}
+
+const refusedAs401 = (response: { statusCode: number; body: string }, what: string) => {
+  expect(response.statusCode, what).toBe(401);
+  expect(JSON.parse(response.body), what).toStrictEqual({
+    status: 'error',
+    message: 'Invalid API credentials',
+  });
+};
+
 describe('a handler behind the authorizer', () => {
   it('answers 401 without an authorizer context, whatever credentials the headers carry', async () => {
     const { apiKey, apiSecret } = await aMerchant();
-    const response = await getBalance(
-      {
-        httpMethod: 'GET',
-        path: '/balance',
-        headers: { 'X-API-Key': apiKey, 'X-API-Secret': apiSecret },
-        body: null,
-        requestContext: { requestId: randomUUID() },
-      } as never,
-      {} as never,
-    );
-    expect(response.statusCode).toBe(401);
-    expect(JSON.parse(response.body)).toStrictEqual({ status: 'error', message: 'Invalid API credentials' });
+    const headers = { 'X-API-Key': [apiKey], 'X-API-Secret': [apiSecret] };
+    refusedAs401(await getBalance(routedEvent('/balance', undefined, headers), lambdaContext), 'no context');
+  });
+
+  // On AWS the verdict is cached per identity source values, so the handler, not only the
+  // authorizer, refuses a repeated credential header (API.md §11); locally the authorizer runs on
+  // every request and refuses first, so only a direct call reaches this check.
+  it('answers 401 to a credential header sent twice, even with a verified context', async () => {
+    const { merchant, apiKey, apiSecret } = await aMerchant();
+    const verified = { principalId: merchant.merchant_id, merchantId: merchant.merchant_id, apiKey };
+    const balance = (headers: Record<string, string[]>) =>
+      getBalance(routedEvent('/balance', verified, headers), lambdaContext);
+    expect((await balance({ 'X-API-Key': [apiKey], 'X-API-Secret': [apiSecret] })).statusCode).toBe(200);
+    for (const headers of [
+      { 'X-API-Key': ['junk', apiKey], 'X-API-Secret': [apiSecret] },
+      { 'X-API-Key': [apiKey], 'X-API-Secret': ['junk', apiSecret] },
+    ]) {
+      refusedAs401(await balance(headers), JSON.stringify(headers));
+    }
+    // A context naming the merchant but no key is no verified caller either.
+    const keyless = routedEvent('/balance', { merchantId: merchant.merchant_id });
+    refusedAs401(await getBalance(keyless, lambdaContext), 'no key in the context');
+  });
+});
+
+describe('a dashboard handler behind the Cognito authorizer', () => {
+  // What API Gateway's Cognito authorizer hands a handler: the token's claims, as strings. It
+  // verifies signature and expiry only: whose merchant, and that it is an ID token, is the handler's.
+  const keysWith = (claims: Record<string, string>) =>
+    listApiKeys(routedEvent('/api/v1/dashboard/keys', { claims }), lambdaContext);
+
+  it("answers the claim's merchant, and 401 to claims without a merchant or sub, or of an access token", async () => {
+    const { merchant, apiKey } = await aMerchant();
+    const id = { sub: randomUUID(), 'custom:merchant_id': merchant.merchant_id, token_use: 'id' };
+    const ok = await keysWith(id);
+    expect(ok.statusCode).toBe(200);
+    expect(JSON.parse(ok.body).data.map((key: { api_key: string }) => key.api_key)).toEqual([apiKey]);
+    for (const claims of <Record<string, string>[]>[
+      { sub: id.sub, token_use: 'id' },
+      { 'custom:merchant_id': merchant.merchant_id, token_use: 'id' },
+      { ...id, 'custom:merchant_id': '' },
+      { ...id, token_use: 'access' },
+    ]) {
+      refusedAs401(await keysWith(claims), JSON.stringify(claims));
+    }
   });
 });
