@@ -277,6 +277,27 @@ describe('Paystack answers about a transfer that do not read exactly', () => {
     expect(await partner.queryTransfer(paid.reference)).toEqual({ status: 'success' });
   });
 
+  it("reads each of Paystack's transfer status words on verify: rejected, abandoned and blocked are failed", async () => {
+    const paid = order(PAYSTACK_ACCOUNT_PREFIXES.succeedsSilently, 'words');
+    patch = () => undefined;
+    expect(await partner.sendTransfer(paid)).toEqual({ status: 'pending' });
+    for (const [word, status] of [
+      ['rejected', 'failed'],
+      ['abandoned', 'failed'],
+      ['blocked', 'failed'],
+      ['failed', 'failed'],
+      ['reversed', 'reversed'],
+      ['success', 'success'],
+      ['received', 'pending'],
+      ['queued', 'pending'],
+      ['otp', 'pending'],
+    ] as const) {
+      patch = dataPatched(verifying, (data) => ({ data: { ...data, status: word } }));
+      expect((await partner.queryTransfer(paid.reference))?.status, word).toBe(status);
+    }
+    patch = () => undefined;
+  });
+
   it('neither pays nor fails a refused send whose confirming verify answers about another transfer', async () => {
     const refused = order(PAYSTACK_ACCOUNT_PREFIXES.insufficientBalance, 'confirmedby');
     // Paystack has no transfer under the reference; the verify answer is another transfer's success.

@@ -1,5 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { config } from '#shared/config.ts';
 import { ApiError } from '#shared/errors.ts';
@@ -16,6 +16,21 @@ import { startReceiver } from '#test/support/receiver.ts';
  * (an endpoint registered while allowed, then no longer allowed, is never called).
  */
 const policy = config.merchantWebhooks as { allowPrivate: boolean };
+
+/**
+ * `hook.rebind.invalid` resolves, through the lookup the URL check asks, to loopback: the name has
+ * no record anywhere else (`.invalid`), so a delivery that looks it up again (at connect time, as
+ * DNS rebinding needs) reaches nothing.
+ */
+const { REBIND_HOST } = vi.hoisted(() => ({ REBIND_HOST: 'hook.rebind.invalid' }));
+vi.mock('node:dns/promises', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:dns/promises')>();
+  const lookup = ((hostname: string, options?: unknown) =>
+    hostname === REBIND_HOST
+      ? Promise.resolve([{ address: '127.0.0.1', family: 4 }])
+      : actual.lookup(hostname, options as never)) as typeof actual.lookup;
+  return { ...actual, lookup, default: { ...actual, lookup } };
+});
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
   receiver = await startReceiver();
@@ -26,6 +41,27 @@ afterEach(() => {
 });
 
 const codeOf = (error: unknown) => (error instanceof ApiError ? error.code : String(error));
+
+/**
+ * A `payment.received` event stored directly (as a credit's transaction would store it), queued for
+ * one endpoint and attempted once by `deliver()`: the event's id and the delivery as it stands.
+ */
+async function deliverOnce(merchantId: string, endpointId: string, reference: string) {
+  const event = newEvent(
+    merchantId,
+    'payment.received',
+    { transaction: { reference }, virtual_account: null },
+    new Date().toISOString(),
+  );
+  await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
+  const message = { merchant_id: merchantId, event_id: event.event_id, delivery_id: newDeliveryId() };
+  await createDelivery(message, endpointId);
+  await deliver(message);
+  const [delivery] = (await deliveriesOf(merchantId, event.event_id)).filter(
+    (d) => d.delivery_id === message.delivery_id,
+  );
+  return { eventId: event.event_id, delivery };
+}
 
 describe('merchant webhook URLs with MERCHANT_WEBHOOK_ALLOW_PRIVATE off (as on AWS)', () => {
   it('refuses loopback, private, metadata and link-local targets, and hostnames that resolve to them', async () => {
@@ -60,33 +96,35 @@ describe('merchant webhook URLs with MERCHANT_WEBHOOK_ALLOW_PRIVATE off (as on A
       events: ['transfer.failed'],
     });
     policy.allowPrivate = false;
-    const event = newEvent(
-      merchant.merchant_id,
-      'payment.received',
-      { transaction: { reference: 'ssrf-test' }, virtual_account: null },
-      new Date().toISOString(),
-    );
-    // Stored directly, as a credit's transaction would store it.
-    await dynamo.send(new PutCommand({ TableName: tableName('events'), Item: event }));
-    const message = {
-      merchant_id: merchant.merchant_id,
-      event_id: event.event_id,
-      delivery_id: newDeliveryId(),
-    };
-    await createDelivery(message, endpoint.endpoint_id);
     const before = receiver.received.length;
-    await deliver(message);
-    const [delivery] = (await deliveriesOf(merchant.merchant_id, event.event_id)).filter(
-      (d) => d.delivery_id === message.delivery_id,
-    );
+    const { eventId, delivery } = await deliverOnce(merchant.merchant_id, endpoint.endpoint_id, 'ssrf-test');
     expect(delivery?.attempts).toEqual([
       expect.objectContaining({
         status_code: null,
         error: expect.stringMatching(/^invalid_url: host resolves to a forbidden address \(loopback\)/),
       }),
     ]);
-    expect(receiver.received.slice(before).filter((r) => r.headers['webhook-id'] === event.event_id)).toEqual(
-      [],
+    expect(receiver.received.slice(before).filter((r) => r.headers['webhook-id'] === eventId)).toEqual([]);
+  });
+});
+
+describe('a merchant webhook delivery to a hostname', () => {
+  it('delivers to the address it checked, never looking the host up again (DNS rebinding)', async () => {
+    const { merchant } = await aMerchant();
+    const port = new URL(receiver.url).port;
+    // Subscribed to another type, as above: only the delivery this test drives may try.
+    const { endpoint } = await createEndpoint(merchant.merchant_id, {
+      url: `http://${REBIND_HOST}:${port}/hooks`,
+      events: ['transfer.failed'],
+    });
+    const { eventId, delivery } = await deliverOnce(
+      merchant.merchant_id,
+      endpoint.endpoint_id,
+      'rebind-test',
     );
+    expect(delivery?.attempts).toEqual([expect.objectContaining({ status_code: 200, error: null })]);
+    expect(receiver.received.filter((r) => r.headers['webhook-id'] === eventId)).toEqual([
+      expect.objectContaining({ headers: expect.objectContaining({ host: `${REBIND_HOST}:${port}` }) }),
+    ]);
   });
 });

@@ -42,4 +42,12 @@ describe('config', () => {
     expect(() => loadConfig({ PARTNER_TIMEOUT_MS: '7501' })).toThrow(/PARTNER_TIMEOUT_MS/);
     expect(loadConfig({ PARTNER_TIMEOUT_MS: '7500' }).partner.timeoutMs).toBe(7_500);
   });
+
+  it('reads PAYSTACK_WEBHOOK_IPS as a list: empty (the default) is no list, so the address is not checked', () => {
+    expect(loadConfig({}).paystack.webhookIps).toEqual([]);
+    expect(loadConfig({ PAYSTACK_WEBHOOK_IPS: '' }).paystack.webhookIps).toEqual([]);
+    expect(
+      loadConfig({ PAYSTACK_WEBHOOK_IPS: ' 52.31.139.75, 52.49.173.169 ,' }).paystack.webhookIps,
+    ).toEqual(['52.31.139.75', '52.49.173.169']);
+  });
 });

@@ -43,6 +43,25 @@ describe('the shared HTTP stack', () => {
     expect(awsAttemptTimeout(60_000)).toBe(60_000);
   });
 
+  it("hands a partner webhook the caller's address as API Gateway saw it, never a header's", async () => {
+    // PAYSTACK_WEBHOOK_IPS compares this address: a spoofable X-Forwarded-For must not stand in for it.
+    const seen: (string | undefined)[] = [];
+    const webhook = webhookHandler('receive-partner-webhook', async ({ sourceIp }) => {
+      seen.push(sourceIp);
+      return { message: 'Accepted' };
+    });
+    await webhook(
+      jsonEvent({}, { 'X-Forwarded-For': '52.31.139.75', 'x-forwarded-for': '52.31.139.75' }),
+      lambdaContext,
+    );
+    const v2 = {
+      ...jsonEvent({}, { 'x-forwarded-for': '52.31.139.75' }),
+      requestContext: { requestId: 'url-1', http: { method: 'POST', path: '/', sourceIp: '198.51.100.4' } },
+    } as unknown as Parameters<typeof webhook>[0];
+    await webhook(v2, lambdaContext);
+    expect(seen).toEqual(['203.0.113.10', '198.51.100.4']);
+  });
+
   it('makes up a request id when the event has none', async () => {
     const event = jsonEvent({ amount: 1 });
     event.requestContext = {} as typeof event.requestContext;

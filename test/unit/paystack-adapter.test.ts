@@ -328,6 +328,16 @@ describe('Paystack webhook verification', () => {
     expect(await adapter().verifyDelivery(delivery(body, { sourceIp: '203.0.113.7' }))).toBeUndefined();
   });
 
+  it('compares an allowed address as written in any form: IPv4-mapped, any case', async () => {
+    const allowlisted = adapter({ webhookIps: ['::FFFF:52.31.139.75'] });
+    for (const sourceIp of ['52.31.139.75', '::ffff:52.31.139.75']) {
+      expect(await allowlisted.verifyDelivery(delivery(body, { sourceIp }))).toBeUndefined();
+    }
+    expect(await allowlisted.verifyDelivery(delivery(body, { sourceIp: '52.31.139.7' }))).toEqual(
+      expect.any(String),
+    );
+  });
+
   it('still needs the signature from an allowed address', async () => {
     const allowlisted = adapter({ webhookIps: ['52.31.139.75'] });
     const headers = { 'x-paystack-signature': sign(body, 'sk_test_another') };
