@@ -50,10 +50,7 @@ describe('the shared HTTP stack', () => {
       seen.push(sourceIp);
       return { message: 'Accepted' };
     });
-    await webhook(
-      jsonEvent({}, { 'X-Forwarded-For': '52.31.139.75', 'x-forwarded-for': '52.31.139.75' }),
-      lambdaContext,
-    );
+    await webhook(jsonEvent({}, { 'X-Forwarded-For': '52.31.139.75' }), lambdaContext);
     const v2 = {
       ...jsonEvent({}, { 'x-forwarded-for': '52.31.139.75' }),
       requestContext: { requestId: 'url-1', http: { method: 'POST', path: '/', sourceIp: '198.51.100.4' } },
