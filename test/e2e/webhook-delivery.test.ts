@@ -289,6 +289,28 @@ describe('merchant webhook deliveries (API.md §8)', () => {
     }
   }, 90_000);
 
+  it('redelivers by default to the enabled endpoints subscribed to the type only (API.md §8)', async () => {
+    const subscribed = await startReceiver();
+    const other = await startReceiver();
+    try {
+      const m = await aMerchant();
+      const wanted = await register(m, subscribed.url, ['payment.received']);
+      await register(m, other.url, ['transfer.success']);
+      expect((await pay(gateway, m.merchant.account_number, 700)).status).toBe(200);
+      const event = await firstEvent(m, 'payment.received');
+      await expect.poll(() => subscribed.received.length, { timeout: 15_000 }).toBe(1);
+      const queued = await call(gateway, 'POST', `/events/${event.id}/redeliver`, { headers: m.headers });
+      expect(queued.status).toBe(202);
+      const queuedTo = data<{ deliveries: { endpoint_id: string }[] }>(queued).deliveries;
+      expect(queuedTo.map((d) => d.endpoint_id)).toEqual([wanted.id]);
+      await expect.poll(() => subscribed.received.length, { timeout: 15_000 }).toBe(2);
+      expect(other.received).toEqual([]);
+    } finally {
+      await subscribed.close();
+      await other.close();
+    }
+  });
+
   it("never delivers to a deleted endpoint, while the merchant's live one gets the event", async () => {
     const deleted = await startReceiver();
     const live = await startReceiver();
@@ -304,6 +326,15 @@ describe('merchant webhook deliveries (API.md §8)', () => {
       await expect.poll(() => live.received.length, { timeout: 15_000 }).toBe(1);
       expect(live.received[0]?.headers['webhook-id']).toBe(event.id);
       await expect.poll(() => deliveryStatus(m, event.id), { timeout: 15_000 }).toBe('delivered');
+      expect((await deliveriesOf(m.merchant.merchant_id, event.id)).map((d) => d.endpoint_id)).not.toContain(
+        gone.id,
+      );
+      // Redelivered to it by id (API.md §8): not an enabled endpoint of the merchant's, 404, nothing queued.
+      const again = await call(gateway, 'POST', `/events/${event.id}/redeliver`, {
+        body: { endpoint_id: gone.id },
+        headers: m.headers,
+      });
+      expect(again.status).toBe(404);
       expect((await deliveriesOf(m.merchant.merchant_id, event.id)).map((d) => d.endpoint_id)).not.toContain(
         gone.id,
       );

@@ -12,6 +12,7 @@ import { partner } from '#shared/partners/registry.ts';
 import { getTransaction } from '#shared/transactions/store.ts';
 import { dispatchTransfer, resendHoldMs } from '#shared/transfers/dispatch.ts';
 import { requeryPendingTransfers } from '#shared/transfers/requery.ts';
+import { settleTransfer } from '#shared/transfers/settle.ts';
 import { aMerchant, aPendingTransfer, fund } from '#test/support/merchants.ts';
 
 afterEach(() => {
@@ -248,6 +249,44 @@ describe('the requery of pending transfers (API.md §7)', () => {
       known_to_partner: 'answered, settling nothing: it names another reference',
     });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
+  });
+
+  it('reports an overdue transfer the partner keeps answering pending, and leaves it pending', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const reference = `stuck-${Math.random().toString(36).slice(2, 10)}`;
+    await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    vi.spyOn(partner(), 'queryTransfer').mockResolvedValue({ status: 'pending' });
+    const errors = vi.spyOn(logger, 'error');
+    // Within the alert window: asked, not reported. Past it (API.md §9): reported, never settled by guess.
+    await requeryPendingTransfers(Date.now() + 10_000);
+    expect(overdueReports(errors, reference)).toEqual([]);
+    const late = await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
+    expect(late.overdue).toBeGreaterThanOrEqual(1);
+    const reported = overdueReports(errors, reference);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]?.[1]).toMatchObject({ known_to_partner: true, merchant_id: merchant.merchant_id });
+    expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
+  });
+
+  it('asks no more about a transfer once it is final: settled ones leave the pending index', async () => {
+    const { merchant } = await aMerchant();
+    await fund(merchant.merchant_id, 20_000);
+    const [paid, failed] = [`final-ok-${Date.now()}`, `final-failed-${Date.now()}`];
+    for (const reference of [paid, failed]) await aPendingTransfer(merchant.merchant_id, reference, 5_000);
+    const paidRecord = await getTransaction(merchant.merchant_id, paid);
+    const failedRecord = await getTransaction(merchant.merchant_id, failed);
+    if (!paidRecord || !failedRecord) throw new Error('no pending transfers');
+    await settleTransfer(paidRecord, { status: 'success' });
+    await settleTransfer(failedRecord, {
+      status: 'failed',
+      reason: 'Beneficiary bank rejected the transfer',
+    });
+    const asked = vi.spyOn(partner(), 'queryTransfer');
+    await requeryPendingTransfers(Date.now() + 10_000);
+    const askedAbout = new Set(asked.mock.calls.map(([ref]) => ref));
+    expect(askedAbout.has(paidRecord.partner_reference ?? '')).toBe(false);
+    expect(askedAbout.has(failedRecord.partner_reference ?? '')).toBe(false);
   });
 
   it('asks only about transfers pending longer than TRANSFER_REQUERY_AFTER_SECONDS (2 s in tests)', async () => {

@@ -216,6 +216,41 @@ describe('the sandbox partner restarted on its data folder', () => {
     }
   });
 
+  it('keeps a credit it owes its own account through a compaction, and delivers it after the next start', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'naira-sandbox-owed-'));
+    try {
+      const book = path.join(folder, 'book.jsonl');
+      const account = toNuban('101', '501234567');
+      const owed = {
+        t: 'owed',
+        key: 'np_owed',
+        value: { reference: 'np_owed', bank_code: '101', account_number: account, amount: 15_000 },
+      };
+      // Enough superseded lines that the start compacts the book.
+      writeFileSync(book, `${[...endedPendingTransfers(1_500), JSON.stringify(owed)].join('\n')}\n`);
+      const sandboxOn = async (webhookUrl: string) =>
+        startSandboxPartner({ port: await freePort(), webhookUrl, webhookSecret: SECRET, dataDir: folder });
+      // The service is down while the book is compacted: the credit is still owed after it.
+      const first = await sandboxOn(`http://127.0.0.1:${await freePort()}/hooks`);
+      await first.close();
+      expect(readFileSync(book, 'utf8').trim().split('\n')).toHaveLength(1_501);
+      const service = await startReceiver();
+      const second = await sandboxOn(service.url);
+      try {
+        await expect.poll(() => typesOf(service.received), { timeout: 10_000 }).toEqual(['payment.received']);
+        expect(JSON.parse(service.received[0]?.body ?? '{}').data).toMatchObject({
+          account_number: account,
+          amount: 15_000,
+        });
+      } finally {
+        await second.close();
+        await service.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('keeps its old book whole when the disk fills while it is written again', () => {
     const folder = mkdtempSync(path.join(tmpdir(), 'naira-sandbox-full-'));
     try {

@@ -230,6 +230,32 @@ describe('the local stream poller', { timeout: 60_000 }, () => {
     }
   });
 
+  it('gives a batch whose handler threw again, whole, as Lambda does: never passed over', async () => {
+    const throwTable = `${env.TABLE_PREFIX}thrown`;
+    await createTable(throwTable);
+    try {
+      await put('t1', throwTable);
+      await put('t2', throwTable);
+      const seen: string[][] = [];
+      const poller = await pollerFor(throwTable, async (event) => {
+        seen.push(event.Records.map((record) => idOf(record) ?? '?'));
+        if (seen.length === 1) throw new Error('the fan-out threw');
+        return { batchItemFailures: [] };
+      });
+      try {
+        await expect.poll(() => seen.length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(2);
+        expect(seen.slice(0, 2)).toEqual([
+          ['t1', 't2'],
+          ['t1', 't2'],
+        ]);
+      } finally {
+        await poller.stop();
+      }
+    } finally {
+      await dynamo.send(new DeleteTableCommand({ TableName: throwTable })).catch(() => undefined);
+    }
+  });
+
   it('keeps its place in its checkpoint file across restarts: the next poller reads on after the last record handled', async () => {
     const placeTable = `${env.TABLE_PREFIX}place`;
     await createTable(placeTable);
