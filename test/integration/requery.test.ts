@@ -28,6 +28,17 @@ function overdueReports(errors: MockInstance<typeof logger.error>, reference: st
   );
 }
 
+/** The transfer was reported overdue exactly once, saying what `details` holds. */
+function expectOneOverdueReport(
+  errors: MockInstance<typeof logger.error>,
+  reference: string,
+  details: Record<string, unknown>,
+): void {
+  const reported = overdueReports(errors, reference);
+  expect(reported).toHaveLength(1);
+  expect(reported[0]?.[1]).toMatchObject(details);
+}
+
 /**
  * A merchant funded with 20,000 and a transfer of 5,000 (fee 1,000) debited and pending but never
  * handed to the partner (a crash between debit and send), with no retry of the merchant's to come;
@@ -112,9 +123,7 @@ describe('the requery of pending transfers (API.md §7)', () => {
     expect(overdueReports(errors, reference)).toEqual([]);
     const late = await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
     expect(late.overdue).toBeGreaterThanOrEqual(1);
-    const reported = overdueReports(errors, reference);
-    expect(reported).toHaveLength(1);
-    expect(reported[0]?.[1]).toMatchObject({ known_to_partner: false, merchant_id: merchant.merchant_id });
+    expectOneOverdueReport(errors, reference, { known_to_partner: false, merchant_id: merchant.merchant_id });
     expect(sendsOfIt()).toHaveLength(1);
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
     expect((await getMerchant(merchant.merchant_id))?.balance).toBe(14_000);
@@ -188,9 +197,7 @@ describe('the requery of pending transfers (API.md §7)', () => {
 
     // A minute old, far from the alert window: reported already, its money being out of reach.
     const round = await requeryPendingTransfers(Date.now() + 60_000);
-    const reported = overdueReports(errors, reference);
-    expect(reported).toHaveLength(1);
-    expect(reported[0]?.[1]).toMatchObject({ partner: other, configured_partner: partner().name });
+    expectOneOverdueReport(errors, reference, { partner: other, configured_partner: partner().name });
     expect(round.overdue).toBeGreaterThanOrEqual(1);
     // The merchant's retry answers it as it stands: pending, not sent through this partner.
     const pending = await getTransaction(merchant.merchant_id, reference);
@@ -226,9 +233,7 @@ describe('the requery of pending transfers (API.md §7)', () => {
     const errors = vi.spyOn(logger, 'error');
     const late = await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
     expect(late.unanswered).toBeGreaterThanOrEqual(1);
-    const reported = overdueReports(errors, reference);
-    expect(reported).toHaveLength(1);
-    expect(reported[0]?.[1]).toMatchObject({ known_to_partner: 'unanswered' });
+    expectOneOverdueReport(errors, reference, { known_to_partner: 'unanswered' });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
   });
 
@@ -243,9 +248,7 @@ describe('the requery of pending transfers (API.md §7)', () => {
     const errors = vi.spyOn(logger, 'error');
     const round = await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
     expect(round.unreadable).toBeGreaterThanOrEqual(1);
-    const reported = overdueReports(errors, reference);
-    expect(reported).toHaveLength(1);
-    expect(reported[0]?.[1]).toMatchObject({
+    expectOneOverdueReport(errors, reference, {
       known_to_partner: 'answered, settling nothing: it names another reference',
     });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
@@ -263,9 +266,7 @@ describe('the requery of pending transfers (API.md §7)', () => {
     expect(overdueReports(errors, reference)).toEqual([]);
     const late = await requeryPendingTransfers(Date.now() + 25 * 3600 * 1000);
     expect(late.overdue).toBeGreaterThanOrEqual(1);
-    const reported = overdueReports(errors, reference);
-    expect(reported).toHaveLength(1);
-    expect(reported[0]?.[1]).toMatchObject({ known_to_partner: true, merchant_id: merchant.merchant_id });
+    expectOneOverdueReport(errors, reference, { known_to_partner: true, merchant_id: merchant.merchant_id });
     expect((await getTransaction(merchant.merchant_id, reference))?.status).toBe('pending');
   });
 
