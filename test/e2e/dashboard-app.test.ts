@@ -51,6 +51,25 @@ describe('the dashboard web app, served locally', () => {
     expect(await licences.text()).toMatch(/^preact \d+\.\d+\.\d+ \(MIT\)$/m);
   });
 
+  it("keeps every CSP directive to the site's own origin (the served header is this constant, locally and on CloudFront)", () => {
+    const directives = Object.fromEntries(
+      DASHBOARD_CSP.split(/;\s*/).map((directive) => {
+        const [name = '', ...sources] = directive.split(' ');
+        return [name, sources.join(' ')];
+      }),
+    );
+    expect(directives).toEqual({
+      'default-src': "'none'",
+      'script-src': "'self'",
+      'style-src': "'self'",
+      'img-src': "'self' data:",
+      'connect-src': "'self'",
+      'base-uri': "'none'",
+      'form-action': "'none'",
+      'frame-ancestors': "'none'",
+    });
+  });
+
   it('answers HEAD as GET without the body, as CloudFront does', async () => {
     const head = await fetch(`${gateway.url}/dashboard/`, { method: 'HEAD' });
     expect(head.status).toBe(200);

@@ -1,4 +1,6 @@
 import {
+  AdminCreateUserCommand,
+  AdminSetUserPasswordCommand,
   CognitoIdentityProviderClient,
   DeleteUserAttributesCommand,
   GetUserCommand,
@@ -127,6 +129,34 @@ describe('dashboard sign-in (API.md §10)', () => {
     } finally {
       client.destroy();
     }
+  });
+
+  it('refuses with the 401 a user the pool has without a merchant: no session that names none', async () => {
+    const client = new CognitoIdentityProviderClient({
+      region: 'us-east-1',
+      endpoint: process.env.COGNITO_ENDPOINT,
+      credentials: localCredentials,
+    });
+    const email = `no-merchant-${Date.now()}@example.ng`;
+    const password = aPassword();
+    const UserPoolId = process.env.USER_POOL_ID;
+    await client.send(
+      new AdminCreateUserCommand({
+        UserPoolId,
+        Username: email,
+        UserAttributes: [
+          { Name: 'email', Value: email },
+          { Name: 'email_verified', Value: 'true' },
+        ],
+        TemporaryPassword: password,
+        MessageAction: 'SUPPRESS',
+      }),
+    );
+    await client.send(
+      new AdminSetUserPasswordCommand({ UserPoolId, Username: email, Password: password, Permanent: true }),
+    );
+    const signIn = await call(gateway, 'POST', SIGN_IN, { body: { email, password } });
+    expect([signIn.status, signIn.body]).toEqual([401, UNAUTHORIZED]);
   });
 
   it('answers a wrong password and an unknown email with the same 401', async () => {

@@ -207,4 +207,28 @@ describe('Cognito calls without the SDK client', () => {
       answer = { status: 200, body: {} };
     }
   });
+
+  it('refuses a challenge the dashboard cannot answer, and an enrolment Cognito did not call a SUCCESS', async () => {
+    await ours();
+    process.env.USER_POOL_CLIENT_ID = 'c';
+    const { signIn } = await import('#shared/dashboard/sign-in.ts');
+    const { confirmTotpEnrolment } = await import('#shared/dashboard/mfa.ts');
+    try {
+      // A pool that asks to set up MFA (or any other challenge): a 401, never a session to answer.
+      answer = { status: 200, body: { ChallengeName: 'MFA_SETUP', Session: 's', ChallengeParameters: {} } };
+      await expect(signIn('a@b.ng', 'p')).rejects.toMatchObject({ code: 'unauthorized' });
+      // VerifySoftwareToken answered without a SUCCESS: TOTP is not turned on.
+      answer = { status: 200, body: { Status: 'ERROR' } };
+      const payload = Buffer.from(JSON.stringify({ sub: 'u1', token_use: 'access' })).toString('base64url');
+      recorded.length = 0;
+      await expect(confirmTotpEnrolment(`h.${payload}.s`, '123456', { sub: 'u1' })).rejects.toMatchObject({
+        code: 'validation_error',
+      });
+      expect(recorded.map((sent) => sent.headers['x-amz-target'])).toEqual([
+        'AWSCognitoIdentityProviderService.VerifySoftwareToken',
+      ]);
+    } finally {
+      answer = { status: 200, body: {} };
+    }
+  });
 });

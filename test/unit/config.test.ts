@@ -43,6 +43,33 @@ describe('config', () => {
     expect(loadConfig({ PARTNER_TIMEOUT_MS: '7500' }).partner.timeoutMs).toBe(7_500);
   });
 
+  it('refuses the bounds a deploy could otherwise get silently wrong, and keeps private webhook addresses off unless asked', () => {
+    // On AWS nothing sets it: the default is what keeps merchants' webhooks off private addresses.
+    expect(loadConfig({}).merchantWebhooks.allowPrivate).toBe(false);
+    // An alert window of 0 or less would report every pending transfer as overdue at once.
+    for (const hours of ['0', '-1']) {
+      expect(() => loadConfig({ TRANSFER_REQUERY_ALERT_HOURS: hours })).toThrow(
+        /TRANSFER_REQUERY_ALERT_HOURS/,
+      );
+    }
+    // A requery every 0 s would ask the partner in a tight loop (locally, setInterval's 0).
+    expect(() => loadConfig({ TRANSFER_REQUERY_INTERVAL_SECONDS: '0' })).toThrow(
+      /TRANSFER_REQUERY_INTERVAL_SECONDS/,
+    );
+    // An empty step would be read as 0 s, a word as NaN: a retry at once, or never.
+    for (const schedule of ['5,,60', '5,soon', '', '5, 60']) {
+      expect(() => loadConfig({ MERCHANT_WEBHOOK_RETRY_SCHEDULE: schedule })).toThrow(
+        /MERCHANT_WEBHOOK_RETRY_SCHEDULE/,
+      );
+    }
+    expect(loadConfig({ MERCHANT_WEBHOOK_RETRY_SCHEDULE: '1,2,3' }).merchantWebhooks.retrySchedule).toEqual([
+      1, 2, 3,
+    ]);
+    // The master key of merchants' webhook secrets, as the pepper's: at least 32 characters.
+    expect(() => loadConfig({ MERCHANT_WEBHOOK_KEY: 'k'.repeat(31) })).toThrow(/MERCHANT_WEBHOOK_KEY/);
+    expect(loadConfig({ MERCHANT_WEBHOOK_KEY: 'k'.repeat(32) }).merchantWebhooks.key).toBe('k'.repeat(32));
+  });
+
   it('reads PAYSTACK_WEBHOOK_IPS as a list: empty (the default) is no list, so the address is not checked', () => {
     expect(loadConfig({}).paystack.webhookIps).toEqual([]);
     expect(loadConfig({ PAYSTACK_WEBHOOK_IPS: '' }).paystack.webhookIps).toEqual([]);

@@ -25,4 +25,12 @@ describe("a dashboard user's new password, checked as Cognito checks it", () => 
       );
     }
   });
+
+  it("refuses a password short of the pool's length or without each class, naming what is missing (the local Cognito does not check)", () => {
+    expect(passwordProblem('Abcdefgh123!')).toBeUndefined();
+    expect(passwordProblem('Abcdefg123!')).toBe('Must have at least 12 characters');
+    expect(passwordProblem('abcdefgh1234!')).toBe('Must have an upper-case letter');
+    expect(passwordProblem('ABCDEFGH1234!')).toBe('Must have a lower-case letter');
+    expect(passwordProblem('Abcdefghijkl!')).toBe('Must have a digit');
+  });
 });
