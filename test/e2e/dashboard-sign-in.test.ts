@@ -1,6 +1,4 @@
 import {
-  AdminCreateUserCommand,
-  AdminSetUserPasswordCommand,
   CognitoIdentityProviderClient,
   DeleteUserAttributesCommand,
   GetUserCommand,
@@ -10,6 +8,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '#infra/local/gateway.ts';
 import { localCredentials } from '#infra/local/process.ts';
+import { cognito, userPoolId } from '#shared/dashboard/cognito.ts';
 import { DASHBOARD_USER_POOL } from '#shared/dashboard/user-pool.ts';
 import { createDashboardUser } from '#shared/dashboard/users.ts';
 import {
@@ -132,29 +131,25 @@ describe('dashboard sign-in (API.md §10)', () => {
   });
 
   it('refuses with the 401 a user the pool has without a merchant: no session that names none', async () => {
-    const client = new CognitoIdentityProviderClient({
-      region: 'us-east-1',
-      endpoint: process.env.COGNITO_ENDPOINT,
-      credentials: localCredentials,
-    });
+    // Made as createDashboardUser makes users (shared/dashboard/cognito's calls), but naming no merchant.
     const email = `no-merchant-${Date.now()}@example.ng`;
     const password = aPassword();
-    const UserPoolId = process.env.USER_POOL_ID;
-    await client.send(
-      new AdminCreateUserCommand({
-        UserPoolId,
-        Username: email,
-        UserAttributes: [
-          { Name: 'email', Value: email },
-          { Name: 'email_verified', Value: 'true' },
-        ],
-        TemporaryPassword: password,
-        MessageAction: 'SUPPRESS',
-      }),
-    );
-    await client.send(
-      new AdminSetUserPasswordCommand({ UserPoolId, Username: email, Password: password, Permanent: true }),
-    );
+    await cognito('AdminCreateUser', {
+      UserPoolId: userPoolId(),
+      Username: email,
+      UserAttributes: [
+        { Name: 'email', Value: email },
+        { Name: 'email_verified', Value: 'true' },
+      ],
+      TemporaryPassword: password,
+      MessageAction: 'SUPPRESS',
+    });
+    await cognito('AdminSetUserPassword', {
+      UserPoolId: userPoolId(),
+      Username: email,
+      Password: password,
+      Permanent: true,
+    });
     const signIn = await call(gateway, 'POST', SIGN_IN, { body: { email, password } });
     expect([signIn.status, signIn.body]).toEqual([401, UNAUTHORIZED]);
   });
