@@ -103,6 +103,15 @@ async function demoUser(dataDir: string, demo: DemoMerchant, partnerName: string
 }
 
 async function main() {
+  // Paystack's key is first read when the demo wallet is opened at Paystack, after every local
+  // service has started, and its absence would then read as "The banking partner is unavailable":
+  // said as it is, before anything starts or is written.
+  if (env.PARTNER === 'paystack' && !env.PAYSTACK_SECRET_KEY) {
+    console.error(
+      '\nCould not start: PARTNER=paystack needs PAYSTACK_SECRET_KEY, the Paystack secret key (sk_test_… or sk_live_…), or the key `npm run paystack:stand-in` prints.',
+    );
+    process.exit(1);
+  }
   const dataDir = path.resolve(root, env.DATA_DIR || '.data');
   // Made for its owner alone: it holds the keys, the webhook secret and the dashboard users'
   // passwords (their own folder is closed whatever this one's mode: infra/local/cognito.ts). A

@@ -1,5 +1,8 @@
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningService, startNpmStart } from '#test/support/npm-start.ts';
+import { type RunningService, spawnInGroup, startNpmStart, startPorts } from '#test/support/npm-start.ts';
 import { type PaystackStandIn, startPaystackStandIn } from '#test/support/paystack-stand-in.ts';
 
 /**
@@ -54,5 +57,22 @@ describe('npm start with PARTNER=paystack', () => {
       return ((await response.json()) as { data: { balance: number } }).data.balance;
     };
     await expect.poll(balance, { timeout: 20_000, interval: 250 }).toBe(75_000);
+  });
+});
+
+describe('npm start with PARTNER=paystack and no PAYSTACK_SECRET_KEY', () => {
+  it('stops at once, naming the missing key, before it starts or writes anything', async () => {
+    const dataDir = path.join(tmpdir(), `naira-start-nokey-${process.pid}`);
+    const { output, exited } = spawnInGroup(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
+      ...(await startPorts()),
+      DATA_DIR: dataDir,
+      PARTNER: 'paystack',
+      PAYSTACK_SECRET_KEY: '',
+    });
+    expect(await exited).toBe(1);
+    expect(output()).toContain('Could not start: PARTNER=paystack needs PAYSTACK_SECRET_KEY');
+    // Not the partner call's failure, after the local services had started.
+    expect(output()).not.toContain('banking partner is unavailable');
+    expect(existsSync(dataDir)).toBe(false);
   });
 });
