@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type RunningService, spawnInGroup, startNpmStart, startPorts } from '#test/support/npm-start.ts';
 import { type PaystackStandIn, startPaystackStandIn } from '#test/support/paystack-stand-in.ts';
 
@@ -63,6 +63,7 @@ describe('npm start with PARTNER=paystack', () => {
 describe('npm start with PARTNER=paystack and no PAYSTACK_SECRET_KEY', () => {
   it('stops at once, naming the missing key, before it starts or writes anything', async () => {
     const dataDir = path.join(tmpdir(), `naira-start-nokey-${process.pid}`);
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
     const { output, exited } = spawnInGroup(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
       ...(await startPorts()),
       DATA_DIR: dataDir,
