@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import fs, { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '#infra/local/process.ts';
 import { readBookLines, startSandboxPartner } from '#infra/local/sandbox-partner.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
@@ -247,6 +248,39 @@ describe('the sandbox partner restarted on its data folder', () => {
         await service.close();
       }
     } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('syncs each line of its book to disk before it answers (an answer survives a power cut, not only a kill)', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'naira-sandbox-sync-'));
+    // Counted through the module's own named import: node:fs's ESM exports follow its CJS object.
+    const synced = vi.spyOn(fs, 'fsyncSync');
+    syncBuiltinESMExports();
+    const sandbox = await startSandboxPartner({
+      port: await freePort(),
+      webhookUrl: undefined,
+      webhookSecret: undefined,
+      dataDir: folder,
+    });
+    try {
+      const before = synced.mock.calls.length;
+      const paid = await call(
+        sandbox.url,
+        'POST',
+        '/v1/transfers',
+        order('np_synced', toNuban('058', '123456789')),
+      );
+      expect(paid.status).toBe(200);
+      const afterTransfer = synced.mock.calls.length;
+      expect(afterTransfer).toBeGreaterThan(before);
+      const issued = await call(sandbox.url, 'POST', '/v1/accounts', { kind: 'wallet', name: 'Synced Ltd' });
+      expect(issued.status).toBe(201);
+      expect(synced.mock.calls.length).toBeGreaterThan(afterTransfer);
+    } finally {
+      await sandbox.close();
+      synced.mockRestore();
+      syncBuiltinESMExports();
       rmSync(folder, { recursive: true, force: true });
     }
   });
