@@ -65,8 +65,9 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
     }),
   );
   const queueArn = attributes?.QueueArn ?? '';
-  // Passed on every receive: local-aws-sqs treats a missing VisibilityTimeout as NaN and hands the
-  // same message out again at once, where SQS would use the queue's own setting.
+  // Passed on every receive, as the queue's own setting: SQS and the local-aws-sqs the lock file
+  // pins (2.0.2; its receive falls back to the queue's setting) both use it when none is given, so
+  // this only spells out what the poller relies on.
   const visibilityTimeout = Number(attributes?.VisibilityTimeout ?? 30);
   let running = true;
 
