@@ -474,6 +474,20 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no merchant mer_missing');
     expect((await keys('revoke', `pk_${'0'.repeat(32)}`)).code).toBe(2);
+    // Both or neither of --ip and --any-ip: which one was meant is not guessed.
+    for (const args of [['--ip', '10.0.0.0/8', '--any-ip'], []]) {
+      const unclear = await keys('allow-ips', `pk_${'0'.repeat(32)}`, ...args);
+      expect([unclear.code, unclear.stderr]).toEqual([
+        2,
+        expect.stringContaining('give --ip CIDR (one or more) or --any-ip'),
+      ]);
+    }
+    // The wallet's contact email is checked as the API checks one, before any merchant is made.
+    const badEmail = await keys('create', '--name', 'Mail Ltd', '--email', 'ops@acme');
+    expect([badEmail.code, badEmail.stderr]).toEqual([
+      2,
+      expect.stringContaining('--email must be an email address'),
+    ]);
     expect((await keys('frobnicate')).code).toBe(2);
     expect((await keys('toString')).code).toBe(2);
     // An option the command does not read is said, never dropped.

@@ -205,6 +205,12 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     expect((await ops('frobnicate')).code).toBe(2);
     expect((await ops('dlq', 'list', '--queue', 'nope')).code).toBe(2);
     expect((await ops('unmatched', 'list', '--status', 'lost')).code).toBe(2);
+    // --region is for a stage's AWS calls: locally it would be dropped, so it is refused.
+    const region = await ops('ledger', 'audit', '--region', 'eu-west-1');
+    expect([region.code, region.stderr]).toEqual([2, expect.stringContaining('--region goes with --stage')]);
+    // An argument no command reads (`unmatched list open`, for --status open) is refused, not dropped.
+    const stray = await ops('unmatched', 'list', 'credited');
+    expect([stray.code, stray.stderr]).toEqual([2, expect.stringContaining('unexpected credited')]);
     // Options the parser itself refuses: unknown, or missing their value.
     for (const line of [
       ['dlq', 'list', '--bogus'],
@@ -520,6 +526,46 @@ describe('npm run ops', { timeout: 120_000 }, () => {
     const again = await fail();
     expect(again.code).toBe(3);
     expect(again.stderr).toContain('only a pending transfer can be failed');
+    expect(await balanceOf(m)).toBe(20_000);
+  });
+
+  it('fails a transfer sent through a partner it cannot ask only when told the operator checked there', async () => {
+    const { m, reference } = await aFundedPendingTransfer('ops-other');
+    // Sent an hour ago through Paystack, which this shell's sandbox partner cannot ask about.
+    const hourAgo = Date.now() - 3600_000;
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName('transactions'),
+        Key: { merchant_id: m, reference },
+        UpdateExpression: 'SET created_at = :at, dispatched_at = :ms, #partner = :partner',
+        ExpressionAttributeNames: { '#partner': 'partner' },
+        ExpressionAttributeValues: {
+          ':at': new Date(hourAgo).toISOString(),
+          ':ms': hourAgo,
+          ':partner': 'paystack',
+        },
+      }),
+    );
+    const fail = (...more: string[]) =>
+      ops(
+        'transfers',
+        'fail',
+        reference,
+        '--merchant',
+        m,
+        '--reason',
+        'not at Paystack (ticket 13)',
+        ...more,
+      );
+    const unasked = await fail();
+    expect([unasked.code, unasked.stderr]).toEqual([3, expect.stringContaining('add --partner-checked')]);
+    expect(await balanceOf(m)).toBe(14_000);
+    const checked = await fail('--partner-checked', '--json');
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(JSON.parse(checked.stdout)).toMatchObject({
+      status: 'failed',
+      partner_asked: expect.stringContaining('checked by the operator'),
+    });
     expect(await balanceOf(m)).toBe(20_000);
   });
 });

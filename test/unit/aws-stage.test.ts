@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type StageConfig, useStageEnvironment } from '#infra/cli/aws-stage.ts';
+import { QUEUE_LIST } from '#shared/definitions/queues.ts';
 
 const savedEnv = { ...process.env };
 afterEach(() => {
@@ -35,6 +36,21 @@ describe("the operator CLI's --stage environment", () => {
     });
     expect(process.env.TRANSFER_FEE_TIERS).toBeUndefined();
     expect(process.env.DYNAMODB_ENDPOINT).toBeUndefined();
+  });
+
+  it("sends none of the shell's local addresses and secrets to the stage", () => {
+    // A local Paystack key would win over the stage's secret (shared/secrets.ts): `transfers fail
+    // --stage` would ask Paystack about the stage's transfer with another account.
+    const local = {
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+      SQS_ENDPOINT: 'http://127.0.0.1:9324',
+      API_KEY_PEPPER: 'local-pepper',
+      PAYSTACK_SECRET_KEY: 'sk_test_local',
+      ...Object.fromEntries(QUEUE_LIST.map((queue) => [queue.urlEnv, 'http://127.0.0.1:9324/queue/x'])),
+    };
+    Object.assign(process.env, local);
+    useStageEnvironment(stage, 'eu-west-1');
+    for (const name of Object.keys(local)) expect(process.env[name], name).toBeUndefined();
   });
 
   it('takes a stage deployed before settings existed as all defaults', () => {

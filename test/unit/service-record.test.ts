@@ -106,6 +106,16 @@ describe('which record a local CLI applies', () => {
         ),
       ],
     });
+    // The same DynamoDB, other tables (another TABLE_PREFIX): another service too.
+    recordService(dir, { ...record, tablePrefix: 'naira-other-' });
+    expect(useRunningServiceSettings(dir, shell, local)).toEqual({
+      applied: false,
+      notes: [
+        expect.stringMatching(
+          /serves the tables at http:\/\/127\.0\.0\.1:8000 \(prefix naira-other-\), not those this command uses .*For that service, give it TABLE_PREFIX=naira-other- as well/,
+        ),
+      ],
+    });
     expect(shell.MAX_BALANCE).toBe('9');
   });
 
