@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import jsQRModule from 'jsqr';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { freePort } from '#infra/local/process.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { checks, launchChromium, runBrowserTest, stopChecked, watch } from '#test/browser/harness.ts';
@@ -718,6 +718,10 @@ async function main(): Promise<number> {
     await confirmRotate.getByRole('button', { name: 'Cancel' }).click();
     await confirmRotate.waitFor({ state: 'detached' });
     check('Rotate secret asks first; Cancel rotates nothing', rotations() === 0, `${rotations()} requests`);
+    const rotationKeys: string[] = [];
+    page.on('request', (asked) => {
+      if (asked.url().endsWith('/rotate-secret')) rotationKeys.push(asked.headers()['idempotency-key'] ?? '');
+    });
     await endpointRow.getByRole('button', { name: 'Rotate secret' }).click();
     await confirmRotate.getByRole('button', { name: 'Rotate secret' }).click();
     await secretDialog.waitFor();
@@ -728,6 +732,81 @@ async function main(): Promise<number> {
       `${rotations()} requests`,
     );
     await secretDialog.getByRole('button', { name: 'Done' }).click();
+    // The list read again after each change below is answered with the merchant API's (the demo key's
+    // limit): the checks at the end spend the dashboard user's 100 requests a minute to the last.
+    const endpointsList = /\/api\/v1\/dashboard\/webhook-endpoints\?/;
+    const listFromApi = async (route: Route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: await (await api('GET', '/webhook-endpoints?limit=100', demo)).text(),
+      });
+    /** The dashboard's answer to a change, made up on the way (the API's own is the idempotency tests'). */
+    const answered =
+      (status: number, data: unknown, replayed = false) =>
+      (route: Route) =>
+        route.fulfill({
+          status,
+          contentType: 'application/json',
+          headers: replayed ? { 'Idempotent-Replayed': 'true' } : {},
+          body: JSON.stringify({ status: true, message: 'Done', data }),
+        });
+    const madeUp = (url: string, secret: string) => ({
+      id: 'we_made_up',
+      url,
+      description: null,
+      events: [],
+      secret,
+      created_at: new Date().toISOString(),
+    });
+
+    // Asked for again later, on purpose (after a leak), a rotation is a new one: the Idempotency-Key
+    // of the first was forgotten once it was made (sent again, the API would replay its secret).
+    await secretDialog.waitFor({ state: 'detached' });
+    const rotateRoute = /\/rotate-secret$/;
+    await page.route(rotateRoute, answered(200, madeUp(receiver.url, 'whsec_YWdhaW4=')));
+    await page.route(endpointsList, listFromApi);
+    await endpointRow.getByRole('button', { name: 'Rotate secret' }).click();
+    await confirmRotate.getByRole('button', { name: 'Rotate secret' }).click();
+    await secretDialog.waitFor();
+    await secretDialog.getByRole('button', { name: 'Done' }).click();
+    await page.unroute(rotateRoute);
+    check(
+      'rotated again later, a new rotation is asked (a new Idempotency-Key), not the first one replayed',
+      rotationKeys.length === 2 && !!rotationKeys[0] && rotationKeys[0] !== rotationKeys[1],
+      rotationKeys.join(' '),
+    );
+
+    // An Add whose answer was lost, asked again, is the same change: the same Idempotency-Key, and
+    // its secret said to be the earlier Add's answer.
+    const [failedLost, errorsLost] = [seen.failed.length, seen.consoleErrors.length];
+    const lostUrl = `${receiver.url}/lost-answer`;
+    const addRoute = /\/api\/v1\/dashboard\/webhook-endpoints$/;
+    const addKeys: string[] = [];
+    const madeLost = answered(201, madeUp(lostUrl, 'whsec_bG9zdA=='), true);
+    await page.route(addRoute, async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      addKeys.push(route.request().headers()['idempotency-key'] ?? '');
+      return addKeys.length === 1 ? route.abort('internetdisconnected') : madeLost(route);
+    });
+    await page.getByLabel('Endpoint URL').fill(lostUrl);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByRole('alert').filter({ hasText: 'may have been made or not' }).waitFor();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await secretDialog.waitFor();
+    const replayedSaid = await secretDialog
+      .getByText('Your earlier Add of this endpoint had been made')
+      .count();
+    await secretDialog.getByRole('button', { name: 'Done' }).click();
+    await page.unroute(addRoute);
+    await page.unroute(endpointsList);
+    check(
+      'an Add whose answer was lost, asked again, sends the same Idempotency-Key',
+      addKeys.length === 2 && !!addKeys[0] && addKeys[0] === addKeys[1] && replayedSaid === 1,
+      `keys ${addKeys.join(' ')}; replay said ${replayedSaid}`,
+    );
+    seen.failed.splice(failedLost);
+    seen.consoleErrors.splice(errorsLost);
 
     // Delete asks first; deleted, the event has nowhere to be resent, and the page says so.
     await endpointRow.getByRole('button', { name: 'Delete' }).click();
@@ -861,6 +940,31 @@ async function main(): Promise<number> {
       `${rows.length} rows vs ${listed.length}`,
     );
 
+    // An export follows the cursor to the last page: a second page (answered so here) is in the file.
+    const exportPages = /\/api\/v1\/dashboard\/transactions\?limit=100(&cursor=[^&]*)?$/;
+    await page.route(exportPages, (route) => {
+      const cursor = new URL(route.request().url()).searchParams.get('cursor');
+      const row = { ...listed[0], reference: cursor ? 'EXPORT-PAGE-TWO' : 'EXPORT-PAGE-ONE' };
+      return route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({ data: [row], meta: { next_cursor: cursor ? null : 'page-two' } }),
+      });
+    });
+    const [twoPages] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    await page.unroute(exportPages);
+    const exported = parseCsv(readFileSync((await twoPages.path()) ?? '', 'utf8'))
+      .slice(1)
+      .map(([reference]) => reference);
+    check(
+      'an export follows the cursor to the last page',
+      exported.join() === 'EXPORT-PAGE-ONE,EXPORT-PAGE-TWO',
+      exported.join(),
+    );
+
     // A slow answer to an earlier filter (credits) arriving after the later one's (debits) is dropped.
     const slowCredits = /\/api\/v1\/dashboard\/transactions\?.*type=credit/;
     await page.route(slowCredits, async (route) => {
@@ -925,6 +1029,72 @@ async function main(): Promise<number> {
     );
     await page.unroute(shortPage);
     await filterBy('');
+
+    // Next page and Previous page walk the pages in order: each once, none skipped, back the way they came.
+    const pagesOf = /\/api\/v1\/dashboard\/transactions\?.*limit=20/;
+    const pageCursors: Record<string, [reference: string, next: string | null]> = {
+      '': ['PAGE-ONE', 'cursor-2'],
+      'cursor-2': ['PAGE-TWO', 'cursor-3'],
+      'cursor-3': ['PAGE-THREE', null],
+    };
+    await page.route(pagesOf, (route) => {
+      const [reference = 'NO-SUCH-PAGE', next = null] =
+        pageCursors[new URL(route.request().url()).searchParams.get('cursor') ?? ''] ?? [];
+      const row = {
+        reference,
+        type: 'credit',
+        category: 'payment',
+        amount: 100,
+        fee: 0,
+        currency: 'NGN',
+        status: 'success',
+        narration: '',
+        counterparty: { account_name: 'Paging', account_number: '0000000000', bank_code: '000' },
+        balance_after: 100,
+        reason: null,
+        virtual_account_reference: null,
+        created_at: '2026-11-26T10:00:00.000Z',
+        updated_at: '2026-11-26T10:00:00.000Z',
+      };
+      return route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({ status: true, message: 'ok', data: [row], meta: { next_cursor: next } }),
+      });
+    });
+    const walked: string[] = [];
+    const reaches = async (reference: string) => {
+      await transactions
+        .getByText(reference, { exact: true })
+        .waitFor({ timeout: 5_000 })
+        .catch(() => undefined);
+      walked.push((await transactions.locator('tbody code').allInnerTexts()).join());
+    };
+    await filterBy('success');
+    await reaches('PAGE-ONE');
+    for (const [button, reference] of [
+      ['Next page', 'PAGE-TWO'],
+      ['Next page', 'PAGE-THREE'],
+      ['Previous page', 'PAGE-TWO'],
+      ['Previous page', 'PAGE-ONE'],
+    ] as const) {
+      if (reference === 'PAGE-TWO' && button === 'Previous page')
+        walked.push(
+          `next ${(await page.getByRole('button', { name: 'Next page' }).isEnabled()) ? 'on' : 'off'}`,
+        );
+      await page
+        .getByRole('button', { name: button })
+        .click({ timeout: 3_000 })
+        .catch(() => walked.push(`${button} disabled`));
+      await reaches(reference);
+    }
+    check(
+      'Next page and Previous page walk the pages in order, none skipped or repeated',
+      walked.join('|') === 'PAGE-ONE|PAGE-TWO|PAGE-THREE|next off|PAGE-TWO|PAGE-ONE' &&
+        (await page.getByRole('button', { name: 'Previous page' }).isDisabled()),
+      walked.join('|'),
+    );
+    await page.unroute(pagesOf);
 
     await page.getByRole('link', { name: 'Payments' }).click();
     const account = page.getByRole('row', { name: new RegExp(opened.data.reference) });
