@@ -1307,14 +1307,15 @@ async function main(): Promise<number> {
     // Last, as it spends this address's limit: sign-in shares the count of failed key attempts,
     // and its page says when to try again.
     // The window rolls: when earlier failed attempts filled it, the 429 comes soon and they leave it
-    // seconds later, letting the sign-in through. Spent again until the wait is long, all recent.
-    for (let round = 0; round < 3; round++) {
+    // seconds later, letting the sign-in through. Spent again until the wait is long, all recent;
+    // never waited out after the last spending (the sign-in would then find room).
+    for (let round = 0; ; round++) {
       let wait = 0;
       for (let i = 0; i < 110 && wait === 0; i++) {
         const refused = await api('GET', '/balance', { 'X-API-Key': 'pk_invented', 'X-API-Secret': 'x' });
         if (refused.status === 429) wait = Number(refused.headers.get('retry-after') ?? 60);
       }
-      if (wait >= 30) break;
+      if (wait >= 30 || round === 7) break;
       await new Promise((resolve) => setTimeout(resolve, (wait + 1) * 1000));
     }
     const later = await (await browser.newContext()).newPage();
