@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { config } from '#shared/config.ts';
@@ -39,6 +39,38 @@ describe('the ledger', () => {
     expect(reports.some((report) => report.postedSince > 0)).toBe(true);
     expect(reports.flatMap((report) => report.problems)).toEqual([]);
     expect((await auditMerchant(m)).problems).toEqual([]);
+  });
+
+  it('reads the entries again when the index lacks one of the balance’s (on AWS a moment behind), so that is not reported', async () => {
+    // The index behind, made by hand: one entry of the balance is not there at the first read and
+    // is written back while the audit waits for the index to catch up.
+    const behind = async (funded: number, version: number, hiddenSeq: number) => {
+      const { merchant } = await aMerchant();
+      const m = merchant.merchant_id;
+      for (let i = 0; i < funded; i++) await fund(m, 100);
+      // The balance as read at `version`, the later entries posted since.
+      await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName('merchants'),
+          Key: { merchant_id: m },
+          UpdateExpression: 'SET balance = :b, #v = :v',
+          ExpressionAttributeNames: { '#v': 'version' },
+          ExpressionAttributeValues: { ':b': version * 100, ':v': version },
+        }),
+      );
+      const hidden = (await entriesOf(m))[hiddenSeq - 1];
+      if (!hidden) throw new Error(`no entry ${hiddenSeq}`);
+      const entries = tableName('ledgerEntries');
+      await dynamo.send(new DeleteCommand({ TableName: entries, Key: { entry_id: hidden.entry_id } }));
+      const audit = auditMerchant(m, { indexCatchUpMs: 1_500 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await dynamo.send(new PutCommand({ TableName: entries, Item: hidden }));
+      return (await audit).problems;
+    };
+    // Fewer entries than the balance's version: its last one is not there yet.
+    expect(await behind(3, 3, 3)).toEqual([]);
+    // As many as its version (later ones there), but one of the balance's own is not.
+    expect(await behind(4, 2, 2)).toEqual([]);
   });
 
   it('credits and debits with an entry each, recording balance_after and a gap-free seq', async () => {

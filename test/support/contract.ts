@@ -52,9 +52,19 @@ export function assertMatchesContract(method: string, url: string, status: numbe
         `contract: ${method} ${path} answered ${status}, which the document does not list for it`,
       );
     }
-    const documented = (
-      responses[String(status)] as { content?: Record<string, { example?: { message?: unknown } }> }
-    ).content?.['application/json']?.example?.message;
+    const content = (
+      responses[String(status)] as {
+        content?: Record<string, { example?: { message?: unknown }; examples?: Record<string, unknown> }>;
+      }
+    ).content?.['application/json'];
+    const documented = content?.example?.message;
+    // An error's code must be one the document lists for that status of this operation.
+    const code = (body as { code?: unknown } | null)?.code;
+    if (status >= 400 && typeof code === 'string' && !(content?.examples && code in content.examples)) {
+      throw new Error(
+        `contract: ${method} ${path} → ${status} answered the code ${code}, which the document does not list for it`,
+      );
+    }
     const message = (body as { message?: unknown } | null)?.message;
     if (status < 300 && documented !== message) {
       throw new Error(

@@ -51,4 +51,28 @@ describe('the ledger audit (its checks, on entries as read)', () => {
     const gap = [...entries.slice(0, 2), ...entries.slice(3)];
     expect(auditEntries(merchant(2, 6_500), gap).problems).toContain('entry payment:4 has seq 4, expected 3');
   });
+
+  it('finds a balance above its entries, a balance_after below the chain, a created_at not after the one before, and a balance below zero', () => {
+    const entries = chain([10_000, -3_500, 2_000, 400]);
+    expect(auditEntries(merchant(3, 8_600), entries).problems).toEqual([
+      'balance 8600 != sum of its 3 entries 8500',
+    ]);
+    const low = entries.map((entry) => (entry.seq === 4 ? { ...entry, balance_after: 8_800 } : entry));
+    expect(auditEntries(merchant(3, 8_500), low).problems).toEqual([
+      'entry payment:4 has balance_after 8800, expected 8900',
+    ]);
+    // The same instant as the one before is not after it, nor is an earlier one.
+    const [first = '', second = ''] = entries.map((entry) => entry.created_at);
+    for (const at of [second, first]) {
+      const dated = entries.map((entry) => (entry.seq === 3 ? { ...entry, created_at: at } : entry));
+      expect(auditEntries(merchant(4, 8_900), dated).problems).toEqual([
+        `entry payment:3 (seq 3) has created_at ${at}, not after seq 2's ${second}`,
+      ]);
+    }
+    // A chain that adds up but went below zero: both the entry and the balance are reported.
+    expect(auditEntries(merchant(2, -500), chain([1_000, -1_500])).problems).toEqual([
+      'entry payment:2 left the balance at -500',
+      'balance is negative: -500',
+    ]);
+  });
 });

@@ -139,6 +139,15 @@ describe('the OpenAPI document', () => {
     expect(transfer.validate({ ...base, beneficiary_id: 'ben_1', session_id: 'ses_1' })).toBe(false);
     expect(transfer.validate({ ...base, account_number: '0000014579' })).toBe(false);
     expect(transfer.validate(base)).toBe(false);
+    // Each form requires the fields every transfer does: a body without its reference or amount is refused.
+    for (const form of [
+      { beneficiary_id: 'ben_1' },
+      { session_id: 'ses_1' },
+      { account_number: '0000014579', bank_code: '011' },
+    ]) {
+      expect(transfer.validate({ amount: 10_000, ...form }), JSON.stringify(form)).toBe(false);
+      expect(transfer.validate({ reference: 'inv-1', ...form }), JSON.stringify(form)).toBe(false);
+    }
     // Free text as the API takes it: one line, no control character, no override (the pattern).
     for (const narration of ['Rent\u2028paid', 'Rent\u2029paid', 'Rent\npaid', 'Rent \u202Egnp.exe'])
       expect(transfer.validate({ ...base, session_id: 'ses_1', narration }), narration).toBe(false);
