@@ -302,6 +302,18 @@ async function main(): Promise<number> {
       `said ${successorSaid}, described by ${fieldDescribed}, ${listReads() - readsBefore} list reads`,
     );
 
+    // Revoke asks first: Cancel sends nothing, and the key keeps working.
+    const revokes = () => seen.requested.filter((url) => /\/keys\/[^/]+\/revoke$/.test(url)).length;
+    await rowButton(apiKey, 'Revoke').click();
+    const confirmRevoke = page.getByRole('dialog', { name: `Revoke ${apiKey}` });
+    await confirmRevoke.getByRole('button', { name: 'Cancel' }).click();
+    await confirmRevoke.waitFor({ state: 'detached', timeout: 5_000 }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    check(
+      'Revoke asks first; Cancel revokes nothing',
+      revokes() === 0 && (await confirmRevoke.count()) === 0 && (await statusWith(created)) === 200,
+      `${revokes()} requests, ${await confirmRevoke.count()} dialog(s)`,
+    );
     await rowButton(apiKey, 'Revoke').click();
     // An Enter pressed as the dialog opens cancels: the first focus is on Cancel, not Revoke key.
     check('the Revoke dialog opens with focus on Cancel', await focusReaches('BUTTON:Cancel'));
@@ -1095,6 +1107,63 @@ async function main(): Promise<number> {
       walked.join('|'),
     );
     await page.unroute(pagesOf);
+
+    // The events list's "Older events" and "Newest" (answered here: no request of the user's 100 spent).
+    const eventsOf = /\/api\/v1\/dashboard\/events\?.*limit=20/;
+    const endpointsOnly = /\/api\/v1\/dashboard\/webhook-endpoints(\?|$)/;
+    const eventCursors: Record<string, [id: string, next: string | null]> = {
+      '': ['evt_page_one', 'events-2'],
+      'events-2': ['evt_page_two', null],
+    };
+    await page.route(endpointsOnly, (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({ status: true, message: 'ok', data: [], meta: { next_cursor: null } }),
+      }),
+    );
+    await page.route(eventsOf, (route) => {
+      const [id = 'evt_no_such_page', next = null] =
+        eventCursors[new URL(route.request().url()).searchParams.get('cursor') ?? ''] ?? [];
+      const event = { id, type: 'payment.received', created_at: '2026-11-26T10:00:00.000Z', data: {} };
+      return route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({ status: true, message: 'ok', data: [event], meta: { next_cursor: next } }),
+      });
+    });
+    const eventsTable = page.getByRole('table', { name: 'Events, newest first' });
+    const eventsWalked: string[] = [];
+    const eventsReach = async (id: string) => {
+      await eventsTable
+        .getByText(id, { exact: true })
+        .waitFor({ timeout: 5_000 })
+        .catch(() => undefined);
+      eventsWalked.push((await eventsTable.locator('tbody code').allInnerTexts()).join());
+    };
+    const enabled = async (name: string) =>
+      (await page.getByRole('button', { name, exact: true }).isEnabled()) ? 'on' : 'off';
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await eventsReach('evt_page_one');
+    eventsWalked.push(`newest ${await enabled('Newest')}`);
+    await page
+      .getByRole('button', { name: 'Older events' })
+      .click({ timeout: 3_000 })
+      .catch(() => eventsWalked.push('Older events disabled'));
+    await eventsReach('evt_page_two');
+    eventsWalked.push(`older ${await enabled('Older events')}`);
+    await page
+      .getByRole('button', { name: 'Newest', exact: true })
+      .click({ timeout: 3_000 })
+      .catch(() => eventsWalked.push('Newest disabled'));
+    await eventsReach('evt_page_one');
+    check(
+      'Older events shows the next page of events, and Newest the first again',
+      eventsWalked.join('|') === 'evt_page_one|newest off|evt_page_two|older off|evt_page_one',
+      eventsWalked.join('|'),
+    );
+    await page.unroute(eventsOf);
+    await page.unroute(endpointsOnly);
 
     await page.getByRole('link', { name: 'Payments' }).click();
     const account = page.getByRole('row', { name: new RegExp(opened.data.reference) });

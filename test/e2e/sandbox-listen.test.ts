@@ -158,6 +158,15 @@ describe('npm run sandbox -- listen', { timeout: 60_000 }, () => {
     expect(empty.stderr()).toContain('unknown: (none given)');
   });
 
+  it('refuses a --port that is not a port number with the usage and exit 2, before it listens', async () => {
+    for (const port of ['abc', '70000', '-1', '1.5', '0x10', '']) {
+      const run = sandbox('listen', `--port=${port}`, '--key', 'pk_nope', '--secret', 'sk_nope');
+      expect(await run.exited, port).toBe(2);
+      expect(run.stderr(), port).toContain('--port must be a port number');
+      expect(run.stdout(), port).not.toContain('Receiver listening');
+    }
+  });
+
   it('prints the usage of both commands and exits 2 without a command', async () => {
     const run = sandbox();
     expect(await run.exited).toBe(2);

@@ -98,6 +98,19 @@ describe("the dashboard's requests", () => {
     expect(signedOut).toHaveBeenCalledTimes(1);
   });
 
+  it('end a session past its hour in the browser, sending nothing with its expired token', async () => {
+    const signedOut = vi.fn();
+    whenSignedOut(signedOut);
+    const fetch = answering(200, 'ok');
+    vi.stubGlobal('fetch', fetch);
+    saveSession({ ...session(), expires_at: Date.now() - 1 });
+    expect(currentSession()).toBeUndefined();
+    await expect(request('GET', '/keys')).rejects.toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(fetch).not.toHaveBeenCalled();
+    expect(sessionStorage.getItem('naira.session')).toBeNull();
+    expect(signedOut).toHaveBeenCalledTimes(1);
+  });
+
   it('leave a session begun since alone on a late 401 to the one before', async () => {
     const signedOut = vi.fn();
     whenSignedOut(signedOut);
