@@ -487,6 +487,17 @@ describe('npm run keys', { timeout: 60_000 }, () => {
         expect.stringContaining('give --ip CIDR (one or more) or --any-ip'),
       ]);
     }
+    // With Paystack the wallet is opened there with this shell's key: none is said before anything is made.
+    const keyless = await runCli('keys', ['create', '--name', 'Keyless Ltd'], {
+      PARTNER: 'paystack',
+      PAYSTACK_SECRET_KEY: undefined,
+    });
+    expect([keyless.code, keyless.stderr]).toEqual([
+      2,
+      expect.stringContaining(
+        'with PARTNER=paystack the new wallet is opened at Paystack: give PAYSTACK_SECRET_KEY',
+      ),
+    ]);
     // The wallet's contact email is checked as the API checks one, before any merchant is made.
     const badEmail = await keys('create', '--name', 'Mail Ltd', '--email', 'ops@acme');
     expect([badEmail.code, badEmail.stderr]).toEqual([
