@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { DeleteCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
 import { dynamo, tableName } from '#shared/aws/clients.ts';
 import { config } from '#shared/config.ts';
 import { type AuditReport, auditMerchant, entriesOf } from '#shared/ledger/audit.ts';
@@ -62,8 +62,28 @@ describe('the ledger', () => {
       if (!hidden) throw new Error(`no entry ${hiddenSeq}`);
       const entries = tableName('ledgerEntries');
       await dynamo.send(new DeleteCommand({ TableName: entries, Key: { entry_id: hidden.entry_id } }));
-      const audit = auditMerchant(m, { indexCatchUpMs: 1_500 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Written back once the audit's first read of the index has answered without it, however
+      // long that read took (a fixed wait could outlast it on a slow machine: then nothing was behind).
+      const send = dynamo.send.bind(dynamo) as (...args: unknown[]) => Promise<unknown>;
+      let readWithout = () => {};
+      const firstRead = new Promise<void>((resolve) => {
+        readWithout = resolve;
+      });
+      const spy = vi.spyOn(dynamo, 'send').mockImplementation((async (
+        command: unknown,
+        ...rest: unknown[]
+      ) => {
+        const answer = await send(command, ...rest);
+        if (command instanceof QueryCommand) readWithout();
+        return answer;
+      }) as never);
+      let audit: Promise<AuditReport>;
+      try {
+        audit = auditMerchant(m, { indexCatchUpMs: 1_500 });
+        await firstRead;
+      } finally {
+        spy.mockRestore();
+      }
       await dynamo.send(new PutCommand({ TableName: entries, Item: hidden }));
       return (await audit).problems;
     };
