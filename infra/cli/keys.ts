@@ -11,6 +11,7 @@ import {
   usage,
   useLocalEnvironment,
 } from '#infra/cli/command-line.ts';
+import { lacksPaystackKey } from '#infra/local/secrets.ts';
 import { isKeyId } from '#shared/api-keys/secrets.ts';
 import { gatewayKeys } from '#shared/api-keys/usage-plan.ts';
 import { apiGateway } from '#shared/aws/api-gateway.ts';
@@ -157,13 +158,8 @@ export async function runKeys(argv: string[]): Promise<string> {
         usage('--email must be an email address (as the API takes one: ASCII, e.g. ops@acme.ng)');
       if (values.phone !== undefined && !PHONE.test(values.phone))
         usage('--phone must be a phone number: + and 8 to 15 digits (+2348012345678), or 0 and 10 digits');
-      // Locally the wallet is opened at Paystack with this shell's key (on AWS, the stage's secret):
-      // without it the partner call would fail as if Paystack had not answered.
-      if (
-        values.stage === undefined &&
-        process.env.PARTNER === 'paystack' &&
-        !process.env.PAYSTACK_SECRET_KEY
-      )
+      // Locally the wallet is opened at Paystack with this shell's key (on AWS, the stage's secret).
+      if (values.stage === undefined && lacksPaystackKey(process.env))
         usage(
           'with PARTNER=paystack the new wallet is opened at Paystack: give PAYSTACK_SECRET_KEY, the one npm start has',
         );

@@ -41,3 +41,12 @@ export function loadLocalSecrets(dataDir: string): LocalSecrets {
     PARTNER_WEBHOOK_SECRET: process.env.PARTNER_WEBHOOK_SECRET ?? stored.PARTNER_WEBHOOK_SECRET ?? '',
   };
 }
+
+/**
+ * Whether this environment runs with Paystack but without its secret key. Locally the key is the
+ * shell's (there is no Secrets Manager, so `PAYSTACK_SECRET_KEY_ARN` is never read), and its absence
+ * would only show at the first Paystack call, as a partner that did not answer.
+ */
+export function lacksPaystackKey(env: NodeJS.ProcessEnv): boolean {
+  return env.PARTNER === 'paystack' && !env.PAYSTACK_SECRET_KEY;
+}

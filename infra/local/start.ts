@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { DataFolderInUse, holdDataFolder, openDataFolderWarning } from '#infra/local/data-lock.ts';
 import { changedPortSettings, DEFAULT_PORTS, portSetting } from '#infra/local/ports.ts';
 import { startRuntime } from '#infra/local/runtime.ts';
-import { loadLocalSecrets } from '#infra/local/secrets.ts';
+import { lacksPaystackKey, loadLocalSecrets } from '#infra/local/secrets.ts';
 import { forgetService, recordService, settingsOf } from '#infra/local/service-record.ts';
 import { startLocalServices } from '#infra/local/services.ts';
 import { DEFAULT_TABLE_PREFIX } from '#shared/definitions/tables.ts';
@@ -105,8 +105,8 @@ async function demoUser(dataDir: string, demo: DemoMerchant, partnerName: string
 async function main() {
   // Paystack's key is first read when the demo wallet is opened at Paystack, after every local
   // service has started, and its absence would then read as "The banking partner is unavailable":
-  // said as it is, before anything starts or is written.
-  if (env.PARTNER === 'paystack' && !env.PAYSTACK_SECRET_KEY) {
+  // so it is said here, before anything starts or is written.
+  if (lacksPaystackKey(env)) {
     console.error(
       '\nCould not start: PARTNER=paystack needs PAYSTACK_SECRET_KEY, the Paystack secret key (sk_test_… or sk_live_…), or the key `npm run paystack:stand-in` prints.',
     );

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import jsQRModule from 'jsqr';
-import type { Page, Route } from 'playwright-core';
+import type { Page, Request, Route } from 'playwright-core';
 import { freePort } from '#infra/local/process.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { checks, launchChromium, runBrowserTest, stopChecked, watch } from '#test/browser/harness.ts';
@@ -731,9 +731,10 @@ async function main(): Promise<number> {
     await confirmRotate.waitFor({ state: 'detached' });
     check('Rotate secret asks first; Cancel rotates nothing', rotations() === 0, `${rotations()} requests`);
     const rotationKeys: string[] = [];
-    page.on('request', (asked) => {
+    const keyOfRotation = (asked: Request) => {
       if (asked.url().endsWith('/rotate-secret')) rotationKeys.push(asked.headers()['idempotency-key'] ?? '');
-    });
+    };
+    page.on('request', keyOfRotation);
     await endpointRow.getByRole('button', { name: 'Rotate secret' }).click();
     await confirmRotate.getByRole('button', { name: 'Rotate secret' }).click();
     await secretDialog.waitFor();
@@ -753,7 +754,7 @@ async function main(): Promise<number> {
         contentType: 'application/json',
         body: await (await api('GET', '/webhook-endpoints?limit=100', demo)).text(),
       });
-    /** The dashboard's answer to a change, made up on the way (the API's own is the idempotency tests'). */
+    /** The API's answer to a change, made up in the browser (the API's own replays are the idempotency tests'). */
     const answered =
       (status: number, data: unknown, replayed = false) =>
       (route: Route) =>
@@ -783,6 +784,7 @@ async function main(): Promise<number> {
     await secretDialog.waitFor();
     await secretDialog.getByRole('button', { name: 'Done' }).click();
     await page.unroute(rotateRoute);
+    page.off('request', keyOfRotation);
     check(
       'rotated again later, a new rotation is asked (a new Idempotency-Key), not the first one replayed',
       rotationKeys.length === 2 && !!rotationKeys[0] && rotationKeys[0] !== rotationKeys[1],
@@ -1107,6 +1109,7 @@ async function main(): Promise<number> {
       walked.join('|'),
     );
     await page.unroute(pagesOf);
+    await filterBy('');
 
     // The events list's "Older events" and "Newest" (answered here: no request of the user's 100 spent).
     const eventsOf = /\/api\/v1\/dashboard\/events\?.*limit=20/;

@@ -163,9 +163,14 @@ describe('npm run sandbox -- pay', { timeout: 60_000 }, () => {
   it('refuses bad arguments with exit code 2', async () => {
     expect((await sandbox('pay', '--account', '123', '--amount', '100')).code).toBe(2);
     expect((await sandbox('pay', '--account', '0000014579', '--amount', '1.5')).code).toBe(2);
-    // The sandbox itself takes any safe integer: these are refused here, and nothing is paid.
-    for (const amount of ['0', '00', '1000000000000000'])
-      expect((await sandbox('pay', '--account', '0000014579', '--amount', amount)).code, amount).toBe(2);
+    // The sandbox itself takes any safe integer: these are refused here, before anything is sent.
+    for (const amount of ['0', '00', '1000000000000000']) {
+      const refused = await sandbox('pay', '--account', '0000014579', '--amount', amount);
+      expect([refused.code, refused.stderr], amount).toEqual([
+        2,
+        expect.stringContaining('--amount must be a positive whole number of kobo'),
+      ]);
+    }
     expect((await sandbox('refund')).code).toBe(2);
     // A session id the sandbox would not deliver under (it would be kept under the body's hash).
     expect(

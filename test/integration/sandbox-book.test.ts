@@ -4,7 +4,7 @@ import fs, { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { freePort } from '#infra/local/process.ts';
 import { readBookLines, startSandboxPartner } from '#infra/local/sandbox-partner.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
@@ -254,15 +254,16 @@ describe('the sandbox partner restarted on its data folder', () => {
 
   it('syncs each line of its book to disk before it answers (an answer survives a power cut, not only a kill)', async () => {
     const folder = mkdtempSync(path.join(tmpdir(), 'naira-sandbox-sync-'));
-    // Counted through the module's own named import: node:fs's ESM exports follow its CJS object.
-    const synced = vi.spyOn(fs, 'fsyncSync');
-    syncBuiltinESMExports();
+    onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
     const sandbox = await startSandboxPartner({
       port: await freePort(),
       webhookUrl: undefined,
       webhookSecret: undefined,
       dataDir: folder,
     });
+    // Counted through the module's own named import: node:fs's ESM exports follow its CJS object.
+    const synced = vi.spyOn(fs, 'fsyncSync');
+    syncBuiltinESMExports();
     try {
       const before = synced.mock.calls.length;
       const paid = await call(
@@ -278,10 +279,9 @@ describe('the sandbox partner restarted on its data folder', () => {
       expect(issued.status).toBe(201);
       expect(synced.mock.calls.length).toBeGreaterThan(afterTransfer);
     } finally {
-      await sandbox.close();
       synced.mockRestore();
       syncBuiltinESMExports();
-      rmSync(folder, { recursive: true, force: true });
+      await sandbox.close();
     }
   });
 

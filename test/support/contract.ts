@@ -60,7 +60,11 @@ export function assertMatchesContract(method: string, url: string, status: numbe
     const documented = content?.example?.message;
     // An error's code must be one the document lists for that status of this operation.
     const code = (body as { code?: unknown } | null)?.code;
-    if (status >= 400 && typeof code === 'string' && !(content?.examples && code in content.examples)) {
+    if (
+      status >= 400 &&
+      typeof code === 'string' &&
+      !(content?.examples && Object.hasOwn(content.examples, code))
+    ) {
       throw new Error(
         `contract: ${method} ${path} → ${status} answered the code ${code}, which the document does not list for it`,
       );
