@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import jsQRModule from 'jsqr';
-import type { Page, Request, Route } from 'playwright-core';
+import type { Locator, Page, Request, Route } from 'playwright-core';
 import { freePort } from '#infra/local/process.ts';
 import { toNuban } from '#shared/banks/nuban.ts';
 import { checks, launchChromium, runBrowserTest, stopChecked, watch } from '#test/browser/harness.ts';
@@ -107,6 +107,52 @@ async function until<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/**
+ * Answers a list request with one item a page, by the request's cursor: `pages[cursor]` is the
+ * page's label and its next cursor ('' the first page). Answered in the browser: no request spent.
+ */
+const pagedBy =
+  (pages: Record<string, [label: string, next: string | null]>, itemOf: (label: string) => object) =>
+  (route: Route) => {
+    const [label = 'NO-SUCH-PAGE', next = null] =
+      pages[new URL(route.request().url()).searchParams.get('cursor') ?? ''] ?? [];
+    return route.fulfill({
+      status: 200,
+      contentType: 'application/json',
+      body: JSON.stringify({
+        status: true,
+        message: 'ok',
+        data: [itemOf(label)],
+        meta: { next_cursor: next },
+      }),
+    });
+  };
+
+/** A walk over a list's pages by its buttons: in `steps`, what `table` shows after each, and the buttons' states. */
+function pagerWalk(page: Page, table: Locator) {
+  const steps: string[] = [];
+  const button = (name: string) => page.getByRole('button', { name, exact: true });
+  return {
+    steps,
+    /** Waits (up to 5 s) for `label` in the table, then notes the labels it shows. */
+    reaches: async (label: string) => {
+      await table
+        .getByText(label, { exact: true })
+        .waitFor({ timeout: 5_000 })
+        .catch(() => undefined);
+      steps.push((await table.locator('tbody code').allInnerTexts()).join());
+    },
+    /** Clicks a button, or notes that it could not be (disabled). */
+    press: (name: string) =>
+      button(name)
+        .click({ timeout: 3_000 })
+        .catch(() => steps.push(`${name} disabled`)),
+    /** Notes whether a button is enabled, as `<note> on` or `<note> off`. */
+    note: async (note: string, name: string) =>
+      steps.push(`${note} ${(await button(name).isEnabled()) ? 'on' : 'off'}`),
+  };
 }
 
 async function main(): Promise<number> {
@@ -1046,67 +1092,50 @@ async function main(): Promise<number> {
 
     // Next page and Previous page walk the pages in order: each once, none skipped, back the way they came.
     const pagesOf = /\/api\/v1\/dashboard\/transactions\?.*limit=20/;
-    const pageCursors: Record<string, [reference: string, next: string | null]> = {
-      '': ['PAGE-ONE', 'cursor-2'],
-      'cursor-2': ['PAGE-TWO', 'cursor-3'],
-      'cursor-3': ['PAGE-THREE', null],
-    };
-    await page.route(pagesOf, (route) => {
-      const [reference = 'NO-SUCH-PAGE', next = null] =
-        pageCursors[new URL(route.request().url()).searchParams.get('cursor') ?? ''] ?? [];
-      const row = {
-        reference,
-        type: 'credit',
-        category: 'payment',
-        amount: 100,
-        fee: 0,
-        currency: 'NGN',
-        status: 'success',
-        narration: '',
-        counterparty: { account_name: 'Paging', account_number: '0000000000', bank_code: '000' },
-        balance_after: 100,
-        reason: null,
-        virtual_account_reference: null,
-        created_at: '2026-11-26T10:00:00.000Z',
-        updated_at: '2026-11-26T10:00:00.000Z',
-      };
-      return route.fulfill({
-        status: 200,
-        contentType: 'application/json',
-        body: JSON.stringify({ status: true, message: 'ok', data: [row], meta: { next_cursor: next } }),
-      });
-    });
-    const walked: string[] = [];
-    const reaches = async (reference: string) => {
-      await transactions
-        .getByText(reference, { exact: true })
-        .waitFor({ timeout: 5_000 })
-        .catch(() => undefined);
-      walked.push((await transactions.locator('tbody code').allInnerTexts()).join());
-    };
+    await page.route(
+      pagesOf,
+      pagedBy(
+        {
+          '': ['PAGE-ONE', 'cursor-2'],
+          'cursor-2': ['PAGE-TWO', 'cursor-3'],
+          'cursor-3': ['PAGE-THREE', null],
+        },
+        (reference) => ({
+          reference,
+          type: 'credit',
+          category: 'payment',
+          amount: 100,
+          fee: 0,
+          currency: 'NGN',
+          status: 'success',
+          narration: '',
+          counterparty: { account_name: 'Paging', account_number: '0000000000', bank_code: '000' },
+          balance_after: 100,
+          reason: null,
+          virtual_account_reference: null,
+          created_at: '2026-11-26T10:00:00.000Z',
+          updated_at: '2026-11-26T10:00:00.000Z',
+        }),
+      ),
+    );
+    const pages = pagerWalk(page, transactions);
     await filterBy('success');
-    await reaches('PAGE-ONE');
+    await pages.reaches('PAGE-ONE');
     for (const [button, reference] of [
       ['Next page', 'PAGE-TWO'],
       ['Next page', 'PAGE-THREE'],
       ['Previous page', 'PAGE-TWO'],
       ['Previous page', 'PAGE-ONE'],
     ] as const) {
-      if (reference === 'PAGE-TWO' && button === 'Previous page')
-        walked.push(
-          `next ${(await page.getByRole('button', { name: 'Next page' }).isEnabled()) ? 'on' : 'off'}`,
-        );
-      await page
-        .getByRole('button', { name: button })
-        .click({ timeout: 3_000 })
-        .catch(() => walked.push(`${button} disabled`));
-      await reaches(reference);
+      if (reference === 'PAGE-TWO' && button === 'Previous page') await pages.note('next', 'Next page');
+      await pages.press(button);
+      await pages.reaches(reference);
     }
     check(
       'Next page and Previous page walk the pages in order, none skipped or repeated',
-      walked.join('|') === 'PAGE-ONE|PAGE-TWO|PAGE-THREE|next off|PAGE-TWO|PAGE-ONE' &&
+      pages.steps.join('|') === 'PAGE-ONE|PAGE-TWO|PAGE-THREE|next off|PAGE-TWO|PAGE-ONE' &&
         (await page.getByRole('button', { name: 'Previous page' }).isDisabled()),
-      walked.join('|'),
+      pages.steps.join('|'),
     );
     await page.unroute(pagesOf);
     await filterBy('');
@@ -1114,10 +1143,6 @@ async function main(): Promise<number> {
     // The events list's "Older events" and "Newest" (answered here: no request of the user's 100 spent).
     const eventsOf = /\/api\/v1\/dashboard\/events\?.*limit=20/;
     const endpointsOnly = /\/api\/v1\/dashboard\/webhook-endpoints(\?|$)/;
-    const eventCursors: Record<string, [id: string, next: string | null]> = {
-      '': ['evt_page_one', 'events-2'],
-      'events-2': ['evt_page_two', null],
-    };
     await page.route(endpointsOnly, (route) =>
       route.fulfill({
         status: 200,
@@ -1125,45 +1150,28 @@ async function main(): Promise<number> {
         body: JSON.stringify({ status: true, message: 'ok', data: [], meta: { next_cursor: null } }),
       }),
     );
-    await page.route(eventsOf, (route) => {
-      const [id = 'evt_no_such_page', next = null] =
-        eventCursors[new URL(route.request().url()).searchParams.get('cursor') ?? ''] ?? [];
-      const event = { id, type: 'payment.received', created_at: '2026-11-26T10:00:00.000Z', data: {} };
-      return route.fulfill({
-        status: 200,
-        contentType: 'application/json',
-        body: JSON.stringify({ status: true, message: 'ok', data: [event], meta: { next_cursor: next } }),
-      });
-    });
-    const eventsTable = page.getByRole('table', { name: 'Events, newest first' });
-    const eventsWalked: string[] = [];
-    const eventsReach = async (id: string) => {
-      await eventsTable
-        .getByText(id, { exact: true })
-        .waitFor({ timeout: 5_000 })
-        .catch(() => undefined);
-      eventsWalked.push((await eventsTable.locator('tbody code').allInnerTexts()).join());
-    };
-    const enabled = async (name: string) =>
-      (await page.getByRole('button', { name, exact: true }).isEnabled()) ? 'on' : 'off';
+    await page.route(
+      eventsOf,
+      pagedBy({ '': ['evt_page_one', 'events-2'], 'events-2': ['evt_page_two', null] }, (id) => ({
+        id,
+        type: 'payment.received',
+        created_at: '2026-11-26T10:00:00.000Z',
+        data: {},
+      })),
+    );
+    const events = pagerWalk(page, page.getByRole('table', { name: 'Events, newest first' }));
     await page.getByRole('link', { name: 'Webhooks' }).click();
-    await eventsReach('evt_page_one');
-    eventsWalked.push(`newest ${await enabled('Newest')}`);
-    await page
-      .getByRole('button', { name: 'Older events' })
-      .click({ timeout: 3_000 })
-      .catch(() => eventsWalked.push('Older events disabled'));
-    await eventsReach('evt_page_two');
-    eventsWalked.push(`older ${await enabled('Older events')}`);
-    await page
-      .getByRole('button', { name: 'Newest', exact: true })
-      .click({ timeout: 3_000 })
-      .catch(() => eventsWalked.push('Newest disabled'));
-    await eventsReach('evt_page_one');
+    await events.reaches('evt_page_one');
+    await events.note('newest', 'Newest');
+    await events.press('Older events');
+    await events.reaches('evt_page_two');
+    await events.note('older', 'Older events');
+    await events.press('Newest');
+    await events.reaches('evt_page_one');
     check(
       'Older events shows the next page of events, and Newest the first again',
-      eventsWalked.join('|') === 'evt_page_one|newest off|evt_page_two|older off|evt_page_one',
-      eventsWalked.join('|'),
+      events.steps.join('|') === 'evt_page_one|newest off|evt_page_two|older off|evt_page_one',
+      events.steps.join('|'),
     );
     await page.unroute(eventsOf);
     await page.unroute(endpointsOnly);
